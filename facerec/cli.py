@@ -1,0 +1,439 @@
+"""`facerec ...`: a thin command-line shell over the Gallery API and the evaluation modules.
+
+Every command takes `--home DIR` (default FACEREC_HOME, else ./facerec_home) and `--json`. Exit codes: 0 ok,
+1 a user error (bad photo, no face, unknown name, ...) reported as one line on stderr, 2 a usage error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shlex
+import sys
+from pathlib import Path
+
+from . import __version__
+from .errors import FaceRecError
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "handler", None):
+        parser.print_help()
+        return 2
+    try:
+        return args.handler(args) or 0
+    except FaceRecError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 1
+    except (FileNotFoundError, NotADirectoryError, ValueError) as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="facerec", description="Enrol faces from one photo and identify them.")
+    parser.add_argument("--version", action="version", version=f"facerec {__version__}")
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--home", help="gallery folder (default: $FACEREC_HOME, else ./facerec_home)")
+    common.add_argument("--threshold", type=float, help="cosine similarity threshold (default: the model card's)")
+    common.add_argument("--model", help="ONNX model file (default: the shipped model)")
+    sub = parser.add_subparsers(metavar="COMMAND")
+
+    def command(name: str, handler, help_text: str, json_file: bool = False) -> argparse.ArgumentParser:
+        p = sub.add_parser(name, parents=[common], help=help_text, description=help_text)
+        p.set_defaults(handler=handler)
+        if json_file:
+            p.add_argument("--json", nargs="?", const="-", metavar="OUT",
+                           help="print JSON instead of a table; with OUT, write the JSON there and print the table")
+        else:
+            p.add_argument("--json", action="store_const", const="-", help="print JSON instead of a table")
+        return p
+
+    p = command("enroll", cmd_enroll, "enrol a new person from one photo")
+    p.add_argument("photo")
+    p.add_argument("--name", required=True)
+    p.add_argument("--face", type=int, help="face index when the photo has several faces (left to right, from 0)")
+    p.add_argument("--force", action="store_true", help="enrol even if the face matches another person")
+    p.add_argument("--note")
+    p = command("add-photo", cmd_add_photo, "add another photo of an enrolled person")
+    p.add_argument("name")
+    p.add_argument("photo")
+    p.add_argument("--face", type=int)
+    p = command("enroll-dir", cmd_enroll_dir, "enrol a folder of <identity>/<photo> files")
+    p.add_argument("directory")
+    p.add_argument("--all", action="store_true", help="enrol every photo, not only the first of each person")
+    p = command("identify", cmd_identify, "identify every face in a photo")
+    p.add_argument("photo")
+    p.add_argument("--top-k", type=int, default=3)
+    p = command("verify", cmd_verify, "are two photos the same person?")
+    p.add_argument("photo_a")
+    p.add_argument("photo_b")
+    p = command("list", cmd_list, "list enrolled people")
+    p.add_argument("--search", help="substring of the name")
+    p = command("rename", cmd_rename, "rename a person")
+    p.add_argument("name")
+    p.add_argument("new_name")
+    p = command("delete", cmd_delete, "delete a person and their faces")
+    p.add_argument("name")
+    p = command("export", cmd_export, "export the gallery to a portable zip file")
+    p.add_argument("path")
+    p.add_argument("--no-crops", action="store_true", help="embeddings and names only")
+    p = command("import", cmd_import, "import a gallery zip file")
+    p.add_argument("path")
+    command("health", cmd_health, "embedding metrics and confusable pairs of the gallery")
+    command("stats", cmd_stats, "counts, model and index of the gallery")
+    command("reindex", cmd_reindex, "re-embed every face from its stored crop with the current model")
+
+    p = command("eval", cmd_eval, "one-shot identification accuracy on a folder-per-identity dataset",
+                json_file=True)
+    p.add_argument("data_dir")
+    p.add_argument("--max-per-identity", type=int, help="only identities with at most N photos (2 = LFW protocol)")
+    p.add_argument("--distractors", action="store_true", help="also enrol identities with a single photo")
+    p.add_argument("--open-set", action="store_true", help="also measure DIR at FPIR 1%% / 10%%")
+    p.add_argument("--existing", action="store_true", help="query the gallery in --home with labelled probes")
+    p.add_argument("--seed", type=int, default=51)
+    p.add_argument("--report", help="write plots, JSON and a markdown summary to this folder")
+    p = command("eval-pairs", cmd_eval_pairs, "LFW-style 10-fold pair verification accuracy", json_file=True)
+    p.add_argument("pairs")
+    p.add_argument("data_dir")
+    p.add_argument("--report")
+
+    p = command("prepare", cmd_prepare, "detect and align a folder-per-identity dataset into a cache")
+    p.add_argument("data_dir")
+    p.add_argument("out")
+    p = command("train", cmd_train, "train the embedder (needs the 'train' extra)")
+    p.add_argument("--celeba", default="../shared/data/celeba112")
+    p.add_argument("--lfw-cache", required=True, help="output of `facerec prepare ../shared/data/lfw DIR`")
+    p.add_argument("--run-dir", required=True)
+    p.add_argument("--epochs", type=int, default=30)
+    p.add_argument("--head", default="arcface", choices=["softmax", "contrastive", "triplet", "arcface"])
+    p.add_argument("--stem", default="high_res", choices=["standard", "high_res"])
+    p.add_argument("--batch-size", type=int, default=512)
+    p.add_argument("--lr", type=float, default=0.1)
+    p.add_argument("--device", default="auto")
+    p = command("export-onnx", cmd_export_onnx, "export trained weights to ONNX and check it against torch")
+    p.add_argument("weights")
+    p.add_argument("out")
+    p.add_argument("--check-cache", help="an aligned-face cache whose first faces are used for the check")
+    return parser
+
+
+# ----- helpers ---------------------------------------------------------------------------------------------
+def _gallery(args):
+    from .gallery import Gallery
+
+    overrides = {"home": args.home, "similarity_threshold": args.threshold, "model_path": args.model}
+    gallery = Gallery.open(**{k: v for k, v in overrides.items() if v is not None and k != "home"}, home=args.home)
+    warning = gallery.model_warning()
+    if warning:
+        print(f"warning: {warning}", file=sys.stderr)
+    return gallery
+
+
+def _settings(args):
+    from .settings import Settings
+
+    return Settings.from_env(home=args.home, similarity_threshold=args.threshold, model_path=args.model)
+
+
+def _emit(args, data, table: list[list] | None = None, headers: list[str] | None = None, text: str = "") -> None:
+    """JSON on stdout with `--json`; with `--json FILE` (eval commands) JSON goes to FILE and the table to stdout."""
+    if args.json == "-":
+        print(json.dumps(_plain(data), indent=1, default=str))
+        return
+    if args.json:
+        Path(args.json).write_text(json.dumps(_plain(data), indent=1, default=str))
+    if text:
+        print(text)
+    if table is not None and headers:
+        widths = [max(len(str(h)), *(len(str(r[i])) for r in table)) if table else len(str(h))
+                  for i, h in enumerate(headers)]
+        print("  ".join(str(h).ljust(w) for h, w in zip(headers, widths)))
+        for row in table:
+            print("  ".join(str(c).ljust(w) for c, w in zip(row, widths)))
+
+
+def _plain(value):
+    """NaN -> null, so the JSON is valid for any parser."""
+    import math
+
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_plain(v) for v in value]
+    if isinstance(value, float) and math.isnan(value):
+        return None
+    return value
+
+
+def _progress(total: int, label: str):
+    from tqdm import tqdm
+
+    bar = tqdm(total=total, desc=label, unit="photo", file=sys.stderr, disable=total < 2, mininterval=0.5)
+    return bar
+
+
+# ----- gallery commands ------------------------------------------------------------------------------------
+def cmd_enroll(args) -> int:
+    with _gallery(args) as gallery:
+        result = gallery.enroll(args.photo, args.name, face_index=args.face, allow_lookalike=args.force,
+                                note=args.note)
+    text = f"enrolled '{result.name}' (identity {result.identity_id}, {result.photos} photo)"
+    if result.lookalikes:
+        text += "; looks like " + ", ".join(f"{n} ({s:.2f})" for n, s in result.lookalikes)
+    _emit(args, result.to_dict(), text=text)
+    return 0
+
+
+def cmd_add_photo(args) -> int:
+    with _gallery(args) as gallery:
+        result = gallery.add_photo(args.name, args.photo, face_index=args.face)
+    _emit(args, result.to_dict(), text=f"added a photo to '{result.name}' ({result.photos} photos)")
+    return 0
+
+
+def cmd_enroll_dir(args) -> int:
+    from .dataset import list_identities
+
+    identities = list_identities(args.directory)
+    photos = [(n, p) for n, ps in identities.items() for p in (ps if args.all else ps[:1])]
+    done, problems = [], []
+    with _gallery(args) as gallery, _progress(len(photos), "enrolling") as bar:
+        known = {i.name for i in gallery.list()}
+        for name, path in photos:
+            try:
+                if name in known:
+                    gallery.add_photo(name, path)
+                else:
+                    gallery.enroll(path, name, allow_lookalike=True)
+                    known.add(name)
+                done.append({"name": name, "photo": str(path)})
+            except FaceRecError as error:
+                problems.append({"name": name, "photo": str(path), "error": str(error)})
+            bar.update(1)
+    _emit(args, {"enrolled": len(done), "problems": problems},
+          [[p["name"], Path(p["photo"]).name, p["error"]] for p in problems], ["name", "photo", "problem"],
+          text=f"enrolled {len(done)} photo(s) of {len({d['name'] for d in done})} people; {len(problems)} problem(s)")
+    return 0
+
+
+def cmd_identify(args) -> int:
+    with _gallery(args) as gallery:
+        matches = gallery.identify(args.photo, top_k=args.top_k)
+    rows = [[i, m.label, "" if m.similarity is None else f"{m.similarity:.3f}",
+             ", ".join(f"{c.name} {c.similarity:.2f}" for c in m.candidates),
+             " ".join(str(round(v)) for v in m.face.box)] for i, m in enumerate(matches)]
+    _emit(args, [m.to_dict() for m in matches], rows, ["face", "name", "similarity", "candidates", "box"],
+          text=f"{len(matches)} face(s); threshold {matches[0].threshold:.3f}")
+    return 0
+
+
+def cmd_verify(args) -> int:
+    with _gallery(args) as gallery:
+        result = gallery.verify(args.photo_a, args.photo_b)
+    verdict = "same person" if result.same_person else "different people"
+    _emit(args, result.to_dict(),
+          text=f"{verdict}: similarity {result.similarity:.3f} (threshold {result.threshold:.3f})")
+    return 0
+
+
+def cmd_list(args) -> int:
+    with _gallery(args) as gallery:
+        people = gallery.list(args.search)
+    _emit(args, [p.to_dict() for p in people], [[p.id, p.name, p.photos, p.created_at.strftime("%Y-%m-%d %H:%M")]
+                                                 for p in people], ["id", "name", "photos", "enrolled"],
+          text=f"{len(people)} people")
+    return 0
+
+
+def cmd_rename(args) -> int:
+    with _gallery(args) as gallery:
+        info = gallery.rename(args.name, args.new_name)
+    _emit(args, info.to_dict(), text=f"renamed '{args.name}' to '{info.name}'")
+    return 0
+
+
+def cmd_delete(args) -> int:
+    with _gallery(args) as gallery:
+        info = gallery.delete(args.name)
+    _emit(args, info.to_dict(), text=f"deleted '{info.name}' and {info.photos} photo(s)")
+    return 0
+
+
+def cmd_export(args) -> int:
+    with _gallery(args) as gallery:
+        count = gallery.export(args.path, include_crops=not args.no_crops)
+    _emit(args, {"path": args.path, "faces": count}, text=f"exported {count} face(s) to {args.path}")
+    return 0
+
+
+def cmd_import(args) -> int:
+    with _gallery(args) as gallery:
+        counts = gallery.import_(args.path)
+    _emit(args, counts, text=f"imported {counts['added']} face(s), skipped {counts['skipped']} already present")
+    return 0
+
+
+def cmd_stats(args) -> int:
+    with _gallery(args) as gallery:
+        stats = gallery.stats()
+    _emit(args, stats, [[k, v] for k, v in stats.items()], ["key", "value"])
+    return 0
+
+
+def cmd_health(args) -> int:
+    with _gallery(args) as gallery:
+        report = gallery.health().to_dict()
+    rows = [["ClosestIsPositiveAccuracy", report["closest_is_positive_accuracy"],
+             report["readings"]["closest_is_positive_accuracy"]]]
+    rows += [[k, v, report["readings"][k]] for k, v in report["median_distances"].items()]
+    text = f"{report['identities']} people, {report['faces']} faces, threshold {report['threshold']}"
+    if report["suspected_duplicates"]:
+        text += "\nsuspected duplicates: " + "; ".join(
+            f"{p['a']} ~ {p['b']} ({p['similarity']:.2f})" for p in report["suspected_duplicates"][:10])
+    _emit(args, report, [[r[0], "undefined" if r[1] is None else r[1], r[2]] for r in rows],
+          ["metric", "value", "reading"], text=text)
+    return 0
+
+
+def cmd_reindex(args) -> int:
+    with _gallery(args) as gallery:
+        count = gallery.reindex()
+    _emit(args, {"reindexed": count}, text=f"re-embedded {count} face(s)")
+    return 0
+
+
+# ----- evaluation ------------------------------------------------------------------------------------------
+def cmd_eval(args) -> int:
+    from .evaluation.report import write_one_shot_report
+
+    if args.existing:
+        return _eval_existing(args)
+    from .evaluation.oneshot import evaluate_one_shot, plan_protocol
+
+    enrolled, queries, extra = plan_protocol(Path(args.data_dir), args.max_per_identity, args.distractors,
+                                             args.seed)
+    with _progress(len(enrolled) + len(extra) + len(queries), "embedding") as bar:
+        result = evaluate_one_shot(args.data_dir, _settings(args), args.max_per_identity, args.distractors,
+                                   args.open_set, args.seed, progress=bar.update)
+    figures = result.figures
+    if args.report:
+        write_one_shot_report(result, args.report, "facerec " + " ".join(shlex.quote(a) for a in sys.argv[1:]))
+    rows = [["identities", figures["n_identities"]], ["distractors", figures["n_distractors"]],
+            ["queries", figures["n_queries"]], ["rank-1", f"{figures['rank1']:.4f}"],
+            ["rank-5", f"{figures['rank5']:.4f}"],
+            ["TAR@FAR=1e-3", f"{figures['tar_at_far']['1e-3']['tar']:.4f}"],
+            ["TAR@FAR=1e-2", f"{figures['tar_at_far']['1e-2']['tar']:.4f}"],
+            ["ClosestIsPositiveAccuracy", f"{figures['closest_is_positive_accuracy']:.4f}"],
+            *[[k, f"{v:.4f}"] for k, v in figures["median_distances"].items()],
+            ["detection failures", figures["detection_failures"]],
+            ["photos/s", figures["photos_per_second"]]]
+    if "open_set" in figures:
+        for key in ("dir_at_fpir_0.01", "dir_at_fpir_0.1"):
+            rows.append([key.replace("_", " "), f"{figures['open_set'][key]['dir']:.4f}"])
+    _emit(args, figures, rows, ["figure", "value"])
+    return 0
+
+
+def _eval_existing(args) -> int:
+    from .evaluation.existing import evaluate_existing
+    from .evaluation.report import write_json
+
+    with _gallery(args) as gallery:
+        figures = evaluate_existing(gallery, args.data_dir, progress_factory=_progress)
+    if args.report:
+        Path(args.report).mkdir(parents=True, exist_ok=True)
+        write_json(figures, Path(args.report) / "eval.json")
+    _emit(args, figures, [[k, v] for k, v in figures.items() if not isinstance(v, (dict, list))],
+          ["figure", "value"])
+    return 0
+
+
+def cmd_eval_pairs(args) -> int:
+    from .evaluation.pairs import evaluate_pairs, read_pairs
+    from .evaluation.report import write_pairs_report
+    from .pipeline import FacePipeline
+
+    pairs, _ = read_pairs(args.pairs, args.data_dir)
+    unique = len({p for a, b, _ in pairs for p in (a, b)})
+    with _progress(unique, "embedding") as bar:
+        result = evaluate_pairs(args.pairs, args.data_dir, FacePipeline(_settings(args)), progress=bar.update)
+    if args.report:
+        write_pairs_report(result, args.report, "facerec " + " ".join(shlex.quote(a) for a in sys.argv[1:]))
+    figures = result.figures
+    _emit(args, figures, [["accuracy", f"{figures['accuracy_mean']:.4f} +- {figures['accuracy_std']:.4f}"],
+                          ["pairs", figures["pairs"]], ["detection failures", figures["detection_failures"]],
+                          ["photos/s", figures["photos_per_second"]]], ["figure", "value"])
+    return 0
+
+
+# ----- data and training -----------------------------------------------------------------------------------
+def cmd_prepare(args) -> int:
+    from .cache import prepare_cache, read_manifest
+    from .detect import FaceDetector
+
+    bar = None
+
+    def progress(done: int, total: int) -> None:
+        nonlocal bar
+        if bar is None:
+            bar = _progress(total, "aligning")
+            bar.update(done - 1)
+        bar.update(1)
+
+    settings = _settings(args)
+    summary = prepare_cache(args.data_dir, args.out, FaceDetector(settings.detector_score_threshold,
+                                                                  settings.min_face_size, settings.detector_max_side),
+                            progress=progress)
+    if bar is not None:
+        bar.close()
+    data = {"photos": summary.photos, "detected": summary.detected, "fallbacks": summary.fallbacks,
+            "unreadable": summary.unreadable, "mean_alignment_error_px": summary.mean_alignment_error,
+            "seconds": summary.seconds, "identities": len({i for i, _ in read_manifest(args.out)})}
+    _emit(args, data, text=(f"{summary.detected}/{summary.photos} photos with a detected face "
+                            f"({summary.detected / max(1, summary.photos):.2%}); {len(summary.fallbacks)} centre-crop "
+                            f"fallback(s): {', '.join(summary.fallbacks[:10])}; {len(summary.unreadable)} unreadable; "
+                            f"mean landmark residual {summary.mean_alignment_error:.2f} px"))
+    return 0
+
+
+def cmd_train(args) -> int:
+    try:
+        from .train.data import load_sources
+        from .train.loop import TrainConfig, train
+    except ImportError as error:
+        raise FaceRecError(str(error)) from None
+    faces = load_sources(args.celeba, args.lfw_cache)
+    config = TrainConfig(head=args.head, stem=args.stem, epochs=args.epochs, batch_size=args.batch_size,
+                         lr=args.lr, device=args.device)
+    record = train(config, faces, args.run_dir, log=lambda line: print(line, file=sys.stderr, flush=True))
+    _emit(args, record, text=f"trained {record.get('epoch')} epochs; weights in {args.run_dir}")
+    return 0
+
+
+def cmd_export_onnx(args) -> int:
+    try:
+        from .train.export import export_onnx, load_embedder, max_difference
+    except ImportError as error:
+        raise FaceRecError(str(error)) from None
+    model = load_embedder(args.weights)
+    digest = export_onnx(model, args.out)
+    data = {"onnx": args.out, "sha256": digest}
+    if args.check_cache:
+        from .cache import load_cache
+
+        faces, _, _ = load_cache(args.check_cache)
+        data["max_abs_difference"] = max_difference(model, args.out, faces[:64])
+        if data["max_abs_difference"] >= 1e-3:
+            raise FaceRecError(f"ONNX and torch disagree by {data['max_abs_difference']:.2e} (limit 1e-3)")
+    _emit(args, data, text=json.dumps(data))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,84 @@
+"""The face embedder: the shipped ONNX ResNet18 run by onnxruntime (no torch at runtime).
+
+Input: aligned uint8 RGB crops [N, 112, 112, 3] from `facerec.align`. Output: unit-length float32 [N, 512];
+cosine similarity between two faces is their dot product, in [-1, 1].
+"""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+from pathlib import Path
+
+import numpy as np
+
+from .errors import FaceRecError
+
+
+class FaceEmbedder:
+    """Loads the ONNX model on first use; thread-safe (onnxruntime sessions may be shared across threads).
+
+    Args:
+        model_path: the `.onnx` file.
+        flip_tta: also embed the mirrored crop and average (test-time augmentation; ~2x the compute).
+        batch_size: crops per onnxruntime call.
+        num_threads: onnxruntime intra-op threads (0 = onnxruntime's default, all cores).
+    """
+
+    def __init__(self, model_path: str | Path, flip_tta: bool = True, batch_size: int = 32,
+                 num_threads: int = 0) -> None:
+        self.model_path = Path(model_path)
+        if not self.model_path.is_file():
+            raise FaceRecError(f"model file not found: {self.model_path}")
+        self.flip_tta = flip_tta
+        self.batch_size = batch_size
+        self.num_threads = num_threads
+        self._session = None
+        self._lock = threading.Lock()
+
+    @property
+    def model_id(self) -> str:
+        """Stable id of the model: file name plus the first 12 hex digits of its sha256."""
+        return f"{self.model_path.stem}@{self.sha256[:12]}"
+
+    @property
+    def sha256(self) -> str:
+        if not hasattr(self, "_sha256"):
+            self._sha256 = hashlib.sha256(self.model_path.read_bytes()).hexdigest()
+        return self._sha256
+
+    def embed(self, faces: np.ndarray) -> np.ndarray:
+        """Embeddings [N, 512] float32, unit length, for aligned uint8 crops [N, 112, 112, 3] (or one [112,112,3])."""
+        faces = np.asarray(faces)
+        if faces.ndim == 3:
+            faces = faces[None]
+        if faces.ndim != 4 or faces.shape[1:] != (112, 112, 3):
+            raise FaceRecError(f"aligned faces must be [N, 112, 112, 3], got {faces.shape}")
+        if len(faces) == 0:
+            return np.zeros((0, 512), np.float32)
+        outputs = []
+        for start in range(0, len(faces), self.batch_size):
+            batch = faces[start : start + self.batch_size].transpose(0, 3, 1, 2).astype(np.float32)
+            embedding = self._run(batch)
+            if self.flip_tta:
+                embedding = embedding + self._run(np.ascontiguousarray(batch[:, :, :, ::-1]))
+            outputs.append(embedding)
+        result = np.concatenate(outputs)
+        return (result / np.linalg.norm(result, axis=1, keepdims=True)).astype(np.float32)
+
+    def _run(self, batch: np.ndarray) -> np.ndarray:
+        return self._get_session().run(None, {"images": np.ascontiguousarray(batch)})[0]
+
+    def _get_session(self):
+        if self._session is None:
+            with self._lock:
+                if self._session is None:
+                    import onnxruntime as ort
+
+                    options = ort.SessionOptions()
+                    options.intra_op_num_threads = self.num_threads
+                    options.log_severity_level = 3
+                    self._session = ort.InferenceSession(
+                        str(self.model_path), options, providers=["CPUExecutionProvider"]
+                    )
+        return self._session

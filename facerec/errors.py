@@ -1,0 +1,48 @@
+"""One exception family for everything a user can get wrong.
+
+The UI and the CLI catch `FaceRecError` and show its message as a single line; anything else is a bug.
+"""
+
+
+class FaceRecError(Exception):
+    """Base of every error facerec reports to a user in plain words."""
+
+
+class InvalidImage(FaceRecError):
+    """The input is not a usable image: not an image at all, truncated, empty, too large or unsupported."""
+
+
+class NoFace(FaceRecError):
+    """No face was detected in the photo."""
+
+
+class MultipleFaces(FaceRecError):
+    """Several faces were found where exactly one was needed; `faces` lists them so a caller can choose."""
+
+    def __init__(self, message: str, faces: list | None = None) -> None:
+        super().__init__(message)
+        self.faces = faces or []
+
+
+class UnknownIdentity(FaceRecError):
+    """The named or numbered identity is not in the gallery."""
+
+
+class DuplicatePhoto(FaceRecError):
+    """This exact photo (same bytes) is already enrolled."""
+
+
+class PossibleDuplicate(FaceRecError):
+    """The new face matches another identity above the threshold; `matches` holds (name, similarity) pairs."""
+
+    def __init__(self, message: str, matches: list[tuple[str, float]] | None = None) -> None:
+        super().__init__(message)
+        self.matches = matches or []
+
+
+class ModelMismatch(FaceRecError):
+    """The gallery's embeddings were made by a different model than the one loaded."""
+
+
+class InvalidArgument(FaceRecError):
+    """A parameter given by the user is out of range or malformed."""

@@ -1,0 +1,162 @@
+"""One-shot identification on a folder-per-identity dataset, in a fresh temporary gallery.
+
+Protocol (../shared/data/README.md): for every identity with >= 2 photos, in name order, one photo is enrolled
+(`random.seed(seed)` once, then `random.choice` over its photos in filename order) and the others are queries.
+With `distractors`, identities with a single photo are enrolled too. Figures:
+- rank-1 / rank-5 and the CMC curve (closed set: every query's identity is enrolled);
+- open set (optional): a seeded 10% of identities are left out of the gallery and all their photos become
+  non-mated searches; DIR (detection and identification rate) at FPIR 1% and 10%;
+- TAR at FAR 1e-3 / 1e-2 from genuine (query vs own enrolled photo) and impostor (vs every other enrolled
+  photo) similarities;
+- the spec's embedding metrics over enrolled + query embeddings under their true labels.
+"""
+
+from __future__ import annotations
+
+import random
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from ..calibrate import threshold_at_far
+from ..dataset import choose_enrolled, list_identities
+from ..gallery import Gallery
+from ..metrics import ClosestIsPositiveAccuracy, MedianDistances
+from ..settings import Settings
+from .embedding import EmbeddedPhotos, embed_photos
+
+CMC_RANKS = 10
+
+
+@dataclass
+class OneShotResult:
+    figures: dict
+    genuine: np.ndarray = field(repr=False)
+    impostor: np.ndarray = field(repr=False)
+    cmc: np.ndarray = field(repr=False)
+    confusions: list[dict] = field(default_factory=list, repr=False)
+
+
+def plan_protocol(data_dir: Path, max_per_identity: int | None, distractors: bool, seed: int):
+    """(enrolled {name: path}, queries [(name, path)], distractor {name: path}) per the protocol."""
+    identities = list_identities(data_dir)
+    if max_per_identity is not None:
+        identities = {n: p for n, p in identities.items() if len(p) <= max_per_identity}
+    enrolled = choose_enrolled(identities, seed)
+    queries = [(name, p) for name in enrolled for p in identities[name] if p != enrolled[name]]
+    extra = {n: p[0] for n, p in identities.items() if len(p) == 1} if distractors else {}
+    return enrolled, queries, extra
+
+
+def evaluate_one_shot(data_dir: str | Path, settings: Settings, max_per_identity: int | None = None,
+                      distractors: bool = False, open_set: bool = False, seed: int = 51,
+                      progress=None) -> OneShotResult:
+    data_dir = Path(data_dir)
+    enrolled, queries, extra = plan_protocol(data_dir, max_per_identity, distractors, seed)
+    if not enrolled:
+        raise ValueError(f"no identity in {data_dir} has two or more photos (after --max-per-identity)")
+    gallery_names = list(enrolled) + list(extra)
+    gallery_paths = [enrolled[n] for n in enrolled] + [extra[n] for n in extra]
+    with tempfile.TemporaryDirectory(prefix="facerec-eval-") as home:
+        gallery = Gallery(settings.with_(home=Path(home), database_url=None, store_crops=False))
+        try:
+            photos = embed_photos(gallery.pipeline, gallery_paths + [p for _, p in queries], progress)
+            gallery_vectors = photos.embeddings[: len(gallery_paths)]
+            query_vectors = photos.embeddings[len(gallery_paths):]
+            query_names = [n for n, _ in queries]
+            gallery.add_embeddings([
+                {"name": n, "embedding": v, "photo_sha256": s, "box": b}
+                for n, v, s, b in zip(gallery_names, gallery_vectors, photos.sha256, photos.boxes)
+            ])
+            ranked = gallery.search(query_vectors, top_k=CMC_RANKS)
+            figures = _closed_set(ranked, query_names)
+            genuine, impostor = _genuine_impostor(query_vectors, query_names, gallery_vectors, gallery_names)
+            figures["tar_at_far"] = {f"{far:.0e}".replace("e-0", "e-"): _tar(genuine, impostor, far)
+                                     for far in (1e-3, 1e-2)}
+            figures["gallery_threshold"] = gallery.threshold
+            if open_set:
+                figures["open_set"] = _open_set(gallery, enrolled, query_vectors, query_names,
+                                                gallery_vectors[: len(enrolled)], seed)
+        finally:
+            gallery.close()
+    figures.update(_embedding_metrics(gallery_vectors, gallery_names, query_vectors, query_names))
+    figures.update(_counts(photos, enrolled, extra, queries))
+    confusions = [
+        {"query": str(path), "truth": name, "matched": r[0].name, "similarity": round(r[0].similarity, 4)}
+        for (name, path), r in zip(queries, ranked) if r and r[0].name != name
+    ]
+    confusions.sort(key=lambda c: -c["similarity"])
+    return OneShotResult(figures, genuine, impostor, np.array(figures["cmc"]), confusions)
+
+
+def _closed_set(ranked, truth: list[str]) -> dict:
+    ranks = []
+    for candidates, name in zip(ranked, truth):
+        names = [c.name for c in candidates]
+        ranks.append(names.index(name) + 1 if name in names else CMC_RANKS + 1)
+    ranks = np.array(ranks)
+    cmc = [float(np.mean(ranks <= k)) for k in range(1, CMC_RANKS + 1)]
+    return {"rank1": cmc[0], "rank5": cmc[4], "cmc": cmc}
+
+
+def _genuine_impostor(queries, query_names, gallery, gallery_names):
+    similarities = queries @ gallery.T
+    same = np.array(query_names)[:, None] == np.array(gallery_names)[None, :]
+    return similarities[same], similarities[~same]
+
+
+def _tar(genuine: np.ndarray, impostor: np.ndarray, far: float) -> dict:
+    threshold = threshold_at_far(impostor, far)
+    return {"threshold": round(threshold, 4), "tar": float(np.mean(genuine >= threshold))}
+
+
+def _open_set(gallery: Gallery, enrolled: dict, query_vectors, query_names, enrolled_vectors, seed: int) -> dict:
+    names = sorted(enrolled)
+    held = set(random.Random(seed).sample(names, max(1, len(names) // 10)))
+    for name in held:
+        gallery.delete(name)
+    mated = [i for i, n in enumerate(query_names) if n not in held]
+    non_mated = np.concatenate([query_vectors[[i for i, n in enumerate(query_names) if n in held]],
+                                enrolled_vectors[[names.index(n) for n in sorted(held)]]])
+    mated_top = gallery.search(query_vectors[mated], top_k=1)
+    non_mated_scores = np.array([r[0].similarity if r else -1.0 for r in gallery.search(non_mated, top_k=1)])
+    result = {"held_out_identities": len(held), "mated_searches": len(mated),
+              "non_mated_searches": int(len(non_mated))}
+    for fpir in (0.01, 0.1):
+        threshold = threshold_at_far(non_mated_scores, fpir)
+        hits = [bool(r) and r[0].name == query_names[i] and r[0].similarity >= threshold
+                for i, r in zip(mated, mated_top)]
+        result[f"dir_at_fpir_{fpir:g}"] = {"threshold": round(threshold, 4), "dir": float(np.mean(hits)),
+                                           "fpir": float(np.mean(non_mated_scores >= threshold))}
+    at_gallery = gallery.threshold
+    result["at_gallery_threshold"] = {
+        "threshold": round(at_gallery, 4),
+        "dir": float(np.mean([bool(r) and r[0].name == query_names[i] and r[0].similarity >= at_gallery
+                              for i, r in zip(mated, mated_top)])),
+        "fpir": float(np.mean(non_mated_scores >= at_gallery)),
+    }
+    return result
+
+
+def _embedding_metrics(gallery_vectors, gallery_names, query_vectors, query_names) -> dict:
+    names = list(gallery_names) + list(query_names)
+    index = {n: i for i, n in enumerate(sorted(set(names)))}
+    labels = np.array([index[n] for n in names])
+    vectors = np.concatenate([gallery_vectors, query_vectors])
+    accuracy, medians = ClosestIsPositiveAccuracy(), MedianDistances()
+    accuracy.update(vectors, labels)
+    medians.update(vectors, labels)
+    result = medians.compute()
+    figures = {"closest_is_positive_accuracy": accuracy.compute(), "median_distances": dict(result)}
+    if result.estimated:
+        figures["median_distances_note"] = result.note
+    return figures
+
+
+def _counts(photos: EmbeddedPhotos, enrolled: dict, extra: dict, queries: list) -> dict:
+    return {"n_identities": len(enrolled), "n_distractors": len(extra), "n_gallery": len(enrolled) + len(extra),
+            "n_queries": len(queries), "detection_failures": len(photos.detection_failures),
+            "unreadable": len(photos.unreadable), "photos": len(photos.paths),
+            "seconds": round(photos.seconds, 2), "photos_per_second": round(photos.photos_per_second, 2)}

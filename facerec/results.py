@@ -1,0 +1,85 @@
+"""What the Gallery API returns: plain dataclasses the UI and CLI render (and `to_dict` for JSON)."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from datetime import datetime
+
+import numpy as np
+
+from .detect import DetectedFace
+
+
+@dataclass
+class IdentityInfo:
+    id: int
+    name: str
+    photos: int
+    note: str | None
+    created_at: datetime
+    updated_at: datetime
+    face_ids: list[int] = field(default_factory=list)
+
+    def to_dict(self) -> dict:
+        data = asdict(self)
+        data["created_at"] = self.created_at.isoformat()
+        data["updated_at"] = self.updated_at.isoformat()
+        return data
+
+
+@dataclass
+class EnrollResult:
+    identity_id: int
+    name: str
+    face_id: int
+    photos: int
+    face: DetectedFace
+    crop: np.ndarray | None
+    lookalikes: list[tuple[str, float]]
+
+    def to_dict(self) -> dict:
+        return {"identity_id": self.identity_id, "name": self.name, "face_id": self.face_id,
+                "photos": self.photos, "face": self.face.to_dict(),
+                "lookalikes": [{"name": n, "similarity": round(s, 4)} for n, s in self.lookalikes]}
+
+
+@dataclass
+class Candidate:
+    name: str
+    identity_id: int
+    similarity: float  # cosine similarity in [-1, 1] of the best-matching enrolled face of this identity
+
+
+@dataclass
+class FaceMatch:
+    """One face found in a query photo. `name` is None when the best candidate is below the threshold."""
+
+    face: DetectedFace
+    name: str | None
+    similarity: float | None
+    candidates: list[Candidate]
+    threshold: float
+
+    @property
+    def label(self) -> str:
+        return self.name if self.name is not None else "unknown"
+
+    def to_dict(self) -> dict:
+        return {"face": self.face.to_dict(), "name": self.label, "known": self.name is not None,
+                "similarity": None if self.similarity is None else round(self.similarity, 4),
+                "threshold": round(self.threshold, 4),
+                "candidates": [{"name": c.name, "similarity": round(c.similarity, 4)} for c in self.candidates]}
+
+
+@dataclass
+class VerifyResult:
+    same_person: bool
+    similarity: float
+    threshold: float
+    face_a: DetectedFace
+    face_b: DetectedFace
+
+    def to_dict(self) -> dict:
+        return {"same_person": self.same_person, "similarity": round(self.similarity, 4),
+                "threshold": round(self.threshold, 4), "face_a": self.face_a.to_dict(),
+                "face_b": self.face_b.to_dict()}

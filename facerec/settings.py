@@ -1,0 +1,95 @@
+"""One settings object for the whole app: paths, thresholds, the model file and privacy choices.
+
+Built once (from defaults, `FACEREC_*` environment variables read in one place, or explicit arguments)
+and passed down; nothing else in facerec reads the environment.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+MODEL_NAME = "facerec-r18-arcface"
+
+
+def default_model_path() -> Path:
+    """The shipped model: next to the source tree (editable install, a checkout), else where `pip install .`
+    put the data files (`<prefix>/share/facerec/models`)."""
+    candidates = [
+        Path(__file__).resolve().parent.parent / "models" / f"{MODEL_NAME}.onnx",
+        Path(sys.prefix) / "share" / "facerec" / "models" / f"{MODEL_NAME}.onnx",
+    ]
+    for candidate in candidates:
+        if candidate.is_file():
+            return candidate
+    return candidates[0]
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Everything configurable. `similarity_threshold=None` means the model card's FAR=1e-3 threshold."""
+
+    home: Path = Path("facerec_home")
+    database_url: str | None = None
+    model_path: Path = field(default_factory=default_model_path)
+    similarity_threshold: float | None = None
+    store_crops: bool = True
+    index_kind: str = "flat"
+    hnsw_m: int = 32
+    hnsw_ef_search: int = 64
+    flip_tta: bool = True
+    detector_score_threshold: float = 0.9
+    min_face_size: float = 20.0
+    detector_max_side: int = 1280
+    max_pixels: int = 40_000_000
+    num_threads: int = 0
+
+    @classmethod
+    def from_env(cls, **overrides) -> "Settings":
+        """Defaults, then FACEREC_HOME / FACEREC_MODEL / FACEREC_THRESHOLD / FACEREC_INDEX / FACEREC_STORE_CROPS,
+        then explicit overrides (None values in overrides are ignored)."""
+        env: dict = {}
+        if os.environ.get("FACEREC_HOME"):
+            env["home"] = Path(os.environ["FACEREC_HOME"])
+        if os.environ.get("FACEREC_MODEL"):
+            env["model_path"] = Path(os.environ["FACEREC_MODEL"])
+        if os.environ.get("FACEREC_THRESHOLD"):
+            env["similarity_threshold"] = float(os.environ["FACEREC_THRESHOLD"])
+        if os.environ.get("FACEREC_INDEX"):
+            env["index_kind"] = os.environ["FACEREC_INDEX"]
+        if os.environ.get("FACEREC_STORE_CROPS"):
+            env["store_crops"] = os.environ["FACEREC_STORE_CROPS"].lower() not in ("0", "false", "no")
+        env.update({k: v for k, v in overrides.items() if v is not None})
+        if "home" in env:
+            env["home"] = Path(env["home"])
+        if "model_path" in env:
+            env["model_path"] = Path(env["model_path"])
+        return cls(**env)
+
+    def with_(self, **changes) -> "Settings":
+        return replace(self, **changes)
+
+    @property
+    def resolved_database_url(self) -> str:
+        return self.database_url or f"sqlite:///{(self.home / 'gallery.db').resolve()}"
+
+    @property
+    def model_card_path(self) -> Path:
+        return self.model_path.with_suffix(".json")
+
+    def model_card(self) -> dict:
+        """The model card next to the ONNX file ({} if there is none)."""
+        try:
+            return json.loads(self.model_card_path.read_text())
+        except (OSError, ValueError):
+            return {}
+
+    def threshold(self) -> float:
+        """The cosine similarity at or above which a face is taken to be the enrolled person."""
+        if self.similarity_threshold is not None:
+            return float(self.similarity_threshold)
+        thresholds = self.model_card().get("thresholds", {})
+        return float(thresholds.get("far_1e-3", {}).get("cosine", 0.5))

@@ -37,4 +37,7 @@ def calibrate(embeddings: np.ndarray, labels: np.ndarray, fars=(1e-3, 1e-2)) -> 
             "tar": round(float(np.mean(genuine >= threshold)), 4),
             "far_measured": float(np.mean(impostor >= threshold)),
         }
+    # FAR as a function of the threshold, for the UI's slider: (cosine threshold, FAR) pairs.
+    result["far_curve"] = [[round(threshold_at_far(impostor, far), 4), far]
+                           for far in (1e-5, 3e-5, 1e-4, 3e-4, 1e-3, 3e-3, 1e-2, 3e-2, 0.1, 0.3, 0.5)]
     return result

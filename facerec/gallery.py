@@ -171,8 +171,8 @@ class Gallery:
         self.index.catch_up(self.store)
         if len(self.index) == 0:
             return [[] for _ in range(len(embeddings))]
-        labels = self.store.face_labels()
         similarities, face_ids = self.index.search(embeddings, min(len(self.index), top_k * 4))
+        labels = self.store.face_labels(sorted({int(f) for f in face_ids.ravel() if f >= 0}))
         results = []
         for sims, ids in zip(similarities, face_ids):
             best: dict[int, Candidate] = {}
@@ -256,7 +256,8 @@ class Gallery:
 
     def model_warning(self) -> str | None:
         with self.store.session() as session:
-            others = sorted(set(session.scalars(select(Face.model_id).where(Face.model_id != self.model_id))))
+            others = sorted(session.scalars(select(Face.model_id).where(Face.model_id != self.model_id)
+                                            .distinct().limit(5)))
         if not others:
             return None
         return (f"this gallery holds embeddings from another model ({', '.join(others)}); the loaded model is "

@@ -44,7 +44,7 @@ class Face(Base):
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     identity_id: Mapped[int] = mapped_column(ForeignKey("identities.id", ondelete="CASCADE"), index=True)
     embedding: Mapped[bytes] = mapped_column(LargeBinary)
-    model_id: Mapped[str] = mapped_column(String(200))
+    model_id: Mapped[str] = mapped_column(String(200), index=True)
     photo_sha256: Mapped[str] = mapped_column(String(64), index=True)
     box: Mapped[list] = mapped_column(JSON)
     landmarks: Mapped[list] = mapped_column(JSON)
@@ -138,18 +138,23 @@ class Store:
         """(face ids [N] int64, embeddings [N, D] float32) of all faces, or of the given ids."""
         with self.session() as session:
             query = select(Face.id, Face.embedding).order_by(Face.id)
-            if face_ids is not None:
-                query = query.where(Face.id.in_(face_ids))
-            rows = session.execute(query).all()
+            if face_ids is None:
+                rows = session.execute(query).all()
+            else:
+                rows = [row for chunk in _chunks(face_ids) for row in session.execute(query.where(Face.id.in_(chunk)))]
         if not rows:
             return np.zeros(0, np.int64), np.zeros((0, 512), np.float32)
         ids = np.array([r[0] for r in rows], dtype=np.int64)
         return ids, np.stack([np.frombuffer(r[1], dtype=np.float32) for r in rows])
 
-    def face_labels(self) -> dict[int, tuple[int, str]]:
-        """{face id: (identity id, name)} for every face."""
+    def face_labels(self, face_ids: list[int] | None = None) -> dict[int, tuple[int, str]]:
+        """{face id: (identity id, name)} for every face, or only for the given face ids."""
+        query = select(Face.id, Identity.id, Identity.name).join(Identity)
         with self.session() as session:
-            rows = session.execute(select(Face.id, Identity.id, Identity.name).join(Identity))
+            if face_ids is None:
+                rows = list(session.execute(query))
+            else:
+                rows = [r for chunk in _chunks(face_ids) for r in session.execute(query.where(Face.id.in_(chunk)))]
             return {int(f): (int(i), str(n)) for f, i, n in rows}
 
     def get_setting(self, key: str, default: str | None = None) -> str | None:
@@ -165,3 +170,10 @@ class Store:
         with self.session() as session:
             return (int(session.scalar(select(func.count(Identity.id)))),
                     int(session.scalar(select(func.count(Face.id)))))
+
+
+def _chunks(ids: list[int], size: int = 500):
+    """Split long id lists: SQLite limits the number of bound parameters in one statement."""
+    ids = [int(i) for i in ids]
+    for start in range(0, len(ids), size):
+        yield ids[start : start + size]

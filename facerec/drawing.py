@@ -1,0 +1,73 @@
+"""Pictures for people: detected faces drawn on the photo, side-by-side thumbnails, health histograms."""
+
+from __future__ import annotations
+
+import io
+
+import numpy as np
+from PIL import Image, ImageDraw, ImageFont
+
+from .detect import DetectedFace
+
+KNOWN, UNKNOWN, NEUTRAL = (40, 200, 80), (230, 60, 60), (60, 140, 255)
+
+
+def _font(size: int):
+    try:
+        return ImageFont.load_default(size=size)
+    except TypeError:  # Pillow < 10.1
+        return ImageFont.load_default()
+
+
+def annotate(pixels: np.ndarray, faces: list[DetectedFace], labels: list[str] | None = None,
+             colours: list[tuple[int, int, int]] | None = None, landmarks: bool = False) -> np.ndarray:
+    """The photo with a box (and label) per face; label defaults to the face's index."""
+    image = Image.fromarray(pixels).convert("RGB")
+    draw = ImageDraw.Draw(image)
+    side = max(image.size)
+    width = max(2, side // 300)
+    font = _font(max(12, side // 40))
+    for number, face in enumerate(faces):
+        colour = colours[number] if colours else NEUTRAL
+        label = labels[number] if labels else f"#{number}"
+        x1, y1, x2, y2 = face.box
+        draw.rectangle([x1, y1, x2, y2], outline=colour, width=width)
+        text_box = draw.textbbox((x1, y1), label, font=font)
+        text_height = text_box[3] - text_box[1]
+        top = y1 - text_height - 2 * width if y1 - text_height - 2 * width > 0 else y2 + width
+        draw.rectangle([x1, top, x1 + (text_box[2] - text_box[0]) + 2 * width, top + text_height + 2 * width],
+                       fill=colour)
+        draw.text((x1 + width, top), label, fill=(255, 255, 255), font=font)
+        if landmarks:
+            for x, y in face.landmarks:
+                draw.ellipse([x - width, y - width, x + width, y + width], fill=colour)
+    return np.asarray(image)
+
+
+def side_by_side(left: bytes | None, right: bytes | None, size: int = 112) -> np.ndarray:
+    """Two JPEG crops next to each other (grey where a crop is not stored, e.g. in privacy mode)."""
+    canvas = Image.new("RGB", (2 * size + 4, size), (235, 235, 235))
+    for slot, data in enumerate((left, right)):
+        if data:
+            canvas.paste(Image.open(io.BytesIO(data)).convert("RGB").resize((size, size)), (slot * (size + 4), 0))
+    return np.asarray(canvas)
+
+
+def similarity_histogram(similarities: list[float], threshold: float, title: str):
+    """A matplotlib figure: nearest-other-identity similarities against the match threshold."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    figure, axis = plt.subplots(figsize=(6, 3))
+    if similarities:
+        axis.hist(similarities, bins=np.linspace(-0.5, 1.0, 61), color="#4c8bf5")
+    axis.axvline(threshold, color="crimson", linestyle="--", label=f"match threshold {threshold:.3f}")
+    axis.set_xlabel("cosine similarity to the nearest other person")
+    axis.set_ylabel("people")
+    axis.set_title(title)
+    axis.legend(loc="upper left")
+    figure.tight_layout()
+    plt.close(figure)
+    return figure

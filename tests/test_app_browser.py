@@ -1,0 +1,191 @@
+"""The web app in a real browser: Playwright (sync API) driving Debian's Chromium against `python app.py`.
+
+Through the page: enrol one LFW photo, identify the person's other photo, read the gallery health report; and
+check that bad uploads (no face, not an image) end in a readable message on the page, never a traceback or a
+bare "Error". A screenshot of every step goes under the test's tmp_path.
+
+Playwright's own browser download is not used: the browser is `/usr/bin/chromium` (or $FACEREC_CHROMIUM). Without
+it these tests are skipped, or fail under CI (CI=true).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+from PIL import Image
+
+from app_server import running_app
+
+playwright_sync = pytest.importorskip("playwright.sync_api")
+expect = playwright_sync.expect
+
+CHROMIUM = Path(os.environ.get("FACEREC_CHROMIUM", "/usr/bin/chromium"))
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+                 "--disable-sync", "--no-first-run", "--disable-quic"]
+TIMEOUT_MS = 60_000  # page loads and uploads can take seconds on a busy 2-core machine; inference is < 1 s
+PERSON, NAME = "Abdullah_Gul", "Abdullah Gul"  # photo 1 enrolled, photo 2 identified (similarity ~0.76 > 0.61)
+IMAGE_INPUT = 'input[type=file][accept="image/*"]'  # the Image upload (a Dataframe has a CSV one too)
+
+
+def lfw(data_dir: Path, person: str, index: int) -> Path:
+    path = data_dir / "lfw" / person / f"{person}_{index:04d}.jpg"
+    assert path.is_file(), f"missing LFW photo {path}"
+    return path
+
+
+@pytest.fixture(scope="module")
+def app(tmp_path_factory):
+    with running_app(tmp_path_factory.mktemp("browser-app") / "home") as running:
+        yield running
+
+
+@pytest.fixture(scope="module")
+def browser():
+    if not CHROMIUM.is_file():
+        message = f"no Chromium at {CHROMIUM} (apt-get install chromium, or set FACEREC_CHROMIUM)"
+        if os.environ.get("CI", "").strip().lower() == "true":
+            pytest.fail(message, pytrace=False)
+        pytest.skip(message)
+    with playwright_sync.sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS)
+        try:
+            yield browser
+        finally:
+            browser.close()
+
+
+@pytest.fixture
+def page(browser, app):
+    context = browser.new_context(viewport={"width": 1280, "height": 1000})
+    context.set_default_timeout(TIMEOUT_MS)
+    page = context.new_page()
+    page.goto(app.url, timeout=TIMEOUT_MS)
+    expect(page.get_by_role("tab", name="Enroll")).to_be_visible(timeout=TIMEOUT_MS)
+    try:
+        yield page
+    finally:
+        context.close()
+
+
+@pytest.fixture
+def shoot(page, tmp_path):
+    """shoot("01-name") saves a full-page screenshot under tmp_path and checks the file is there."""
+    taken: list[Path] = []
+
+    def screenshot(step: str) -> Path:
+        path = tmp_path / f"{step}.png"
+        page.screenshot(path=str(path), full_page=True)
+        assert path.is_file() and path.stat().st_size > 1000, f"screenshot {path} missing or empty"
+        taken.append(path)
+        return path
+
+    yield screenshot
+    assert all(p.is_file() for p in taken)
+
+
+def open_tab(page, name: str):
+    page.get_by_role("tab", name=name, exact=True).click()
+    panel = page.get_by_role("tabpanel")  # only the visible tab's panel has an accessible role
+    expect(panel).to_have_count(1)
+    return panel
+
+
+def assert_no_traceback(page) -> None:
+    text = page.locator("body").inner_text()
+    assert "Traceback" not in text and 'File "' not in text, text[-2000:]
+
+
+def toast_text(page) -> str:
+    """The text of the error toast(s) Gradio shows for a gr.Error (waits for one to appear)."""
+    toast = page.get_by_test_id("toast-body").first
+    expect(toast).to_be_visible(timeout=TIMEOUT_MS)
+    return toast.inner_text()
+
+
+# ----- the happy path ------------------------------------------------------------------------------------
+def test_enroll_identify_and_health_through_the_page(page, shoot, data_dir):
+    shoot("01-loaded")
+
+    # Enroll: upload -> faces drawn and one face found -> type the name -> Enroll -> success message
+    panel = open_tab(page, "Enroll")
+    panel.locator(IMAGE_INPUT).set_input_files(str(lfw(data_dir, PERSON, 1)))
+    expect(panel.get_by_text("One face found.")).to_be_visible()
+    shoot("02-enroll-detected")
+    panel.get_by_label("Name", exact=True).fill(NAME)
+    panel.get_by_role("button", name="Enroll", exact=True).click()
+    status = page.locator("#enroll-status")
+    expect(status).to_contain_text(f"Enrolled {NAME}")
+    expect(status).to_contain_text("The gallery now has 1 person")
+    shoot("03-enrolled")
+    assert_no_traceback(page)
+
+    # Identify: the other photo of the same person -> the name in the status line and in the table
+    panel = open_tab(page, "Identify")
+    panel.locator(IMAGE_INPUT).set_input_files(str(lfw(data_dir, PERSON, 2)))
+    expect(panel.locator("img").first).to_be_visible()  # the uploaded photo's preview
+    shoot("04-identify-uploaded")
+    panel.get_by_role("button", name="Identify", exact=True).click()
+    status = page.locator("#identify-status")
+    expect(status).to_contain_text(f"1 face(s): {NAME}")
+    table = panel.get_by_role("grid", name="Top candidates per face")
+    expect(table).to_contain_text(NAME)
+    shoot("05-identified")
+    assert_no_traceback(page)
+
+    # Health: the metrics table, with the plain-language reason why the positives are undefined
+    panel = open_tab(page, "Health")
+    panel.get_by_role("button", name="Check gallery health").click()
+    report = page.locator("#health-report")
+    expect(report).to_contain_text("ClosestIsPositiveAccuracy")
+    expect(report).to_contain_text("MedianDistance")
+    expect(report).to_contain_text("1 people, 1 faces")
+    expect(report).to_contain_text("Undefined: no enrolled person has two or more photos")
+    expect(report).to_contain_text("Undefined: fewer than two faces.")
+    shoot("06-health")
+    assert_no_traceback(page)
+
+
+# ----- bad uploads end in a readable message -------------------------------------------------------------
+def test_identify_photo_without_a_face_shows_a_message(page, shoot, tmp_path):
+    wall = tmp_path / "wall.png"
+    Image.new("RGB", (320, 240), (128, 128, 128)).save(wall)
+    panel = open_tab(page, "Identify")
+    panel.locator(IMAGE_INPUT).set_input_files(str(wall))
+    expect(panel.locator("img").first).to_be_visible()
+    shoot("01-no-face-uploaded")
+    panel.get_by_role("button", name="Identify", exact=True).click()
+    assert "no face found in the photo" in toast_text(page)
+    shoot("02-no-face-message")
+    assert_no_traceback(page)
+
+
+def test_identify_text_file_shows_a_message(page, shoot, tmp_path):
+    """A .txt is refused by the upload widget itself; Identify then asks for a photo."""
+    notes = tmp_path / "notes.txt"
+    notes.write_text("this is not a photo\n")
+    panel = open_tab(page, "Identify")
+    panel.locator(IMAGE_INPUT).set_input_files(str(notes))
+    assert "Invalid file type" in toast_text(page)
+    shoot("01-text-file-refused")
+    panel.get_by_role("button", name="Identify", exact=True).click()
+    expect(page.get_by_test_id("toast-body").first).to_contain_text("Upload a photo first.")
+    shoot("02-text-file-message")
+    assert_no_traceback(page)
+
+
+def test_identify_corrupt_image_file_shows_a_message(page, shoot, tmp_path):
+    """Text named .jpg passes the upload widget's type check and reaches the server: the page must say the file
+    is not a readable image (not just mark the outputs 'Error' with no explanation)."""
+    fake = tmp_path / "holiday.jpg"
+    fake.write_text("this is not a photo\n")
+    panel = open_tab(page, "Identify")
+    panel.locator(IMAGE_INPUT).set_input_files(str(fake))
+    page.wait_for_timeout(1000)
+    shoot("01-corrupt-uploaded")
+    panel.get_by_role("button", name="Identify", exact=True).click()
+    message = toast_text(page)
+    shoot("02-corrupt-message")
+    assert "image" in message.lower() or "photo" in message.lower(), message
+    assert_no_traceback(page)

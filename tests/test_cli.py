@@ -1,0 +1,109 @@
+"""The CLI on real photos: exit codes, JSON shapes, one-line errors (run as a user would, in a subprocess)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+
+def facerec(*args: str, home: Path) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "facerec.cli", *args, "--home", str(home)],
+                          capture_output=True, text=True, timeout=300)
+
+
+@pytest.fixture(scope="module")
+def home(tmp_path_factory) -> Path:
+    return tmp_path_factory.mktemp("cli_home")
+
+
+def test_version_and_help() -> None:
+    version = subprocess.run([sys.executable, "-m", "facerec.cli", "--version"], capture_output=True, text=True)
+    assert version.returncode == 0 and version.stdout.startswith("facerec ")
+    helped = subprocess.run([sys.executable, "-m", "facerec.cli", "--help"], capture_output=True, text=True)
+    assert helped.returncode == 0
+    for command in ("enroll", "identify", "eval", "eval-pairs", "health", "prepare", "train", "export-onnx"):
+        assert command in helped.stdout
+
+
+def test_usage_error_exits_2(home: Path) -> None:
+    result = facerec("enroll", home=home)  # photo and --name missing
+    assert result.returncode == 2
+    assert "usage" in result.stderr.lower()
+
+
+def test_enroll_identify_list_delete_round_trip(home: Path, lfw_photo) -> None:
+    enrolled = facerec("enroll", str(lfw_photo("Abdullah_Gul", 1)), "--name", "Abdullah Gul", "--json", home=home)
+    assert enrolled.returncode == 0, enrolled.stderr
+    assert json.loads(enrolled.stdout)["name"] == "Abdullah Gul"
+
+    listed = facerec("list", "--json", home=home)
+    assert listed.returncode == 0
+    people = json.loads(listed.stdout)
+    assert [(p["name"], p["photos"]) for p in people] == [("Abdullah Gul", 1)]
+
+    found = facerec("identify", str(lfw_photo("Abdullah_Gul", 2)), "--json", home=home)
+    assert found.returncode == 0, found.stderr
+    matches = json.loads(found.stdout)
+    assert len(matches) == 1 and matches[0]["name"] == "Abdullah Gul" and matches[0]["known"] is True
+
+    table = facerec("identify", str(lfw_photo("Abdullah_Gul", 2)), home=home)
+    assert table.returncode == 0 and "Abdullah Gul" in table.stdout
+
+    stranger = facerec("identify", str(lfw_photo("Aaron_Eckhart", 1)), "--json", home=home)
+    assert json.loads(stranger.stdout)[0]["name"] == "unknown"
+
+    deleted = facerec("delete", "Abdullah Gul", home=home)
+    assert deleted.returncode == 0
+    assert json.loads(facerec("list", "--json", home=home).stdout) == []
+
+
+def test_bad_photo_exits_1_with_one_line(home: Path, tmp_path: Path) -> None:
+    not_an_image = tmp_path / "notes.jpg"
+    not_an_image.write_text("this is not a photo")
+    result = facerec("enroll", str(not_an_image), "--name", "Nobody", home=home)
+    assert result.returncode == 1
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error:") and "not an image" in lines[0]
+    assert "Traceback" not in result.stderr
+
+
+def test_no_face_and_unknown_name_exit_1(home: Path, tmp_path: Path) -> None:
+    from PIL import Image
+
+    blank = tmp_path / "blank.png"
+    Image.new("RGB", (300, 300), (128, 128, 128)).save(blank)
+    no_face = facerec("identify", str(blank), home=home)
+    assert no_face.returncode == 1 and "no face" in no_face.stderr
+    unknown = facerec("rename", "Nobody Here", "Somebody", home=home)
+    assert unknown.returncode == 1 and "Nobody Here" in unknown.stderr
+    assert "Traceback" not in no_face.stderr + unknown.stderr
+
+
+def test_eval_json_shape_on_a_small_dataset(home: Path, lfw: Path, tmp_path: Path) -> None:
+    # A folder-per-identity dataset of six LFW people with exactly two photos (symlinks, nothing copied).
+    people = ["Abdullah_Gul", "Adam_Sandler", "Alan_Ball", "Alec_Baldwin", "Ali_Naimi", "Alejandro_Toledo"]
+    dataset = tmp_path / "dataset"
+    for person in people:
+        (dataset / person).mkdir(parents=True)
+        for photo in sorted((lfw / person).iterdir())[:2]:
+            (dataset / person / photo.name).symlink_to(photo)
+    out = tmp_path / "out.json"
+    result = facerec("eval", str(dataset), "--max-per-identity", "2", "--json", str(out),
+                     "--report", str(tmp_path / "report"), home=home)
+    assert result.returncode == 0, result.stderr
+    figures = json.loads(out.read_text())
+    for key in ("rank1", "rank5", "n_identities", "n_queries", "detection_failures",
+                "closest_is_positive_accuracy", "median_distances", "tar_at_far", "photos_per_second"):
+        assert key in figures
+    assert figures["n_identities"] == len(people) and figures["n_queries"] == len(people)
+    assert set(figures["median_distances"]) == {"MedianDistance", "MedianClosestDistance",
+                                                "MedianClosestPositiveDistance",
+                                                "MedianClosestVsClosestPositiveDistance"}
+    assert 0.0 <= figures["rank1"] <= figures["rank5"] <= 1.0
+    for name in ("cmc.png", "roc_det.png", "similarities.png", "summary.md", "eval.json"):
+        assert (tmp_path / "report" / name).stat().st_size > 0
+    assert "rank-1" in result.stdout

@@ -1,0 +1,636 @@
+"""The Gallery API end to end on real LFW photos, the shipped ONNX model, real SQLite files and real FAISS indexes.
+
+Photos used (all checked to hold exactly one face at the detector's default settings):
+- PEOPLE: photo 1 is enrolled, photo 2 is the query; the two photos of each are ~0.90 cosine apart with the
+  shipped model, well above its FAR=1e-3 threshold (0.61), so "the other photo is identified" is a real claim.
+- STRANGERS: one-photo LFW people never enrolled; their best similarity to PEOPLE is below 0.45.
+
+A module-scoped gallery with photo 1 of each PEOPLE is built once and its folder copied for every test that
+needs a populated gallery (cheap: no re-embedding), so each test works on its own gallery files.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import shutil
+import sqlite3
+import zipfile
+from pathlib import Path
+
+import numpy as np
+import pytest
+from PIL import Image
+
+from facerec.errors import (
+    DuplicatePhoto, FaceRecError, InvalidArgument, InvalidImage, ModelMismatch, MultipleFaces, NoFace,
+    PossibleDuplicate, UnknownIdentity,
+)
+from facerec.gallery import Gallery
+from facerec.index import INDEX_FILE, INDEX_META_FILE
+from facerec.results import FaceMatch
+from facerec.settings import Settings
+
+PEOPLE = ("Alan_Ball", "Art_Hoffmann", "Biljana_Plavsic")
+STRANGERS = ("Andy_Griggs", "Andy_Rooney", "Andy_Warhol")
+EXTRA_PERSON = "Antonio_Trillanes"  # two single-face photos, ~0.89 apart; enrolled only where a test needs it
+
+
+def display(folder_name: str) -> str:
+    return folder_name.replace("_", " ")
+
+
+# ----- helpers ----------------------------------------------------------------------------------------------
+def open_gallery(home: Path, pipeline=None, **overrides) -> Gallery:
+    """A Gallery on `home`; sharing an already-loaded pipeline (same shipped model) saves model loading time."""
+    return Gallery(Settings.from_env(home=home, **overrides), pipeline=pipeline)
+
+
+def sql(home: Path, statement: str, params: tuple = ()) -> list[tuple]:
+    connection = sqlite3.connect(home / "gallery.db", timeout=60)
+    try:
+        rows = connection.execute(statement, params).fetchall()
+        connection.commit()
+        return rows
+    finally:
+        connection.close()
+
+
+def db_face_ids(home: Path) -> list[int]:
+    return [row[0] for row in sql(home, "SELECT id FROM faces ORDER BY id")]
+
+
+def journal_head(home: Path) -> int:
+    return sql(home, "SELECT COALESCE(MAX(seq), 0) FROM journal")[0][0]
+
+
+def assert_index_matches_db(gallery: Gallery) -> None:
+    """The FAISS index holds exactly the database's faces, with the database's vectors."""
+    gallery.index.catch_up(gallery.store)
+    index_ids, index_vectors = gallery.index.reconstruct_all()
+    db_ids, db_vectors = gallery.store.embeddings()
+    order = np.argsort(index_ids)
+    assert index_ids[order].tolist() == db_ids.tolist()
+    assert len(gallery.index) == gallery.stats()["faces"] == len(db_ids)
+    if len(db_ids):
+        np.testing.assert_allclose(index_vectors[order], db_vectors, atol=1e-5)
+
+
+def snapshot(gallery: Gallery) -> tuple:
+    """Everything an operation that must change nothing could have changed."""
+    return (gallery.store.counts(), gallery.store.journal_head(), [(p.name, p.photos) for p in gallery.list()],
+            sorted(gallery.index.reconstruct_ids().tolist()))
+
+
+def side_by_side(paths: list[Path], out: Path) -> Path:
+    """Paste LFW photos (250x250) left to right into one group photo."""
+    tiles = [Image.open(p).convert("RGB") for p in paths]
+    canvas = Image.new("RGB", (sum(t.width for t in tiles), max(t.height for t in tiles)), (0, 0, 0))
+    x = 0
+    for tile in tiles:
+        canvas.paste(tile, (x, 0))
+        x += tile.width
+    canvas.save(out, "JPEG", quality=95)
+    return out
+
+
+def embed_photo(gallery: Gallery, path: Path) -> np.ndarray:
+    photo, faces = gallery.detect(path)
+    assert len(faces) == 1, f"{path.name}: expected one face, found {len(faces)}"
+    return gallery.pipeline.embed(photo, faces)[1][0]
+
+
+# ----- fixtures ---------------------------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def base(tmp_path_factory, lfw_photo):
+    """(home, pipeline): a closed gallery holding photo 1 of each PEOPLE, opened the way the app does."""
+    home = tmp_path_factory.mktemp("base_gallery")
+    gallery = Gallery(Settings.from_env(home=home))  # the shipped model, no injected pipeline
+    for person in PEOPLE:
+        result = gallery.enroll(lfw_photo(person, 1), display(person))
+        assert result.name == display(person) and result.photos == 1 and not result.lookalikes
+    gallery.close()
+    return home, gallery.pipeline
+
+
+@pytest.fixture
+def pipeline(base):
+    return base[1]
+
+
+@pytest.fixture
+def home(base, tmp_path) -> Path:
+    """A private copy of the base gallery's folder."""
+    target = tmp_path / "home"
+    shutil.copytree(base[0], target)
+    return target
+
+
+@pytest.fixture
+def gallery(home, pipeline):
+    opened = open_gallery(home, pipeline)
+    yield opened
+    opened.close()
+
+
+@pytest.fixture
+def empty_gallery(tmp_path, pipeline):
+    opened = open_gallery(tmp_path / "empty_home", pipeline)
+    yield opened
+    opened.close()
+
+
+# ----- identification ---------------------------------------------------------------------------------------
+def test_other_photo_of_each_enrolled_person_is_identified_by_name(gallery, lfw_photo) -> None:
+    for person in PEOPLE:
+        matches = gallery.identify(lfw_photo(person, 2))
+        assert len(matches) == 1
+        match = matches[0]
+        assert isinstance(match, FaceMatch)
+        assert match.name == display(person) and match.label == display(person)
+        assert match.similarity >= gallery.threshold == match.threshold
+        assert match.candidates[0].name == display(person)
+        assert match.candidates[0].similarity == pytest.approx(match.similarity)
+        assert [c.similarity for c in match.candidates] == sorted((c.similarity for c in match.candidates),
+                                                                   reverse=True)
+        assert match.to_dict()["known"] is True
+
+
+def test_threshold_comes_from_the_model_card(gallery) -> None:
+    card = json.loads(gallery.settings.model_card_path.read_text())
+    assert gallery.threshold == pytest.approx(card["thresholds"]["far_1e-3"]["cosine"])
+    assert 0.3 < gallery.threshold < 0.9
+
+
+def test_stranger_is_unknown_at_the_default_threshold(gallery, lfw_photo) -> None:
+    for stranger in STRANGERS:
+        (match,) = gallery.identify(lfw_photo(stranger, 1))
+        assert match.name is None and match.label == "unknown"
+        assert match.similarity is not None and match.similarity < gallery.threshold
+        assert match.candidates and all(c.name in {display(p) for p in PEOPLE} for c in match.candidates)
+        assert match.to_dict()["known"] is False and match.to_dict()["name"] == "unknown"
+
+
+def test_identify_on_an_empty_gallery_is_unknown_without_candidates(empty_gallery, lfw_photo) -> None:
+    (match,) = empty_gallery.identify(lfw_photo(PEOPLE[0], 2))
+    assert match.name is None and match.similarity is None and match.candidates == []
+    with pytest.raises(InvalidArgument):
+        empty_gallery.identify(lfw_photo(PEOPLE[0], 2), top_k=0)
+
+
+def test_group_photo_gives_one_match_per_face_left_to_right(gallery, lfw_photo, tmp_path) -> None:
+    group = side_by_side([lfw_photo(PEOPLE[0], 2), lfw_photo(STRANGERS[0], 1), lfw_photo(PEOPLE[2], 2)],
+                         tmp_path / "group.jpg")
+    matches = gallery.identify(group)
+    assert len(matches) == 3
+    assert [m.name for m in matches] == [display(PEOPLE[0]), None, display(PEOPLE[2])]
+    for tile, match in enumerate(matches):
+        assert 250 * tile <= match.face.center[0] < 250 * (tile + 1)  # each match sits on its own photo
+    assert matches[0].similarity >= gallery.threshold and matches[2].similarity >= gallery.threshold
+    assert matches[1].similarity < gallery.threshold
+
+
+# ----- enrolment errors ---------------------------------------------------------------------------------------
+def test_multi_face_photo_needs_a_face_index(empty_gallery, lfw_photo, tmp_path) -> None:
+    group = side_by_side([lfw_photo(p, 1) for p in PEOPLE], tmp_path / "three.jpg")
+    before = snapshot(empty_gallery)
+    with pytest.raises(MultipleFaces) as caught:
+        empty_gallery.enroll(group, "Somebody")
+    assert len(caught.value.faces) == 3
+    message = str(caught.value)
+    assert "3 faces" in message and all(f"#{i}" in message for i in range(3))
+    assert snapshot(empty_gallery) == before
+
+    with pytest.raises(InvalidArgument, match="out of range"):
+        empty_gallery.enroll(group, "Somebody", face_index=3)
+    assert snapshot(empty_gallery) == before
+
+    result = empty_gallery.enroll(group, display(PEOPLE[1]), face_index=1)
+    assert 250 <= result.face.center[0] < 500
+    assert empty_gallery.store.counts() == (1, 1)
+    (match,) = empty_gallery.identify(lfw_photo(PEOPLE[1], 2))
+    assert match.name == display(PEOPLE[1]) and match.similarity >= empty_gallery.threshold
+    assert_index_matches_db(empty_gallery)
+
+
+def test_same_photo_twice_raises_duplicate_photo(gallery, lfw_photo) -> None:
+    path = lfw_photo(PEOPLE[0], 1)
+    before = snapshot(gallery)
+    with pytest.raises(DuplicatePhoto, match=display(PEOPLE[0])):
+        gallery.enroll(path, "Another Name")
+    with pytest.raises(DuplicatePhoto):
+        gallery.enroll(path.read_bytes(), "Another Name")  # same bytes, given as an upload
+    with pytest.raises(DuplicatePhoto):
+        gallery.add_photo(display(PEOPLE[1]), path)
+    assert snapshot(gallery) == before
+
+
+def test_second_photo_under_a_new_name_raises_possible_duplicate(gallery, lfw_photo) -> None:
+    person = PEOPLE[0]
+    pair = gallery.verify(lfw_photo(person, 1), lfw_photo(person, 2))
+    assert pair.same_person and pair.similarity >= gallery.threshold  # the premise: this pair is a real match
+
+    before = snapshot(gallery)
+    with pytest.raises(PossibleDuplicate) as caught:
+        gallery.enroll(lfw_photo(person, 2), "Not Alan")
+    names = [name for name, _ in caught.value.matches]
+    assert names[0] == display(person)
+    assert caught.value.matches[0][1] == pytest.approx(pair.similarity, abs=1e-4)
+    assert all(similarity >= gallery.threshold for _, similarity in caught.value.matches)
+    assert display(person) in str(caught.value)
+    assert snapshot(gallery) == before
+
+    result = gallery.enroll(lfw_photo(person, 2), "Not Alan", allow_lookalike=True)
+    assert result.name == "Not Alan" and [n for n, _ in result.lookalikes][0] == display(person)
+    assert gallery.store.counts() == (len(PEOPLE) + 1, len(PEOPLE) + 1)
+    assert_index_matches_db(gallery)
+
+
+def test_name_already_taken_raises_invalid_argument(gallery, lfw_photo) -> None:
+    before = snapshot(gallery)
+    for taken in (display(PEOPLE[0]), f"  {PEOPLE[0].replace('_', '   ')}  "):  # names are whitespace-normalised
+        with pytest.raises(InvalidArgument, match="already enrolled"):
+            gallery.enroll(lfw_photo(STRANGERS[0], 1), taken)
+    for empty in ("", "   "):
+        with pytest.raises(InvalidArgument):
+            gallery.enroll(lfw_photo(STRANGERS[0], 1), empty)
+    with pytest.raises(InvalidArgument):
+        gallery.enroll(lfw_photo(STRANGERS[0], 1), "x" * 201)
+    assert snapshot(gallery) == before
+
+
+def test_non_image_input_raises_invalid_image_and_changes_nothing(gallery, lfw_photo, tmp_path) -> None:
+    text = tmp_path / "notes.jpg"
+    text.write_text("this is not a photo\n" * 20)
+    truncated = tmp_path / "truncated.jpg"
+    truncated.write_bytes(lfw_photo(STRANGERS[0], 1).read_bytes()[:1500])
+    empty = tmp_path / "empty.png"
+    empty.write_bytes(b"")
+    before = snapshot(gallery)
+    for bad in (text, truncated, empty, tmp_path / "missing.jpg", b"\x00\x01garbage"):
+        with pytest.raises(InvalidImage):
+            gallery.enroll(bad, "Bad Input")
+        with pytest.raises(InvalidImage):
+            gallery.add_photo(display(PEOPLE[0]), bad)
+        with pytest.raises(InvalidImage):
+            gallery.identify(bad)
+    assert snapshot(gallery) == before
+    assert sql(gallery.settings.home, "SELECT COUNT(*) FROM identities WHERE name = 'Bad Input'") == [(0,)]
+
+
+def test_photo_without_a_face_raises_no_face_and_changes_nothing(gallery, tmp_path) -> None:
+    grey = tmp_path / "grey.png"
+    Image.new("RGB", (320, 240), (128, 128, 128)).save(grey)
+    before = snapshot(gallery)
+    with pytest.raises(NoFace):
+        gallery.enroll(grey, "Nobody")
+    with pytest.raises(NoFace):
+        gallery.add_photo(display(PEOPLE[0]), grey)
+    with pytest.raises(NoFace):
+        gallery.identify(grey)
+    assert snapshot(gallery) == before
+
+
+# ----- management -----------------------------------------------------------------------------------------
+def test_list_get_rename_and_stats(gallery, lfw_photo) -> None:
+    names = sorted(display(p) for p in PEOPLE)
+    assert [p.name for p in gallery.list()] == names
+    assert [p.name for p in gallery.list("BALL")] == [display(PEOPLE[0])]
+    assert gallery.list("nobody-matches-this") == []
+
+    alan = gallery.get(display(PEOPLE[0]))
+    assert alan.photos == 1 and len(alan.face_ids) == 1
+    assert gallery.get(alan.id).name == alan.name  # by id as well as by name
+    with pytest.raises(UnknownIdentity):
+        gallery.get("Nobody Here")
+    with pytest.raises(UnknownIdentity):
+        gallery.get(10_000)
+
+    renamed = gallery.rename(display(PEOPLE[0]), "  Alan   Ball Jr ")
+    assert renamed.name == "Alan Ball Jr" and renamed.id == alan.id and renamed.face_ids == alan.face_ids
+    with pytest.raises(UnknownIdentity):
+        gallery.get(display(PEOPLE[0]))
+    with pytest.raises(InvalidArgument):
+        gallery.rename("Alan Ball Jr", display(PEOPLE[1]))
+    assert gallery.rename("Alan Ball Jr", "Alan Ball Jr").name == "Alan Ball Jr"  # to itself: a no-op
+    (match,) = gallery.identify(lfw_photo(PEOPLE[0], 2))
+    assert match.name == "Alan Ball Jr"
+
+    stats = gallery.stats()
+    assert stats["identities"] == len(PEOPLE) and stats["faces"] == len(PEOPLE)
+    assert stats["index_size"] == len(PEOPLE) and stats["index"] == "flat"
+    assert stats["model_id"] == gallery.model_id and stats["gallery_models"] == [gallery.model_id]
+    assert stats["model_id"].startswith("facerec-r18-arcface@")
+    assert stats["threshold"] == gallery.threshold and stats["store_crops"] is True
+    assert stats["model_warning"] is None and Path(stats["home"]) == gallery.settings.home
+    json.dumps(stats)  # the UI and CLI print it as JSON
+
+
+def test_add_photo_gives_two_photos(gallery, lfw_photo) -> None:
+    result = gallery.add_photo(display(PEOPLE[0]), lfw_photo(PEOPLE[0], 2))
+    assert result.photos == 2 and result.name == display(PEOPLE[0])
+    assert all(name != display(PEOPLE[0]) for name, _ in result.lookalikes)
+    info = gallery.get(display(PEOPLE[0]))
+    assert info.photos == 2 and len(info.face_ids) == 2 and result.face_id in info.face_ids
+    assert gallery.stats()["faces"] == len(PEOPLE) + 1
+    assert set(info.face_ids) <= set(gallery.index.reconstruct_ids().tolist())
+    with pytest.raises(UnknownIdentity):
+        gallery.add_photo("Nobody Here", lfw_photo(PEOPLE[1], 2))
+    assert_index_matches_db(gallery)
+
+
+def test_delete_removes_faces_from_database_and_index(home, pipeline, lfw_photo) -> None:
+    gallery = open_gallery(home, pipeline)
+    gallery.add_photo(display(PEOPLE[1]), lfw_photo(PEOPLE[1], 2))
+    removed = gallery.delete(display(PEOPLE[1]))
+    assert removed.photos == 2 and len(removed.face_ids) == 2
+
+    placeholders = ",".join("?" * len(removed.face_ids))
+    assert sql(home, f"SELECT COUNT(*) FROM faces WHERE id IN ({placeholders})", tuple(removed.face_ids)) == [(0,)]
+    assert sql(home, "SELECT COUNT(*) FROM identities WHERE name = ?", (display(PEOPLE[1]),)) == [(0,)]
+    removals = sql(home, f"SELECT face_id FROM journal WHERE op = 'remove' AND face_id IN ({placeholders})",
+                   tuple(removed.face_ids))
+    assert sorted(r[0] for r in removals) == sorted(removed.face_ids)
+    assert not set(removed.face_ids) & set(gallery.index.reconstruct_ids().tolist())
+    assert gallery.store.counts() == (len(PEOPLE) - 1, len(PEOPLE) - 1)
+    assert_index_matches_db(gallery)
+
+    (match,) = gallery.identify(lfw_photo(PEOPLE[1], 2))
+    assert match.name is None
+    assert display(PEOPLE[1]) not in [c.name for c in match.candidates]
+    with pytest.raises(UnknownIdentity):
+        gallery.delete(display(PEOPLE[1]))
+
+    # Still gone after a restart (the saved index and the journal agree).
+    gallery.close()
+    with open_gallery(home, gallery.pipeline) as reopened:
+        assert_index_matches_db(reopened)
+        (match,) = reopened.identify(lfw_photo(PEOPLE[1], 2))
+        assert match.name is None
+
+
+# ----- export / import ------------------------------------------------------------------------------------
+def _faces_by_name(gallery: Gallery) -> dict[str, list[tuple[str, bytes, bytes | None]]]:
+    rows = sql(gallery.settings.home, "SELECT i.name, f.photo_sha256, f.embedding, f.crop_jpeg "
+                                      "FROM faces f JOIN identities i ON i.id = f.identity_id")
+    grouped: dict[str, list] = {}
+    for name, sha, embedding, crop in rows:
+        grouped.setdefault(name, []).append((sha, embedding, crop))
+    return {name: sorted(faces) for name, faces in grouped.items()}
+
+
+def test_export_then_import_into_a_fresh_gallery_round_trips(gallery, lfw_photo, tmp_path, pipeline) -> None:
+    gallery.add_photo(display(PEOPLE[0]), lfw_photo(PEOPLE[0], 2))
+    archive = tmp_path / "export.zip"
+    assert gallery.export(archive) == len(PEOPLE) + 1
+    with zipfile.ZipFile(archive) as opened:
+        assert {"gallery.json", "embeddings.npy"} <= set(opened.namelist())
+        assert sum(name.startswith("crops/") for name in opened.namelist()) == len(PEOPLE) + 1
+
+    with open_gallery(tmp_path / "imported", pipeline) as fresh:
+        assert fresh.import_(archive) == {"added": len(PEOPLE) + 1, "skipped": 0}
+        assert [(p.name, p.photos) for p in fresh.list()] == [(p.name, p.photos) for p in gallery.list()]
+        original, copied = _faces_by_name(gallery), _faces_by_name(fresh)
+        assert copied == original  # same photos, identical embedding bytes, identical crops
+        assert_index_matches_db(fresh)
+        for person in PEOPLE[1:]:
+            (match,) = fresh.identify(lfw_photo(person, 2))
+            assert match.name == display(person) and match.similarity >= fresh.threshold
+
+        assert fresh.import_(archive) == {"added": 0, "skipped": len(PEOPLE) + 1}
+        assert fresh.store.counts() == (len(PEOPLE), len(PEOPLE) + 1)
+        assert_index_matches_db(fresh)
+
+        not_an_export = tmp_path / "other.zip"
+        with zipfile.ZipFile(not_an_export, "w") as other:
+            other.writestr("readme.txt", "hello")
+        with pytest.raises(InvalidArgument):
+            fresh.import_(not_an_export)
+        with pytest.raises(InvalidArgument):
+            fresh.import_(lfw_photo(PEOPLE[0], 1))  # not a zip at all
+        assert fresh.store.counts() == (len(PEOPLE), len(PEOPLE) + 1)
+
+
+# ----- privacy mode ---------------------------------------------------------------------------------------
+def test_privacy_mode_stores_no_face_crops(gallery, lfw_photo, tmp_path, pipeline) -> None:
+    archive = tmp_path / "with_crops.zip"
+    gallery.export(archive, include_crops=True)
+
+    home = tmp_path / "private"
+    with open_gallery(home, pipeline, store_crops=False) as private:
+        result = private.enroll(lfw_photo(EXTRA_PERSON, 1), display(EXTRA_PERSON))
+        private.add_photo(display(EXTRA_PERSON), lfw_photo(EXTRA_PERSON, 2))
+        crop = np.full((112, 112, 3), 100, np.uint8)
+        vector = np.ones(512, np.float32) / math.sqrt(512)
+        private.add_embeddings([{"name": "Bulk Person", "embedding": vector, "photo_sha256": "0" * 64,
+                                 "box": [0, 0, 10, 10], "landmarks": [], "crop": crop}])
+        assert private.import_(archive)["added"] == len(PEOPLE)
+        assert private.stats()["store_crops"] is False
+        assert private.face_crop(result.face_id) is None
+        with pytest.raises(FaceRecError, match="no stored crop"):
+            private.reindex()
+        (match,) = private.identify(lfw_photo(PEOPLE[2], 2))
+        assert match.name == display(PEOPLE[2])
+        faces = private.stats()["faces"]
+    assert faces == 2 + 1 + len(PEOPLE)
+
+    assert sql(home, "SELECT COUNT(*), COUNT(crop_jpeg) FROM faces") == [(faces, 0)]
+    # No JPEG (or PNG) bytes in any blob of any table.
+    for (table,) in sql(home, "SELECT name FROM sqlite_master WHERE type = 'table'"):
+        for column in [row[1] for row in sql(home, f"PRAGMA table_info({table})")]:
+            images = sql(home, f"SELECT COUNT(*) FROM {table} WHERE typeof({column}) = 'blob' AND "
+                               f"(hex(substr({column}, 1, 3)) = 'FFD8FF' OR hex(substr({column}, 1, 4)) = '89504E47')")
+            assert images == [(0,)], f"{table}.{column} holds image bytes in privacy mode"
+
+
+# ----- health ---------------------------------------------------------------------------------------------
+def test_health_is_undefined_with_one_photo_per_person_then_defined(gallery, lfw_photo) -> None:
+    report = gallery.health()
+    assert report.identities == len(PEOPLE) and report.faces == len(PEOPLE)
+    assert math.isnan(report.closest_is_positive_accuracy)
+    reading = report.readings["closest_is_positive_accuracy"]
+    assert reading.startswith("Undefined") and "two or more photos" in reading
+    assert report.to_dict()["closest_is_positive_accuracy"] is None
+    json.dumps(report.to_dict())
+
+    gallery.add_photo(display(PEOPLE[0]), lfw_photo(PEOPLE[0], 2))
+    report = gallery.health()
+    assert not math.isnan(report.closest_is_positive_accuracy)
+    assert report.closest_is_positive_accuracy == 1.0  # each Alan Ball photo's nearest face is the other one
+    assert "Undefined" not in report.readings["closest_is_positive_accuracy"]
+    assert "100.0%" in report.readings["closest_is_positive_accuracy"]
+    assert report.to_dict()["closest_is_positive_accuracy"] == 1.0
+
+
+# ----- index persistence and recovery -----------------------------------------------------------------------
+def _query_vectors(gallery: Gallery, lfw_photo) -> np.ndarray:
+    paths = [lfw_photo(p, 2) for p in PEOPLE] + [lfw_photo(s, 1) for s in STRANGERS[:1]]
+    return np.stack([embed_photo(gallery, path) for path in paths])
+
+
+def _results(gallery: Gallery, queries: np.ndarray) -> list[list[tuple[str, float]]]:
+    return [[(c.name, round(c.similarity, 5)) for c in row] for row in gallery.search(queries, top_k=5)]
+
+
+def test_index_survives_close_and_reopen(home, pipeline, lfw_photo) -> None:
+    gallery = open_gallery(home, pipeline)
+    gallery.enroll(lfw_photo(EXTRA_PERSON, 1), display(EXTRA_PERSON))
+    queries = _query_vectors(gallery, lfw_photo)
+    before = _results(gallery, queries)
+    gallery.close()
+
+    meta = json.loads((home / INDEX_META_FILE).read_text())
+    assert meta["seq"] == journal_head(home) and meta["count"] == len(PEOPLE) + 1
+    assert meta["model_id"] == gallery.model_id and meta["kind"] == "flat"
+
+    with open_gallery(home, pipeline) as reopened:
+        assert reopened.index.seq == meta["seq"]
+        assert _results(reopened, queries) == before
+        assert [row[0][0] for row in before[:len(PEOPLE)]] == [display(p) for p in PEOPLE]
+        assert_index_matches_db(reopened)
+
+
+@pytest.mark.parametrize("damage", ["delete_index", "garbage_index", "truncated_index", "delete_meta",
+                                    "garbage_meta"])
+def test_missing_or_corrupt_index_is_rebuilt_from_the_database(home, pipeline, lfw_photo, damage) -> None:
+    index_file, meta_file = home / INDEX_FILE, home / INDEX_META_FILE
+    assert index_file.is_file() and meta_file.is_file()
+    if damage == "delete_index":
+        index_file.unlink()
+    elif damage == "garbage_index":
+        index_file.write_bytes(b"\x13\x37garbage, not a FAISS index\xff" * 500)
+    elif damage == "truncated_index":
+        index_file.write_bytes(index_file.read_bytes()[:1000])
+    elif damage == "delete_meta":
+        meta_file.unlink()
+    else:
+        meta_file.write_text("{not json")
+
+    with open_gallery(home, pipeline) as gallery:
+        assert len(gallery.index) == len(PEOPLE)
+        assert gallery.index.seq == journal_head(home)
+        assert_index_matches_db(gallery)
+        (match,) = gallery.identify(lfw_photo(PEOPLE[2], 2))
+        assert match.name == display(PEOPLE[2]) and match.similarity >= gallery.threshold
+    # ... and close() wrote a good index again.
+    assert json.loads(meta_file.read_text())["count"] == len(PEOPLE)
+
+
+def test_index_saved_at_an_older_database_state_is_caught_up(home, pipeline, lfw_photo, tmp_path) -> None:
+    old = tmp_path / "old_index"
+    old.mkdir()
+    for name in (INDEX_FILE, INDEX_META_FILE):
+        shutil.copy2(home / name, old / name)
+    old_seq = json.loads((old / INDEX_META_FILE).read_text())["seq"]
+
+    with open_gallery(home, pipeline) as gallery:
+        gallery.enroll(lfw_photo(EXTRA_PERSON, 1), display(EXTRA_PERSON))
+    assert journal_head(home) > old_seq
+    for name in (INDEX_FILE, INDEX_META_FILE):  # put the stale index back, as after a crash before saving
+        shutil.copy2(old / name, home / name)
+
+    with open_gallery(home, pipeline) as gallery:
+        assert len(gallery.index) == len(PEOPLE) + 1
+        assert gallery.index.seq == journal_head(home)
+        assert_index_matches_db(gallery)
+        (match,) = gallery.identify(lfw_photo(EXTRA_PERSON, 2))
+        assert match.name == display(EXTRA_PERSON) and match.similarity >= gallery.threshold
+
+
+def test_other_model_in_gallery_warns_refuses_search_until_reindex(home, pipeline, lfw_photo) -> None:
+    sql(home, "UPDATE faces SET model_id = 'facerec-r18-arcface@0123456789ab'")
+    with open_gallery(home, pipeline) as gallery:
+        warning = gallery.stats()["model_warning"]
+        assert warning and "facerec-r18-arcface@0123456789ab" in warning and "reindex" in warning
+        assert gallery.model_warning() == warning
+        assert gallery.stats()["gallery_models"] == ["facerec-r18-arcface@0123456789ab"]
+        with pytest.raises(ModelMismatch):
+            gallery.identify(lfw_photo(PEOPLE[0], 2))
+        with pytest.raises(ModelMismatch):
+            gallery.enroll(lfw_photo(EXTRA_PERSON, 1), display(EXTRA_PERSON))  # its look-alike check searches
+        assert gallery.store.counts() == (len(PEOPLE), len(PEOPLE))
+
+        assert gallery.reindex() == len(PEOPLE)
+        assert gallery.model_warning() is None and gallery.stats()["gallery_models"] == [gallery.model_id]
+        assert_index_matches_db(gallery)
+        for person in PEOPLE:
+            (match,) = gallery.identify(lfw_photo(person, 2))
+            assert match.name == display(person) and match.similarity >= gallery.threshold
+        (match,) = gallery.identify(lfw_photo(PEOPLE[0], 1))  # re-embedded from the stored crop
+        assert match.name == display(PEOPLE[0]) and match.similarity > 0.95
+    assert sql(home, "SELECT DISTINCT model_id FROM faces") == [(gallery.model_id,)]
+
+
+# ----- approximate (HNSW) index ---------------------------------------------------------------------------
+def test_hnsw_index_enroll_identify_delete(home, pipeline, lfw_photo) -> None:
+    # The copied folder holds a flat index: opening it as HNSW rebuilds it from the database.
+    with open_gallery(home, pipeline, index_kind="hnsw") as gallery:
+        assert gallery.stats()["index"] == "hnsw" and len(gallery.index) == len(PEOPLE)
+        result = gallery.enroll(lfw_photo(EXTRA_PERSON, 1), display(EXTRA_PERSON))
+        for person in (*PEOPLE, EXTRA_PERSON):
+            (match,) = gallery.identify(lfw_photo(person, 2))
+            assert match.name == display(person) and match.similarity >= gallery.threshold
+        (match,) = gallery.identify(lfw_photo(STRANGERS[1], 1))
+        assert match.name is None
+
+        gallery.delete(display(PEOPLE[0]))
+        assert len(gallery.index) == len(PEOPLE)
+        assert_index_matches_db(gallery)
+        (match,) = gallery.identify(lfw_photo(PEOPLE[0], 2))
+        assert match.name is None
+        assert result.face_id in gallery.index.reconstruct_ids().tolist()
+    assert json.loads((home / INDEX_META_FILE).read_text())["kind"] == "hnsw"
+
+    with open_gallery(home, pipeline, index_kind="hnsw") as reopened:
+        assert_index_matches_db(reopened)
+        (match,) = reopened.identify(lfw_photo(EXTRA_PERSON, 2))
+        assert match.name == display(EXTRA_PERSON)
+
+
+# ----- several Gallery objects on one folder (as the UI and the CLI are) -------------------------------------
+@pytest.mark.xfail(strict=True, reason="BUG: FaceIndex.catch_up collapses a face id's journal ops to the last one; "
+                   "SQLite reuses the id of a deleted highest face, so a remove+add of the same id leaves the "
+                   "deleted person's vector in another Gallery's index under the new person's id")
+def test_delete_then_enroll_elsewhere_does_not_leave_a_stale_vector(home, pipeline, lfw_photo) -> None:
+    first = open_gallery(home, pipeline)  # e.g. the web app
+    second = open_gallery(home, pipeline)  # e.g. the CLI, on the same folder
+    try:
+        (match,) = first.identify(lfw_photo(PEOPLE[2], 2))
+        assert match.name == display(PEOPLE[2])
+        removed = second.delete(display(PEOPLE[2]))  # the newest face: its id is free for reuse
+        added = second.enroll(lfw_photo(EXTRA_PERSON, 1), display(EXTRA_PERSON))
+        assert added.face_id in removed.face_ids  # SQLite reused the id (the trigger of the bug)
+
+        (match,) = first.identify(lfw_photo(PEOPLE[2], 2))
+        assert match.name != display(EXTRA_PERSON)  # the deleted person must not come back under a new name
+        (match,) = first.identify(lfw_photo(EXTRA_PERSON, 2))
+        assert match.name == display(EXTRA_PERSON)
+        assert_index_matches_db(first)
+    finally:
+        second.close()
+        first.close()
+
+
+@pytest.mark.xfail(strict=True, reason="BUG: after another Gallery's reindex() (a remove+add journal pair per face) "
+                   "FaceIndex.catch_up keeps the old vectors, because it only adds ids it does not already hold")
+def test_reindex_by_another_gallery_reaches_this_gallerys_index(home, pipeline, lfw_photo) -> None:
+    # A gallery whose vectors come from an older model (simulated: other model id, unrelated unit vectors).
+    rng = np.random.default_rng(7)
+    for (face_id,) in sql(home, "SELECT id FROM faces"):
+        vector = rng.normal(size=512).astype(np.float32)
+        sql(home, "UPDATE faces SET model_id = 'facerec-r18-arcface@old000000000', embedding = ? WHERE id = ?",
+            ((vector / np.linalg.norm(vector)).tobytes(), face_id))
+    (home / INDEX_FILE).unlink()
+    first = open_gallery(home, pipeline)  # holds the old model's vectors
+    second = open_gallery(home, pipeline)
+    try:
+        with pytest.raises(ModelMismatch):
+            first.identify(lfw_photo(PEOPLE[0], 2))
+        assert second.reindex() == len(PEOPLE)
+        assert first.model_warning() is None
+        assert_index_matches_db(first)
+        (match,) = first.identify(lfw_photo(PEOPLE[0], 2))
+        assert match.name == display(PEOPLE[0])
+    finally:
+        second.close()
+        first.close()

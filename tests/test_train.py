@@ -1,0 +1,122 @@
+"""Training code on real aligned faces, kept tiny so it runs on the CPU: heads, augmentation, one epoch with
+checkpoint and resume, and the ONNX export checked against torch (< 1e-3)."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch", reason="training tests need the 'train' extra")
+
+from facerec.train.augment import FaceAugmentation  # noqa: E402
+from facerec.train.backbone import FaceEmbedder  # noqa: E402
+from facerec.train.data import FaceSet  # noqa: E402
+from facerec.train.export import export_onnx, load_embedder, max_difference  # noqa: E402
+from facerec.train.heads import ArcFaceHead, build_head  # noqa: E402
+from facerec.train.loop import CHECKPOINT_FILE, LOG_FILE, WEIGHTS_FILE, TrainConfig, train  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def tiny_faces(celeba112: Path, lfw: Path) -> FaceSet:
+    """Real crops: 6 celeba identities x 4 photos for training, 2 held out, and 3 LFW two-photo people
+    (aligned with facerec's own pipeline) for the one-shot check."""
+    from PIL import Image
+
+    from facerec.align import align_face
+    from facerec.choice import central_face
+    from facerec.detect import FaceDetector
+    from facerec.image import load_image
+
+    folders = [f for f in sorted(celeba112.iterdir()) if len(list(f.iterdir())) >= 4][:8]
+    images, identities, splits, paths = [], [], [], []
+    for number, folder in enumerate(folders):
+        for photo in sorted(folder.iterdir())[:4]:
+            images.append(np.asarray(Image.open(photo).convert("RGB")))
+            identities.append(f"celeba/{folder.name}")
+            splits.append("val" if number >= 6 else "train")
+            paths.append(f"celeba/{folder.name}/{photo.name}")
+    detector = FaceDetector()
+    for person in ("Alan_Ball", "Alec_Baldwin", "Ai_Sugiyama"):
+        for photo in sorted((lfw / person).iterdir())[:2]:
+            image = load_image(photo)
+            face = central_face(detector.detect(image), image.shape)
+            images.append(align_face(image, face.landmarks))
+            identities.append(person)
+            splits.append("lfw_eval")
+            paths.append(f"{person}/{photo.name}")
+    return FaceSet(np.stack(images), identities, splits, paths)
+
+
+@pytest.mark.parametrize("stem,side", [("standard", 4), ("high_res", 7)])
+def test_backbone_stems_give_512_d_embeddings(stem: str, side: int) -> None:
+    model = FaceEmbedder(stem).eval()
+    features = model.features(torch.zeros(2, 3, 112, 112))
+    assert features.shape == (2, 512, side, side)
+    assert model(torch.rand(2, 3, 112, 112) * 255).shape == (2, 512)
+
+
+@pytest.mark.parametrize("name", ["softmax", "contrastive", "triplet", "arcface"])
+def test_every_head_gives_a_finite_loss_and_gradients(name: str) -> None:
+    torch.manual_seed(0)
+    embeddings = torch.randn(16, 512, requires_grad=True)
+    labels = torch.arange(4).repeat_interleave(4)
+    head = build_head(name, 512, 4, scale=30.0, margin=0.4 if name == "arcface" else 2.0)
+    loss = head(embeddings, labels)
+    loss.backward()
+    assert math.isfinite(float(loss)) and float(loss) > 0
+    assert embeddings.grad is not None and torch.isfinite(embeddings.grad).all() and embeddings.grad.abs().sum() > 0
+
+
+def test_arcface_margin_lowers_the_target_logit() -> None:
+    head = ArcFaceHead(8, 3, scale=30.0, margin=0.4)
+    cosine = torch.tensor([[0.9], [0.2], [-0.5], [-0.99]])
+    penalised = head.target_logit(cosine)
+    assert torch.all(penalised < cosine)
+    assert torch.allclose(penalised[0], torch.cos(torch.acos(torch.tensor(0.9)) + 0.4))
+
+
+def test_augmentation_keeps_shape_and_range(tiny_faces: FaceSet) -> None:
+    batch = torch.from_numpy(tiny_faces.images[:8])
+    out = FaceAugmentation(blur=1.0, downscale=1.0, grayscale=0.5)(batch)
+    assert out.shape == (8, 3, 112, 112) and out.dtype == torch.float32
+    assert float(out.min()) >= 0 and float(out.max()) <= 255
+    plain = FaceAugmentation(enabled=False)(batch)
+    assert torch.equal(plain, batch.permute(0, 3, 1, 2).float())
+
+
+def test_one_epoch_checkpoints_logs_and_resumes(tiny_faces: FaceSet, tmp_path: Path) -> None:
+    config = TrainConfig(head="arcface", stem="standard", epochs=1, batch_size=8, device="cpu", bf16=False)
+    record = train(config, tiny_faces, tmp_path, log=lambda _: None)
+    assert record["epoch"] == 1 and math.isfinite(record["loss"])
+    assert 0.0 <= record["lfw_one_shot_rank1"] <= 1.0 and 0.0 <= record["closest_is_positive_accuracy"] <= 1.0
+    assert (tmp_path / CHECKPOINT_FILE).exists() and (tmp_path / WEIGHTS_FILE).exists()
+    messages: list[str] = []
+    resumed = train(TrainConfig(**{**config.__dict__, "epochs": 2}), tiny_faces, tmp_path, log=messages.append)
+    assert any("resumed from epoch 1" in m for m in messages)
+    assert resumed["epoch"] == 2
+    epochs = [json.loads(line)["epoch"] for line in (tmp_path / LOG_FILE).read_text().splitlines()]
+    assert epochs == [1, 2]
+
+
+def test_onnx_export_matches_torch_on_real_faces(tiny_faces: FaceSet, tmp_path: Path) -> None:
+    config = TrainConfig(head="arcface", stem="high_res", epochs=1, batch_size=8, device="cpu", bf16=False)
+    train(config, tiny_faces, tmp_path / "run", log=lambda _: None)
+    model = load_embedder(tmp_path / "run" / WEIGHTS_FILE)
+    export_onnx(model, tmp_path / "model.onnx")
+    assert max_difference(model, tmp_path / "model.onnx", tiny_faces.images[:16]) < 1e-3
+
+
+def test_shipped_model_has_a_card_with_thresholds_and_checksum() -> None:
+    import hashlib
+
+    from facerec.settings import Settings
+
+    settings = Settings()
+    card = settings.model_card()
+    assert card["sha256"] == hashlib.sha256(settings.model_path.read_bytes()).hexdigest()
+    assert settings.model_path.stat().st_size < 50 * 1024 * 1024
+    assert 0.0 < card["thresholds"]["far_1e-2"]["cosine"] < card["thresholds"]["far_1e-3"]["cosine"] < 1.0

@@ -77,6 +77,10 @@ def _decode(stream: io.BytesIO, label: str, max_pixels: int) -> np.ndarray:
 def _pil_to_rgb(image: Image.Image, max_pixels: int, label: str = "the image") -> np.ndarray:
     _check_size(image.size, max_pixels, label)
     try:
+        image.load()  # a lazily opened image may still hold a truncated file
+    except (OSError, SyntaxError, ValueError) as error:
+        raise InvalidImage(f"{label} could not be decoded ({_short(error)}); is it truncated or corrupt?") from None
+    try:
         image = ImageOps.exif_transpose(image)
     except Exception:  # a broken EXIF block should not cost the user the photo
         pass
@@ -141,7 +145,7 @@ def _check_size(size: tuple[int, int], max_pixels: int, label: str) -> None:
         raise InvalidImage(f"{label} has zero size")
     if width * height > max_pixels:
         raise InvalidImage(
-            f"{label} is {width}x{height} = {width * height / 1e6:.1f} MP, over the {max_pixels / 1e6:.0f} MP limit"
+            f"{label} is {width}x{height} = {width * height / 1e6:.1f} MP, over the limit of {max_pixels:,} pixels"
         )
 
 

@@ -52,6 +52,7 @@ class FaceIndex:
                                          np.ascontiguousarray(ids, dtype=np.int64))
 
     def remove(self, ids: np.ndarray, store: Store) -> None:
+        """Drop these face ids (HNSW cannot delete: it is rebuilt from the database instead)."""
         if not len(ids):
             return
         with self.lock:
@@ -95,20 +96,18 @@ class FaceIndex:
             changes = store.journal_since(self.seq)
             if not changes:
                 return
-            net: dict[int, str] = {}
-            for _seq, op, face_id in changes:
-                net[face_id] = op
-            removed = [f for f, op in net.items() if op == "remove"]
-            added = [f for f, op in net.items() if op == "add"]
-            if removed:
-                held = set(self.reconstruct_ids())
-                self.remove(np.array([f for f in removed if f in held], np.int64), store)
-            if added:
-                ids, embeddings = store.embeddings(added)
-                held = set(self.reconstruct_ids())
-                fresh = np.array([i not in held for i in ids], dtype=bool)
-                self.add(ids[fresh], embeddings[fresh])
-            self.seq = changes[-1][0]
+            # Whatever happened to a face id since (added, removed, re-embedded, or its id reused after a
+            # delete), the database now says what it is: drop the held vector and load the current one.
+            touched = sorted({face_id for _seq, _op, face_id in changes})
+            held = set(self.reconstruct_ids().tolist())
+            stale = np.array([f for f in touched if f in held], np.int64)
+            if self.kind == "hnsw" and len(stale):
+                self.rebuild(store)  # HNSW cannot delete; the rebuilt index already holds every change
+            else:
+                self.remove(stale, store)
+                ids, embeddings = store.embeddings(touched)
+                self.add(ids, embeddings)
+            self.seq = max(self.seq, changes[-1][0])
             if len(self) != store.counts()[1]:
                 self.rebuild(store)
 

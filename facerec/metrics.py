@@ -71,12 +71,13 @@ class NearestNeighbours:
     def __init__(self, embeddings: np.ndarray, labels: np.ndarray) -> None:
         count = embeddings.shape[0]
         data = embeddings.astype(np.float64, copy=False)
-        fast = embeddings.astype(np.float32, copy=False)
         squared_norms = np.einsum("ij,ij->i", data, data)
+        # float32 shortlisting unless the values would overflow it (|e|^2 beyond ~1e37)
+        fast = embeddings.astype(np.float32, copy=False) if squared_norms.max(initial=0.0) < 1e30 else data
         # float32 expansion is only used to shortlist candidates: anything within its rounding error of the
         # minimum is re-measured exactly in float64 (see _fill), so the winner and its distance are exact.
         self._tolerance = 1e-5 * (squared_norms.max(initial=0.0) + 1.0)
-        fast_norms = squared_norms.astype(np.float32)
+        fast_norms = squared_norms.astype(fast.dtype)
         self.closest_index = np.full(count, -1, dtype=np.int64)
         self.closest_distance = np.full(count, np.nan)
         self.closest_positive_distance = np.full(count, np.nan)
@@ -87,12 +88,31 @@ class NearestNeighbours:
             block = fast_norms[start:stop, None] + fast_norms[None, :] - 2.0 * (fast[start:stop] @ fast.T)
             rows = np.arange(start, stop)
             block[rows - start, rows] = np.inf  # never the row itself
-            same = labels[start:stop, None] == labels[None, :]
-            same[rows - start, rows] = False
             self._fill(data, rows, block, self.closest_index, self.closest_distance, None)
-            block[~same] = np.inf
-            self.has_positive[start:stop] = same.any(axis=1)
-            self._fill(data, rows, block, None, self.closest_positive_distance, self.has_positive[start:stop])
+        self._fill_positives(data, labels)
+
+    def _fill_positives(self, data: np.ndarray, labels: np.ndarray) -> None:
+        """Nearest positive per row, label group by label group (positives are only ever same-label rows)."""
+        order = np.argsort(labels, kind="stable")  # rows of a group stay in ascending index order
+        boundaries = np.flatnonzero(np.diff(labels[order])) + 1
+        for group in np.split(order, boundaries):
+            if len(group) < 2:
+                continue
+            members = data[group]
+            norms = np.einsum("ij,ij->i", members, members)
+            squared = norms[:, None] + norms[None, :] - 2.0 * (members @ members.T)
+            np.fill_diagonal(squared, np.inf)
+            tolerance = 1e-9 * (1.0 + norms.max())
+            minimum = squared.min(axis=1)
+            near = squared <= (minimum + tolerance)[:, None]
+            single = near.sum(axis=1) == 1
+            chosen = squared.argmin(axis=1)
+            exact = np.sqrt(((members[chosen] - members) ** 2).sum(axis=1))
+            for offset in np.flatnonzero(~single):  # near-ties: re-measure every candidate directly
+                candidates = np.flatnonzero(near[offset])
+                exact[offset] = np.sqrt(((members[candidates] - members[offset]) ** 2).sum(axis=1)).min()
+            self.closest_positive_distance[group] = exact
+            self.has_positive[group] = True
 
     def _fill(self, data, rows, block, index_out, distance_out, valid) -> None:
         """Argmin per row with exact tie handling: where several candidates lie within rounding of the minimum,
@@ -132,6 +152,11 @@ def all_pair_distances(embeddings: np.ndarray) -> tuple[np.ndarray, bool]:
             stop = min(count - 1, start + rows_per_block)
             block = squared_norms[start:stop, None] + squared_norms[None, :] - 2.0 * (data[start:stop] @ data.T)
             upper = np.triu(np.ones((stop - start, count), dtype=bool), k=start + 1)
+            # Near-zero squared distances lose their precision to cancellation: measure those pairs directly
+            # (identical embeddings then come out exactly 0).
+            scale = squared_norms[start:stop, None] + squared_norms[None, :]
+            rows, cols = np.nonzero(upper & (block < 1e-6 * (1.0 + scale)))
+            block[rows, cols] = ((data[start + rows] - data[cols]) ** 2).sum(axis=1)
             pieces.append(np.sqrt(np.maximum(block[upper], 0.0)).astype(np.float32))
         return np.concatenate(pieces), False
     rng = np.random.default_rng(ALL_PAIRS_SEED)
@@ -151,11 +176,12 @@ class _EmbeddingMetric:
     """Input checks, cross-batch memory and reset, shared by both metrics."""
 
     def __init__(self, cross_batch_memory_size: int | None = None) -> None:
-        if cross_batch_memory_size is not None and (
-            isinstance(cross_batch_memory_size, bool) or int(cross_batch_memory_size) != cross_batch_memory_size
-            or cross_batch_memory_size < 1
-        ):
-            raise ValueError("cross_batch_memory_size must be None or a positive integer")
+        if cross_batch_memory_size is not None:
+            valid = isinstance(cross_batch_memory_size, (int, float, np.integer, np.floating)) and not isinstance(
+                cross_batch_memory_size, bool) and float(cross_batch_memory_size).is_integer()
+            if not valid or cross_batch_memory_size < 1:
+                raise ValueError("cross_batch_memory_size must be None or a positive integer")
+            cross_batch_memory_size = int(cross_batch_memory_size)
         self.cross_batch_memory_size = cross_batch_memory_size
         self.reset()
 
@@ -175,8 +201,8 @@ class _EmbeddingMetric:
             raise ValueError(
                 f"embedding width {embeddings.shape[1]} differs from the memory's {self._memory_embeddings.shape[1]}"
             )
-        if self._memory_embeddings is None:
-            self._memory_embeddings, self._memory_labels = embeddings, labels
+        if self._memory_embeddings is None:  # copies: the caller may reuse its buffers for the next batch
+            self._memory_embeddings, self._memory_labels = embeddings.copy(), labels.copy()
         else:
             self._memory_embeddings = np.concatenate([self._memory_embeddings, embeddings])
             self._memory_labels = np.concatenate([self._memory_labels, labels])

@@ -30,6 +30,7 @@ class Base(DeclarativeBase):
 
 class Identity(Base):
     __tablename__ = "identities"
+    __table_args__ = {"sqlite_autoincrement": True}  # ids are never reused, so a journal entry names one face
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     name: Mapped[str] = mapped_column(String(200), unique=True, index=True)
     note: Mapped[str | None] = mapped_column(Text, nullable=True)
@@ -41,6 +42,7 @@ class Identity(Base):
 
 class Face(Base):
     __tablename__ = "faces"
+    __table_args__ = {"sqlite_autoincrement": True}
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     identity_id: Mapped[int] = mapped_column(ForeignKey("identities.id", ondelete="CASCADE"), index=True)
     embedding: Mapped[bytes] = mapped_column(LargeBinary)

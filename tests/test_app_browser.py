@@ -71,12 +71,13 @@ def page(browser, app):
 
 @pytest.fixture
 def shoot(page, tmp_path):
-    """shoot("01-name") saves a full-page screenshot under tmp_path and checks the file is there."""
+    """shoot("01-name") saves a screenshot under tmp_path and checks the file is there. Toasts (error messages)
+    are fixed-position overlays: they show in a viewport screenshot, not in a full-page one."""
     taken: list[Path] = []
 
-    def screenshot(step: str) -> Path:
+    def screenshot(step: str, full_page: bool = False) -> Path:
         path = tmp_path / f"{step}.png"
-        page.screenshot(path=str(path), full_page=True)
+        page.screenshot(path=str(path), full_page=full_page, animations="disabled")
         assert path.is_file() and path.stat().st_size > 1000, f"screenshot {path} missing or empty"
         taken.append(path)
         return path
@@ -97,10 +98,12 @@ def assert_no_traceback(page) -> None:
     assert "Traceback" not in text and 'File "' not in text, text[-2000:]
 
 
-def toast_text(page) -> str:
+def toast_text(page, timeout_ms: int = TIMEOUT_MS) -> str:
     """The text of the error toast(s) Gradio shows for a gr.Error (waits for one to appear)."""
     toast = page.get_by_test_id("toast-body").first
-    expect(toast).to_be_visible(timeout=TIMEOUT_MS)
+    expect(toast).to_be_visible(timeout=timeout_ms)
+    expect(toast).to_be_in_viewport()
+    page.wait_for_timeout(500)  # let it finish flying in, for the screenshot
     return toast.inner_text()
 
 
@@ -143,7 +146,7 @@ def test_enroll_identify_and_health_through_the_page(page, shoot, data_dir):
     expect(report).to_contain_text("1 people, 1 faces")
     expect(report).to_contain_text("Undefined: no enrolled person has two or more photos")
     expect(report).to_contain_text("Undefined: fewer than two faces.")
-    shoot("06-health")
+    shoot("06-health", full_page=True)
     assert_no_traceback(page)
 
 
@@ -185,7 +188,8 @@ def test_identify_corrupt_image_file_shows_a_message(page, shoot, tmp_path):
     page.wait_for_timeout(1000)
     shoot("01-corrupt-uploaded")
     panel.get_by_role("button", name="Identify", exact=True).click()
-    message = toast_text(page)
+    expect(panel.get_by_text("Error").first).to_be_visible()  # the outputs are marked failed within a second
+    message = toast_text(page, timeout_ms=15_000)
     shoot("02-corrupt-message")
     assert "image" in message.lower() or "photo" in message.lower(), message
     assert_no_traceback(page)

@@ -353,12 +353,6 @@ def test_load_truncated_images_flag_is_left_false(photo_path, photo_bytes):
     assert ImageFile.LOAD_TRUNCATED_IMAGES is False
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=OSError,
-    reason="BUG: a lazily opened PIL image of a truncated file escapes as a raw OSError instead of InvalidImage "
-    "(_pil_to_rgb never loads the image inside a try block)",
-)
 def test_truncated_pil_image_is_refused(photo_bytes):
     opened = Image.open(io.BytesIO(photo_bytes[: len(photo_bytes) // 2]))
     assert_refused(opened, "truncated", "decoded")

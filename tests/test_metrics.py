@@ -416,23 +416,12 @@ def test_memory_size_must_be_a_positive_integer(size):
         MedianDistances(size)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=TypeError,
-    reason="BUG: cross_batch_memory_size=3.0 passes the constructor check but is stored as a float, "
-    "so update() slices with it and raises TypeError",
-)
 def test_memory_size_given_as_integral_float_behaves_like_the_integer():
     metric = ClosestIsPositiveAccuracy(3.0)
     metric.update(line(0, 1, 5), np.array([0, 0, 1]))
     assert metric.compute() == 1.0
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: the cross-batch memory keeps a view of the caller's array (or torch tensor) instead of a copy, "
-    "so changing that buffer after update() changes what is scored later",
-)
 def test_memory_is_not_affected_by_later_changes_to_the_callers_buffer():
     buffer = np.array([[0.0], [1.0]])
     metric = MedianDistances(3)
@@ -619,3 +608,26 @@ def test_median_distance_is_estimated_above_the_exact_limit():
     sample = np.sqrt(((embeddings[first].astype(np.float64) - embeddings[second]) ** 2).sum(axis=1))
     assert result["MedianDistance"] == pytest.approx(ref_lower_median(sample.tolist()), rel=0.01)
     assert 0.0 < result["MedianClosestDistance"] < result["MedianDistance"]
+
+
+def test_identical_embeddings_have_exactly_zero_distance_in_every_list():
+    rng = np.random.default_rng(3)
+    base = rng.normal(scale=300.0, size=(6, 512))  # large raw values: cancellation would show here
+    embeddings = np.concatenate([base, base[:3]])
+    labels = np.array([0, 1, 2, 3, 4, 5, 0, 1, 2])
+    medians = MedianDistances()
+    medians.update(embeddings, labels)
+    result = medians.compute()
+    assert result["MedianClosestPositiveDistance"] == 0.0
+    from facerec.metrics import all_pair_distances
+
+    distances, estimated = all_pair_distances(embeddings)
+    assert not estimated and np.sum(distances == 0.0) == 3
+
+
+def test_huge_but_finite_embeddings_still_find_their_neighbours():
+    embeddings = np.array([[0.0, 0.0], [0.0, 1.0], [1e20, 0.0], [1e20, 1.0]])
+    labels = np.array([0, 0, 1, 1])
+    accuracy = ClosestIsPositiveAccuracy()
+    accuracy.update(embeddings, labels)
+    assert accuracy.compute() == 1.0

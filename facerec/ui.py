@@ -44,6 +44,23 @@ def _friendly(function):
     return wrapper
 
 
+class PhotoInput(gr.Image):
+    """A photo upload whose unreadable files end as a readable message: Gradio opens every upload with PIL before
+    any callback runs, so a non-image would otherwise fail outside `_friendly` and show only a bare 'Error'."""
+
+    is_template = True  # rendered by gr.Image's frontend
+
+    def preprocess(self, payload):
+        try:
+            return super().preprocess(payload)
+        except gr.Error:
+            raise
+        except Exception as error:  # noqa: BLE001 - UnidentifiedImageError, OSError, DecompressionBombError...
+            log.info("unreadable upload: %s", error)
+            raise gr.Error("This file is not an image facerec can read; upload a JPEG, PNG, WebP or BMP photo.",
+                           print_exception=False) from None
+
+
 def far_for_threshold(card: dict, threshold: float) -> str:
     """Plain-language false-accept rate for a threshold, interpolated from the model card's calibration curve."""
     curve = card.get("far_curve") or []
@@ -84,7 +101,10 @@ def build_app(gallery: Gallery, admin_password: str | None = None) -> gr.Blocks:
         require_admin(password)
         if not photo:
             raise gr.Error("Upload a photo first.", print_exception=False)
-        face_index = int(face_choice.split("#")[1]) if face_choice else None
+        try:
+            face_index = int(str(face_choice).rsplit("#", 1)[-1]) if face_choice else None
+        except ValueError:
+            raise gr.Error("Face to enrol must look like 'face #0'.", print_exception=False) from None
         try:
             result = gallery.enroll(photo, name, face_index=face_index, allow_lookalike=bool(allow_lookalike),
                                     note=note or None)
@@ -110,10 +130,8 @@ def build_app(gallery: Gallery, admin_password: str | None = None) -> gr.Blocks:
         rows = [[i, m.label, None if m.similarity is None else round(m.similarity, 3),
                  *[f"{c.name} ({c.similarity:.2f})" for c in m.candidates[:3]],
                  *[""] * (3 - len(m.candidates[:3]))] for i, m in enumerate(matches)]
-        known = [m.name for m in matches if m.name]
         summary = (f"{len(matches)} face(s): " + ", ".join(m.label for m in matches)
                    + f". Threshold {float(threshold):.3f} — {far_for_threshold(card, float(threshold))}.")
-        del known
         return picture, rows, summary, [m.to_dict() for m in matches]
 
     @_friendly
@@ -207,13 +225,13 @@ def build_app(gallery: Gallery, admin_password: str | None = None) -> gr.Blocks:
             gr.Markdown(f"**Warning:** {warning}")
         with gr.Tab("Enroll"):
             with gr.Row():
-                enroll_photo = gr.Image(type="filepath", label="Photo (upload or webcam)",
+                enroll_photo = PhotoInput(type="filepath", label="Photo (upload or webcam)",
                                         sources=["upload", "webcam", "clipboard"])
                 enroll_faces = gr.Image(type="numpy", label="Faces found", interactive=False)
                 enroll_crop = gr.Image(type="numpy", label="Aligned face (what is stored)", interactive=False)
             enroll_name = gr.Textbox(label="Name")
             with gr.Row():
-                face_choice = gr.Dropdown(label="Face to enrol", choices=[], value=None)
+                face_choice = gr.Dropdown(label="Face to enrol", choices=[], value=None, allow_custom_value=True)
                 allow_lookalike = gr.Checkbox(label="Enroll anyway if the face matches someone already enrolled")
             enroll_note = gr.Textbox(label="Note (optional)")
             enroll_password = gr.Textbox(label="Admin password", type="password", visible=bool(admin_password))
@@ -229,7 +247,8 @@ def build_app(gallery: Gallery, admin_password: str | None = None) -> gr.Blocks:
                                 api_name="enroll")
         with gr.Tab("Identify"):
             with gr.Row():
-                identify_photo = gr.Image(type="filepath", label="Photo", sources=["upload", "webcam", "clipboard"])
+                identify_photo = PhotoInput(type="filepath", label="Photo",
+                                            sources=["upload", "webcam", "clipboard"])
                 identify_result = gr.Image(type="numpy", label="Who is who", interactive=False)
             with gr.Row():
                 threshold = gr.Slider(0.0, 1.0, value=round(default_threshold, 3), step=0.005,
@@ -240,7 +259,8 @@ def build_app(gallery: Gallery, admin_password: str | None = None) -> gr.Blocks:
             identify_button = gr.Button("Identify", variant="primary")
             identify_status = gr.Markdown(elem_id="identify-status")
             identify_table = gr.Dataframe(headers=["face", "name", "similarity", "candidate 1", "candidate 2",
-                                                   "candidate 3"], label="Top candidates per face")
+                                                   "candidate 3"], label="Top candidates per face",
+                                          interactive=False)
             with gr.Accordion("Details (JSON)", open=False):
                 identify_json = gr.JSON()
             threshold.change(lambda t: f"Threshold {t:.3f}: {far_for_threshold(card, float(t))}.", [threshold],
@@ -250,8 +270,8 @@ def build_app(gallery: Gallery, admin_password: str | None = None) -> gr.Blocks:
                                   api_name="identify")
         with gr.Tab("Verify"):
             with gr.Row():
-                verify_a = gr.Image(type="filepath", label="First photo")
-                verify_b = gr.Image(type="filepath", label="Second photo")
+                verify_a = PhotoInput(type="filepath", label="First photo")
+                verify_b = PhotoInput(type="filepath", label="Second photo")
             verify_threshold = gr.Slider(0.0, 1.0, value=round(default_threshold, 3), step=0.005,
                                          label="Match threshold (cosine similarity)")
             verify_button = gr.Button("Compare", variant="primary")
@@ -277,7 +297,7 @@ def build_app(gallery: Gallery, admin_password: str | None = None) -> gr.Blocks:
                 delete_button = gr.Button("Delete", variant="stop")
             with gr.Accordion("Add a photo to a person", open=False):
                 add_name = gr.Textbox(label="Name")
-                add_image = gr.Image(type="filepath", label="Photo")
+                add_image = PhotoInput(type="filepath", label="Photo")
                 add_button = gr.Button("Add photo")
             with gr.Accordion("Export / import", open=False):
                 export_crops = gr.Checkbox(value=True, label="Include face crops")

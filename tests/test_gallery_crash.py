@@ -150,7 +150,8 @@ def test_sigkill_during_enrolment_never_loses_or_corrupts_data(tmp_path, lfw) ->
                 started, wanted = time.monotonic(), rng.randint(0, 2)
                 wait_until(lambda: len(logged_names(log)) >= before + wanted, worker, out)
                 if wanted:
-                    enroll_seconds = 0.5 * enroll_seconds + 0.5 * (time.monotonic() - started) / wanted
+                    measured = (time.monotonic() - started) / wanted
+                    enroll_seconds = min(1.0, 0.5 * enroll_seconds + 0.5 * measured)
                 time.sleep(rng.uniform(0.0, enroll_seconds))
             if worker.poll() is None:
                 worker.send_signal(signal.SIGKILL)

@@ -11,7 +11,6 @@ from __future__ import annotations
 import importlib.util
 import math
 import runpy
-import threading
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -19,6 +18,7 @@ from pathlib import Path
 import numpy as np
 
 from .errors import FaceRecError
+from .onnx_session import LazySession
 
 _STRIDES = (8, 16, 32)
 _ANCHOR_SIZES = ((16, 32), (64, 128), (256, 512))
@@ -89,8 +89,7 @@ class FaceDetector:
         self.max_side = max_side
         self.nms_threshold = nms_threshold
         self.num_threads = num_threads
-        self._session = None
-        self._lock = threading.Lock()
+        self._session = LazySession(_retinaface_weights, num_threads)
 
     def detect(self, image: np.ndarray) -> list[DetectedFace]:
         """Detect faces in an RGB uint8 [H, W, 3] image; returns them left to right."""
@@ -108,25 +107,10 @@ class FaceDetector:
         if height < 16 or width < 16:
             return []
         blob = (image[:, :, ::-1].astype(np.float32) - _BGR_MEAN).transpose(2, 0, 1)[None]
-        boxes, scores, points = self._get_session().run(None, {"input": np.ascontiguousarray(blob)})
+        boxes, scores, points = self._session.get().run(None, {"input": np.ascontiguousarray(blob)})
         anchors = _anchors(width, height)
         return _decode(boxes[0], scores[0, :, 1], points[0], anchors, width, height,
                        self.score_threshold, self.nms_threshold)
-
-    def _get_session(self):
-        if self._session is None:
-            with self._lock:
-                if self._session is None:
-                    import onnxruntime as ort
-
-                    options = ort.SessionOptions()
-                    options.intra_op_num_threads = self.num_threads
-                    options.log_severity_level = 3
-                    self._session = ort.InferenceSession(
-                        _retinaface_weights(), options, providers=["CPUExecutionProvider"]
-                    )
-        return self._session
-
 
 @lru_cache(maxsize=1)
 def _retinaface_weights() -> bytes:

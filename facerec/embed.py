@@ -7,12 +7,12 @@ cosine similarity between two faces is their dot product, in [-1, 1].
 from __future__ import annotations
 
 import hashlib
-import threading
 from pathlib import Path
 
 import numpy as np
 
 from .errors import FaceRecError
+from .onnx_session import LazySession
 
 
 class FaceEmbedder:
@@ -33,8 +33,7 @@ class FaceEmbedder:
         self.flip_tta = flip_tta
         self.batch_size = batch_size
         self.num_threads = num_threads
-        self._session = None
-        self._lock = threading.Lock()
+        self._session = LazySession(self.model_path, num_threads)
 
     @property
     def model_id(self) -> str:
@@ -67,18 +66,4 @@ class FaceEmbedder:
         return (result / np.linalg.norm(result, axis=1, keepdims=True)).astype(np.float32)
 
     def _run(self, batch: np.ndarray) -> np.ndarray:
-        return self._get_session().run(None, {"images": np.ascontiguousarray(batch)})[0]
-
-    def _get_session(self):
-        if self._session is None:
-            with self._lock:
-                if self._session is None:
-                    import onnxruntime as ort
-
-                    options = ort.SessionOptions()
-                    options.intra_op_num_threads = self.num_threads
-                    options.log_severity_level = 3
-                    self._session = ort.InferenceSession(
-                        str(self.model_path), options, providers=["CPUExecutionProvider"]
-                    )
-        return self._session
+        return self._session.get().run(None, {"images": np.ascontiguousarray(batch)})[0]

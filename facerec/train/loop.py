@@ -134,15 +134,7 @@ def train(config: TrainConfig, faces: FaceSet, run_dir: str | Path,
                 group["lr"] = lr
             if hasattr(head, "margin_fraction"):  # ramp the angular margin in over the warm-up
                 head.margin_fraction = min(1.0, (step + 1) / max(1, config.warmup_epochs * sampler.steps_per_epoch))
-            index = torch.from_numpy(batch_rows).to(device)
-            batch = augment(images[index]).contiguous(memory_format=torch.channels_last)
-            with torch.autocast(device_type=device.type, dtype=torch.bfloat16, enabled=config.bf16):
-                embeddings = model(batch)
-            loss = head(embeddings.float(), label_tensor[index])
-            optimizer.zero_grad(set_to_none=True)
-            loss.backward()
-            optimizer.step()
-            losses.append(loss.detach())
+            losses.append(_step(config, device, model, head, optimizer, augment, images, label_tensor, batch_rows))
             if config.max_seconds and time.perf_counter() - started > config.max_seconds:
                 break
         seconds = time.perf_counter() - epoch_start
@@ -192,17 +184,23 @@ def measure_throughput(config: TrainConfig, faces: FaceSet, steps: int = 20, war
             if device.type == "cuda":
                 torch.cuda.synchronize()
             start = time.perf_counter()
-        index = torch.from_numpy(next(batches)).to(device)
-        batch = augment(images[index]).contiguous(memory_format=torch.channels_last)
-        with torch.autocast(device_type=device.type, dtype=torch.bfloat16, enabled=config.bf16):
-            embeddings = model(batch)
-        loss = head(embeddings.float(), label_tensor[index])
-        optimizer.zero_grad(set_to_none=True)
-        loss.backward()
-        optimizer.step()
+        _step(config, device, model, head, optimizer, augment, images, label_tensor, next(batches))
     if device.type == "cuda":
         torch.cuda.synchronize()
     return steps * config.batch_size / (time.perf_counter() - start)
+
+
+def _step(config, device, model, head, optimizer, augment, images, labels, batch_rows) -> torch.Tensor:
+    """One optimisation step on the given training rows; returns the (detached) loss."""
+    index = torch.from_numpy(batch_rows).to(device)
+    batch = augment(images[index]).contiguous(memory_format=torch.channels_last)
+    with torch.autocast(device_type=device.type, dtype=torch.bfloat16, enabled=config.bf16):
+        embeddings = model(batch)
+    loss = head(embeddings.float(), labels[index])
+    optimizer.zero_grad(set_to_none=True)
+    loss.backward()
+    optimizer.step()
+    return loss.detach()
 
 
 def _keep_if_best(config: TrainConfig, model, record: dict, history: list[dict], run_dir: Path) -> None:

@@ -1,0 +1,92 @@
+"""facerec vs a peer, `face_recognition` (dlib's ResNet), on the LFW one-shot protocol, in one run.
+
+    pip install --no-deps dlib-bin face_recognition_models face_recognition "setuptools<81"   # benchmark only
+    python benchmarks/peer.py --data ../shared/data --out runs/peer.json
+
+Both embedders see the same faces: facerec's RetinaFace finds the face nearest the image centre in each photo,
+and its box is handed to face_recognition as the known face location (face_recognition then aligns with its own
+5-point shape model, as it does in normal use). Rank-1 is 1-NN over the 779 enrolled photos (cosine for facerec,
+Euclidean for dlib, each library's own metric). Timing is the embedding of one detected face, one photo at a time,
+with one thread for both (`OMP_NUM_THREADS=1`), plus the shared detection time.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+
+import numpy as np  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from facerec.align import align_face  # noqa: E402
+from facerec.choice import central_face  # noqa: E402
+from facerec.evaluation.oneshot import plan_protocol  # noqa: E402
+from facerec.pipeline import FacePipeline  # noqa: E402
+from facerec.settings import Settings  # noqa: E402
+
+
+def rank1(gallery: np.ndarray, queries: np.ndarray, euclidean: bool) -> float:
+    if euclidean:
+        distances = ((queries[:, None, :] - gallery[None, :, :]) ** 2).sum(-1)
+        best = distances.argmin(axis=1)
+    else:
+        best = (queries @ gallery.T).argmax(axis=1)
+    return float(np.mean(best == np.arange(len(queries))))
+
+
+def main() -> None:
+    import face_recognition
+
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--data", default="../shared/data")
+    parser.add_argument("--out")
+    args = parser.parse_args()
+    enrolled, queries, _ = plan_protocol(Path(args.data) / "lfw", 2, False, 51)
+    names = list(enrolled)
+    query_of = {name: path for name, path in queries}
+    photos = [enrolled[n] for n in names] + [query_of[n] for n in names]
+    pipeline = FacePipeline(Settings(num_threads=1))
+    ours, theirs = [], []
+    timing = {"detect": 0.0, "facerec_embed": 0.0, "dlib_embed": 0.0}
+    for path in photos:
+        photo = pipeline.read(path)
+        start = time.perf_counter()
+        face = central_face(pipeline.detect(photo), photo.pixels.shape)
+        timing["detect"] += time.perf_counter() - start
+        start = time.perf_counter()
+        ours.append(pipeline.embedder.embed(align_face(photo.pixels, face.landmarks)[None])[0])
+        timing["facerec_embed"] += time.perf_counter() - start
+        x1, y1, x2, y2 = (int(round(v)) for v in face.box)
+        start = time.perf_counter()
+        theirs.append(face_recognition.face_encodings(photo.pixels, known_face_locations=[(y1, x2, y2, x1)])[0])
+        timing["dlib_embed"] += time.perf_counter() - start
+    ours, theirs = np.array(ours), np.array(theirs)
+    half = len(names)
+    count = len(photos)
+    result = {
+        "protocol": "LFW one-shot, 779 people with exactly 2 photos (seed 51), no distractors",
+        "facerec": {"rank1": rank1(ours[:half], ours[half:], euclidean=False),
+                    "ms_per_face_embed": 1000 * timing["facerec_embed"] / count,
+                    "ms_per_photo_end_to_end": 1000 * (timing["detect"] + timing["facerec_embed"]) / count},
+        "face_recognition": {"rank1": rank1(theirs[:half], theirs[half:], euclidean=True),
+                             "ms_per_face_embed": 1000 * timing["dlib_embed"] / count,
+                             "ms_per_photo_end_to_end": 1000 * (timing["detect"] + timing["dlib_embed"]) / count},
+        "shared_detection_ms_per_photo": 1000 * timing["detect"] / count,
+        "threads": 1,
+    }
+    for side in ("facerec", "face_recognition"):
+        result[side]["faces_per_s"] = 1000 / result[side]["ms_per_face_embed"]
+    print(json.dumps(result, indent=1))
+    if args.out:
+        Path(args.out).write_text(json.dumps(result, indent=1))
+
+
+if __name__ == "__main__":
+    main()

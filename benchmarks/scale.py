@@ -53,7 +53,7 @@ def rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
-def bench_index(size: int, kind: str) -> dict:
+def bench_index(size: int, kind: str, ef_values=(64,)) -> list[dict]:
     vectors = unit_vectors(size, seed=size)
     queries, truth = queries_near(vectors, 200, seed=1)
     before = rss_mb()
@@ -62,17 +62,22 @@ def bench_index(size: int, kind: str) -> dict:
     for chunk in range(0, size, 100_000):
         index.add(np.arange(chunk, min(size, chunk + 100_000)), vectors[chunk : chunk + 100_000])
     build = time.perf_counter() - start
-    latency = median_ms(index, queries)
-    _, found = index.search(queries, 1)
-    recall = float(np.mean(found[:, 0] == truth))
     import faiss
 
     with tempfile.NamedTemporaryFile() as handle:
         faiss.write_index(index._index, handle.name)
         bytes_per_identity = Path(handle.name).stat().st_size / size
-    return {"size": size, "kind": kind, "search_ms": round(latency, 3), "recall_at_1": recall,
-            "build_s": round(build, 2), "index_bytes_per_identity": round(bytes_per_identity, 1),
-            "peak_rss_growth_mb": round(rss_mb() - before, 1)}
+    rows = []
+    for ef in ef_values if kind == "hnsw" else (None,):
+        if ef is not None:
+            index.ef_search = ef
+        latency = median_ms(index, queries)
+        _, found = index.search(queries, 1)
+        rows.append({"size": size, "kind": kind, "ef_search": ef, "search_ms": round(latency, 3),
+                     "recall_at_1": float(np.mean(found[:, 0] == truth)), "build_s": round(build, 2),
+                     "index_bytes_per_identity": round(bytes_per_identity, 1),
+                     "peak_rss_growth_mb": round(rss_mb() - before, 1)})
+    return rows
 
 
 def bench_gallery(size: int, photo: str) -> dict:
@@ -108,9 +113,9 @@ def main() -> None:
     results = {"index": [], "gallery": []}
     for size in args.sizes:
         for kind in ("flat", "hnsw"):
-            row = bench_index(size, kind)
-            print(json.dumps(row), flush=True)
-            results["index"].append(row)
+            for row in bench_index(size, kind, ef_values=(64, 128, 256)):
+                print(json.dumps(row), flush=True)
+                results["index"].append(row)
         if size <= args.gallery_max:
             row = bench_gallery(size, args.photo)
             print(json.dumps(row), flush=True)

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import numpy as np
 from PIL import Image
-from sqlalchemy import func, select
+from sqlalchemy import func, insert, select
 from sqlalchemy.exc import IntegrityError
 
 from .detect import DetectedFace
@@ -28,7 +28,7 @@ from .index import FaceIndex
 from .pipeline import FacePipeline, Photo
 from .results import Candidate, EnrollResult, FaceMatch, IdentityInfo, VerifyResult
 from .settings import Settings
-from .store import Face, Identity, JournalEntry, Store, utcnow
+from .store import Face, Identity, JournalEntry, Store, chunked, utcnow
 
 SAVE_INDEX_EVERY = 50
 EXPORT_FORMAT = "facerec-gallery-v1"
@@ -131,26 +131,31 @@ class Gallery:
         Each entry: {"name", "embedding" [512] unit float32, "photo_sha256", "box", "landmarks", optional
         "crop" (uint8 112x112x3)}. Identities are created as needed. Returns the new face ids.
         """
-        created: list[Face] = []
+        now = utcnow()
+        names = [_clean_name(entry["name"]) for entry in entries]
         with self.store.writing() as session, session.begin():
-            people = {p.name: p for p in session.scalars(select(Identity))}
-            for entry in entries:
-                name = _clean_name(entry["name"])
-                person = people.get(name)
-                if person is None:
-                    person = people[name] = Identity(name=name)
-                    session.add(person)
+            ids = {name: identity for chunk in chunked(sorted(set(names)))
+                   for name, identity in session.execute(select(Identity.name, Identity.id)
+                                                         .where(Identity.name.in_(chunk)))}
+            new_names = [name for name in dict.fromkeys(names) if name not in ids]
+            if new_names:
+                created = session.scalars(insert(Identity).returning(Identity.id, sort_by_parameter_order=True),
+                                          [{"name": n, "created_at": now, "updated_at": now} for n in new_names])
+                ids.update(zip(new_names, created))
+            rows = []
+            for name, entry in zip(names, entries):
                 crop = entry.get("crop")
-                face = Face(embedding=np.asarray(entry["embedding"], np.float32).tobytes(), model_id=self.model_id,
-                            photo_sha256=entry.get("photo_sha256", ""), box=entry.get("box") or [],
-                            landmarks=entry.get("landmarks") or [],
-                            crop_jpeg=_jpeg(crop) if crop is not None and self.settings.store_crops else None)
-                person.faces.append(face)
-                created.append(face)
-            session.flush()
-            session.add_all([JournalEntry(op="add", face_id=face.id) for face in created])
+                rows.append({"identity_id": ids[name], "model_id": self.model_id, "created_at": now,
+                             "embedding": np.asarray(entry["embedding"], np.float32).tobytes(),
+                             "photo_sha256": entry.get("photo_sha256", ""), "box": entry.get("box") or [],
+                             "landmarks": entry.get("landmarks") or [],
+                             "crop_jpeg": _jpeg(crop) if crop is not None and self.settings.store_crops else None})
+            face_ids = list(session.scalars(insert(Face).returning(Face.id, sort_by_parameter_order=True), rows)) \
+                if rows else []
+            if face_ids:
+                session.execute(insert(JournalEntry), [{"op": "add", "face_id": f} for f in face_ids])
         self._after_write()
-        return [face.id for face in created]
+        return face_ids
 
     # ----- search ---------------------------------------------------------------------------------------
     def identify(self, photo: ImageInput | Photo, top_k: int = 5, threshold: float | None = None) -> list[FaceMatch]:

@@ -143,7 +143,7 @@ class Store:
             if face_ids is None:
                 rows = session.execute(query).all()
             else:
-                rows = [row for chunk in _chunks(face_ids) for row in session.execute(query.where(Face.id.in_(chunk)))]
+                rows = [row for chunk in chunked(face_ids) for row in session.execute(query.where(Face.id.in_(chunk)))]
         if not rows:
             return np.zeros(0, np.int64), np.zeros((0, 512), np.float32)
         ids = np.array([r[0] for r in rows], dtype=np.int64)
@@ -156,7 +156,7 @@ class Store:
             if face_ids is None:
                 rows = list(session.execute(query))
             else:
-                rows = [r for chunk in _chunks(face_ids) for r in session.execute(query.where(Face.id.in_(chunk)))]
+                rows = [r for chunk in chunked(face_ids) for r in session.execute(query.where(Face.id.in_(chunk)))]
             return {int(f): (int(i), str(n)) for f, i, n in rows}
 
     def get_setting(self, key: str, default: str | None = None) -> str | None:
@@ -174,8 +174,8 @@ class Store:
                     int(session.scalar(select(func.count(Face.id)))))
 
 
-def _chunks(ids: list[int], size: int = 500):
+def chunked(ids: list, size: int = 500):
     """Split long id lists: SQLite limits the number of bound parameters in one statement."""
-    ids = [int(i) for i in ids]
+    ids = list(ids)
     for start in range(0, len(ids), size):
         yield ids[start : start + size]

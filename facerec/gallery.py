@@ -174,9 +174,7 @@ class Gallery:
         """Top-k identities (best face per identity) for each query embedding [Q, 512]."""
         self._refuse_other_model()
         self.index.catch_up(self.store)
-        if len(self.index) == 0:
-            return [[] for _ in range(len(embeddings))]
-        similarities, face_ids = self.index.search(embeddings, min(len(self.index), top_k * 4))
+        similarities, face_ids = self.index.search(embeddings, top_k * 4)
         labels = self.store.face_labels(sorted({int(f) for f in face_ids.ravel() if f >= 0}))
         results = []
         for sims, ids in zip(similarities, face_ids):

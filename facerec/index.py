@@ -62,14 +62,16 @@ class FaceIndex:
                 self.rebuild(store)
 
     def search(self, queries: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
-        """(similarities [Q, k] float32, face ids [Q, k] int64; -1 where fewer than k faces exist)."""
+        """(similarities [Q, k'] float32, face ids [Q, k'] int64) with k' = min(k, faces held), at least 1;
+        ids are -1 where the index is empty."""
         queries = np.ascontiguousarray(np.atleast_2d(queries), dtype=np.float32)
         with self.lock:
+            k = max(1, min(k, len(self)))
             if self.kind == "hnsw":
                 import faiss
 
                 faiss.downcast_index(self._index.index).hnsw.efSearch = max(self.ef_search, k)
-            return self._index.search(queries, max(1, k))
+            return self._index.search(queries, k)
 
     def reconstruct_all(self) -> tuple[np.ndarray, np.ndarray]:
         """(ids, embeddings) currently held."""
@@ -82,13 +84,16 @@ class FaceIndex:
             return ids, np.stack([self._index.reconstruct(int(i)) for i in ids])
 
     def rebuild(self, store: Store) -> None:
-        """Rebuild from the database, the source of truth."""
+        """Rebuild from the database, the source of truth. The new index is filled before it is swapped in,
+        so a concurrent reader never sees a half-empty index."""
         with self.lock:
             seq = store.journal_head()
             ids, embeddings = store.embeddings()
-            self._index = self._empty()
-            self.add(ids, embeddings)
-            self.seq = seq
+            fresh = self._empty()
+            if len(ids):
+                fresh.add_with_ids(np.ascontiguousarray(embeddings, dtype=np.float32),
+                                   np.ascontiguousarray(ids, dtype=np.int64))
+            self._index, self.seq = fresh, seq
 
     def catch_up(self, store: Store) -> None:
         """Apply every database change made since this index's sequence (by this or any other process)."""
@@ -126,7 +131,8 @@ class FaceIndex:
             tmp = folder / f".{INDEX_FILE}.{os.getpid()}.{threading.get_ident()}.tmp"
             faiss.write_index(self._index, str(tmp))
             os.replace(tmp, folder / INDEX_FILE)
-            meta = {"seq": self.seq, "model_id": model_id, "kind": self.kind, "count": len(self)}
+            meta = {"seq": self.seq, "model_id": model_id, "kind": self.kind, "count": len(self),
+                    "ids_digest": _ids_digest(self.reconstruct_ids())}
             tmp_meta = folder / f".{INDEX_META_FILE}.{os.getpid()}.{threading.get_ident()}.tmp"
             tmp_meta.write_text(json.dumps(meta))
             os.replace(tmp_meta, folder / INDEX_META_FILE)
@@ -146,7 +152,16 @@ class FaceIndex:
             if loaded.ntotal != meta.get("count") or int(meta["seq"]) > store.journal_head():
                 raise ValueError("index does not match its metadata or the database")
             index._index, index.seq = loaded, int(meta["seq"])
+            if _ids_digest(index.reconstruct_ids()) != meta.get("ids_digest"):
+                raise ValueError("index file and metadata come from different saves")
             index.catch_up(store)
         except Exception:  # missing, unreadable, stale beyond repair: the database decides
             index.rebuild(store)
         return index
+
+
+def _ids_digest(ids: np.ndarray) -> str:
+    """Fingerprint of the face ids an index holds: ties `index.json` to the `index.faiss` it was saved with."""
+    import hashlib
+
+    return hashlib.sha256(np.sort(np.asarray(ids, dtype=np.int64)).tobytes()).hexdigest()

@@ -107,3 +107,25 @@ def test_eval_json_shape_on_a_small_dataset(home: Path, lfw: Path, tmp_path: Pat
     for name in ("cmc.png", "roc_det.png", "similarities.png", "summary.md", "eval.json"):
         assert (tmp_path / "report" / name).stat().st_size > 0
     assert "rank-1" in result.stdout
+
+
+def test_prepare_builds_a_resumable_cache(home: Path, lfw: Path, tmp_path: Path) -> None:
+    import numpy as np
+
+    dataset = tmp_path / "people"
+    for person in ("Alan_Ball", "Ai_Sugiyama"):
+        (dataset / person).mkdir(parents=True)
+        for photo in sorted((lfw / person).iterdir())[:2]:
+            (dataset / person / photo.name).symlink_to(photo)
+    (dataset / "Ai_Sugiyama" / "broken.jpg").write_bytes(b"not a jpeg")
+    out = tmp_path / "cache"
+    first = facerec("prepare", str(dataset), str(out), "--json", home=home)
+    assert first.returncode == 0, first.stderr
+    summary = json.loads(first.stdout)
+    assert summary["photos"] == 5 and summary["detected"] == 4 and summary["identities"] == 2
+    assert summary["unreadable"] == ["Ai_Sugiyama/broken.jpg"] and summary["fallbacks"] == []
+    faces = np.load(out / "faces.npy", mmap_mode="r")
+    assert faces.shape == (5, 112, 112, 3) and faces[:4].mean() > 20
+    again = facerec("prepare", str(dataset), str(out), "--json", home=home)  # resumes: nothing left to do
+    assert json.loads(again.stdout)["detected"] == 4
+    assert len((out / "results.tsv").read_text().strip().splitlines()) == 1 + 5

@@ -129,3 +129,20 @@ def test_prepare_builds_a_resumable_cache(home: Path, lfw: Path, tmp_path: Path)
     again = facerec("prepare", str(dataset), str(out), "--json", home=home)  # resumes: nothing left to do
     assert json.loads(again.stdout)["detected"] == 4
     assert len((out / "results.tsv").read_text().strip().splitlines()) == 1 + 5
+
+
+def test_eval_existing_gallery_with_labelled_probes(lfw_photo, tmp_path: Path) -> None:
+    gallery_home = tmp_path / "gallery"
+    enrolled = facerec("enroll", str(lfw_photo("Alan_Ball", 1)), "--name", "Alan_Ball", home=gallery_home)
+    assert enrolled.returncode == 0, enrolled.stderr
+    probes = tmp_path / "probes"
+    (probes / "Alan_Ball").mkdir(parents=True)
+    (probes / "Alan_Ball" / "a.jpg").symlink_to(lfw_photo("Alan_Ball", 2))
+    (probes / "Andy_Rooney").mkdir()  # not enrolled: a non-mated search that should come back unknown
+    (probes / "Andy_Rooney" / "b.jpg").symlink_to(lfw_photo("Andy_Rooney", 1))
+    result = facerec("eval", str(probes), "--existing", "--json", home=gallery_home)
+    assert result.returncode == 0, result.stderr
+    figures = json.loads(result.stdout)
+    assert figures["n_mated"] == 1 and figures["n_non_mated"] == 1
+    assert figures["rank1"] == 1.0 and figures["identified_at_threshold"] == 1.0
+    assert figures["unknown_rejection_rate"] == 1.0

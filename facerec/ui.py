@@ -194,7 +194,9 @@ def build_app(gallery: Gallery, admin_password: str | None = None) -> gr.Blocks:
     def health():
         report = gallery.health()
         data = report.to_dict()
-        lines = [f"**{report.identities} people, {report.faces} faces**, match threshold {report.threshold:.3f}.",
+        people = "person" if report.identities == 1 else "people"
+        faces = "face" if report.faces == 1 else "faces"
+        lines = [f"**{report.identities} {people}, {report.faces} {faces}**, match threshold {report.threshold:.3f}.",
                  "", "| metric | value | what it means |", "|---|---|---|"]
         cipa = data["closest_is_positive_accuracy"]
         lines.append(f"| ClosestIsPositiveAccuracy | {'undefined' if cipa is None else f'{cipa:.3f}'} | "

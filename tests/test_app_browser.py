@@ -143,7 +143,7 @@ def test_enroll_identify_and_health_through_the_page(page, shoot, data_dir):
     report = page.locator("#health-report")
     expect(report).to_contain_text("ClosestIsPositiveAccuracy")
     expect(report).to_contain_text("MedianDistance")
-    expect(report).to_contain_text("1 people, 1 faces")
+    expect(report).to_contain_text("1 person, 1 face")
     expect(report).to_contain_text("Undefined: no enrolled person has two or more photos")
     expect(report).to_contain_text("Undefined: fewer than two faces.")
     shoot("06-health", full_page=True)

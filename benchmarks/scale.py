@@ -107,12 +107,13 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--sizes", type=int, nargs="+", default=[1000, 10000, 100000, 1000000])
     parser.add_argument("--gallery-max", type=int, default=100000)
+    parser.add_argument("--kinds", nargs="+", default=["flat", "flat16", "hnsw"])
     parser.add_argument("--photo", default="../shared/data/lfw/Abdullah_Gul/Abdullah_Gul_0001.jpg")
     parser.add_argument("--out")
     args = parser.parse_args()
     results = {"index": [], "gallery": []}
     for size in args.sizes:
-        for kind in ("flat", "hnsw"):
+        for kind in args.kinds:
             for row in bench_index(size, kind, ef_values=(64, 128, 256)):
                 print(json.dumps(row), flush=True)
                 results["index"].append(row)

@@ -2,6 +2,7 @@
 
     pip install --no-deps dlib-bin face_recognition_models face_recognition "setuptools<81"   # benchmark only
     python benchmarks/peer.py --data ../shared/data --out runs/peer.json
+    python benchmarks/peer.py --data ../shared/data --pairs --out runs/peer_pairs.json   # LFW pairs, 10-fold
 
 Both embedders see the same faces: facerec's RetinaFace finds the face nearest the image centre in each photo,
 and its box is handed to face_recognition as the known face location (face_recognition then aligns with its own
@@ -41,17 +42,10 @@ def rank1(gallery: np.ndarray, queries: np.ndarray, euclidean: bool) -> float:
     return float(np.mean(best == np.arange(len(queries))))
 
 
-def main() -> None:
+def embed_both(photos: list[Path]):
+    """(facerec embeddings, dlib embeddings, timing) of the central face of each photo."""
     import face_recognition
 
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--data", default="../shared/data")
-    parser.add_argument("--out")
-    args = parser.parse_args()
-    enrolled, queries, _ = plan_protocol(Path(args.data) / "lfw", 2, False, 51)
-    names = list(enrolled)
-    query_of = {name: path for name, path in queries}
-    photos = [enrolled[n] for n in names] + [query_of[n] for n in names]
     pipeline = FacePipeline(Settings(num_threads=1))
     ours, theirs = [], []
     timing = {"detect": 0.0, "facerec_embed": 0.0, "dlib_embed": 0.0}
@@ -67,7 +61,53 @@ def main() -> None:
         start = time.perf_counter()
         theirs.append(face_recognition.face_encodings(photo.pixels, known_face_locations=[(y1, x2, y2, x1)])[0])
         timing["dlib_embed"] += time.perf_counter() - start
-    ours, theirs = np.array(ours), np.array(theirs)
+    return np.array(ours), np.array(theirs), timing
+
+
+def pairs_accuracy(embeddings: np.ndarray, row: dict, pairs, folds: int, euclidean: bool) -> dict:
+    """10-fold accuracy with facerec's own fold procedure; scores are negated distances for dlib."""
+    from facerec.evaluation.pairs import best_threshold
+
+    if euclidean:
+        scores = np.array([-np.linalg.norm(embeddings[row[a]] - embeddings[row[b]]) for a, b, _ in pairs])
+    else:
+        scores = np.array([float(embeddings[row[a]] @ embeddings[row[b]]) for a, b, _ in pairs])
+    same = np.array([s for _, _, s in pairs])
+    fold_of = np.repeat(np.arange(folds), len(pairs) // folds)
+    accuracies = []
+    for fold in range(folds):
+        threshold = best_threshold(scores[fold_of != fold], same[fold_of != fold])
+        accuracies.append(float(np.mean((scores[fold_of == fold] >= threshold) == same[fold_of == fold])))
+    return {"accuracy_mean": float(np.mean(accuracies)), "accuracy_std": float(np.std(accuracies))}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--data", default="../shared/data")
+    parser.add_argument("--pairs", action="store_true", help="LFW pairs (10-fold) instead of one-shot")
+    parser.add_argument("--out")
+    args = parser.parse_args()
+    if args.pairs:
+        from facerec.evaluation.pairs import read_pairs
+
+        pairs, folds = read_pairs(Path(args.data) / "protocols" / "lfw_pairs.txt", Path(args.data) / "lfw")
+        photos = sorted({p for a, b, _ in pairs for p in (a, b)})
+        ours, theirs, timing = embed_both(photos)
+        row = {p: i for i, p in enumerate(photos)}
+        result = {"protocol": "LFW pairs, 10-fold", "photos": len(photos),
+                  "facerec": pairs_accuracy(ours, row, pairs, folds, euclidean=False),
+                  "face_recognition": pairs_accuracy(theirs, row, pairs, folds, euclidean=True),
+                  "ms_per_face_embed": {"facerec": 1000 * timing["facerec_embed"] / len(photos),
+                                        "face_recognition": 1000 * timing["dlib_embed"] / len(photos)}}
+        print(json.dumps(result, indent=1))
+        if args.out:
+            Path(args.out).write_text(json.dumps(result, indent=1))
+        return
+    enrolled, queries, _ = plan_protocol(Path(args.data) / "lfw", 2, False, 51)
+    names = list(enrolled)
+    query_of = {name: path for name, path in queries}
+    photos = [enrolled[n] for n in names] + [query_of[n] for n in names]
+    ours, theirs, timing = embed_both(photos)
     half = len(names)
     count = len(photos)
     result = {

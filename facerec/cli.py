@@ -116,6 +116,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--batch-size", type=int, default=512)
     p.add_argument("--lr", type=float, default=0.1)
     p.add_argument("--device", default="auto")
+    p.add_argument("--fp32", action="store_true",
+                   help="train in float32 (faster than bf16 autocast on CPUs without native bf16, such as AVX2-only)")
     p = command("export-onnx", cmd_export_onnx, "export trained weights to ONNX and check it against torch")
     p.add_argument("weights")
     p.add_argument("out")
@@ -410,7 +412,7 @@ def cmd_train(args) -> int:
         raise FaceRecError(str(error)) from None
     faces = load_sources(args.celeba, args.lfw_cache)
     config = TrainConfig(head=args.head, stem=args.stem, epochs=args.epochs, batch_size=args.batch_size,
-                         lr=args.lr, device=args.device)
+                         lr=args.lr, device=args.device, bf16=not args.fp32)
     record = train(config, faces, args.run_dir, log=lambda line: print(line, file=sys.stderr, flush=True))
     _emit(args, record, text=f"trained {record.get('epoch')} epochs; weights in {args.run_dir}")
     return 0

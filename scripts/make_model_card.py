@@ -76,9 +76,10 @@ def main() -> None:
             },
             "licences": "LFW: research use (University of Massachusetts). CelebA: non-commercial research only "
                         "(CelebA agreement). The model inherits these terms: not for commercial use.",
-            "retrain_command": "bash scripts/retrain.sh",
-            "retrain_estimate_2_core_cpu": "about 2 days: 30 epochs x 34,825 images at ~5-6 images/s (fp32; this "
-                                           "CPU has no native bf16, where bf16 autocast runs ~10x slower)",
+            "retrain_command": "bash scripts/retrain.sh (add --fp32 on a CPU)",
+            "retrain_estimate_2_core_cpu": "two to three days: 30 epochs x 34,825 images at the 4.3 images/s "
+                                           "measured for fp32 steps (`--fp32`; this CPU has no native bf16, where "
+                                           "bf16 autocast runs ~10x slower)",
             "history": _history(MODELS / "training" / "h200_round2_log.txt", "high_res"),
         },
         "validation_held_out": {k: shipped["best_score"] for k in ["closest_is_positive_accuracy"]},

@@ -56,8 +56,9 @@ def gallery_health(embeddings: np.ndarray, identity_ids: np.ndarray, names: dict
     if count:
         accuracy.update(embeddings, identity_ids)
         medians.update(embeddings, identity_ids)
-    cipa, distances = accuracy.compute(), dict(medians.compute())
-    notes = [medians.compute().note] if count and medians.compute().note else []
+    median_result = medians.compute()
+    cipa, distances = accuracy.compute(), dict(median_result)
+    notes = [median_result.note] if median_result.note else []
     pairs, nearest = _cross_identity_pairs(embeddings, identity_ids, names)
     report = HealthReport(
         identities=len(set(identity_ids.tolist())), faces=count, threshold=threshold,

@@ -8,11 +8,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..calibrate import threshold_at_far
 from ..dataset import list_identities
 from ..gallery import Gallery
-from ..metrics import ClosestIsPositiveAccuracy, MedianDistances
 from .embedding import embed_photos
+from .figures import embedding_metrics, genuine_impostor, tar_at_far
 
 
 def evaluate_existing(gallery: Gallery, probe_dir, progress_factory=None) -> dict:
@@ -47,22 +46,8 @@ def evaluate_existing(gallery: Gallery, probe_dir, progress_factory=None) -> dic
     labels = gallery.store.face_labels()
     gallery_names = [labels[int(f)][1] for f in face_ids]
     if mated and len(gallery_vectors):
-        sims = photos.embeddings[mated] @ gallery_vectors.T
-        same = np.array([names[i] for i in mated])[:, None] == np.array(gallery_names)[None, :]
-        genuine, impostor = sims[same], sims[~same]
-        figures["tar_at_far"] = {}
-        for far in (1e-3, 1e-2):
-            t = threshold_at_far(impostor, far) if len(impostor) else float("nan")
-            figures["tar_at_far"][f"{far:.0e}".replace("e-0", "e-")] = {
-                "threshold": t, "tar": float(np.mean(genuine >= t)) if len(genuine) else float("nan")}
-    all_names = gallery_names + names
-    index = {n: i for i, n in enumerate(sorted(set(all_names)))}
-    labels_array = np.array([index[n] for n in all_names])
-    vectors = np.concatenate([gallery_vectors, photos.embeddings])
-    accuracy, medians = ClosestIsPositiveAccuracy(), MedianDistances()
-    if len(vectors):
-        accuracy.update(vectors, labels_array)
-        medians.update(vectors, labels_array)
-    figures["closest_is_positive_accuracy"] = accuracy.compute()
-    figures["median_distances"] = dict(medians.compute())
+        genuine, impostor = genuine_impostor(photos.embeddings[mated], [names[i] for i in mated],
+                                             gallery_vectors, gallery_names)
+        figures["tar_at_far"] = tar_at_far(genuine, impostor)
+    figures.update(embedding_metrics(gallery_vectors, gallery_names, photos.embeddings, names))
     return figures

@@ -23,9 +23,9 @@ import numpy as np
 from ..calibrate import threshold_at_far
 from ..dataset import choose_enrolled, list_identities
 from ..gallery import Gallery
-from ..metrics import ClosestIsPositiveAccuracy, MedianDistances
 from ..settings import Settings
 from .embedding import EmbeddedPhotos, embed_photos
+from .figures import embedding_metrics, genuine_impostor, tar_at_far
 
 CMC_RANKS = 10
 
@@ -72,16 +72,15 @@ def evaluate_one_shot(data_dir: str | Path, settings: Settings, max_per_identity
             ])
             ranked = gallery.search(query_vectors, top_k=CMC_RANKS)
             figures = _closed_set(ranked, query_names)
-            genuine, impostor = _genuine_impostor(query_vectors, query_names, gallery_vectors, gallery_names)
-            figures["tar_at_far"] = {f"{far:.0e}".replace("e-0", "e-"): _tar(genuine, impostor, far)
-                                     for far in (1e-3, 1e-2)}
+            genuine, impostor = genuine_impostor(query_vectors, query_names, gallery_vectors, gallery_names)
+            figures["tar_at_far"] = tar_at_far(genuine, impostor)
             figures["gallery_threshold"] = gallery.threshold
             if open_set:
                 figures["open_set"] = _open_set(gallery, enrolled, query_vectors, query_names,
                                                 gallery_vectors[: len(enrolled)], seed)
         finally:
             gallery.close()
-    figures.update(_embedding_metrics(gallery_vectors, gallery_names, query_vectors, query_names))
+    figures.update(embedding_metrics(gallery_vectors, gallery_names, query_vectors, query_names))
     figures.update(_counts(photos, enrolled, extra, queries))
     confusions = [
         {"query": str(path), "truth": name, "matched": r[0].name, "similarity": round(r[0].similarity, 4)}
@@ -99,17 +98,6 @@ def _closed_set(ranked, truth: list[str]) -> dict:
     ranks = np.array(ranks)
     cmc = [float(np.mean(ranks <= k)) for k in range(1, CMC_RANKS + 1)]
     return {"rank1": cmc[0], "rank5": cmc[4], "cmc": cmc}
-
-
-def _genuine_impostor(queries, query_names, gallery, gallery_names):
-    similarities = queries @ gallery.T
-    same = np.array(query_names)[:, None] == np.array(gallery_names)[None, :]
-    return similarities[same], similarities[~same]
-
-
-def _tar(genuine: np.ndarray, impostor: np.ndarray, far: float) -> dict:
-    threshold = threshold_at_far(impostor, far)
-    return {"threshold": round(threshold, 4), "tar": float(np.mean(genuine >= threshold))}
 
 
 def _open_set(gallery: Gallery, enrolled: dict, query_vectors, query_names, enrolled_vectors, seed: int) -> dict:
@@ -138,21 +126,6 @@ def _open_set(gallery: Gallery, enrolled: dict, query_vectors, query_names, enro
         "fpir": float(np.mean(non_mated_scores >= at_gallery)),
     }
     return result
-
-
-def _embedding_metrics(gallery_vectors, gallery_names, query_vectors, query_names) -> dict:
-    names = list(gallery_names) + list(query_names)
-    index = {n: i for i, n in enumerate(sorted(set(names)))}
-    labels = np.array([index[n] for n in names])
-    vectors = np.concatenate([gallery_vectors, query_vectors])
-    accuracy, medians = ClosestIsPositiveAccuracy(), MedianDistances()
-    accuracy.update(vectors, labels)
-    medians.update(vectors, labels)
-    result = medians.compute()
-    figures = {"closest_is_positive_accuracy": accuracy.compute(), "median_distances": dict(result)}
-    if result.estimated:
-        figures["median_distances_note"] = result.note
-    return figures
 
 
 def _counts(photos: EmbeddedPhotos, enrolled: dict, extra: dict, queries: list) -> dict:

@@ -1,14 +1,22 @@
 """FAISS search over the gallery's unit-length embeddings, keyed by the database's face ids.
 
-- `flat` (default): `IndexIDMap2(IndexFlatIP)`, exact inner-product (= cosine) search.
+- `flat` (default): `IndexIDMap2(IndexFlatIP)`, exact inner-product (= cosine) search. FAISS scans the database
+  with one thread when there are fewer than 20 queries (one photo's faces), so for large galleries the scan is
+  done as one BLAS matrix product over FAISS's own vector storage, which uses every core: same vectors, same
+  exact scores, about twice as fast on two cores (`benchmarks/scale.py`).
 - `flat16`: the same exhaustive search over vectors stored as float16: half the memory traffic, so about twice
   as fast on large galleries, with similarities off by at most ~1e-3.
 - `hnsw`: `IndexHNSWFlat` (inner product) for large galleries; approximate (its recall is measured in
-  `benchmarks/scale.py`). HNSW cannot delete, so a removal rebuilds it from the database.
+  `benchmarks/scale.py`). An HNSW graph cannot delete, and rebuilding one of a million faces takes minutes, so a
+  removed face becomes a tombstone: still in the graph (searches walk through it), never returned (a FAISS id
+  selector filters it out), saved with the index. Once tombstones pass `TOMBSTONE_FRACTION` of the graph it is
+  rebuilt from the database.
 
 The index is a cache of the database. It is saved as `index.faiss` with `index.json` recording the journal
 sequence and model it reflects; `FaceIndex.open` replays the journal after that point, and rebuilds from the
-database when the file is missing, unreadable, for another model, or disagrees with the face count.
+database when the file is missing, unreadable, for another model, or disagrees with the face count. A rebuild
+fills the new index without holding the lock, so searches go on meanwhile, then swaps it in and replays whatever
+was committed while it was being built.
 """
 
 from __future__ import annotations
@@ -24,6 +32,9 @@ from .store import Store
 
 INDEX_FILE, INDEX_META_FILE = "index.faiss", "index.json"
 INDEX_KINDS = ("flat", "flat16", "hnsw")
+# Below this many vectors FAISS's own single-threaded scan is already well under a millisecond.
+PARALLEL_SCAN_MIN = 8192
+TOMBSTONE_FRACTION = 0.1
 
 
 class FaceIndex:
@@ -34,6 +45,8 @@ class FaceIndex:
         self.seq = 0  # journal sequence this index reflects
         self.lock = threading.RLock()
         self._index = self._empty()
+        self._tombstones: set[int] = set()  # HNSW only: removed face ids still in the graph
+        self._selector = None  # FAISS selector excluding the tombstones (with the objects it points to)
 
     def _empty(self):
         import faiss
@@ -49,23 +62,39 @@ class FaceIndex:
         return faiss.IndexIDMap2(hnsw)
 
     def __len__(self) -> int:
-        return int(self._index.ntotal)
+        """Faces this index returns (tombstones excluded)."""
+        return int(self._index.ntotal) - len(self._tombstones)
 
     def add(self, ids: np.ndarray, embeddings: np.ndarray) -> None:
+        """Add faces not held yet (re-adding a held or tombstoned id is the caller's error: `catch_up` avoids it)."""
         if len(ids):
             with self.lock:
                 self._index.add_with_ids(np.ascontiguousarray(embeddings, dtype=np.float32),
                                          np.ascontiguousarray(ids, dtype=np.int64))
 
-    def remove(self, ids: np.ndarray, store: Store) -> None:
-        """Drop these face ids (HNSW cannot delete: it is rebuilt from the database instead)."""
+    def remove(self, ids: np.ndarray, store: Store | None = None) -> None:
+        """Drop these face ids: deleted in place (flat kinds) or tombstoned (HNSW; rebuilt from `store` once
+        tombstones pass `TOMBSTONE_FRACTION` of the graph)."""
         if not len(ids):
             return
         with self.lock:
             if self.kind != "hnsw":
                 self._index.remove_ids(np.ascontiguousarray(ids, dtype=np.int64))
-            else:
-                self.rebuild(store)
+                return
+            self._set_tombstones(self._tombstones | {int(i) for i in ids})
+            overdue = len(self._tombstones) > TOMBSTONE_FRACTION * self._index.ntotal
+        if overdue and store is not None:
+            self.rebuild(store)
+
+    def _set_tombstones(self, tombstones: set[int]) -> None:
+        import faiss
+
+        self._tombstones = tombstones
+        if not tombstones:
+            self._selector = None
+            return
+        batch = faiss.IDSelectorBatch(np.array(sorted(tombstones), dtype=np.int64))
+        self._selector = (faiss.IDSelectorNot(batch), batch)  # keep `batch` alive: the Not points to it
 
     def search(self, queries: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
         """(similarities [Q, k'] float32, face ids [Q, k'] int64) with k' = min(k, faces held), at least 1;
@@ -73,60 +102,110 @@ class FaceIndex:
         queries = np.ascontiguousarray(np.atleast_2d(queries), dtype=np.float32)
         with self.lock:
             k = max(1, min(k, len(self)))
-            if self.kind == "hnsw":
-                import faiss
+            if self.kind == "flat" and len(self) >= PARALLEL_SCAN_MIN:
+                return self._parallel_exact_search(queries, k)
+            if self.kind != "hnsw":
+                return self._index.search(queries, k)
+            import faiss
 
-                faiss.downcast_index(self._index.index).hnsw.efSearch = max(self.ef_search, k)
-            return self._index.search(queries, k)
+            params = faiss.SearchParametersHNSW()
+            params.efSearch = max(self.ef_search, k)
+            if self._selector is not None:
+                params.sel = self._selector[0]
+            return self._index.search(queries, k, params=params)
 
-    def reconstruct_all(self) -> tuple[np.ndarray, np.ndarray]:
-        """(ids, embeddings) currently held."""
+    def _parallel_exact_search(self, queries: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+        """Exact top-k as a matrix product over views of FAISS's storage (no copy); caller holds the lock."""
         import faiss
 
+        flat = faiss.downcast_index(self._index.index)
+        count = int(flat.ntotal)
+        vectors = faiss.rev_swig_ptr(flat.get_xb(), count * self.dimension).reshape(count, self.dimension)
+        ids = faiss.rev_swig_ptr(self._index.id_map.data(), count)
+        scores = queries @ vectors.T  # [Q, count]
+        top = np.argpartition(-scores, k - 1, axis=1)[:, :k]  # k <= count, checked by `search`
+        top_scores = np.take_along_axis(scores, top, axis=1)
+        order = np.argsort(-top_scores, axis=1, kind="stable")
+        rows = np.take_along_axis(top, order, axis=1)
+        return np.take_along_axis(top_scores, order, axis=1).astype(np.float32), ids[rows].astype(np.int64)
+
+    def reconstruct_all(self) -> tuple[np.ndarray, np.ndarray]:
+        """(ids, embeddings) currently held (tombstones excluded)."""
         with self.lock:
-            ids = faiss.vector_to_array(self._index.id_map).astype(np.int64)
+            ids = self.reconstruct_ids()
             if not len(ids):
                 return ids, np.zeros((0, self.dimension), np.float32)
             return ids, np.stack([self._index.reconstruct(int(i)) for i in ids])
 
-    def rebuild(self, store: Store) -> None:
-        """Rebuild from the database, the source of truth. The new index is filled before it is swapped in,
-        so a concurrent reader never sees a half-empty index."""
+    def reconstruct_ids(self) -> np.ndarray:
+        """Face ids this index returns (tombstones excluded)."""
         with self.lock:
+            ids = self._physical_ids()
+            return ids[~np.isin(ids, list(self._tombstones))] if self._tombstones else ids
+
+    def _physical_ids(self) -> np.ndarray:
+        import faiss
+
+        return faiss.vector_to_array(self._index.id_map).astype(np.int64)
+
+    def rebuild(self, store: Store) -> None:
+        """Rebuild from the database, the source of truth. The new index is filled without the lock (searches
+        continue on the old one) and swapped in whole, so a reader never sees a half-filled index; changes
+        committed meanwhile are then replayed from the journal."""
+        for _attempt in range(3):
             seq = store.journal_head()
             ids, embeddings = store.embeddings()
             fresh = self._empty()
             if len(ids):
                 fresh.add_with_ids(np.ascontiguousarray(embeddings, dtype=np.float32),
                                    np.ascontiguousarray(ids, dtype=np.int64))
-            self._index, self.seq = fresh, seq
+            with self.lock:
+                self._index, self.seq = fresh, seq
+                self._set_tombstones(set())
+                if not self._replay(store):
+                    return
+        with self.lock:  # writers kept re-embedding faces under us: rebuild once more, holding the lock
+            self._index, self.seq = self._empty(), 0
+            self._set_tombstones(set())
+            self.add(*store.embeddings())
+            self.seq = store.journal_head()
 
     def catch_up(self, store: Store) -> None:
         """Apply every database change made since this index's sequence (by this or any other process)."""
         with self.lock:
-            changes = store.journal_since(self.seq)
-            if not changes:
-                return
+            needs_rebuild = self._replay(store)
+        if needs_rebuild:
+            self.rebuild(store)
+
+    def _replay(self, store: Store) -> bool:
+        """Bring the index to the journal head; caller holds the lock. Returns True when only a rebuild can
+        (an HNSW face whose vector changed, tombstones past their limit, or counts that disagree)."""
+        changes = store.journal_since(self.seq)
+        if changes:
             # Whatever happened to a face id since (added, removed, re-embedded, or its id reused after a
-            # delete), the database now says what it is: drop the held vector and load the current one.
+            # delete), the database now says what it is: compare with what the index holds.
             touched = sorted({face_id for _seq, _op, face_id in changes})
+            ids, embeddings = store.embeddings(touched)
+            current = dict(zip(ids.tolist(), embeddings))
             held = set(self.reconstruct_ids().tolist())
-            stale = np.array([f for f in touched if f in held], np.int64)
-            if self.kind == "hnsw" and len(stale):
-                self.rebuild(store)  # HNSW cannot delete; the rebuilt index already holds every change
-            else:
-                self.remove(stale, store)
-                ids, embeddings = store.embeddings(touched)
-                self.add(ids, embeddings)
+            gone = [f for f in touched if f in held and f not in current]
+            changed = [f for f in held.intersection(current)
+                       if not np.array_equal(self._index.reconstruct(f), current[f])]
+            new = [f for f in current if f not in held]
+            if self.kind == "hnsw" and (changed or self._tombstones.intersection(new)):
+                return True  # a graph node cannot be replaced
+            self.remove(np.array(gone + changed, np.int64))
+            readd = changed + new
+            vectors = np.array([current[f] for f in readd], np.float32).reshape(-1, self.dimension)
+            self.add(np.array(readd, np.int64), vectors)
             self.seq = max(self.seq, changes[-1][0])
-            if len(self) != store.counts()[1]:
-                self.rebuild(store)
-
-    def reconstruct_ids(self) -> np.ndarray:
-        import faiss
-
-        with self.lock:
-            return faiss.vector_to_array(self._index.id_map).astype(np.int64)
+        overdue = self.kind == "hnsw" and len(self._tombstones) > TOMBSTONE_FRACTION * max(1, self._index.ntotal)
+        if overdue:
+            return True
+        # Counts are only comparable when nothing was committed since the replay (a later write would already
+        # be in the count but not yet in the index; the next catch-up applies it).
+        faces = store.counts()[1]
+        return len(self) != faces and store.journal_head() == self.seq
 
     def save(self, folder: Path, model_id: str) -> None:
         """Write atomically (temp file + rename), so a crash never leaves a half-written index behind."""
@@ -137,8 +216,8 @@ class FaceIndex:
             tmp = folder / f".{INDEX_FILE}.{os.getpid()}.{threading.get_ident()}.tmp"
             faiss.write_index(self._index, str(tmp))
             os.replace(tmp, folder / INDEX_FILE)
-            meta = {"seq": self.seq, "model_id": model_id, "kind": self.kind, "count": len(self),
-                    "ids_digest": _ids_digest(self.reconstruct_ids())}
+            meta = {"seq": self.seq, "model_id": model_id, "kind": self.kind, "count": int(self._index.ntotal),
+                    "ids_digest": _ids_digest(self._physical_ids()), "tombstones": sorted(self._tombstones)}
             tmp_meta = folder / f".{INDEX_META_FILE}.{os.getpid()}.{threading.get_ident()}.tmp"
             tmp_meta.write_text(json.dumps(meta))
             os.replace(tmp_meta, folder / INDEX_META_FILE)
@@ -157,9 +236,11 @@ class FaceIndex:
             loaded = faiss.read_index(str(folder / INDEX_FILE))
             if loaded.ntotal != meta.get("count") or int(meta["seq"]) > store.journal_head():
                 raise ValueError("index does not match its metadata or the database")
-            index._index, index.seq = loaded, int(meta["seq"])
-            if _ids_digest(index.reconstruct_ids()) != meta.get("ids_digest"):
-                raise ValueError("index file and metadata come from different saves")
+            with index.lock:
+                index._index, index.seq = loaded, int(meta["seq"])
+                if _ids_digest(index._physical_ids()) != meta.get("ids_digest"):
+                    raise ValueError("index file and metadata come from different saves")
+                index._set_tombstones({int(i) for i in meta.get("tombstones", [])})
             index.catch_up(store)
         except Exception:  # missing, unreadable, stale beyond repair: the database decides
             index.rebuild(store)

@@ -1,0 +1,117 @@
+"""FaceIndex search semantics on its own: exact kinds return exactly the brute-force neighbours, with the database's
+face ids, before and after removals (the large-gallery path reads FAISS's storage directly, so it must follow it)."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from facerec.index import PARALLEL_SCAN_MIN, FaceIndex
+
+
+def unit_vectors(count: int, seed: int) -> np.ndarray:
+    vectors = np.random.default_rng(seed).standard_normal((count, 512)).astype(np.float32)
+    return vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
+
+
+def brute_force(vectors: np.ndarray, ids: np.ndarray, queries: np.ndarray, k: int):
+    scores = queries.astype(np.float64) @ vectors.astype(np.float64).T
+    order = np.argsort(-scores, axis=1, kind="stable")[:, :k]
+    return np.take_along_axis(scores, order, axis=1), ids[order]
+
+
+@pytest.mark.parametrize("count", [PARALLEL_SCAN_MIN - 1, PARALLEL_SCAN_MIN, 3 * PARALLEL_SCAN_MIN])
+def test_flat_search_is_exact_on_both_sides_of_the_parallel_threshold(count) -> None:
+    vectors = unit_vectors(count, seed=count)
+    ids = np.arange(count, dtype=np.int64) * 7 + 100  # database ids are not row numbers
+    index = FaceIndex("flat")
+    index.add(ids, vectors)
+    rng = np.random.default_rng(1)
+    queries = vectors[rng.choice(count, 6, replace=False)] + 0.05 * rng.standard_normal((6, 512)).astype(np.float32)
+    queries /= np.linalg.norm(queries, axis=1, keepdims=True)
+
+    similarities, found = index.search(queries, 5)
+
+    expected_scores, expected_ids = brute_force(vectors, ids, queries, 5)
+    assert found.shape == (6, 5) and similarities.dtype == np.float32 and found.dtype == np.int64
+    np.testing.assert_array_equal(found, expected_ids)
+    np.testing.assert_allclose(similarities, expected_scores, atol=1e-5)
+
+
+def test_parallel_flat_search_follows_removals_and_additions() -> None:
+    count = 2 * PARALLEL_SCAN_MIN
+    vectors = unit_vectors(count, seed=3)
+    ids = np.arange(count, dtype=np.int64) + 1
+    index = FaceIndex("flat")
+    index.add(ids, vectors)
+    removed = ids[::3]
+    index.remove(removed, store=None)  # flat indexes delete in place; the store is only needed by HNSW
+    kept = np.setdiff1d(ids, removed)
+    extra = unit_vectors(500, seed=4)
+    extra_ids = np.arange(500, dtype=np.int64) + 10 * count
+    index.add(extra_ids, extra)
+    all_ids = np.concatenate([kept, extra_ids])
+    all_vectors = np.concatenate([vectors[kept - 1], extra])
+
+    # Query exactly at removed and at newly added vectors.
+    queries = np.concatenate([vectors[removed[:4] - 1], extra[:4]])
+    similarities, found = index.search(queries, 3)
+
+    assert not np.isin(found, removed).any()
+    np.testing.assert_array_equal(found[4:, 0], extra_ids[:4])
+    np.testing.assert_allclose(similarities[4:, 0], 1.0, atol=1e-5)
+    expected_scores, expected_ids = brute_force(all_vectors, all_ids, queries, 3)
+    np.testing.assert_array_equal(found, expected_ids)
+    np.testing.assert_allclose(similarities, expected_scores, atol=1e-5)
+
+
+def test_k_larger_than_the_index_returns_every_vector_sorted() -> None:
+    vectors = unit_vectors(PARALLEL_SCAN_MIN, seed=5)
+    index = FaceIndex("flat")
+    index.add(np.arange(PARALLEL_SCAN_MIN), vectors)
+    similarities, found = index.search(vectors[:1], PARALLEL_SCAN_MIN + 10)
+    assert found.shape == (1, PARALLEL_SCAN_MIN)
+    assert sorted(found[0].tolist()) == list(range(PARALLEL_SCAN_MIN))
+    assert np.all(np.diff(similarities[0]) <= 0) and found[0, 0] == 0
+
+
+# ----- HNSW deletes: tombstones, persisted, compacted ----------------------------------------------------------
+def hnsw_gallery(home):
+    from facerec.gallery import Gallery
+    from facerec.settings import Settings
+
+    return Gallery(Settings.from_env(home=home, index_kind="hnsw", store_crops=False))
+
+
+def test_hnsw_delete_tombstones_then_compacts_past_the_limit(tmp_path) -> None:
+    from facerec.index import INDEX_META_FILE, TOMBSTONE_FRACTION
+
+    home = tmp_path / "gallery"
+    vectors = unit_vectors(200, seed=7)
+    names = [f"person {i:03d}" for i in range(200)]
+    with hnsw_gallery(home) as gallery:
+        face_ids = gallery.add_embeddings([{"name": n, "embedding": v} for n, v in zip(names, vectors)])
+        graph = gallery.index._index
+        for name in names[:10]:  # 5% of the graph: tombstoned, the graph object is kept
+            gallery.delete(name)
+        assert gallery.index._index is graph
+        assert len(gallery.index) == 190 and gallery.index._index.ntotal == 200
+        _, found = gallery.index.search(vectors[:10], 5)
+        assert not np.isin(found, face_ids[:10]).any()
+        assert [row[0].name for row in gallery.search(vectors[10:12], 1)] == names[10:12]
+        assert not {row[0].name for row in gallery.search(vectors[:10], 1)} & set(names[:10])
+    meta = json.loads((home / INDEX_META_FILE).read_text())
+    assert meta["tombstones"] == face_ids[:10]
+
+    with hnsw_gallery(home) as reopened:  # tombstones come back with the saved graph
+        assert reopened.index._index.ntotal == 200 and len(reopened.index) == 190
+        _, found = reopened.index.search(vectors[:10], 5)
+        assert not np.isin(found, face_ids[:10]).any()
+        deletions = int(TOMBSTONE_FRACTION * 200) - 10 + 1
+        for name in names[10 : 10 + deletions]:  # past the limit: rebuilt from the database
+            reopened.delete(name)
+        assert reopened.index._index.ntotal == len(reopened.index) == 200 - 10 - deletions
+        assert not reopened.index._tombstones
+        assert sorted(reopened.index.reconstruct_ids().tolist()) == face_ids[10 + deletions :]

@@ -259,10 +259,12 @@ class Gallery:
 
     def model_warning(self) -> str | None:
         with self.store.session() as session:
+            # Two index lookups first: `model_id != ...` scans the whole index, and this runs on every identify.
+            if all(session.scalar(select(Face.model_id).where(other).limit(1)) is None
+                   for other in (Face.model_id < self.model_id, Face.model_id > self.model_id)):
+                return None
             others = sorted(session.scalars(select(Face.model_id).where(Face.model_id != self.model_id)
                                             .distinct().limit(5)))
-        if not others:
-            return None
         return (f"this gallery holds embeddings from another model ({', '.join(others)}); the loaded model is "
                 f"{self.model_id}. Run `facerec reindex` to re-embed from the stored crops.")
 

@@ -170,17 +170,20 @@ class FaceIndex:
             self.add(*store.embeddings())
             self.seq = store.journal_head()
 
-    def catch_up(self, store: Store) -> None:
+    def catch_up(self, store: Store, verify_count: bool = False) -> None:
         """Apply every database change made since this index's sequence (by this or any other process)."""
         with self.lock:
-            needs_rebuild = self._replay(store)
+            needs_rebuild = self._replay(store, verify_count)
         if needs_rebuild:
             self.rebuild(store)
 
-    def _replay(self, store: Store) -> bool:
+    def _replay(self, store: Store, verify_count: bool = False) -> bool:
         """Bring the index to the journal head; caller holds the lock. Returns True when only a rebuild can
-        (an HNSW face whose vector changed, tombstones past their limit, or counts that disagree)."""
+        (an HNSW face whose vector changed, tombstones past their limit, or counts that disagree). Faces are
+        counted (a scan of the table) only after changes or when asked: not on every search."""
         changes = store.journal_since(self.seq)
+        if not changes and not verify_count:
+            return False
         if changes:
             # Whatever happened to a face id since (added, removed, re-embedded, or its id reused after a
             # delete), the database now says what it is: compare with what the index holds.
@@ -241,7 +244,7 @@ class FaceIndex:
                 if _ids_digest(index._physical_ids()) != meta.get("ids_digest"):
                     raise ValueError("index file and metadata come from different saves")
                 index._set_tombstones({int(i) for i in meta.get("tombstones", [])})
-            index.catch_up(store)
+            index.catch_up(store, verify_count=True)
         except Exception:  # missing, unreadable, stale beyond repair: the database decides
             index.rebuild(store)
         return index

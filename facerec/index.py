@@ -6,8 +6,8 @@
   exact scores, about twice as fast on two cores (`benchmarks/scale.py`).
 - `flat16`: the same exhaustive search over vectors stored as float16: half the memory traffic, so about twice
   as fast on large galleries, with similarities off by at most ~1e-3.
-- `hnsw`: `IndexHNSWFlat` (inner product) for large galleries; approximate (its recall is measured in
-  `benchmarks/scale.py`). An HNSW graph cannot delete, and rebuilding one of a million faces takes minutes, so a
+- `hnsw`: an HNSW graph over float16-stored vectors (`IndexHNSWSQ`, inner product) for large galleries;
+  approximate (its recall is measured in `benchmarks/scale.py`). An HNSW graph cannot delete, and rebuilding one of a million faces takes minutes, so a
   removed face becomes a tombstone: still in the graph (searches walk through it), never returned (a FAISS id
   selector filters it out), saved with the index. Once tombstones pass `TOMBSTONE_FRACTION` of the graph it is
   rebuilt from the database.
@@ -28,17 +28,20 @@ from pathlib import Path
 
 import numpy as np
 
+from .hnsw import PROJECTION_MIN_FACES, is_graph_index, new_graph_index, search_parameters
 from .store import Store
 
 INDEX_FILE, INDEX_META_FILE = "index.faiss", "index.json"
 INDEX_KINDS = ("flat", "flat16", "hnsw")
-# Below this many vectors FAISS's own single-threaded scan is already well under a millisecond.
-PARALLEL_SCAN_MIN = 8192
+# Below this many vectors (4 MB) FAISS's own single-threaded scan takes well under a millisecond.
+PARALLEL_SCAN_MIN = 2048
+# From this many queries on FAISS itself multiplies in BLAS blocks, on every core and in bounded memory.
+FAISS_BLAS_QUERIES = 20
 TOMBSTONE_FRACTION = 0.1
 
 
 class FaceIndex:
-    def __init__(self, kind: str = "flat", dimension: int = 512, hnsw_m: int = 32, ef_search: int = 64) -> None:
+    def __init__(self, kind: str = "flat", dimension: int = 512, hnsw_m: int = 32, ef_search: int = 256) -> None:
         if kind not in INDEX_KINDS:
             raise ValueError(f"index kind must be one of {', '.join(INDEX_KINDS)}")
         self.kind, self.dimension, self.hnsw_m, self.ef_search = kind, dimension, hnsw_m, ef_search
@@ -47,8 +50,11 @@ class FaceIndex:
         self._index = self._empty()
         self._tombstones: set[int] = set()  # HNSW only: removed face ids still in the graph
         self._selector = None  # FAISS selector excluding the tombstones (with the objects it points to)
+        self._built_for = 0  # faces held when the index was last built from the database
 
-    def _empty(self):
+    def _empty(self, training: np.ndarray | None = None):
+        """A new empty FAISS index of this kind; `training` (the vectors it is about to hold) shapes the HNSW
+        graph's projection (`facerec.hnsw`)."""
         import faiss
 
         if self.kind == "flat":
@@ -56,10 +62,7 @@ class FaceIndex:
         if self.kind == "flat16":
             return faiss.IndexIDMap2(faiss.IndexScalarQuantizer(
                 self.dimension, faiss.ScalarQuantizer.QT_fp16, faiss.METRIC_INNER_PRODUCT))
-        hnsw = faiss.IndexHNSWFlat(self.dimension, self.hnsw_m, faiss.METRIC_INNER_PRODUCT)
-        hnsw.hnsw.efConstruction = 80
-        hnsw.hnsw.efSearch = self.ef_search
-        return faiss.IndexIDMap2(hnsw)
+        return new_graph_index(self.dimension, self.hnsw_m, training)
 
     def __len__(self) -> int:
         """Faces this index returns (tombstones excluded)."""
@@ -102,17 +105,12 @@ class FaceIndex:
         queries = np.ascontiguousarray(np.atleast_2d(queries), dtype=np.float32)
         with self.lock:
             k = max(1, min(k, len(self)))
-            if self.kind == "flat" and len(self) >= PARALLEL_SCAN_MIN:
+            if self.kind == "flat" and len(self) >= PARALLEL_SCAN_MIN and len(queries) < FAISS_BLAS_QUERIES:
                 return self._parallel_exact_search(queries, k)
             if self.kind != "hnsw":
                 return self._index.search(queries, k)
-            import faiss
-
-            params = faiss.SearchParametersHNSW()
-            params.efSearch = max(self.ef_search, k)
-            if self._selector is not None:
-                params.sel = self._selector[0]
-            return self._index.search(queries, k, params=params)
+            excluded = self._selector[0] if self._selector is not None else None
+            return self._index.search(queries, k, params=search_parameters(self._index, self.ef_search, k, excluded))
 
     def _parallel_exact_search(self, queries: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
         """Exact top-k as a matrix product over views of FAISS's storage (no copy); caller holds the lock."""
@@ -155,19 +153,20 @@ class FaceIndex:
         for _attempt in range(3):
             seq = store.journal_head()
             ids, embeddings = store.embeddings()
-            fresh = self._empty()
+            fresh = self._empty(training=embeddings)
             if len(ids):
                 fresh.add_with_ids(np.ascontiguousarray(embeddings, dtype=np.float32),
                                    np.ascontiguousarray(ids, dtype=np.int64))
             with self.lock:
-                self._index, self.seq = fresh, seq
+                self._index, self.seq, self._built_for = fresh, seq, len(ids)
                 self._set_tombstones(set())
                 if not self._replay(store):
                     return
         with self.lock:  # writers kept re-embedding faces under us: rebuild once more, holding the lock
-            self._index, self.seq = self._empty(), 0
+            ids, embeddings = store.embeddings()
+            self._index, self.seq, self._built_for = self._empty(training=embeddings), 0, len(ids)
             self._set_tombstones(set())
-            self.add(*store.embeddings())
+            self.add(ids, embeddings)
             self.seq = store.journal_head()
 
     def catch_up(self, store: Store, verify_count: bool = False) -> None:
@@ -192,8 +191,8 @@ class FaceIndex:
             current = dict(zip(ids.tolist(), embeddings))
             held = set(self.reconstruct_ids().tolist())
             gone = [f for f in touched if f in held and f not in current]
-            changed = [f for f in held.intersection(current)
-                       if not np.array_equal(self._index.reconstruct(f), current[f])]
+            changed = [f for f in held.intersection(current)  # float16 kinds hold vectors rounded by <= 5e-4
+                       if not np.allclose(self._index.reconstruct(f), current[f], rtol=0, atol=1e-3)]
             new = [f for f in current if f not in held]
             if self.kind == "hnsw" and (changed or self._tombstones.intersection(new)):
                 return True  # a graph node cannot be replaced
@@ -202,13 +201,18 @@ class FaceIndex:
             vectors = np.array([current[f] for f in readd], np.float32).reshape(-1, self.dimension)
             self.add(np.array(readd, np.int64), vectors)
             self.seq = max(self.seq, changes[-1][0])
-        overdue = self.kind == "hnsw" and len(self._tombstones) > TOMBSTONE_FRACTION * max(1, self._index.ntotal)
-        if overdue:
+        if self.kind == "hnsw" and (len(self._tombstones) > TOMBSTONE_FRACTION * max(1, self._index.ntotal)
+                                    or self._graph_outgrown()):
             return True
         # Counts are only comparable when nothing was committed since the replay (a later write would already
         # be in the count but not yet in the index; the next catch-up applies it).
         faces = store.counts()[1]
         return len(self) != faces and store.journal_head() == self.seq
+
+    def _graph_outgrown(self) -> bool:
+        """An HNSW graph built while the gallery was too small to estimate its principal subspace (so over the
+        full vectors) is rebuilt, once, when the gallery reaches that size."""
+        return self._built_for < PROJECTION_MIN_FACES <= int(self._index.ntotal)
 
     def save(self, folder: Path, model_id: str) -> None:
         """Write atomically (temp file + rename), so a crash never leaves a half-written index behind."""
@@ -220,7 +224,8 @@ class FaceIndex:
             faiss.write_index(self._index, str(tmp))
             os.replace(tmp, folder / INDEX_FILE)
             meta = {"seq": self.seq, "model_id": model_id, "kind": self.kind, "count": int(self._index.ntotal),
-                    "ids_digest": _ids_digest(self._physical_ids()), "tombstones": sorted(self._tombstones)}
+                    "ids_digest": _ids_digest(self._physical_ids()), "tombstones": sorted(self._tombstones),
+                    "built_for": self._built_for}
             tmp_meta = folder / f".{INDEX_META_FILE}.{os.getpid()}.{threading.get_ident()}.tmp"
             tmp_meta.write_text(json.dumps(meta))
             os.replace(tmp_meta, folder / INDEX_META_FILE)
@@ -237,6 +242,8 @@ class FaceIndex:
             if meta.get("model_id") != model_id or meta.get("kind") != kind:
                 raise ValueError("index made for another model or kind")
             loaded = faiss.read_index(str(folder / INDEX_FILE))
+            if kind == "hnsw" and not is_graph_index(loaded):
+                raise ValueError("HNSW index saved in an older layout")
             if loaded.ntotal != meta.get("count") or int(meta["seq"]) > store.journal_head():
                 raise ValueError("index does not match its metadata or the database")
             with index.lock:
@@ -244,6 +251,7 @@ class FaceIndex:
                 if _ids_digest(index._physical_ids()) != meta.get("ids_digest"):
                     raise ValueError("index file and metadata come from different saves")
                 index._set_tombstones({int(i) for i in meta.get("tombstones", [])})
+                index._built_for = int(meta.get("built_for", loaded.ntotal))
             index.catch_up(store, verify_count=True)
         except Exception:  # missing, unreadable, stale beyond repair: the database decides
             index.rebuild(store)

@@ -26,6 +26,9 @@ class LazySession:
                     options = ort.SessionOptions()
                     options.intra_op_num_threads = self.num_threads
                     options.log_severity_level = 3
+                    # Idle worker threads would otherwise spin for a while after each run, taking the cores
+                    # the gallery search (a multi-threaded BLAS product) needs right after embedding.
+                    options.add_session_config_entry("session.intra_op.allow_spinning", "0")
                     model = self._model() if callable(self._model) else self._model
                     self._session = ort.InferenceSession(
                         model if isinstance(model, bytes) else str(model), options,

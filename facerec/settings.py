@@ -39,7 +39,7 @@ class Settings:
     store_crops: bool = True
     index_kind: str = "flat"
     hnsw_m: int = 32
-    hnsw_ef_search: int = 64
+    hnsw_ef_search: int = 256
     flip_tta: bool = True
     detector_score_threshold: float = 0.9
     min_face_size: float = 20.0
@@ -49,8 +49,8 @@ class Settings:
 
     @classmethod
     def from_env(cls, **overrides) -> "Settings":
-        """Defaults, then FACEREC_HOME / FACEREC_MODEL / FACEREC_THRESHOLD / FACEREC_INDEX / FACEREC_STORE_CROPS,
-        then explicit overrides (None values in overrides are ignored)."""
+        """Defaults, then FACEREC_HOME / FACEREC_MODEL / FACEREC_THRESHOLD / FACEREC_INDEX / FACEREC_HNSW_EF /
+        FACEREC_STORE_CROPS, then explicit overrides (None values in overrides are ignored)."""
         env: dict = {}
         if os.environ.get("FACEREC_HOME"):
             env["home"] = Path(os.environ["FACEREC_HOME"])
@@ -60,6 +60,8 @@ class Settings:
             env["similarity_threshold"] = float(os.environ["FACEREC_THRESHOLD"])
         if os.environ.get("FACEREC_INDEX"):
             env["index_kind"] = os.environ["FACEREC_INDEX"]
+        if os.environ.get("FACEREC_HNSW_EF"):
+            env["hnsw_ef_search"] = int(os.environ["FACEREC_HNSW_EF"])
         if os.environ.get("FACEREC_STORE_CROPS"):
             env["store_crops"] = os.environ["FACEREC_STORE_CROPS"].lower() not in ("0", "false", "no")
         env.update({k: v for k, v in overrides.items() if v is not None})

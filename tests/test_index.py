@@ -8,7 +8,7 @@ import json
 import numpy as np
 import pytest
 
-from facerec.index import PARALLEL_SCAN_MIN, FaceIndex
+from facerec.index import FAISS_BLAS_QUERIES, PARALLEL_SCAN_MIN, FaceIndex
 
 
 def unit_vectors(count: int, seed: int) -> np.ndarray:
@@ -23,19 +23,21 @@ def brute_force(vectors: np.ndarray, ids: np.ndarray, queries: np.ndarray, k: in
 
 
 @pytest.mark.parametrize("count", [PARALLEL_SCAN_MIN - 1, PARALLEL_SCAN_MIN, 3 * PARALLEL_SCAN_MIN])
-def test_flat_search_is_exact_on_both_sides_of_the_parallel_threshold(count) -> None:
+@pytest.mark.parametrize("queries_count", [6, FAISS_BLAS_QUERIES])
+def test_flat_search_is_exact_on_both_sides_of_the_parallel_thresholds(count, queries_count) -> None:
     vectors = unit_vectors(count, seed=count)
     ids = np.arange(count, dtype=np.int64) * 7 + 100  # database ids are not row numbers
     index = FaceIndex("flat")
     index.add(ids, vectors)
     rng = np.random.default_rng(1)
-    queries = vectors[rng.choice(count, 6, replace=False)] + 0.05 * rng.standard_normal((6, 512)).astype(np.float32)
+    noise = 0.05 * rng.standard_normal((queries_count, 512)).astype(np.float32)
+    queries = vectors[rng.choice(count, queries_count, replace=False)] + noise
     queries /= np.linalg.norm(queries, axis=1, keepdims=True)
 
     similarities, found = index.search(queries, 5)
 
     expected_scores, expected_ids = brute_force(vectors, ids, queries, 5)
-    assert found.shape == (6, 5) and similarities.dtype == np.float32 and found.dtype == np.int64
+    assert found.shape == (queries_count, 5) and similarities.dtype == np.float32 and found.dtype == np.int64
     np.testing.assert_array_equal(found, expected_ids)
     np.testing.assert_allclose(similarities, expected_scores, atol=1e-5)
 
@@ -115,3 +117,54 @@ def test_hnsw_delete_tombstones_then_compacts_past_the_limit(tmp_path) -> None:
         assert reopened.index._index.ntotal == len(reopened.index) == 200 - 10 - deletions
         assert not reopened.index._tombstones
         assert sorted(reopened.index.reconstruct_ids().tolist()) == face_ids[10 + deletions :]
+
+
+def test_index_kind_and_search_effort_come_from_the_environment(tmp_path, monkeypatch) -> None:
+    from facerec.gallery import Gallery
+    from facerec.settings import Settings
+
+    monkeypatch.setenv("FACEREC_INDEX", "hnsw")
+    monkeypatch.setenv("FACEREC_HNSW_EF", "200")
+    with Gallery(Settings.from_env(home=tmp_path / "gallery")) as gallery:
+        assert gallery.index.kind == "hnsw" and gallery.index.ef_search == 200
+        assert gallery.stats()["index"] == "hnsw"
+
+
+# ----- HNSW over the principal subspace: exact similarities, tombstones, persistence -------------------------
+def concentrated_vectors(count: int, seed: int) -> np.ndarray:
+    """Unit vectors whose energy lies in 48 of the 512 directions, as real face embeddings' mostly does."""
+    rng = np.random.default_rng(seed)
+    basis = np.linalg.qr(rng.standard_normal((512, 48)))[0].T  # [48, 512] orthonormal
+    vectors = rng.standard_normal((count, 48)) @ basis + 0.002 * rng.standard_normal((count, 512))
+    return (vectors / np.linalg.norm(vectors, axis=1, keepdims=True)).astype(np.float32)
+
+
+def test_large_hnsw_gallery_projects_and_returns_exact_similarities(tmp_path) -> None:
+    from facerec.hnsw import PROJECTION_MIN_FACES, is_projected
+
+    home = tmp_path / "gallery"
+    count = PROJECTION_MIN_FACES + 2000
+    vectors = concentrated_vectors(count + 40, seed=11)
+    vectors, queries = vectors[:count], vectors[count:]
+    names = [f"person {i:05d}" for i in range(count)]
+    with hnsw_gallery(home) as gallery:
+        face_ids = np.array(gallery.add_embeddings([{"name": n, "embedding": v} for n, v in zip(names, vectors)]))
+        gallery.index.catch_up(gallery.store)
+        assert is_projected(gallery.index._index)  # rebuilt over the subspace once the gallery got large enough
+        similarities, found = gallery.index.search(queries, 5)
+        expected_scores, expected_ids = brute_force(vectors, face_ids, queries, 5)
+        assert np.mean(found[:, 0] == expected_ids[:, 0]) >= 0.95
+        hits = found[:, 0] == expected_ids[:, 0]
+        np.testing.assert_allclose(similarities[hits, 0], expected_scores[hits, 0], atol=1e-5)  # exact re-score
+
+        top = int(expected_ids[0, 0])
+        gallery.delete(names[int(np.flatnonzero(face_ids == top)[0])])
+        assert gallery.index._tombstones == {top}
+        _, found = gallery.index.search(queries[:1], 5)
+        assert top not in found[0]
+
+    with hnsw_gallery(home) as reopened:
+        assert is_projected(reopened.index._index) and reopened.index._tombstones == {top}
+        _, found = reopened.index.search(queries, 5)
+        assert not np.isin(found, [top]).any()
+        assert np.mean(found[1:, 0] == expected_ids[1:, 0]) >= 0.95

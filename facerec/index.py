@@ -4,13 +4,13 @@
   with one thread when there are fewer than 20 queries (one photo's faces), so for large galleries the scan is
   done as one BLAS matrix product over FAISS's own vector storage, which uses every core: same vectors, same
   exact scores, about twice as fast on two cores (`benchmarks/scale.py`).
-- `flat16`: the same exhaustive search over vectors stored as float16: half the memory traffic, so about twice
-  as fast on large galleries, with similarities off by at most ~1e-3.
-- `hnsw`: an HNSW graph over float16-stored vectors (`IndexHNSWSQ`, inner product) for large galleries;
-  approximate (its recall is measured in `benchmarks/scale.py`). An HNSW graph cannot delete, and rebuilding one of a million faces takes minutes, so a
-  removed face becomes a tombstone: still in the graph (searches walk through it), never returned (a FAISS id
-  selector filters it out), saved with the index. Once tombstones pass `TOMBSTONE_FRACTION` of the graph it is
-  rebuilt from the database.
+- `flat16`: the same exhaustive search over vectors stored as float16: half the memory, similarities off by at
+  most ~1e-3.
+- `hnsw`: approximate, for large galleries: an HNSW graph over the gallery's principal subspace whose candidates
+  are re-scored exactly (`facerec.hnsw`; recall measured in `benchmarks/scale.py`). A graph cannot delete, and
+  rebuilding one of a million faces takes minutes, so a removed face becomes a tombstone: still in the graph
+  (searches walk through it), never returned (a FAISS id selector filters it out), saved with the index. Once
+  tombstones pass `TOMBSTONE_FRACTION` of the graph it is rebuilt from the database.
 
 The index is a cache of the database. It is saved as `index.faiss` with `index.json` recording the journal
 sequence and model it reflects; `FaceIndex.open` replays the journal after that point, and rebuilds from the
@@ -153,10 +153,7 @@ class FaceIndex:
         for _attempt in range(3):
             seq = store.journal_head()
             ids, embeddings = store.embeddings()
-            fresh = self._empty(training=embeddings)
-            if len(ids):
-                fresh.add_with_ids(np.ascontiguousarray(embeddings, dtype=np.float32),
-                                   np.ascontiguousarray(ids, dtype=np.int64))
+            fresh = self._filled(ids, embeddings)
             with self.lock:
                 self._index, self.seq, self._built_for = fresh, seq, len(ids)
                 self._set_tombstones(set())
@@ -168,6 +165,21 @@ class FaceIndex:
             self._set_tombstones(set())
             self.add(ids, embeddings)
             self.seq = store.journal_head()
+
+    def fill(self, ids: np.ndarray, embeddings: np.ndarray) -> None:
+        """Replace the contents with these faces, built in one go, as `rebuild` does from the database (an HNSW
+        graph learns its projection from them). For bulk loads outside a gallery, such as benchmarks."""
+        fresh = self._filled(ids, embeddings)
+        with self.lock:
+            self._index, self._built_for = fresh, len(ids)
+            self._set_tombstones(set())
+
+    def _filled(self, ids: np.ndarray, embeddings: np.ndarray):
+        fresh = self._empty(training=embeddings)
+        if len(ids):
+            fresh.add_with_ids(np.ascontiguousarray(embeddings, dtype=np.float32),
+                               np.ascontiguousarray(ids, dtype=np.int64))
+        return fresh
 
     def catch_up(self, store: Store, verify_count: bool = False) -> None:
         """Apply every database change made since this index's sequence (by this or any other process)."""

@@ -1,9 +1,9 @@
 """The approximate index: an HNSW graph over the faces' principal subspace, its candidates re-scored exactly.
 
 Face embeddings are far from isotropic: for the shipped model 99.9% of the energy (mean squared component) of
-the 13,233 LFW photos' embeddings lies in 111 of the 512 directions. The graph is therefore built over the vectors projected onto the
-gallery's own principal subspace (uncentred, so inner products are preserved up to the energy left out): each
-hop reads a quarter of the bytes, which makes both search and build several times cheaper at a million faces.
+the 13,233 LFW photos' embeddings lies in 111 of the 512 directions. The graph is therefore built over the
+vectors projected onto the gallery's own principal subspace (uncentred, so inner products are preserved up to
+the energy left out): each hop reads a quarter of the bytes, which makes both search and build several times cheaper at a million faces.
 The graph proposes `REFINE_FACTOR` candidates per wanted neighbour and those are re-scored with the full float32
 vectors, so the similarities returned are exact and only the candidate set is approximate.
 

@@ -75,19 +75,16 @@ class FaceIndex:
                 self._index.add_with_ids(np.ascontiguousarray(embeddings, dtype=np.float32),
                                          np.ascontiguousarray(ids, dtype=np.int64))
 
-    def remove(self, ids: np.ndarray, store: Store | None = None) -> None:
-        """Drop these face ids: deleted in place (flat kinds) or tombstoned (HNSW; rebuilt from `store` once
-        tombstones pass `TOMBSTONE_FRACTION` of the graph)."""
+    def remove(self, ids: np.ndarray) -> None:
+        """Drop these face ids: deleted in place (flat kinds) or tombstoned (HNSW; the journal replay rebuilds
+        the graph once tombstones pass `TOMBSTONE_FRACTION` of it)."""
         if not len(ids):
             return
         with self.lock:
             if self.kind != "hnsw":
                 self._index.remove_ids(np.ascontiguousarray(ids, dtype=np.int64))
-                return
-            self._set_tombstones(self._tombstones | {int(i) for i in ids})
-            overdue = len(self._tombstones) > TOMBSTONE_FRACTION * self._index.ntotal
-        if overdue and store is not None:
-            self.rebuild(store)
+            else:
+                self._set_tombstones(self._tombstones | {int(i) for i in ids})
 
     def _set_tombstones(self, tombstones: set[int]) -> None:
         import faiss
@@ -155,24 +152,24 @@ class FaceIndex:
             ids, embeddings = store.embeddings()
             fresh = self._filled(ids, embeddings)
             with self.lock:
-                self._index, self.seq, self._built_for = fresh, seq, len(ids)
-                self._set_tombstones(set())
+                self._swap_in(fresh, len(ids), seq)
                 if not self._replay(store):
                     return
         with self.lock:  # writers kept re-embedding faces under us: rebuild once more, holding the lock
             ids, embeddings = store.embeddings()
-            self._index, self.seq, self._built_for = self._empty(training=embeddings), 0, len(ids)
-            self._set_tombstones(set())
-            self.add(ids, embeddings)
-            self.seq = store.journal_head()
+            self._swap_in(self._filled(ids, embeddings), len(ids), store.journal_head())
 
     def fill(self, ids: np.ndarray, embeddings: np.ndarray) -> None:
         """Replace the contents with these faces, built in one go, as `rebuild` does from the database (an HNSW
         graph learns its projection from them). For bulk loads outside a gallery, such as benchmarks."""
         fresh = self._filled(ids, embeddings)
         with self.lock:
-            self._index, self._built_for = fresh, len(ids)
-            self._set_tombstones(set())
+            self._swap_in(fresh, len(ids), self.seq)
+
+    def _swap_in(self, fresh, built_for: int, seq: int) -> None:
+        """Make a freshly built index (no tombstones) the current one; caller holds the lock."""
+        self._index, self._built_for, self.seq = fresh, built_for, seq
+        self._set_tombstones(set())
 
     def _filled(self, ids: np.ndarray, embeddings: np.ndarray):
         fresh = self._empty(training=embeddings)
@@ -213,7 +210,7 @@ class FaceIndex:
             vectors = np.array([current[f] for f in readd], np.float32).reshape(-1, self.dimension)
             self.add(np.array(readd, np.int64), vectors)
             self.seq = max(self.seq, changes[-1][0])
-        if self.kind == "hnsw" and (len(self._tombstones) > TOMBSTONE_FRACTION * max(1, self._index.ntotal)
+        if self.kind == "hnsw" and (len(self._tombstones) > TOMBSTONE_FRACTION * self._index.ntotal
                                     or self._graph_outgrown()):
             return True
         # Counts are only comparable when nothing was committed since the replay (a later write would already

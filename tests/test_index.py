@@ -49,7 +49,7 @@ def test_parallel_flat_search_follows_removals_and_additions() -> None:
     index = FaceIndex("flat")
     index.add(ids, vectors)
     removed = ids[::3]
-    index.remove(removed, store=None)  # flat indexes delete in place; the store is only needed by HNSW
+    index.remove(removed)  # flat indexes delete in place
     kept = np.setdiff1d(ids, removed)
     extra = unit_vectors(500, seed=4)
     extra_ids = np.arange(500, dtype=np.int64) + 10 * count

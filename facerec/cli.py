@@ -109,15 +109,32 @@ def build_parser() -> argparse.ArgumentParser:
     p = command("train", cmd_train, "train the embedder (needs the 'train' extra)")
     p.add_argument("--celeba", default="../shared/data/celeba112")
     p.add_argument("--lfw-cache", required=True, help="output of `facerec prepare ../shared/data/lfw DIR`")
+    p.add_argument("--teacher", nargs="*", default=[],
+                   help="teacher files (celeba112_dlib.npz, `facerec teacher-targets` output) for distillation")
     p.add_argument("--run-dir", required=True)
     p.add_argument("--epochs", type=int, default=30)
     p.add_argument("--head", default="arcface", choices=["softmax", "contrastive", "triplet", "arcface"])
-    p.add_argument("--stem", default="high_res", choices=["standard", "high_res"])
-    p.add_argument("--batch-size", type=int, default=512)
+    p.add_argument("--stem", default="standard", choices=["standard", "high_res"])
+    p.add_argument("--batch-size", type=int, default=256)
     p.add_argument("--lr", type=float, default=0.1)
-    p.add_argument("--device", default="auto")
-    p.add_argument("--fp32", action="store_true",
-                   help="train in float32 (faster than bf16 autocast on CPUs without native bf16, such as AVX2-only)")
+    p.add_argument("--warmup-epochs", type=float, default=1.0, help="linear learning-rate warm-up (epochs)")
+    p.add_argument("--arcface-weight", type=float, default=1.0)
+    p.add_argument("--distill-weight", type=float, default=0.0)
+    p.add_argument("--warm-start", help="an ONNX embedder whose weights start the run")
+    p.add_argument("--max-seconds", type=float, help="stop after the epoch during which this much time passed")
+    p.add_argument("--device", default="auto", help="auto (cuda if present, else cpu), cpu or cuda")
+    precision = p.add_mutually_exclusive_group()
+    precision.add_argument("--fp32", action="store_const", const=False, dest="bf16",
+                           help="force float32 (default: bf16 autocast only where the hardware has native bf16)")
+    precision.add_argument("--bf16", action="store_const", const=True, dest="bf16", help="force bf16 autocast")
+    p = command("teacher-targets", cmd_teacher_targets,
+                "dlib teacher descriptors of an aligned-face cache (needs the 'teacher' extra), resumable")
+    p.add_argument("cache", help="output of `facerec prepare`")
+    p.add_argument("out", help="the .npz to write (paths, descriptor, descriptor_mirror)")
+    p.add_argument("--training-only", action="store_true",
+                   help="only the LFW protocol's training people (>= 3 photos): never the evaluation people")
+    p.add_argument("--no-mirror", action="store_true", help="skip the descriptors of the mirrored crops")
+    p.add_argument("--workers", type=int, default=None, help="processes (default: every core)")
     p = command("export-onnx", cmd_export_onnx, "export trained weights to ONNX and check it against torch")
     p.add_argument("weights")
     p.add_argument("out")
@@ -410,12 +427,46 @@ def cmd_train(args) -> int:
         from .train.loop import TrainConfig, train
     except ImportError as error:
         raise FaceRecError(str(error)) from None
-    faces = load_sources(args.celeba, args.lfw_cache)
+    faces = load_sources(args.celeba, args.lfw_cache, args.teacher)
     config = TrainConfig(head=args.head, stem=args.stem, epochs=args.epochs, batch_size=args.batch_size,
-                         lr=args.lr, device=args.device, bf16=not args.fp32)
+                         lr=args.lr, warmup_epochs=args.warmup_epochs, device=args.device, bf16=args.bf16, arcface_weight=args.arcface_weight,
+                         distill_weight=args.distill_weight, warm_start=args.warm_start,
+                         max_seconds=args.max_seconds)
     record = train(config, faces, args.run_dir, log=lambda line: print(line, file=sys.stderr, flush=True))
     _emit(args, record, text=f"trained {record.get('epoch')} epochs; weights in {args.run_dir}")
     return 0
+
+
+def cmd_teacher_targets(args) -> int:
+    from .cache import load_cache
+    from .train.data import lfw_training_rows
+    from .train.teacher import compute_targets
+
+    faces, names, paths = load_cache(args.cache)
+    rows = lfw_training_rows(names) if args.training_only else list(range(len(paths)))
+    bar = _progress(len(rows), "teacher")
+
+    def progress(done: int, total: int) -> None:
+        bar.update(done - bar.n)
+
+    out = compute_targets(_Rows(faces, rows), [paths[r] for r in rows], args.out, mirror=not args.no_mirror,
+                          workers=args.workers, progress=progress)
+    bar.close()
+    _emit(args, {"out": str(out), "rows": len(rows)}, text=f"teacher descriptors of {len(rows)} crops in {out}")
+    return 0
+
+
+class _Rows:
+    """A lazy row selection of a (memmapped) array, sliced chunk by chunk."""
+
+    def __init__(self, array, rows: list[int]) -> None:
+        self.array, self.rows = array, rows
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    def __getitem__(self, item: slice):
+        return self.array[self.rows[item]]
 
 
 def cmd_export_onnx(args) -> int:

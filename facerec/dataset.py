@@ -41,4 +41,4 @@ def held_out_identities(identities: dict[str, list[Path]]) -> set[str]:
     """The training set's seeded hold-out: identities never trained on, used for validation metrics during
     training and for threshold calibration (chosen among those with >= 4 photos so each has genuine pairs)."""
     eligible = sorted(name for name, photos in identities.items() if len(photos) >= HELD_OUT_MIN_PHOTOS)
-    return set(random.Random(HELD_OUT_SEED).sample(eligible, HELD_OUT_IDENTITIES))
+    return set(random.Random(HELD_OUT_SEED).sample(eligible, min(HELD_OUT_IDENTITIES, len(eligible))))

@@ -1,144 +1,142 @@
-"""Write the model card `models/facerec-r18-arcface.json` from the measured figures.
+"""Write the model card `models/facerec-r18-arcface.json` from the training logs and the measured results.
 
-    python scripts/make_model_card.py --eval runs/eval_lfw2.json --eval-distractors runs/eval_lfw2_distractors.json \
-        --pairs runs/eval_pairs.json --speed runs/speed_1thread.json
+    python scripts/make_model_card.py
 
-Inputs: the training logs brought back from the accelerator (models/training/), the threshold calibration
-(models/training/calibration.json, from scripts/calibrate_threshold.py) and the `facerec eval` / `eval-pairs` /
-benchmark JSON files named on the command line. Nothing in the card is typed in by hand except the prose.
+Every figure comes from a file that a command wrote; nothing numeric is typed in here:
+- models/training/train_config.json, train_log.jsonl: the shipped run (`facerec train`, copied by retrain.sh);
+- models/training/retrain_steps.json: wall seconds of each step of `scripts/retrain.sh`;
+- models/training/ablation.json: `scripts/ablation.py` (held-out identities only), with the teacher's figures;
+- models/training/calibration.json: the threshold calibration on held-out identities;
+- benchmarks/results/*.json: `facerec eval`, `facerec eval-pairs`, `benchmarks/peer.py`, `benchmarks/speed.py`.
 """
 
 from __future__ import annotations
 
-import argparse
 import hashlib
 import json
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-MODELS = ROOT / "models"
+MODELS, TRAINING, RESULTS = ROOT / "models", ROOT / "models" / "training", ROOT / "benchmarks" / "results"
 NAME = "facerec-r18-arcface"
+HELD_OUT_KEYS = ("one_shot_rank1", "closest_is_positive_accuracy", "MedianDistance", "MedianClosestDistance",
+                 "MedianClosestPositiveDistance", "MedianClosestVsClosestPositiveDistance")
+STEMS = {
+    "standard": "torchvision ResNet18 with its standard 7x7/2 stem + max-pool (28/14/7/4 feature maps at 112x112)",
+    "high_res": "torchvision ResNet18 with a 3x3/1 stem + max-pool (56/28/14/7 feature maps at 112x112)",
+}
 
 
-def load(path: str | Path | None) -> dict:
-    return json.loads(Path(path).read_text()) if path and Path(path).exists() else {}
+def load(path: Path) -> dict:
+    return json.loads(path.read_text()) if path.exists() else {}
+
+
+def load_lines(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
+
+
+def rounded(record: dict, keys=HELD_OUT_KEYS) -> dict:
+    return {k: round(record[k], 4) for k in keys if k in record}
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--eval")
-    parser.add_argument("--eval-distractors")
-    parser.add_argument("--pairs")
-    parser.add_argument("--speed")
-    args = parser.parse_args()
     onnx = MODELS / f"{NAME}.onnx"
-    calibration = load(MODELS / "training" / "calibration.json")
-    round1 = load(MODELS / "training" / "h200_round1_results.json")
-    round2 = load(MODELS / "training" / "h200_round2_results.json")
-    shipped = next(r for r in round2["comparison"] if r["config"]["stem"] == "high_res")
-    standard_long = next(r for r in round2["comparison"] if r["config"]["stem"] == "standard")
-    evaluation, distractors, pairs, speed = load(args.eval), load(args.eval_distractors), load(args.pairs), load(
-        args.speed)
+    run = load(TRAINING / "train_config.json")
+    config = run.get("config", {})
+    history = load_lines(TRAINING / "train_log.jsonl")
+    validated = [h for h in history if "one_shot_rank1" in h]
+    shipped = max(validated, key=lambda h: h["one_shot_rank1"]) if validated else {}
+    ablation = load(TRAINING / "ablation.json")
+    calibration = load(TRAINING / "calibration.json")
+    steps = load(TRAINING / "retrain_steps.json")
+    evaluation, distractors = load(RESULTS / "eval_lfw2.json"), load(RESULTS / "eval_lfw2_distractors.json")
+    pairs, peer, peer_pairs = load(RESULTS / "eval_pairs.json"), load(RESULTS / "peer.json"), load(
+        RESULTS / "peer_pairs.json")
     card = {
         "name": NAME,
         "file": onnx.name,
         "sha256": hashlib.sha256(onnx.read_bytes()).hexdigest(),
         "size_bytes": onnx.stat().st_size,
         "architecture": {
-            "backbone": "torchvision ResNet18, 3x3 stride-1 stem + max-pool (high-resolution stem: 56/28/14/7 "
-                        "feature maps at 112x112 input)",
-            "head": "BatchNorm2d -> Dropout(0.4) -> 7x7 global depthwise conv -> BatchNorm -> Linear(512, 512) -> "
-                    "BatchNorm1d; L2 normalisation inside the ONNX graph",
+            "backbone": STEMS.get(config.get("stem", ""), config.get("stem")),
+            "head": "BatchNorm2d -> Dropout -> global depthwise conv over the last map -> BatchNorm -> "
+                    "Linear(512, 512) -> BatchNorm1d; L2 normalisation inside the ONNX graph",
             "input": "float32 RGB [N, 3, 112, 112], values 0..255, ArcFace-template aligned (facerec.align)",
             "output": "float32 [N, 512], unit length; cosine similarity = dot product",
-            "onnx_opset": 17, "precision": "fp32",
-            "test_time_augmentation": "facerec adds the embedding of the mirrored crop (flip_tta=True by default)",
+            "precision": "fp32",
         },
         "training": {
-            "objective": "ArcFace additive angular margin, s=30, m=0.4 (margin ramped in over the first epoch)",
-            "optimizer": "SGD momentum 0.9 (Nesterov), lr 0.1, weight decay 5e-4, 1 warm-up epoch then cosine",
-            "batch_size": shipped["config"]["batch_size"],
-            "epochs_scheduled": shipped["config"]["epochs"],
-            "epoch_shipped": shipped["best_epoch"],
-            "selection": "the epoch with the best ClosestIsPositiveAccuracy on held-out identities (never LFW)",
-            "augmentation": "flip, scale +-10%, shift +-6%, rotation +-8 deg, brightness/contrast/saturation +-30%, "
-                            "grayscale 10%, Gaussian blur 15%, down-scaling to 24-72 px 15% (on the GPU, batched)",
-            "precision": "bfloat16 autocast, channels_last",
-            "hardware": "one NVIDIA H200 (lent for 15 minutes); ~13,300 training images/s",
-            "wall_seconds": round(shipped["seconds"], 1),
-            "data": {
-                "celeba112": "29,630 aligned CelebA photos, 6,340 identities, minus 150 held-out identities "
-                             "(2,411 photos) kept for validation and threshold calibration",
-                "lfw": "LFW people with >= 3 photos (901 people, 7,606 photos), aligned by `facerec prepare`; the "
-                       "779 two-photo evaluation people and the one-photo distractors are never trained on",
-                "training_images": 34825,
-                "training_identities": 7091,
+            "objective": (f"ArcFace (s={config.get('arcface_scale')}, m={config.get('arcface_margin')}) x "
+                          f"{config.get('arcface_weight')} + distillation x {config.get('distill_weight')}: a "
+                          "linear projection (512->128, training only) of the embedding regressed by cosine onto "
+                          "the teacher's centred, normalised descriptor of the same crop (of the mirrored crop "
+                          "when augmentation mirrors it)"),
+            "teacher": {
+                "model": "dlib_face_recognition_resnet_model_v1 (PyPI face_recognition_models), used at training "
+                         "time only",
+                "licence": "released into the public domain by its author (Davis King); trained on ~3 million "
+                           "faces whose identities avoid LFW's",
+                "targets": "dlib descriptor of each aligned 112x112 training crop and its mirror, face box = the "
+                           "fixed rectangle (18, 30, 94, 106) of the crop (facerec teacher-targets)",
             },
+            "warm_start": config.get("warm_start") and "model v1 (ArcFace only, high-resolution stem), moved to "
+                                                       "the standard stem (facerec.train.warm_start)",
+            "config": config,
+            "device": run.get("device"), "precision": run.get("precision"),
+            "data": {k: run.get(k) for k in ("training_images", "training_identities", "validation_images",
+                                             "validation_identities")},
+            "data_sources": "celeba112 (minus 150 held-out identities kept for validation and calibration) + LFW "
+                            "people with >= 3 photos; the 779 LFW evaluation people and the one-photo "
+                            "distractors are never trained on",
+            "selection": "the epoch with the best one-shot rank-1 on the held-out CelebA identities (never LFW)",
+            "epoch_shipped": shipped.get("epoch"),
+            "images_per_second": round(history[-1]["images_per_second"], 1) if history else None,
+            "wall_seconds": {"train": history[-1]["elapsed_seconds"] if history else None, **steps},
+            "history": [{"epoch": h["epoch"], "loss": round(h["loss"], 4),
+                         "arcface_loss": round(h.get("arcface_loss", 0.0), 4),
+                         "distill_loss": round(h.get("distill_loss", 0.0), 4), "lr": h["lr"], **rounded(h)}
+                        for h in history],
+            "retrain_command": "bash scripts/retrain.sh",
             "licences": "LFW: research use (University of Massachusetts). CelebA: non-commercial research only "
-                        "(CelebA agreement). The model inherits these terms: not for commercial use.",
-            "retrain_command": "bash scripts/retrain.sh (add --fp32 on a CPU)",
-            "retrain_estimate_2_core_cpu": "two to three days: 30 epochs x 34,825 images at the 4.3 images/s "
-                                           "measured for fp32 steps (`--fp32`; this CPU has no native bf16, where "
-                                           "bf16 autocast runs ~10x slower)",
-            "history": _history(MODELS / "training" / "h200_round2_log.txt", "high_res"),
+                        "(CelebA agreement). The model inherits these terms: not for commercial use. Teacher "
+                        "weights: public domain.",
         },
-        "validation_held_out": {k: shipped["best_score"] for k in ["closest_is_positive_accuracy"]},
-        "thresholds": {k: calibration[k] for k in ("far_1e-3", "far_1e-2") if k in calibration},
-        "far_curve": calibration.get("far_curve", []),
-        "calibration": {k: calibration.get(k) for k in ("identities", "photos", "genuine_pairs", "impostor_pairs")},
+        "held_out_celeba": {
+            "identities": run.get("validation_identities"), "photos": run.get("validation_images"),
+            "student_shipped": rounded(shipped),
+            "teacher_dlib": rounded(ablation.get("teacher", {})),
+            "note": "one-shot rank-1: one seeded photo per identity enrolled, the others queried (1-NN); "
+                    "the teacher compares its raw descriptors by Euclidean distance, as dlib does",
+        },
+        "ablation_equal_budget": {
+            name: {"stem": arm["config"]["stem"], "warm_start": bool(arm["config"]["warm_start"]),
+                   "arcface_weight": arm["config"]["arcface_weight"],
+                   "distill_weight": arm["config"]["distill_weight"], "epochs": arm["config"]["epochs"],
+                   "seconds": arm["last"].get("elapsed_seconds"), **rounded(arm["last"])}
+            for name, arm in ablation.get("arms", {}).items()
+        },
+        "embedding_options_held_out": load(RESULTS / "embedding_options.json"),
+        "thresholds": calibration.get("thresholds") or {k: calibration[k] for k in ("far_1e-3", "far_1e-2")
+                                                        if k in calibration},
+        "calibration": calibration,
         "lfw": {
             "one_shot_rank1": evaluation.get("rank1"), "one_shot_rank5": evaluation.get("rank5"),
             "one_shot_rank1_with_4069_distractors": distractors.get("rank1"),
-            "open_set_dir_at_fpir_1pct": distractors.get("open_set", {}).get("dir_at_fpir_0.01", {}).get("dir"),
             "pairs_10fold_accuracy": pairs.get("accuracy_mean"), "pairs_10fold_std": pairs.get("accuracy_std"),
-            "tar_at_far_1e-3_one_shot": evaluation.get("tar_at_far", {}).get("1e-3", {}).get("tar"),
-            "measured_by": ["facerec eval ../shared/data/lfw --max-per-identity 2 --json runs/eval_lfw2.json",
+            "measured_by": ["facerec eval ../shared/data/lfw --max-per-identity 2 --json "
+                            "benchmarks/results/eval_lfw2.json",
                             "facerec eval ../shared/data/lfw --max-per-identity 2 --distractors --open-set "
-                            "--json runs/eval_lfw2_distractors.json",
+                            "--json benchmarks/results/eval_lfw2_distractors.json",
                             "facerec eval-pairs ../shared/data/protocols/lfw_pairs.txt ../shared/data/lfw "
-                            "--json runs/eval_pairs.json"],
-            "note": "the pairs protocol overlaps training people (LFW >= 3 photos): reported, not tuned to",
+                            "--json benchmarks/results/eval_pairs.json"],
+            "note": "measured once, after training; the pairs protocol overlaps training people: reported, "
+                    "not tuned to",
         },
-        "speed_this_machine": speed,
-        "comparisons": {
-            "same_wall_clock_45s_high_res_stem": [
-                {"head": r["head"], "stem": r["stem"], "epochs": r["epochs"],
-                 "lfw_one_shot_rank1": round(r["last"]["lfw_one_shot_rank1"], 4),
-                 "held_out_closest_is_positive_accuracy": round(r["last"]["closest_is_positive_accuracy"], 4)}
-                for r in round1["comparison"]
-            ],
-            "stems_fixed_epochs": [
-                {"stem": r["config"]["stem"], "epochs": r["config"]["epochs"], "seconds": round(r["seconds"], 1),
-                 "best_held_out_epoch": r["best_epoch"],
-                 "best_held_out_closest_is_positive_accuracy": round(r["best_score"], 4)}
-                for r in (shipped, standard_long)
-            ],
-            "long_run_80_epochs": {
-                "lfw_one_shot_rank1_final": round(round1["final"]["last"]["lfw_one_shot_rank1"], 4),
-                "note": "80 epochs overfit: held-out accuracy peaked at epoch 25 and fell afterwards",
-            },
-            "note": "LFW figures during training use cached crops (same alignment) with flip TTA",
-        },
+        "peer_face_recognition_dlib": {"one_shot": peer, "pairs": peer_pairs},
+        "speed_this_machine": load(RESULTS / "speed_1thread.json"),
     }
     (MODELS / f"{NAME}.json").write_text(json.dumps(card, indent=1) + "\n")
-    print(json.dumps({k: card[k] for k in ("sha256", "thresholds", "lfw")}, indent=1))
-
-
-def _history(log_file: Path, stem: str) -> list[dict]:
-    """Per-validated-epoch figures of the shipped run, from the accelerator's log."""
-    rows, current = [], None
-    for line in log_file.read_text().splitlines():
-        if "arcface_standard" in line:
-            current = "high_res"
-            continue
-        if "{" not in line:
-            continue
-        record = json.loads(line[line.index("{"):])
-        if current == stem and "lfw_one_shot_rank1" in record:
-            rows.append({k: (round(v, 4) if isinstance(v, float) else v) for k, v in record.items()
-                         if k in ("epoch", "loss", "lr", "closest_is_positive_accuracy", "MedianDistance",
-                                  "MedianClosestDistance", "lfw_one_shot_rank1")})
-    return rows
+    print(json.dumps({k: card[k] for k in ("sha256", "held_out_celeba", "ablation_equal_budget", "lfw")}, indent=1))
 
 
 if __name__ == "__main__":

@@ -1,11 +1,40 @@
 #!/usr/bin/env bash
-# Retrain the shipped model from scratch (needs the train extra: pip install -e ".[train]").
-# On one H200 this took 90 s of training; on this project's 2-core CPU (AVX2, no native bf16) pass --fp32
-# (bash scripts/retrain.sh --fp32) and expect about two days.
+# Reproduce the shipped model from ../shared/data on this machine: one command, every step resumable.
+#   pip install -e ".[train]" && bash scripts/retrain.sh            # add --device cuda to train on a GPU
+# 1. align LFW into cache/lfw (RetinaFace + facerec.align, the runtime's own code);
+# 2. dlib teacher descriptors of the LFW training people (celeba112's ship with the data);
+# 3. warm start: model v1, read from this repository's history;
+# 4. ArcFace + distillation training in runs/v2 (bf16 autocast where the CPU has native bf16, else fp32;
+#    a checkpoint per epoch: run the same command again to resume after an interruption);
+# 5. export to ONNX (checked against torch), threshold calibration, model card.
+# Each step's wall time goes to models/training/retrain_steps.json, which the model card reports.
 set -euo pipefail
+cd "$(dirname "$0")/.."
 DATA=${FACEREC_DATA:-../shared/data}
-facerec prepare "$DATA/lfw" cache/lfw
-facerec train --celeba "$DATA/celeba112" --lfw-cache cache/lfw --run-dir runs/r18_arcface \
-    --epochs 30 --head arcface --stem high_res --batch-size 512 --lr 0.1 "$@"
-facerec export-onnx runs/r18_arcface/best.pt models/facerec-r18-arcface.onnx --check-cache cache/lfw
-python scripts/calibrate_threshold.py --data "$DATA" --out models/training/calibration.json
+V1_COMMIT=ffe19a7  # the commit that shipped model v1 (high-resolution stem, ArcFace only)
+STEPS=models/training/retrain_steps.json
+mkdir -p cache runs models/training
+timed() {  # timed NAME COMMAND...: run, then record NAME's wall seconds in $STEPS
+    local name=$1 started=$SECONDS
+    shift
+    "$@"
+    python - "$STEPS" "$name" $((SECONDS - started)) <<'PY'
+import json, sys
+from pathlib import Path
+path, name, seconds = Path(sys.argv[1]), sys.argv[2], int(sys.argv[3])
+steps = json.loads(path.read_text()) if path.exists() else {}
+steps[name] = seconds
+path.write_text(json.dumps(steps, indent=1) + "\n")
+PY
+}
+timed prepare_lfw facerec prepare "$DATA/lfw" cache/lfw
+[ -f cache/lfw_teacher.npz ] || timed teacher_targets_lfw \
+    facerec teacher-targets cache/lfw cache/lfw_teacher.npz --training-only
+[ -f cache/v1.onnx ] || git show "$V1_COMMIT:models/facerec-r18-arcface.onnx" > cache/v1.onnx
+timed train facerec train --celeba "$DATA/celeba112" --lfw-cache cache/lfw \
+    --teacher "$DATA/teacher/celeba112_dlib.npz" cache/lfw_teacher.npz --warm-start cache/v1.onnx \
+    --run-dir runs/v2 --stem high_res --epochs 3 --batch-size 128 --lr 0.03 --warmup-epochs 0.2 \
+    --arcface-weight 1 --distill-weight 30 "$@"
+timed export facerec export-onnx runs/v2/best.pt models/facerec-r18-arcface.onnx --check-cache cache/lfw
+cp runs/v2/train_log.jsonl models/training/train_log.jsonl
+cp runs/v2/config.json models/training/train_config.json

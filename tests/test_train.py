@@ -14,22 +14,16 @@ torch = pytest.importorskip("torch", reason="training tests need the 'train' ext
 
 from facerec.train.augment import FaceAugmentation  # noqa: E402
 from facerec.train.backbone import FaceEmbedder  # noqa: E402
-from facerec.train.data import FaceSet  # noqa: E402
+from facerec.train.data import FaceSet, attach_teacher  # noqa: E402
 from facerec.train.export import export_onnx, load_embedder, max_difference  # noqa: E402
 from facerec.train.heads import ArcFaceHead, build_head  # noqa: E402
 from facerec.train.loop import CHECKPOINT_FILE, LOG_FILE, WEIGHTS_FILE, TrainConfig, train  # noqa: E402
 
 
 @pytest.fixture(scope="module")
-def tiny_faces(celeba112: Path, lfw: Path) -> FaceSet:
-    """Real crops: 6 celeba identities x 4 photos for training, 2 held out, and 3 LFW two-photo people
-    (aligned with facerec's own pipeline) for the one-shot check."""
+def tiny_faces(celeba112: Path, data_dir: Path) -> FaceSet:
+    """Real crops: 6 celeba identities x 4 photos for training, 2 held out, with the shipped teacher targets."""
     from PIL import Image
-
-    from facerec.align import align_face
-    from facerec.choice import central_face
-    from facerec.detect import FaceDetector
-    from facerec.image import load_image
 
     folders = [f for f in sorted(celeba112.iterdir()) if len(list(f.iterdir())) >= 4][:8]
     images, identities, splits, paths = [], [], [], []
@@ -39,16 +33,9 @@ def tiny_faces(celeba112: Path, lfw: Path) -> FaceSet:
             identities.append(f"celeba/{folder.name}")
             splits.append("val" if number >= 6 else "train")
             paths.append(f"celeba/{folder.name}/{photo.name}")
-    detector = FaceDetector()
-    for person in ("Alan_Ball", "Alec_Baldwin", "Ai_Sugiyama"):
-        for photo in sorted((lfw / person).iterdir())[:2]:
-            image = load_image(photo)
-            face = central_face(detector.detect(image), image.shape)
-            images.append(align_face(image, face.landmarks))
-            identities.append(person)
-            splits.append("lfw_eval")
-            paths.append(f"{person}/{photo.name}")
-    return FaceSet(np.stack(images), identities, splits, paths)
+    faces = FaceSet(np.stack(images), identities, splits, paths)
+    attach_teacher(faces, [data_dir / "teacher" / "celeba112_dlib.npz"])
+    return faces
 
 
 @pytest.mark.parametrize("stem,side", [("standard", 4), ("high_res", 7)])
@@ -89,10 +76,13 @@ def test_augmentation_keeps_shape_and_range(tiny_faces: FaceSet) -> None:
 
 
 def test_one_epoch_checkpoints_logs_and_resumes(tiny_faces: FaceSet, tmp_path: Path) -> None:
-    config = TrainConfig(head="arcface", stem="standard", epochs=1, batch_size=8, device="cpu", bf16=False)
+    config = TrainConfig(head="arcface", stem="standard", epochs=1, batch_size=8, device="cpu", bf16=False,
+                         distill_weight=30.0)
     record = train(config, tiny_faces, tmp_path, log=lambda _: None)
     assert record["epoch"] == 1 and math.isfinite(record["loss"])
-    assert 0.0 <= record["lfw_one_shot_rank1"] <= 1.0 and 0.0 <= record["closest_is_positive_accuracy"] <= 1.0
+    assert 0.0 < record["distill_loss"] <= 2.0 and record["arcface_loss"] > 0
+    assert 0.0 <= record["one_shot_rank1"] <= 1.0 and 0.0 <= record["closest_is_positive_accuracy"] <= 1.0
+    assert "lfw_one_shot_rank1" not in record  # validation never looks at LFW
     assert (tmp_path / CHECKPOINT_FILE).exists() and (tmp_path / WEIGHTS_FILE).exists()
     messages: list[str] = []
     resumed = train(TrainConfig(**{**config.__dict__, "epochs": 2}), tiny_faces, tmp_path, log=messages.append)

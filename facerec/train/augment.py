@@ -31,18 +31,24 @@ class FaceAugmentation:
         self.colour, self.grayscale, self.blur, self.downscale = colour, grayscale, blur, downscale
         self.enabled = enabled
 
-    def __call__(self, batch: torch.Tensor, generator: torch.Generator | None = None) -> torch.Tensor:
+    def __call__(self, batch: torch.Tensor) -> torch.Tensor:
+        return self.with_flips(batch)[0]
+
+    def with_flips(self, batch: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """(augmented float [N, 3, 112, 112] in 0..255, bool [N]: which crops were mirrored). Distillation needs
+        the second: a mirrored crop is matched to the teacher's descriptor of the mirrored crop."""
         images = batch.permute(0, 3, 1, 2).float() / 255.0
+        flipped = torch.zeros(len(images), dtype=torch.bool, device=images.device)
         if self.enabled:
-            images = self._geometry(images)
+            images, flipped = self._geometry(images)
             images = self._appearance(images)
             images = self._degrade(images)
-        return images.clamp(0, 1) * 255.0
+        return images.clamp(0, 1) * 255.0, flipped
 
     def _rand(self, count: int, device) -> torch.Tensor:
         return torch.rand(count, device=device)
 
-    def _geometry(self, images: torch.Tensor) -> torch.Tensor:
+    def _geometry(self, images: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         count, device = images.shape[0], images.device
         flip = self._rand(count, device) < self.flip
         images = torch.where(flip[:, None, None, None], images.flip(3), images)
@@ -52,7 +58,7 @@ class FaceAugmentation:
         cos, sin = torch.cos(angle) / scale, torch.sin(angle) / scale
         theta = torch.stack([torch.stack([cos, -sin, shift[:, 0]], 1), torch.stack([sin, cos, shift[:, 1]], 1)], 1)
         grid = F.affine_grid(theta, list(images.shape), align_corners=False)
-        return F.grid_sample(images, grid, mode="bilinear", padding_mode="zeros", align_corners=False)
+        return F.grid_sample(images, grid, mode="bilinear", padding_mode="zeros", align_corners=False), flip
 
     def _appearance(self, images: torch.Tensor) -> torch.Tensor:
         count, device = images.shape[0], images.device

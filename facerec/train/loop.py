@@ -1,13 +1,14 @@
-"""The training loop: bf16 autocast, channels_last, SGD with warm-up + cosine decay, a checkpoint every epoch,
-resume from the last one, and one JSON line per epoch in `train_log.jsonl` (loss, learning rate, speed,
-validation figures)."""
+"""The training loop: ArcFace plus optional distillation from the teacher, bf16 autocast where the hardware has
+native bf16 (fp32 elsewhere), channels_last, SGD with warm-up + cosine decay, an optional warm start from a
+shipped ONNX model, a checkpoint every epoch, resume from the last one, and one JSON line per epoch in
+`train_log.jsonl` (losses, learning rate, speed, held-out validation figures)."""
 
 from __future__ import annotations
 
 import json
 import math
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Callable
 
@@ -17,10 +18,13 @@ import torch
 from .augment import FaceAugmentation
 from .backbone import FaceEmbedder
 from .data import FaceSet
+from .distill import DistillationHead
 from .heads import build_head, needs_identity_batches
+from .precision import use_bf16
 from .validate import validate
 
 CHECKPOINT_FILE, LOG_FILE, WEIGHTS_FILE, BEST_FILE = "last.ckpt", "train_log.jsonl", "embedder.pt", "best.pt"
+CONFIG_FILE = "config.json"
 
 
 @dataclass
@@ -41,10 +45,13 @@ class TrainConfig:
     augment: bool = True
     seed: int = 0
     device: str = "auto"
-    bf16: bool = True
+    bf16: bool | None = None  # None: bf16 autocast only where the device computes bf16 natively
+    arcface_weight: float = 1.0  # weight of the head's loss (0: distillation alone)
+    distill_weight: float = 0.0  # weight of the cosine regression onto the teacher (0: no distillation)
+    warm_start: str | None = None  # ONNX embedder whose weights start the run (moved to `stem` if it differs)
     validate_every: int = 1
     max_seconds: float | None = None  # stop early (after the current step) once this much time has passed
-    keep_best: str | None = "closest_is_positive_accuracy"  # held-out metric whose best epoch is kept
+    keep_best: str | None = "one_shot_rank1"  # held-out metric whose best epoch is kept
     notes: dict = field(default_factory=dict)
 
 
@@ -94,34 +101,35 @@ def train(config: TrainConfig, faces: FaceSet, run_dir: str | Path,
     run_dir.mkdir(parents=True, exist_ok=True)
     torch.manual_seed(config.seed)
     device = pick_device(config.device)
-    train_rows = faces.rows("train")
-    labels = faces.labels(train_rows)
-    num_classes = int(labels.max()) + 1
-    model = FaceEmbedder(config.stem, dropout=config.dropout).to(device).to(memory_format=torch.channels_last)
-    head = build_head(config.head, 512, num_classes, config.arcface_scale,
-                      config.arcface_margin if config.head == "arcface" else config.pair_margin).to(device)
-    parameters = [{"params": model.parameters()}, {"params": head.parameters()}]
-    optimizer = torch.optim.SGD(parameters, lr=config.lr, momentum=config.momentum,
-                                weight_decay=config.weight_decay, nesterov=True)
-    sampler = BatchSampler(labels, config.batch_size,
-                           config.photos_per_identity if needs_identity_batches(config.head) else None, config.seed)
-    augment = FaceAugmentation(enabled=config.augment)
-    images = torch.from_numpy(faces.images[train_rows]).to(device)
-    label_tensor = torch.from_numpy(labels).to(device)
+    bf16 = use_bf16(device) if config.bf16 is None else config.bf16
+    checkpoint_path = run_dir / CHECKPOINT_FILE
+    parts = _build_parts(config, faces, device, imprint=not checkpoint_path.exists())
+    model, head, distiller, optimizer, sampler = (parts.model, parts.head, parts.distiller, parts.optimizer,
+                                                  parts.sampler)
     total_steps = config.epochs * sampler.steps_per_epoch
+    log(f"training on {device} with {'bf16 autocast' if bf16 else 'fp32'}: {len(parts.images)} crops, "
+        f"{sampler.steps_per_epoch} steps per epoch, {config.epochs} epochs")
+    val_rows = faces.rows("val")
+    (run_dir / CONFIG_FILE).write_text(json.dumps({
+        "config": asdict(config), "device": str(device), "precision": "bf16" if bf16 else "fp32",
+        "training_images": len(parts.images), "training_identities": int(parts.labels.max()) + 1,
+        "validation_images": len(val_rows), "validation_identities": len({faces.identities[r] for r in val_rows}),
+    }, indent=1))
 
     start_epoch, history = 0, []
-    checkpoint_path = run_dir / CHECKPOINT_FILE
     if checkpoint_path.exists():
         state = torch.load(checkpoint_path, map_location=device, weights_only=False)
         model.load_state_dict(state["model"])
         head.load_state_dict(state["head"])
+        distiller.load_state_dict(state["distiller"])
         optimizer.load_state_dict(state["optimizer"])
         sampler.rng.bit_generator.state = state["sampler_rng"]
+        torch.set_rng_state(state["torch_rng"])
         start_epoch, history = state["epoch"] + 1, state["history"]
         log(f"resumed from epoch {start_epoch} of {config.epochs}")
 
     started = time.perf_counter()
+    earlier_seconds = history[-1]["elapsed_seconds"] if history else 0.0  # spent before a resume
     record: dict = history[-1] if history else {}
     for epoch in range(start_epoch, config.epochs):
         model.train()
@@ -134,29 +142,36 @@ def train(config: TrainConfig, faces: FaceSet, run_dir: str | Path,
                 group["lr"] = lr
             if hasattr(head, "margin_fraction"):  # ramp the angular margin in over the warm-up
                 head.margin_fraction = min(1.0, (step + 1) / max(1, config.warmup_epochs * sampler.steps_per_epoch))
-            losses.append(_step(config, device, model, head, optimizer, augment, images, label_tensor, batch_rows))
+            losses.append(_step(config, bf16, device, parts, batch_rows))
             if config.max_seconds and time.perf_counter() - started > config.max_seconds:
                 break
         seconds = time.perf_counter() - epoch_start
+        arcface_loss, distill_loss = torch.stack(losses).float().mean(dim=0).tolist()
         record = {
             "epoch": epoch + 1,
-            "loss": float(torch.stack(losses).float().mean()),
+            "loss": config.arcface_weight * arcface_loss + config.distill_weight * distill_loss,
+            "arcface_loss": arcface_loss,
+            "distill_loss": distill_loss,
             "lr": lr,
             "images_per_second": len(losses) * config.batch_size / seconds,
             "epoch_seconds": round(seconds, 2),
-            "elapsed_seconds": round(time.perf_counter() - started, 1),
+            "elapsed_seconds": round(earlier_seconds + time.perf_counter() - started, 1),
+            "precision": "bf16" if bf16 else "fp32",
         }
         out_of_time = bool(config.max_seconds) and time.perf_counter() - started > config.max_seconds
         if (epoch + 1) % config.validate_every == 0 or epoch + 1 == config.epochs or out_of_time:
-            record.update(validate(model, faces, device))
+            record.update(validate(model, faces, device, autocast=bf16))
             _keep_if_best(config, model, record, history, run_dir)
         history.append(record)
         log(json.dumps(record))
         with open(run_dir / LOG_FILE, "a") as handle:
             handle.write(json.dumps(record) + "\n")
-        torch.save({"model": model.state_dict(), "head": head.state_dict(), "optimizer": optimizer.state_dict(),
-                    "sampler_rng": sampler.rng.bit_generator.state, "epoch": epoch, "history": history,
-                    "config": asdict(config)}, checkpoint_path)
+        temporary = checkpoint_path.with_suffix(".tmp")
+        torch.save({"model": model.state_dict(), "head": head.state_dict(), "distiller": distiller.state_dict(),
+                    "optimizer": optimizer.state_dict(), "sampler_rng": sampler.rng.bit_generator.state,
+                    "torch_rng": torch.get_rng_state(), "epoch": epoch, "history": history,
+                    "config": asdict(config)}, temporary)
+        temporary.replace(checkpoint_path)  # a kill while saving leaves the previous checkpoint intact
         if out_of_time:
             log(f"stopping after epoch {epoch + 1}: time budget of {config.max_seconds:.0f}s spent")
             break
@@ -165,42 +180,105 @@ def train(config: TrainConfig, faces: FaceSet, run_dir: str | Path,
     return record
 
 
-def measure_throughput(config: TrainConfig, faces: FaceSet, steps: int = 20, warmup: int = 5) -> float:
+def measure_throughput(config: TrainConfig, faces: FaceSet, steps: int = 10, warmup: int = 3) -> float:
     """Training images per second for this config on this machine (a few throw-away steps)."""
     device = pick_device(config.device)
-    rows = faces.rows("train")
-    labels = faces.labels(rows)
-    model = FaceEmbedder(config.stem).to(device).to(memory_format=torch.channels_last)
-    head = build_head(config.head, 512, int(labels.max()) + 1, config.arcface_scale, config.pair_margin).to(device)
-    optimizer = torch.optim.SGD(list(model.parameters()) + list(head.parameters()), lr=0.01, momentum=0.9)
-    sampler = BatchSampler(labels, config.batch_size,
-                           config.photos_per_identity if needs_identity_batches(config.head) else None, 0)
-    images = torch.from_numpy(faces.images[rows]).to(device)
-    label_tensor = torch.from_numpy(labels).to(device)
-    augment = FaceAugmentation(enabled=config.augment)
-    batches = sampler.epoch()
+    bf16 = use_bf16(device) if config.bf16 is None else config.bf16
+    parts = _build_parts(replace(config, warm_start=None), faces, device)
+    batches = (rows for _ in iter(int, 1) for rows in parts.sampler.epoch())  # endless: epochs back to back
     for i in range(warmup + steps):
         if i == warmup:
             if device.type == "cuda":
                 torch.cuda.synchronize()
             start = time.perf_counter()
-        _step(config, device, model, head, optimizer, augment, images, label_tensor, next(batches))
+        _step(config, bf16, device, parts, next(batches))
     if device.type == "cuda":
         torch.cuda.synchronize()
     return steps * config.batch_size / (time.perf_counter() - start)
 
 
-def _step(config, device, model, head, optimizer, augment, images, labels, batch_rows) -> torch.Tensor:
-    """One optimisation step on the given training rows; returns the (detached) loss."""
+@dataclass
+class _RunParts:
+    """Everything one training step touches."""
+
+    model: FaceEmbedder
+    head: torch.nn.Module
+    distiller: DistillationHead
+    optimizer: torch.optim.Optimizer
+    sampler: BatchSampler
+    augment: FaceAugmentation
+    images: torch.Tensor  # uint8 [N, 112, 112, 3] training crops
+    labels: torch.Tensor  # int64 [N]
+    targets: torch.Tensor  # float32 [N, 2, 128] teacher targets for the crop and its mirror (NaN: none)
+
+
+def _build_parts(config: TrainConfig, faces: FaceSet, device: torch.device, imprint: bool = False) -> _RunParts:
+    train_rows = faces.rows("train")
+    labels = faces.labels(train_rows)
+    num_classes = int(labels.max()) + 1
+    model = _initial_model(config, faces).to(device).to(memory_format=torch.channels_last)
+    head = build_head(config.head, 512, num_classes, config.arcface_scale,
+                      config.arcface_margin if config.head == "arcface" else config.pair_margin).to(device)
+    if imprint and config.warm_start and hasattr(head, "weight"):
+        head.weight.data.copy_(_class_centres(model, faces.images[train_rows], labels, num_classes, device))
+    distiller = DistillationHead().to(device)
+    parameters = [{"params": model.parameters()}, {"params": head.parameters()},
+                  {"params": distiller.parameters()}]
+    optimizer = torch.optim.SGD(parameters, lr=config.lr, momentum=config.momentum,
+                                weight_decay=config.weight_decay, nesterov=True)
+    sampler = BatchSampler(labels, config.batch_size,
+                           config.photos_per_identity if needs_identity_batches(config.head) else None, config.seed)
+    augment = FaceAugmentation(enabled=config.augment)
+    images = torch.from_numpy(faces.images[train_rows]).to(device)
+    label_tensor = torch.from_numpy(labels).to(device)
+    if config.distill_weight and faces.teacher is None:
+        raise ValueError("distillation needs teacher targets (pass teacher files)")
+    teacher = faces.teacher[train_rows] if faces.teacher is not None else np.full((len(train_rows), 2, 128), np.nan)
+    targets = torch.from_numpy(np.ascontiguousarray(teacher, dtype=np.float32)).to(device)
+    return _RunParts(model, head, distiller, optimizer, sampler, augment, images, label_tensor, targets)
+
+
+def _class_centres(model: FaceEmbedder, images: np.ndarray, labels: np.ndarray, num_classes: int,
+                   device: torch.device) -> torch.Tensor:
+    """Unit mean embedding of each class under the warm-start model: the ArcFace head starts from these instead of
+    random centres, whose large, meaningless gradients would first wreck the features the run starts from."""
+    from .validate import embed_images
+
+    embeddings = torch.from_numpy(embed_images(model, images, device, flip=False, autocast=use_bf16(device)))
+    centres = torch.zeros(num_classes, embeddings.shape[1]).index_add_(0, torch.from_numpy(labels), embeddings)
+    return torch.nn.functional.normalize(centres, dim=1).to(device)
+
+
+def _initial_model(config: TrainConfig, faces: FaceSet) -> FaceEmbedder:
+    if not config.warm_start:
+        return FaceEmbedder(config.stem, dropout=config.dropout)
+    from .warm_start import load_onnx_weights, to_standard_stem
+
+    calibration = faces.images[faces.rows("train")[:: max(1, len(faces.rows("train")) // 256)][:256]]
+    model = load_onnx_weights(config.warm_start, calibration)
+    model = to_standard_stem(model) if config.stem == "standard" else model
+    if model.stem_name != config.stem:
+        raise ValueError(f"cannot warm-start a {config.stem} stem from a {model.stem_name} model")
+    model.head[1].p = config.dropout
+    return model
+
+
+def _step(config: TrainConfig, bf16: bool, device, parts: _RunParts, batch_rows) -> torch.Tensor:
+    """One optimisation step on the given training rows; returns the detached (ArcFace, distillation) losses."""
     index = torch.from_numpy(batch_rows).to(device)
-    batch = augment(images[index]).contiguous(memory_format=torch.channels_last)
-    with torch.autocast(device_type=device.type, dtype=torch.bfloat16, enabled=config.bf16):
-        embeddings = model(batch)
-    loss = head(embeddings.float(), labels[index])
-    optimizer.zero_grad(set_to_none=True)
+    batch, flipped = parts.augment.with_flips(parts.images[index])
+    batch = batch.contiguous(memory_format=torch.channels_last)
+    with torch.autocast(device_type=device.type, dtype=torch.bfloat16, enabled=bf16):
+        embeddings = parts.model(batch)
+    embeddings = embeddings.float()
+    zero = embeddings.sum() * 0.0
+    arcface = parts.head(embeddings, parts.labels[index]) if config.arcface_weight else zero
+    distill = parts.distiller(embeddings, parts.targets[index, flipped.long()]) if config.distill_weight else zero
+    loss = config.arcface_weight * arcface + config.distill_weight * distill
+    parts.optimizer.zero_grad(set_to_none=True)
     loss.backward()
-    optimizer.step()
-    return loss.detach()
+    parts.optimizer.step()
+    return torch.stack([arcface.detach(), distill.detach()])
 
 
 def _keep_if_best(config: TrainConfig, model, record: dict, history: list[dict], run_dir: Path) -> None:

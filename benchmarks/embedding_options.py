@@ -1,0 +1,110 @@
+"""Accuracy AND speed of the embedding options, on held-out identities only (never LFW), in one run.
+
+    python benchmarks/embedding_options.py --out benchmarks/results/embedding_options.json \
+        [--model models/facerec-r18-arcface.onnx] [--other v1=cache/v1.onnx] [--int8]
+
+Accuracy: one-shot rank-1 and ClosestIsPositiveAccuracy on the 150 held-out CelebA identities (the aligned
+crops of celeba112, ~2,400 photos). Speed: milliseconds per face, batch of one, one onnxruntime thread, on the
+same crops. Options: test-time flip on/off, and with --int8 a statically quantised copy of the model
+(onnxruntime QDQ, calibrated on training crops, never on held-out ones). The rule (issue #11): the faster option
+wins when it keeps one-shot rank-1 within 0.5 point of the best.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+import numpy as np  # noqa: E402
+from PIL import Image  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from facerec.dataset import held_out_identities, list_identities  # noqa: E402
+from facerec.embed import FaceEmbedder  # noqa: E402
+from facerec.metrics import ClosestIsPositiveAccuracy  # noqa: E402
+from facerec.settings import default_model_path  # noqa: E402
+from facerec.evaluation.figures import one_shot_rank1  # noqa: E402
+
+TIMED_FACES = 100
+WITHIN = 0.005
+
+
+def held_out_crops(celeba: Path) -> tuple[np.ndarray, list[str], np.ndarray]:
+    identities = list_identities(celeba)
+    held_out = sorted(held_out_identities(identities))
+    paths = [p for name in held_out for p in identities[name]]
+    crops = np.stack([np.asarray(Image.open(p).convert("RGB")) for p in paths])
+    training = [p for name in sorted(set(identities) - set(held_out))[:200] for p in identities[name][:1]]
+    calibration = np.stack([np.asarray(Image.open(p).convert("RGB")) for p in training])
+    return crops, [p.parent.name for p in paths], calibration
+
+
+def quantize_int8(model: Path, calibration: np.ndarray, out: Path) -> Path:
+    from onnxruntime.quantization import CalibrationDataReader, QuantFormat, QuantType, quantize_static
+
+    class Reader(CalibrationDataReader):
+        def __init__(self) -> None:
+            self.batches = iter([{"images": calibration[i : i + 16].transpose(0, 3, 1, 2).astype(np.float32)}
+                                 for i in range(0, len(calibration), 16)])
+
+        def get_next(self):
+            return next(self.batches, None)
+
+    quantize_static(str(model), str(out), Reader(), quant_format=QuantFormat.QDQ, per_channel=True,
+                    activation_type=QuantType.QUInt8, weight_type=QuantType.QInt8)
+    return out
+
+
+def measure(model: Path, flip: bool, crops: np.ndarray, names: list[str]) -> dict:
+    embeddings = FaceEmbedder(model, flip_tta=flip).embed(crops)  # accuracy: every core, same numbers
+    embedder = FaceEmbedder(model, flip_tta=flip, num_threads=1)  # speed: one thread, batch of one
+    labels = np.unique(names, return_inverse=True)[1]
+    accuracy = ClosestIsPositiveAccuracy(cross_batch_memory_size=len(labels))
+    accuracy.update(embeddings, labels)
+    embedder.embed(crops[:5])  # warm-up
+    started = time.perf_counter()
+    for crop in crops[:TIMED_FACES]:
+        embedder.embed(crop[None])
+    return {"model": str(model), "flip_tta": flip,
+            "one_shot_rank1": one_shot_rank1(embeddings, names),
+            "closest_is_positive_accuracy": float(accuracy.compute()),
+            "ms_per_face_1_thread": 1000 * (time.perf_counter() - started) / TIMED_FACES}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--data", default="../shared/data")
+    parser.add_argument("--model", default=str(default_model_path()))
+    parser.add_argument("--other", action="append", default=[], help="NAME=MODEL.onnx, measured the same way")
+    parser.add_argument("--int8", action="store_true")
+    parser.add_argument("--work", default="runs/embedding_options")
+    parser.add_argument("--out", required=True)
+    args = parser.parse_args()
+    crops, names, calibration = held_out_crops(Path(args.data) / "celeba112")
+    models = {"shipped": Path(args.model)}
+    if args.int8:
+        Path(args.work).mkdir(parents=True, exist_ok=True)
+        models["shipped_int8"] = quantize_int8(Path(args.model), calibration, Path(args.work) / "int8.onnx")
+    models.update({name: Path(path) for name, path in (o.split("=", 1) for o in args.other)})
+    rows = [{"name": name, **measure(path, flip, crops, names)} for name, path in models.items()
+            for flip in (True, False)]
+    candidates = [r for r in rows if r["name"].startswith("shipped")]
+    best = max(r["one_shot_rank1"] for r in candidates)
+    eligible = [r for r in candidates if r["one_shot_rank1"] >= best - WITHIN]
+    choice = min(eligible, key=lambda r: r["ms_per_face_1_thread"])
+    result = {"held_out_identities": len(set(names)), "photos": len(names), "options": rows,
+              "rule": f"fastest option within {WITHIN:.3f} one-shot rank-1 of the best", "chosen": choice}
+    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+    Path(args.out).write_text(json.dumps(result, indent=1))
+    for r in rows:
+        print(f"{r['name']:14} flip={r['flip_tta']!s:5} rank1={r['one_shot_rank1']:.4f} "
+              f"CIPA={r['closest_is_positive_accuracy']:.4f} {r['ms_per_face_1_thread']:.1f} ms/face")
+    print("chosen:", choice["name"], "flip" if choice["flip_tta"] else "no flip")
+
+
+if __name__ == "__main__":
+    main()

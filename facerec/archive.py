@@ -11,8 +11,8 @@ stops at its bound, so a small zip that would expand to gigabytes costs neither 
 refuses, with one line naming the record and the problem: a manifest of the wrong shape, missing keys, names
 that `facerec.names` would refuse, two spellings of one name differing only in letter case, a vector count that
 differs from the record count, vectors of the loaded model that are not finite unit vectors of its dimension, and
-crops that are not decodable 112x112 images. Crops are stored as JPEG: a clean JPEG crop (facerec's own exports)
-is kept byte for byte, anything else is re-encoded.
+crops that are not decodable 112x112 images. Crops are stored as JPEG: a clean JPEG crop of at most 32 KiB
+(facerec's own exports) is kept byte for byte, anything else is re-encoded.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ import io
 import json
 import math
 import os
+import warnings
 import zipfile
 import zlib
 from dataclasses import dataclass
@@ -38,6 +39,7 @@ from .names import clean_name, name_key
 EXPORT_FORMAT = "facerec-gallery-v1"
 MANIFEST, EMBEDDINGS = "gallery.json", "embeddings.npy"
 CROP_SIZE = 112
+KEPT_CROP_BYTES = 32 << 10  # a 112x112 JPEG at quality 95 is ~5-10 KB; a bigger one carries something else
 _REQUIRED = ("name", "model_id", "photo_sha256", "box", "landmarks")
 
 
@@ -232,8 +234,12 @@ def checked_crop(data: bytes) -> bytes:
     """A crop as the gallery stores it (JPEG, 112x112, decodable), or InvalidImage saying what is wrong. The size
     is read from the image header before anything is decoded, so a huge image costs nothing."""
     try:
-        with Image.open(io.BytesIO(data)) as image:
-            kind, size, mode, has_exif = image.format, image.size, image.mode, "exif" in image.info
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", Image.DecompressionBombWarning)  # the size check below is ours
+            with Image.open(io.BytesIO(data)) as image:
+                kind, size, mode, has_exif = image.format, image.size, image.mode, "exif" in image.info
+    except Image.DecompressionBombError:
+        raise InvalidImage(f"is an image of hundreds of megapixels, not a {CROP_SIZE}x{CROP_SIZE} crop") from None
     except Exception:  # noqa: BLE001 - UnidentifiedImageError and whatever a broken header raises
         raise InvalidImage("is not an image") from None
     if size != (CROP_SIZE, CROP_SIZE):
@@ -242,7 +248,7 @@ def checked_crop(data: bytes) -> bytes:
         pixels = load_image(data, max_pixels=CROP_SIZE * CROP_SIZE)  # decodes all of it: truncated, corrupt...
     except InvalidImage as error:
         raise InvalidImage(f"cannot be decoded ({error})") from None
-    if kind == "JPEG" and mode == "RGB" and not has_exif:
+    if kind == "JPEG" and mode == "RGB" and not has_exif and len(data) <= KEPT_CROP_BYTES:
         return data  # facerec's own crops: kept byte for byte, no second JPEG generation
     return encode_crop(pixels)
 

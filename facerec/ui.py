@@ -75,14 +75,11 @@ def _friendly(function):
 
 class PhotoInput(gr.Image):
     """A photo upload whose unreadable files end as a readable message: Gradio opens every upload with PIL before
-    any callback runs, so a non-image would otherwise fail outside `_friendly` and show only a bare 'Error'."""
+    any callback runs, so a non-image would otherwise fail outside `_friendly` and show only a bare 'Error'.
+    Always made with `image_mode=None`: no mode conversion, so the callback gets the upload itself
+    (facerec decodes any mode) and Gradio makes no second copy of the photo that would outlive `_forget_upload`."""
 
     is_template = True  # rendered by gr.Image's frontend
-
-    def __init__(self, *args, image_mode=None, **kwargs) -> None:
-        # No mode conversion: the callback gets the upload itself (facerec decodes any mode), and Gradio makes no
-        # second copy of the photo that would outlive `_forget_upload`.
-        super().__init__(*args, image_mode=image_mode, **kwargs)
 
     def preprocess(self, payload):
         try:
@@ -283,7 +280,7 @@ def build_app(gallery: Gallery, admin_password: str | None = None) -> gr.Blocks:
             gr.Markdown(f"**Warning:** {markdown_text(warning)}")
         with gr.Tab("Enroll"):
             with gr.Row():
-                enroll_photo = PhotoInput(type="filepath", label="Photo (upload or webcam)",
+                enroll_photo = PhotoInput(image_mode=None, type="filepath", label="Photo (upload or webcam)",
                                         sources=["upload", "webcam", "clipboard"])
                 enroll_faces = gr.Image(type="numpy", label="Faces found", interactive=False)
                 enroll_crop = gr.Image(type="numpy", label="Aligned face (what is stored)", interactive=False)
@@ -306,7 +303,7 @@ def build_app(gallery: Gallery, admin_password: str | None = None) -> gr.Blocks:
                                 api_name="enroll")
         with gr.Tab("Identify"):
             with gr.Row():
-                identify_photo = PhotoInput(type="filepath", label="Photo",
+                identify_photo = PhotoInput(image_mode=None, type="filepath", label="Photo",
                                             sources=["upload", "webcam", "clipboard"])
                 identify_result = gr.Image(type="numpy", label="Who is who", interactive=False)
             with gr.Row():
@@ -331,8 +328,8 @@ def build_app(gallery: Gallery, admin_password: str | None = None) -> gr.Blocks:
                                   api_name="identify")
         with gr.Tab("Verify"):
             with gr.Row():
-                verify_a = PhotoInput(type="filepath", label="First photo")
-                verify_b = PhotoInput(type="filepath", label="Second photo")
+                verify_a = PhotoInput(image_mode=None, type="filepath", label="First photo")
+                verify_b = PhotoInput(image_mode=None, type="filepath", label="Second photo")
             verify_threshold = gr.Slider(0.0, 1.0, value=round(default_threshold, 3), step=0.005,
                                          label="Match threshold (cosine similarity)")
             verify_button = gr.Button("Compare", variant="primary")
@@ -359,7 +356,7 @@ def build_app(gallery: Gallery, admin_password: str | None = None) -> gr.Blocks:
                 delete_button = gr.Button("Delete", variant="stop")
             with gr.Accordion("Add a photo to a person", open=False):
                 add_name = gr.Textbox(label="Name")
-                add_image = PhotoInput(type="filepath", label="Photo")
+                add_image = PhotoInput(image_mode=None, type="filepath", label="Photo")
                 add_anyway = gr.Checkbox(label="Add anyway if the face does not match this person")
                 add_button = gr.Button("Add photo")
             with gr.Accordion("Export / import", open=False):

@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import argparse
 import os
+import shutil
+import signal
 import sys
 from pathlib import Path
 
@@ -58,10 +60,9 @@ def admin_password(args: argparse.Namespace, environ=os.environ) -> tuple[str | 
 def private_web_cache(home: Path) -> Path:
     """This run's folder for Gradio's cache, `<home>/webcache/run-<pid>` (owner only), after deleting those of
     runs that are gone without cleaning up: uploads and pictures must not outlive the app that received them."""
-    import shutil
-
     root = home.resolve() / WEB_CACHE
     root.mkdir(mode=0o700, exist_ok=True)
+    root.chmod(0o700)  # also when an older version or someone else made it
     for folder in root.glob("run-*"):
         if not _running(folder.name.removeprefix("run-")):
             shutil.rmtree(folder, ignore_errors=True)
@@ -93,12 +94,16 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     for notice in gallery.notices:
         print(f"warning: {notice}", file=sys.stderr, flush=True)
+    web_cache = None
     if not os.environ.get("GRADIO_TEMP_DIR"):
-        os.environ["GRADIO_TEMP_DIR"] = str(private_web_cache(Path(gallery.settings.home)))
+        web_cache = private_web_cache(Path(gallery.settings.home))
+        os.environ["GRADIO_TEMP_DIR"] = str(web_cache)
 
     from facerec.ui import MAX_UPLOAD, build_app  # imports Gradio, which reads GRADIO_TEMP_DIR
 
     app = build_app(gallery, admin_password=password)
+    # `kill` (SIGTERM) stops the server as Ctrl-C does, so the gallery is closed and the web cache deleted.
+    signal.signal(signal.SIGTERM, signal.default_int_handler)
     print(f"facerec: gallery {Path(gallery.settings.home).resolve()} ({gallery.store.counts()[0]} people)", flush=True)
     try:
         app.queue(default_concurrency_limit=4).launch(
@@ -107,6 +112,8 @@ def main(argv: list[str] | None = None) -> int:
         )
     finally:
         gallery.close()
+        if web_cache is not None:
+            shutil.rmtree(web_cache, ignore_errors=True)
     return 0
 
 

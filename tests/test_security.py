@@ -631,6 +631,22 @@ def test_14_app_help_says_to_use_the_environment_variable():
     assert "no admin password" in warnings[0]
 
 
+def test_12_web_cache_is_private_per_run_and_outlives_no_run(tmp_path):
+    spec = importlib.util.spec_from_file_location("facerec_app", REPO_ROOT / "app.py")
+    app = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(app)
+    home = tmp_path / "home"
+    home.mkdir()
+    stale = home / app.WEB_CACHE / "run-999999999"  # a run that crashed: no such process
+    stale.mkdir(parents=True)
+    (stale / "upload.jpg").write_bytes(b"a face")
+    folder = app.private_web_cache(home)
+    assert folder == (home / app.WEB_CACHE / f"run-{os.getpid()}").resolve() and folder.is_dir()
+    assert not stale.exists()
+    assert stat.S_IMODE(folder.stat().st_mode) == 0o700 and stat.S_IMODE(folder.parent.stat().st_mode) == 0o700
+    assert app.private_web_cache(home) == folder  # this run's folder is kept
+
+
 # ----- the web app with an admin password: 1, 9, 12, 14 ---------------------------------------------------------
 ADMIN_PASSWORD = "Grüße, Ålesund — 🔑 (not ASCII)"
 BEACON = "![t](http://127.0.0.1:9/t.png) <img src=x onerror=alert(1)> *Bush*"

@@ -273,8 +273,9 @@ def build_app(gallery: Gallery, admin_password: str | None = None) -> gr.Blocks:
 
     # ----- layout ---------------------------------------------------------------------------------------
     with gr.Blocks(title="facerec", delete_cache=(60, CACHE_MAX_AGE_S)) as app:
+        where = "" if admin_password else f"; gallery {markdown_text(gallery.settings.home)}"  # no server paths
         gr.Markdown(f"# facerec\nEnrol a person from one photo, then find them in any photo. Model "
-                    f"{markdown_text(gallery.model_id)}; gallery {markdown_text(gallery.settings.home)}.")
+                    f"{markdown_text(gallery.model_id)}{where}.")
         warning = gallery.model_warning()
         if warning:
             gr.Markdown(f"**Warning:** {markdown_text(warning)}")

@@ -96,8 +96,8 @@ class Gallery:
                allow_lookalike: bool = False, note: str | None = None) -> EnrollResult:
         """Enrol a new person from one photo.
 
-        Raises MultipleFaces (unless `face_index` picks one), NoFace, DuplicatePhoto, InvalidArgument (name taken
-        or empty) and PossibleDuplicate when the face matches another identity at or above the threshold (a
+        Raises MultipleFaces (unless `face_index` picks one), NoFace, DuplicatePhoto, InvalidArgument (name taken,
+        also in another letter case, or unusable: `facerec.names`) and PossibleDuplicate when the face matches another identity at or above the threshold (a
         duplicate or look-alike), unless `allow_lookalike`.
         """
         name = clean_name(name)
@@ -161,8 +161,9 @@ class Gallery:
     def add_embeddings(self, entries: list[dict]) -> list[int]:
         """Bulk enrolment of precomputed embeddings in one transaction (evaluation, imports, benchmarks).
 
-        Each entry: {"name", "embedding" [512] unit float32, "photo_sha256", "box", "landmarks", optional
-        "crop" (uint8 112x112x3)}. Identities are created as needed. Returns the new face ids.
+        Each entry: {"name", "embedding" [512] float32 (scaled to unit length; NaN, infinite or zero refused),
+        "photo_sha256", "box", "landmarks", optional "crop" (uint8 112x112x3)}. Identities are created as needed.
+        Returns the new face ids.
         """
         if not entries:
             return []
@@ -172,7 +173,7 @@ class Gallery:
             vectors = np.array([entry["embedding"] for entry in entries], np.float32)
         except (TypeError, ValueError):
             raise InvalidArgument("every embedding must be a list of numbers, all of one length") from None
-        vectors = checked_embeddings(vectors, self.index.dimension)
+        vectors = checked_embeddings(vectors, self.index.dimension, normalise=True)
         with self.store.writing() as session, session.begin():
             ids = {name: identity for chunk in chunked(sorted(set(names)))
                    for name, identity in session.execute(select(Identity.name, Identity.id)

@@ -216,10 +216,13 @@ def test_3_imported_vectors_must_be_finite_unit_vectors(unchanged, pipeline, exp
         message = refused_import(unchanged, pipeline, rewrite_export(export, tmp_path / f"{label}.zip", manifest,
                                                                      vectors), word)
         assert "record 4 ('Mallory')" in message
-    with open_gallery(unchanged, pipeline) as gallery:  # the bulk API checks the same way
-        with pytest.raises(InvalidArgument, match="length 1000"):
-            gallery.add_embeddings([{"name": "Mallory", "embedding": target * 1000, "photo_sha256": "e" * 64,
-                                     "box": [], "landmarks": []}])
+    with open_gallery(unchanged, pipeline) as gallery:  # the bulk API refuses NaN, and stores unit vectors only
+        with pytest.raises(InvalidArgument, match="not finite"):
+            gallery.add_embeddings([{"name": "Mallory", "embedding": np.full(512, np.nan)}])
+    shutil.copytree(unchanged, tmp_path / "bulk")
+    with open_gallery(tmp_path / "bulk", pipeline) as gallery:
+        gallery.add_embeddings([{"name": "Mallory", "embedding": target * 1000}])
+        assert np.linalg.norm(gallery.store.embeddings()[1][-1]) == pytest.approx(1, abs=1e-6)
         (match,) = gallery.identify(lfw_photo("Colin_Powell", 2))
         assert match.name == "Colin Powell" and match.similarity < 1.01  # no Mallory at similarity 291
 

@@ -1,38 +1,110 @@
 """Start the facerec web app: `python app.py [--home DIR] [--port N] [--share]`.
 
 Defaults: gallery in $FACEREC_HOME or ./facerec_home (created on first start), port $GRADIO_SERVER_PORT or 7860,
-bound to 127.0.0.1, never shared publicly unless --share is given. Set FACEREC_ADMIN_PASSWORD (or
---admin-password) to require a password for enrolling, deleting, renaming and importing.
+bound to 127.0.0.1, never shared publicly unless --share is given. Set FACEREC_ADMIN_PASSWORD to require a
+password for everything that shows or changes enrolled people (see the README's Security section); the
+--admin-password option works too, but every local user can read it in `ps`.
+
+Every file the app writes (gallery, index, Gradio's cache of uploads and served pictures, exports) is readable by
+its owner only; Gradio's cache is a private folder per run in the gallery folder (`webcache/run-<pid>`) unless
+GRADIO_TEMP_DIR says otherwise.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import shutil
+import signal
 import sys
+from pathlib import Path
 
 from facerec.errors import FaceRecError
 from facerec.gallery import Gallery
 from facerec.settings import Settings
-from facerec.ui import MAX_UPLOAD, build_app
+
+PASSWORD_ENV = "FACEREC_ADMIN_PASSWORD"
+WEB_CACHE = "webcache"  # Gradio's cache, inside the gallery folder
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description="facerec web app")
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        description="facerec web app",
+        epilog=f"Admin password: set {PASSWORD_ENV} in the environment. It guards enrolling, adding photos, "
+               "renaming, deleting, importing, exporting, the people list and the health report; detect, verify "
+               "and identify (which then names only matching faces) stay open.")
     parser.add_argument("--home", help="gallery folder (default: $FACEREC_HOME, else ./facerec_home)")
     parser.add_argument("--port", type=int, default=int(os.environ.get("GRADIO_SERVER_PORT", 7860)))
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--share", action="store_true", help="create a public Gradio link (off by default)")
-    parser.add_argument("--admin-password", default=os.environ.get("FACEREC_ADMIN_PASSWORD"))
+    parser.add_argument("--admin-password", metavar="PW",
+                        help=f"discouraged: every local user can read it in `ps`; set {PASSWORD_ENV} instead")
     parser.add_argument("--threshold", type=float, help="match threshold (default: the model card's)")
-    args = parser.parse_args(argv)
+    return parser
+
+
+def admin_password(args: argparse.Namespace, environ=os.environ) -> tuple[str | None, list[str]]:
+    """(the admin password or None, warnings to print)."""
+    warnings = []
+    password = environ.get(PASSWORD_ENV) or None
+    if args.admin_password:
+        warnings.append(f"--admin-password is visible to every local user (`ps`, shell history); set {PASSWORD_ENV} "
+                        "instead")
+        password = args.admin_password
+    if password is None and (args.share or args.host not in ("127.0.0.1", "localhost", "::1")):
+        warnings.append(f"no admin password while reachable from other machines: anyone can enrol, delete, list and "
+                        f"export faces; set {PASSWORD_ENV}")
+    return password, warnings
+
+
+def private_web_cache(home: Path) -> Path:
+    """This run's folder for Gradio's cache, `<home>/webcache/run-<pid>` (owner only), after deleting those of
+    runs that are gone without cleaning up: uploads and pictures must not outlive the app that received them."""
+    root = home.resolve() / WEB_CACHE
+    root.mkdir(mode=0o700, exist_ok=True)
+    root.chmod(0o700)  # also when an older version or someone else made it
+    for folder in root.glob("run-*"):
+        if not _running(folder.name.removeprefix("run-")):
+            shutil.rmtree(folder, ignore_errors=True)
+    folder = root / f"run-{os.getpid()}"
+    folder.mkdir(mode=0o700, exist_ok=True)
+    return folder
+
+
+def _running(pid: str) -> bool:
+    try:
+        os.kill(int(pid), 0)
+    except (ValueError, ProcessLookupError):
+        return False
+    except PermissionError:  # someone else's process
+        return True
+    return True
+
+
+def main(argv: list[str] | None = None) -> int:
+    os.umask(0o077)  # the gallery, the web cache and exports hold faces: owner only
+    args = build_parser().parse_args(argv)
+    password, warnings = admin_password(args)
+    for warning in warnings:
+        print(f"warning: {warning}", file=sys.stderr, flush=True)
     try:
         gallery = Gallery(Settings.from_env(home=args.home, similarity_threshold=args.threshold))
     except FaceRecError as error:
         print(f"error: {error}", file=sys.stderr)
         return 1
-    app = build_app(gallery, admin_password=args.admin_password or None)
-    print(f"facerec: gallery {gallery.settings.home.resolve()} ({gallery.store.counts()[0]} people)", flush=True)
+    for notice in gallery.notices:
+        print(f"warning: {notice}", file=sys.stderr, flush=True)
+    web_cache = None
+    if not os.environ.get("GRADIO_TEMP_DIR"):
+        web_cache = private_web_cache(Path(gallery.settings.home))
+        os.environ["GRADIO_TEMP_DIR"] = str(web_cache)
+
+    from facerec.ui import MAX_UPLOAD, build_app  # imports Gradio, which reads GRADIO_TEMP_DIR
+
+    app = build_app(gallery, admin_password=password)
+    # `kill` (SIGTERM) stops the server as Ctrl-C does, so the gallery is closed and the web cache deleted.
+    signal.signal(signal.SIGTERM, signal.default_int_handler)
+    print(f"facerec: gallery {Path(gallery.settings.home).resolve()} ({gallery.store.counts()[0]} people)", flush=True)
     try:
         app.queue(default_concurrency_limit=4).launch(
             server_name=args.host, server_port=args.port, share=args.share, max_file_size=MAX_UPLOAD,
@@ -40,6 +112,8 @@ def main(argv: list[str] | None = None) -> int:
         )
     finally:
         gallery.close()
+        if web_cache is not None:
+            shutil.rmtree(web_cache, ignore_errors=True)
     return 0
 
 

@@ -2,14 +2,19 @@
 
 Every command takes `--home DIR` (default FACEREC_HOME, else ./facerec_home) and `--json`. Exit codes: 0 ok,
 1 a user error (bad photo, no face, unknown name, ...) reported as one line on stderr, 2 a usage error.
+Text for the terminal is printed with invisible and control characters shown as escapes (`\x1b`, `\u202e`), so
+a name can never move the cursor, recolour or reorder what is printed; `--json` output is ASCII-escaped JSON.
+Files the CLI writes (gallery, exports) are readable by their owner only.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import shlex
 import sys
+import unicodedata
 from pathlib import Path
 
 from . import __version__
@@ -17,6 +22,9 @@ from .errors import FaceRecError
 
 
 def main(argv: list[str] | None = None) -> int:
+    from sqlalchemy.exc import SQLAlchemyError
+
+    os.umask(0o077)  # galleries and exports hold faces: owner only
     parser = build_parser()
     args = parser.parse_args(argv)
     if not getattr(args, "handler", None):
@@ -25,10 +33,14 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return args.handler(args) or 0
     except FaceRecError as error:
-        print(f"error: {error}", file=sys.stderr)
+        print(f"error: {terminal_text(error)}", file=sys.stderr)
         return 1
     except (FileNotFoundError, NotADirectoryError, ValueError) as error:
-        print(f"error: {error}", file=sys.stderr)
+        print(f"error: {terminal_text(error)}", file=sys.stderr)
+        return 1
+    except SQLAlchemyError as error:
+        print(f"error: the gallery database failed ({terminal_text(getattr(error, 'orig', None) or error)})",
+              file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
@@ -64,6 +76,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("name")
     p.add_argument("photo")
     p.add_argument("--face", type=int)
+    p.add_argument("--force", action="store_true",
+                   help="add it even if the face does not match this person (or matches someone else better)")
     p = command("enroll-dir", cmd_enroll_dir, "enrol a folder of <identity>/<photo> files")
     p.add_argument("directory")
     p.add_argument("--all", action="store_true", help="enrol every photo, not only the first of each person")
@@ -148,9 +162,9 @@ def _gallery(args):
 
     overrides = {"home": args.home, "similarity_threshold": args.threshold, "model_path": args.model}
     gallery = Gallery.open(**{k: v for k, v in overrides.items() if v is not None and k != "home"}, home=args.home)
-    warning = gallery.model_warning()
-    if warning:
-        print(f"warning: {warning}", file=sys.stderr)
+    for warning in [*gallery.notices, gallery.model_warning()]:
+        if warning:
+            print(f"warning: {terminal_text(warning)}", file=sys.stderr)
     return gallery
 
 
@@ -168,13 +182,23 @@ def _emit(args, data, table: list[list] | None = None, headers: list[str] | None
     if args.json:
         Path(args.json).write_text(json.dumps(_plain(data), indent=1, default=str))
     if text:
-        print(text)
+        print("\n".join(terminal_text(line) for line in text.split("\n")))
     if table is not None and headers:
+        table = [[terminal_text(c) for c in row] for row in table]
         widths = [max(len(str(h)), *(len(str(r[i])) for r in table)) if table else len(str(h))
                   for i, h in enumerate(headers)]
         print("  ".join(str(h).ljust(w) for h, w in zip(headers, widths)))
         for row in table:
             print("  ".join(str(c).ljust(w) for c, w in zip(row, widths)))
+
+
+def terminal_text(value: object) -> str:
+    """`value` as one line for a terminal: control, format and separator characters (escape sequences, zero-width
+    and right-to-left override characters, newlines) written as Python escapes instead of acting on the display."""
+    return "".join(repr(char)[1:-1] if unicodedata.category(char) in _UNPRINTABLE else char for char in str(value))
+
+
+_UNPRINTABLE = {"Cc", "Cf", "Co", "Cs", "Cn", "Zl", "Zp"}
 
 
 def _plain(value):
@@ -211,7 +235,7 @@ def cmd_enroll(args) -> int:
 
 def cmd_add_photo(args) -> int:
     with _gallery(args) as gallery:
-        result = gallery.add_photo(args.name, args.photo, face_index=args.face)
+        result = gallery.add_photo(args.name, args.photo, face_index=args.face, allow_mismatch=args.force)
     _emit(args, result.to_dict(), text=f"added a photo to '{result.name}' ({result.photos} photos)")
     return 0
 
@@ -226,8 +250,8 @@ def cmd_enroll_dir(args) -> int:
         known = {i.name for i in gallery.list()}
         for name, path in photos:
             try:
-                if name in known:
-                    gallery.add_photo(name, path)
+                if name in known:  # the folder says who it is, as it does for enroll's look-alike check
+                    gallery.add_photo(name, path, allow_mismatch=True)
                 else:
                     gallery.enroll(path, name, allow_lookalike=True)
                     known.add(name)

@@ -11,8 +11,10 @@ from pathlib import Path
 
 import numpy as np
 
-from .errors import FaceRecError
+from .errors import FaceRecError, InvalidArgument
 from .onnx_session import LazySession
+
+UNIT_TOLERANCE = 1e-3  # how far from 1 the length of a stored float32 embedding may be (they are within ~1e-6)
 
 
 class FaceEmbedder:
@@ -67,3 +69,25 @@ class FaceEmbedder:
 
     def _run(self, batch: np.ndarray) -> np.ndarray:
         return self._session.get().run(None, {"images": np.ascontiguousarray(batch)})[0]
+
+
+def checked_embeddings(vectors: np.ndarray, dimension: int = 512, normalise: bool = False) -> np.ndarray:
+    """Embeddings from outside the embedder (imports, bulk enrolment) as the index needs them: [N, dimension]
+    float32, finite, of unit length within UNIT_TOLERANCE (kept as given, so an export imports byte for byte), or,
+    with `normalise`, of any non-zero length (scaled to 1). Anything else is refused: a long vector would out-score
+    every real face (similarity is a dot product), a NaN would poison every metric computed over the gallery."""
+    vectors = np.asarray(vectors)
+    if vectors.ndim != 2 or vectors.shape[1] != dimension or not np.issubdtype(vectors.dtype, np.number):
+        raise InvalidArgument(f"an embedding must be {dimension} numbers, not an array of shape {vectors.shape}")
+    vectors = vectors.astype(np.float32)
+    finite = np.all(np.isfinite(vectors), axis=1)
+    if not finite.all():
+        raise InvalidArgument(f"embedding {int(np.argmin(finite)) + 1} holds values that are not finite numbers")
+    norms = np.linalg.norm(vectors.astype(np.float64), axis=1)
+    off = (norms == 0) if normalise else (np.abs(norms - 1.0) > UNIT_TOLERANCE)
+    if off.any():
+        row = int(np.argmax(off))
+        raise InvalidArgument(f"embedding {row + 1} has length {norms[row]:.4g}, not 1 (embeddings are unit vectors)")
+    if normalise and np.any(np.abs(norms - 1.0) > UNIT_TOLERANCE):
+        return (vectors / norms[:, None]).astype(np.float32)
+    return vectors

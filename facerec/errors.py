@@ -40,9 +40,27 @@ class PossibleDuplicate(FaceRecError):
         self.matches = matches or []
 
 
+class IdentityMismatch(FaceRecError):
+    """A photo added to a person does not match them (or matches someone else better); `matches` holds
+    (name, similarity) pairs of the people it does match."""
+
+    def __init__(self, message: str, matches: list[tuple[str, float]] | None = None) -> None:
+        super().__init__(message)
+        self.matches = matches or []
+
+
 class ModelMismatch(FaceRecError):
     """The gallery's embeddings were made by a different model than the one loaded."""
 
 
 class InvalidArgument(FaceRecError):
     """A parameter given by the user is out of range or malformed."""
+
+
+class UnusableFile(FaceRecError):
+    """A file facerec needs (the gallery database, its index, the model card) is missing, unreadable or does not
+    belong with the others. Raised before anything is written, so the folder is left exactly as it was."""
+
+
+class AccessDenied(FaceRecError):
+    """The admin password is missing or wrong, or too many wrong passwords came from this client."""

@@ -3,6 +3,10 @@
 The database (`facerec.store`) is the source of truth; the FAISS index (`facerec.index`) is a cache of it,
 changed only after a transaction commits and brought up to date from the journal before every search, so
 several threads and processes can share one gallery folder.
+
+Every check that decides whether a write may happen (name taken, same photo already enrolled, look-alike) is
+repeated inside the write transaction, which SQLite serialises across threads and processes, so two
+simultaneous enrolments cannot both pass it. A write that is refused changes nothing.
 """
 
 from __future__ import annotations
@@ -17,33 +21,46 @@ from PIL import Image
 from sqlalchemy import func, insert, select
 from sqlalchemy.exc import IntegrityError
 
+from .archive import EXPORT_FORMAT, ImportLimits, encode_crop, open_private, read_export
 from .detect import DetectedFace
+from .embed import checked_embeddings
 from .errors import (
-    DuplicatePhoto, FaceRecError, InvalidArgument, ModelMismatch, MultipleFaces, NoFace, PossibleDuplicate,
-    UnknownIdentity,
+    DuplicatePhoto, FaceRecError, IdentityMismatch, InvalidArgument, ModelMismatch, MultipleFaces, NoFace,
+    PossibleDuplicate, UnknownIdentity,
 )
 from .health import HealthReport, gallery_health
 from .image import ImageInput
-from .index import FaceIndex
+from .index import FaceIndex, refuse_to_replace_saved_index
+from .names import clean_name, name_key
 from .pipeline import FacePipeline, Photo
 from .results import Candidate, EnrollResult, FaceMatch, IdentityInfo, VerifyResult
 from .settings import Settings
-from .store import Face, Identity, JournalEntry, Store, chunked, utcnow
+from .store import Face, Identity, JournalEntry, Store, chunked, database_file, utcnow
 
 SAVE_INDEX_EVERY = 50
-EXPORT_FORMAT = "facerec-gallery-v1"
 
 
 class Gallery:
     def __init__(self, settings: Settings | None = None, pipeline: FacePipeline | None = None) -> None:
         self.settings = settings or Settings.from_env()
-        self.settings.home.mkdir(parents=True, exist_ok=True)
         self.pipeline = pipeline or FacePipeline(self.settings)
+        self.threshold = self.settings.threshold()  # before any file is created: a missing model card is an error
+        home = self.settings.home
+        if not home.exists():
+            home.mkdir(parents=True, mode=0o700)  # the gallery's faces are its owner's alone
+        database = database_file(self.settings.resolved_database_url)
+        if database is not None and (not database.exists() or database.stat().st_size == 0):
+            refuse_to_replace_saved_index(home)  # gallery.db deleted or emptied: never start over its index
         self.store = Store(self.settings.resolved_database_url)
         self.model_id = self.pipeline.embedder.model_id
-        self.threshold = self.settings.threshold()
-        self.index = FaceIndex.open(self.settings.home, self.store, self.model_id, self.settings.index_kind,
-                                    hnsw_m=self.settings.hnsw_m, ef_search=self.settings.hnsw_ef_search)
+        try:
+            self.index = FaceIndex.open(home, self.store, self.model_id, self.settings.index_kind,
+                                        hnsw_m=self.settings.hnsw_m, ef_search=self.settings.hnsw_ef_search)
+        except BaseException:
+            self.store.dispose()
+            raise
+        # One line each for the user (the CLI prints them, the app logs them): what opening had to repair.
+        self.notices: list[str] = [self.index.notice] if self.index.notice else []
         self._writes_since_save = 0
 
     @classmethod
@@ -61,7 +78,7 @@ class Gallery:
         """Save the index (a cache; a crash before this costs only a journal replay) and release the database."""
         try:
             self.index.catch_up(self.store)
-            self.index.save(self.settings.home, self.model_id)
+            self.index.save(self.settings.home, self.model_id, self.store)
         finally:
             self.store.dispose()
 
@@ -79,24 +96,29 @@ class Gallery:
                allow_lookalike: bool = False, note: str | None = None) -> EnrollResult:
         """Enrol a new person from one photo.
 
-        Raises MultipleFaces (unless `face_index` picks one), NoFace, DuplicatePhoto, InvalidArgument (name taken
-        or empty) and PossibleDuplicate when the face matches another identity at or above the threshold (a
+        Raises MultipleFaces (unless `face_index` picks one), NoFace, DuplicatePhoto, InvalidArgument (name taken,
+        also in another letter case, or unusable: `facerec.names`) and PossibleDuplicate when the face matches another identity at or above the threshold (a
         duplicate or look-alike), unless `allow_lookalike`.
         """
-        name = _clean_name(name)
+        name = clean_name(name)
         photo, face, crop, embedding = self._one_face(photo, face_index)
         with self.store.session() as session:
-            if session.scalar(select(Identity.id).where(Identity.name == name)) is not None:
-                raise InvalidArgument(f"'{name}' is already enrolled; add this photo to that person instead")
+            self._refuse_taken_name(session, name)
         self._refuse_duplicate_photo(photo, face)
+        searched_to = self.index.seq  # every face committed up to here is in the search below
         lookalikes = self._lookalikes(embedding)
         if lookalikes and not allow_lookalike:
-            listed = ", ".join(f"{n} ({s:.2f})" for n, s in lookalikes[:3])
-            raise PossibleDuplicate(
-                f"this face matches already-enrolled {listed} at or above the threshold {self.threshold:.2f}; "
-                "enrol anyway only if this is a different person", lookalikes)
+            raise self._possible_duplicate(lookalikes)
         try:
             with self.store.writing() as session, session.begin():
+                # The same checks again, now that no other writer can commit: the earlier ones only spared us
+                # taking the lock for a doomed write.
+                self._refuse_taken_name(session, name)
+                self._refuse_duplicate_photo(photo, face, session)
+                late = self._lookalikes(embedding, self._committed_since(session, searched_to, embedding))
+                if late and not allow_lookalike:
+                    raise self._possible_duplicate(late)
+                lookalikes = _merged(lookalikes, late)
                 identity = Identity(name=name, note=note)
                 session.add(identity)
                 record = self._face_record(photo, face, crop, embedding)
@@ -109,12 +131,24 @@ class Gallery:
         self._after_write()
         return EnrollResult(identity_id, name, face_id, 1, face, crop, lookalikes)
 
-    def add_photo(self, identity: str | int, photo: ImageInput | Photo, face_index: int | None = None) -> EnrollResult:
-        """Add another photo of an enrolled person; `lookalikes` in the result lists other people it resembles."""
+    def add_photo(self, identity: str | int, photo: ImageInput | Photo, face_index: int | None = None,
+                  allow_mismatch: bool = False) -> EnrollResult:
+        """Add another photo of an enrolled person; `lookalikes` in the result lists other people it resembles.
+
+        Raises IdentityMismatch, unless `allow_mismatch`, when the face is not this person's: it matches none of
+        their faces at the threshold (the enrolment look-alike test), or it matches someone else better.
+        """
         photo, face, crop, embedding = self._one_face(photo, face_index)
         self._refuse_duplicate_photo(photo, face)
+        with self.store.session() as session:
+            person = self._identity(session, identity)
+            name, own_faces = person.name, [f.id for f in person.faces]
+        lookalikes = self._lookalikes(embedding)
+        if not allow_mismatch and (not lookalikes or lookalikes[0][0] != name):
+            raise self._mismatch(name, own_faces, embedding, lookalikes)
         with self.store.writing() as session, session.begin():
             person = self._identity(session, identity)
+            self._refuse_duplicate_photo(photo, face, session)
             record = self._face_record(photo, face, crop, embedding)
             person.faces.append(record)
             person.updated_at = utcnow()
@@ -122,17 +156,24 @@ class Gallery:
             session.add(JournalEntry(op="add", face_id=record.id))
             result = (person.id, person.name, record.id, len(person.faces))
         self._after_write()
-        lookalikes = [(n, s) for n, s in self._lookalikes(embedding) if n != result[1]]
-        return EnrollResult(*result, face, crop, lookalikes)
+        return EnrollResult(*result, face, crop, [(n, s) for n, s in lookalikes if n != result[1]])
 
     def add_embeddings(self, entries: list[dict]) -> list[int]:
         """Bulk enrolment of precomputed embeddings in one transaction (evaluation, imports, benchmarks).
 
-        Each entry: {"name", "embedding" [512] unit float32, "photo_sha256", "box", "landmarks", optional
-        "crop" (uint8 112x112x3)}. Identities are created as needed. Returns the new face ids.
+        Each entry: {"name", "embedding" [512] float32 (scaled to unit length; NaN, infinite or zero refused),
+        "photo_sha256", "box", "landmarks", optional "crop" (uint8 112x112x3)}. Identities are created as needed.
+        Returns the new face ids.
         """
+        if not entries:
+            return []
         now = utcnow()
-        names = [_clean_name(entry["name"]) for entry in entries]
+        names = [clean_name(entry["name"]) for entry in entries]
+        try:
+            vectors = np.array([entry["embedding"] for entry in entries], np.float32)
+        except (TypeError, ValueError):
+            raise InvalidArgument("every embedding must be a list of numbers, all of one length") from None
+        vectors = checked_embeddings(vectors, self.index.dimension, normalise=True)
         with self.store.writing() as session, session.begin():
             ids = {name: identity for chunk in chunked(sorted(set(names)))
                    for name, identity in session.execute(select(Identity.name, Identity.id)
@@ -143,13 +184,14 @@ class Gallery:
                                           [{"name": n, "created_at": now, "updated_at": now} for n in new_names])
                 ids.update(zip(new_names, created))
             rows = []
-            for name, entry in zip(names, entries):
+            for name, entry, vector in zip(names, entries, vectors):
                 crop = entry.get("crop")
                 rows.append({"identity_id": ids[name], "model_id": self.model_id, "created_at": now,
-                             "embedding": np.asarray(entry["embedding"], np.float32).tobytes(),
+                             "embedding": vector.tobytes(),
                              "photo_sha256": entry.get("photo_sha256", ""), "box": entry.get("box") or [],
                              "landmarks": entry.get("landmarks") or [],
-                             "crop_jpeg": _jpeg(crop) if crop is not None and self.settings.store_crops else None})
+                             "crop_jpeg": encode_crop(crop) if crop is not None and self.settings.store_crops
+                             else None})
             face_ids = list(session.scalars(insert(Face).returning(Face.id, sort_by_parameter_order=True), rows)) \
                 if rows else []
             if face_ids:
@@ -223,13 +265,11 @@ class Gallery:
             return face.crop_jpeg if face else None
 
     def rename(self, identity: str | int, new_name: str) -> IdentityInfo:
-        new_name = _clean_name(new_name)
+        new_name = clean_name(new_name)
         try:
             with self.store.writing() as session, session.begin():
                 person = self._identity(session, identity)
-                clash = session.scalar(select(Identity.id).where(Identity.name == new_name))
-                if clash is not None and clash != person.id:
-                    raise InvalidArgument(f"'{new_name}' is already enrolled")
+                self._refuse_taken_name(session, new_name, person.id)
                 person.name, person.updated_at = new_name, utcnow()
                 session.flush()
                 info = _info(person)
@@ -291,7 +331,7 @@ class Gallery:
                     session.add(JournalEntry(op="remove", face_id=face.id))
                     session.add(JournalEntry(op="add", face_id=face.id))
         self.index.rebuild(self.store)
-        self.index.save(self.settings.home, self.model_id)
+        self.index.save(self.settings.home, self.model_id, self.store)
         return len(faces)
 
     # ----- export / import ------------------------------------------------------------------------------
@@ -300,7 +340,7 @@ class Gallery:
         with self.store.session() as session:
             people = list(session.scalars(select(Identity).order_by(Identity.name)))
             records, vectors = [], []
-            with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as archive:
+            with open_private(path) as handle, zipfile.ZipFile(handle, "w", zipfile.ZIP_DEFLATED) as archive:
                 for person in people:
                     for face in person.faces:
                         crop_name = None
@@ -317,48 +357,52 @@ class Gallery:
                 archive.writestr("gallery.json", json.dumps({"format": EXPORT_FORMAT, "faces": records}))
         return len(records)
 
-    def import_(self, path: str | Path) -> dict:
-        """Add the people of an exported zip. Faces already present (same photo and face) are skipped; faces from
-        another model are re-embedded from their crops, or refused when there are none."""
-        try:
-            with zipfile.ZipFile(path) as archive:
-                manifest = json.loads(archive.read("gallery.json"))
-                vectors = np.load(io.BytesIO(archive.read("embeddings.npy")))
-                crops = {r["crop"]: archive.read(r["crop"]) for r in manifest.get("faces", []) if r.get("crop")}
-        except (OSError, KeyError, ValueError, zipfile.BadZipFile) as error:
-            raise InvalidArgument(f"not a facerec export file ({error})") from None
-        if manifest.get("format") != EXPORT_FORMAT:
-            raise InvalidArgument("not a facerec export file (unknown format)")
-        added = skipped = 0
+    def import_(self, path: str | Path, limits: ImportLimits = ImportLimits()) -> dict:
+        """Add the people of an exported zip, all or nothing. The whole file is checked first (names, vectors,
+        crops, within `limits`; `facerec.archive`), then one transaction adds every face. Faces already present
+        (same photo and face) are skipped; faces from another model are re-embedded from their crops."""
+        faces = read_export(path, self.model_id, self.index.dimension, limits)
+        others = [face for face in faces if face.vector is None]
+        if others:
+            crops = np.stack([np.asarray(Image.open(io.BytesIO(f.crop_jpeg)).convert("RGB")) for f in others])
+            for face, vector in zip(others, self.pipeline.embedder.embed(crops)):
+                face.vector = vector
+        now, added, skipped = utcnow(), [], 0
         with self.store.writing() as session, session.begin():
-            for record, vector in zip(manifest["faces"], vectors):
-                vector = self._imported_vector(record, vector, crops)
-                person = session.scalar(select(Identity).where(Identity.name == record["name"]))
-                if person is None:
-                    person = Identity(name=record["name"], note=record.get("note"))
-                    session.add(person)
-                elif any(f.photo_sha256 == record["photo_sha256"] and _iou(f.box, record["box"]) > 0.5
-                         for f in person.faces):
+            names = sorted({face.name for face in faces})
+            ids = {name: identity for chunk in chunked(names)
+                   for name, identity in session.execute(select(Identity.name, Identity.id)
+                                                         .where(Identity.name.in_(chunk)))}
+            self._refuse_case_clashes(session, [name for name in names if name not in ids])
+            present: dict[str, list[tuple[str, list]]] = {}
+            by_id = {identity: name for name, identity in ids.items()}
+            for chunk in chunked(list(by_id)):
+                for identity, sha, box in session.execute(select(Face.identity_id, Face.photo_sha256, Face.box)
+                                                          .where(Face.identity_id.in_(chunk))):
+                    present.setdefault(by_id[identity], []).append((sha, box))
+            for face in faces:
+                if any(_same_face(face.photo_sha256, face.box, sha, box) for sha, box in present.get(face.name, [])):
                     skipped += 1
                     continue
-                face = Face(embedding=vector.astype(np.float32).tobytes(), model_id=self.model_id,
-                            photo_sha256=record["photo_sha256"], box=record["box"], landmarks=record["landmarks"],
-                            crop_jpeg=crops.get(record.get("crop")) if self.settings.store_crops else None)
-                person.faces.append(face)
-                session.flush()
-                session.add(JournalEntry(op="add", face_id=face.id))
-                added += 1
+                present.setdefault(face.name, []).append((face.photo_sha256, face.box))
+                added.append(face)
+            new_names = [name for name in dict.fromkeys(face.name for face in added) if name not in ids]
+            notes = {face.name: face.note for face in reversed(added)}  # the first record's note for a new person
+            if new_names:
+                created = session.scalars(insert(Identity).returning(Identity.id, sort_by_parameter_order=True),
+                                          [{"name": n, "note": notes[n], "created_at": now, "updated_at": now}
+                                           for n in new_names])
+                ids.update(zip(new_names, created))
+            rows = [{"identity_id": ids[face.name], "model_id": self.model_id, "created_at": now,
+                     "embedding": np.asarray(face.vector, np.float32).tobytes(), "photo_sha256": face.photo_sha256,
+                     "box": face.box, "landmarks": face.landmarks,
+                     "crop_jpeg": face.crop_jpeg if self.settings.store_crops else None} for face in added]
+            face_ids = list(session.scalars(insert(Face).returning(Face.id, sort_by_parameter_order=True), rows)) \
+                if rows else []
+            if face_ids:
+                session.execute(insert(JournalEntry), [{"op": "add", "face_id": f} for f in face_ids])
         self._after_write()
-        return {"added": added, "skipped": skipped}
-
-    def _imported_vector(self, record: dict, vector: np.ndarray, crops: dict) -> np.ndarray:
-        if record.get("model_id") == self.model_id:
-            return vector
-        if not record.get("crop"):
-            raise ModelMismatch(f"the export was made with model {record.get('model_id')} and has no crops to "
-                                "re-embed; export it again with crops")
-        crop = np.asarray(Image.open(io.BytesIO(crops[record["crop"]])).convert("RGB"))
-        return self.pipeline.embedder.embed(crop[None])[0]
+        return {"added": len(added), "skipped": skipped}
 
     # ----- internals ------------------------------------------------------------------------------------
     def _one_face(self, photo, face_index):
@@ -377,22 +421,76 @@ class Gallery:
         return photo, face, crops[0], embeddings[0]
 
     def _face_record(self, photo: Photo, face: DetectedFace, crop: np.ndarray, embedding: np.ndarray) -> Face:
-        crop_jpeg = _jpeg(crop) if self.settings.store_crops else None
+        crop_jpeg = encode_crop(crop) if self.settings.store_crops else None
         data = face.to_dict()
         return Face(embedding=embedding.astype(np.float32).tobytes(), model_id=self.model_id,
                     photo_sha256=photo.sha256, box=data["box"], landmarks=data["landmarks"], crop_jpeg=crop_jpeg)
 
-    def _refuse_duplicate_photo(self, photo: Photo, face: DetectedFace) -> None:
-        with self.store.session() as session:
-            rows = session.execute(select(Face.box, Identity.name).join(Identity)
-                                   .where(Face.photo_sha256 == photo.sha256)).all()
-        for box, name in rows:
-            if _iou(box, list(face.box)) > 0.5:
+    def _refuse_duplicate_photo(self, photo: Photo, face: DetectedFace, session=None) -> None:
+        if session is None:
+            with self.store.session() as session:
+                return self._refuse_duplicate_photo(photo, face, session)
+        rows = session.execute(select(Face.photo_sha256, Face.box, Identity.name).join(Identity)
+                               .where(Face.photo_sha256 == photo.sha256)).all()
+        for sha, box, name in rows:
+            if _same_face(photo.sha256, list(face.box), sha, box):
                 raise DuplicatePhoto(f"this photo (this face) is already enrolled, as '{name}'")
 
-    def _lookalikes(self, embedding: np.ndarray) -> list[tuple[str, float]]:
-        candidates = self.search(embedding[None], top_k=5)[0]
+    def _refuse_taken_name(self, session, name: str, allowed_id: int | None = None) -> None:
+        """A name is taken when another person has it, or has it in another letter case (`facerec.names`)."""
+        for identity, taken in session.execute(select(Identity.id, Identity.name)
+                                               .where(func.lower(Identity.name) == name_key(name))):
+            if identity == allowed_id:
+                continue
+            if taken == name:
+                raise InvalidArgument(f"'{name}' is already enrolled; add this photo to that person instead")
+            raise InvalidArgument(f"'{name}' differs only in letter case from enrolled '{taken}'; use that name "
+                                  "(to add a photo to that person) or another one")
+
+    def _refuse_case_clashes(self, session, names: list[str]) -> None:
+        keys = {name_key(name): name for name in names}
+        for chunk in chunked(list(keys)):
+            for taken, in session.execute(select(Identity.name).where(func.lower(Identity.name).in_(chunk))):
+                raise InvalidArgument(f"cannot import this file: it names '{keys[name_key(taken)]}', which differs "
+                                      f"only in letter case from enrolled '{taken}'. Nothing was imported.")
+
+    def _lookalikes(self, embedding: np.ndarray, among: list[Candidate] | None = None) -> list[tuple[str, float]]:
+        """Enrolled people this face matches at or above the threshold, best first (searched for, or `among`)."""
+        candidates = self.search(embedding[None], top_k=5)[0] if among is None else among
         return [(c.name, c.similarity) for c in candidates if c.similarity >= self.threshold]
+
+    def _committed_since(self, session, seq: int, embedding: np.ndarray) -> list[Candidate]:
+        """The people whose faces were committed after journal position `seq` (by any thread or process), as
+        candidates for `embedding`: what a search made at `seq` could not see. Usually none."""
+        face_ids = list(session.scalars(select(JournalEntry.face_id).where(JournalEntry.seq > seq,
+                                                                           JournalEntry.op == "add")))
+        best: dict[int, Candidate] = {}
+        for chunk in chunked(face_ids):
+            for identity, name, vector in session.execute(select(Identity.id, Identity.name, Face.embedding)
+                                                          .join(Identity).where(Face.id.in_(chunk))):
+                similarity = float(np.dot(np.frombuffer(vector, np.float32), embedding))
+                if identity not in best or similarity > best[identity].similarity:
+                    best[identity] = Candidate(name, identity, similarity)
+        return sorted(best.values(), key=lambda c: -c.similarity)
+
+    def _possible_duplicate(self, lookalikes: list[tuple[str, float]]) -> PossibleDuplicate:
+        listed = ", ".join(f"{n} ({s:.2f})" for n, s in lookalikes[:3])
+        return PossibleDuplicate(
+            f"this face matches already-enrolled {listed} at or above the threshold {self.threshold:.2f}; "
+            "enrol anyway only if this is a different person", lookalikes)
+
+    def _mismatch(self, name: str, own_faces: list[int], embedding: np.ndarray,
+                  lookalikes: list[tuple[str, float]]) -> IdentityMismatch:
+        _ids, vectors = self.store.embeddings(own_faces)
+        own = float(np.max(vectors @ embedding)) if len(vectors) else float("nan")
+        others = [(n, s) for n, s in lookalikes if n != name]
+        if others:
+            listed = ", ".join(f"{n} ({s:.2f})" for n, s in others[:3])
+            problem = f"this face matches {listed} better than '{name}' ({own:.2f})"
+        else:
+            problem = f"this face does not match '{name}' (similarity {own:.2f}, threshold {self.threshold:.2f})"
+        return IdentityMismatch(f"{problem}; nothing was added. Add it anyway only if you are sure it is {name}",
+                                others)
 
     def _match(self, face: DetectedFace, candidates: list[Candidate], threshold: float) -> FaceMatch:
         if candidates and candidates[0].similarity >= threshold:
@@ -409,7 +507,10 @@ class Gallery:
         if isinstance(identity, (int, np.integer)) and not isinstance(identity, bool):
             person = session.get(Identity, int(identity))
         else:
-            person = session.scalar(select(Identity).where(Identity.name == str(identity).strip()))
+            # As typed first (a name stored before names were cleaned), then in its cleaned form.
+            person = session.scalar(select(Identity).where(Identity.name == str(identity)))
+            if person is None:
+                person = session.scalar(select(Identity).where(Identity.name == _cleaned_or_none(identity)))
         if person is None:
             raise UnknownIdentity(f"no enrolled person called '{identity}'")
         return person
@@ -418,23 +519,30 @@ class Gallery:
         self.index.catch_up(self.store)
         self._writes_since_save += 1
         if self._writes_since_save >= SAVE_INDEX_EVERY:
-            self.index.save(self.settings.home, self.model_id)
+            self.index.save(self.settings.home, self.model_id, self.store)
             self._writes_since_save = 0
 
 
-def _clean_name(name: str) -> str:
-    name = " ".join(str(name or "").split())
-    if not name:
-        raise InvalidArgument("a name is required")
-    if len(name) > 200:
-        raise InvalidArgument("names are limited to 200 characters")
-    return name
+def _cleaned_or_none(name: object) -> str | None:
+    try:
+        return clean_name(str(name))
+    except InvalidArgument:
+        return None
 
 
-def _jpeg(crop: np.ndarray) -> bytes:
-    buffer = io.BytesIO()
-    Image.fromarray(crop).save(buffer, "JPEG", quality=95)
-    return buffer.getvalue()
+def _merged(*lists: list[tuple[str, float]]) -> list[tuple[str, float]]:
+    """(name, similarity) lists as one, best similarity per name, best first."""
+    best: dict[str, float] = {}
+    for name, similarity in (pair for pairs in lists for pair in pairs):
+        best[name] = max(similarity, best.get(name, similarity))
+    return sorted(best.items(), key=lambda pair: -pair[1])
+
+
+def _same_face(sha_a: str, box_a: list, sha_b: str, box_b: list) -> bool:
+    """Same photo (bytes) and the same face in it; faces stored without a box match on the photo alone."""
+    if not sha_a or sha_a != sha_b:
+        return False
+    return not box_a or not box_b or _iou(box_a, box_b) > 0.5
 
 
 def _info(person: Identity) -> IdentityInfo:

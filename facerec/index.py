@@ -13,10 +13,16 @@
   tombstones pass `TOMBSTONE_FRACTION` of the graph it is rebuilt from the database.
 
 The index is a cache of the database. It is saved as `index.faiss` with `index.json` recording the journal
-sequence and model it reflects; `FaceIndex.open` replays the journal after that point, and rebuilds from the
-database when the file is missing, unreadable, for another model, or disagrees with the face count. A rebuild
-fills the new index without holding the lock, so searches go on meanwhile, then swaps it in and replays whatever
-was committed while it was being built.
+sequence (and the journal row there) and model it reflects; `FaceIndex.open` replays the journal after that point,
+and rebuilds from the database when the file is missing, unreadable, for another model, or disagrees with the
+face count, saying so in `notice` (a rebuild of a large gallery takes minutes). A rebuild fills the new index
+without holding the lock, so searches go on meanwhile, then swaps it in and replays whatever was committed while
+it was being built.
+
+The one case the database does not win: when it is empty, older than the saved index or has another history
+(gallery.db deleted, emptied, replaced or restored from a backup), the saved index may be the last copy of the
+embeddings, so `open` refuses (`UnusableFile`) and touches nothing. Saves are durable: each file is written to a
+temporary name, fsynced, renamed into place, and the folder fsynced; files are readable by their owner only.
 """
 
 from __future__ import annotations
@@ -28,6 +34,7 @@ from pathlib import Path
 
 import numpy as np
 
+from .errors import UnusableFile
 from .hnsw import PROJECTION_MIN_FACES, is_graph_index, new_graph_index, search_parameters
 from .store import Store
 
@@ -51,6 +58,8 @@ class FaceIndex:
         self._tombstones: set[int] = set()  # HNSW only: removed face ids still in the graph
         self._selector = None  # FAISS selector excluding the tombstones (with the objects it points to)
         self._built_for = 0  # faces held when the index was last built from the database
+        self._saved_as: tuple | None = None  # `_state()` when last saved or loaded: close() skips a clean save
+        self.notice: str | None = None  # one line for the user when `open` had to rebuild
 
     def _empty(self, training: np.ndarray | None = None):
         """A new empty FAISS index of this kind; `training` (the vectors it is about to hold) shapes the HNSW
@@ -223,21 +232,34 @@ class FaceIndex:
         full vectors) is rebuilt, once, when the gallery reaches that size."""
         return self._built_for < PROJECTION_MIN_FACES <= int(self._index.ntotal)
 
-    def save(self, folder: Path, model_id: str) -> None:
-        """Write atomically (temp file + rename), so a crash never leaves a half-written index behind."""
+    def _state(self) -> tuple:
+        return self.seq, int(self._index.ntotal), len(self._tombstones), self._built_for
+
+    def save(self, folder: Path, model_id: str, store: Store | None = None) -> None:
+        """Write durably and atomically (temp file, fsync, rename, fsync of the folder), so neither a crash nor a
+        power cut leaves a half-written index behind. Skipped when nothing changed since the last save or load.
+        With `store`, the journal row at `seq` is recorded too, so `open` can tell a rewritten journal."""
         import faiss
 
         folder.mkdir(parents=True, exist_ok=True)
         with self.lock:
+            if self._saved_as == self._state() and (folder / INDEX_FILE).is_file() \
+                    and (folder / INDEX_META_FILE).is_file():
+                return
+            head = store.journal_entry(self.seq) if store is not None and self.seq else None
             tmp = folder / f".{INDEX_FILE}.{os.getpid()}.{threading.get_ident()}.tmp"
+            os.close(os.open(tmp, os.O_CREAT | os.O_TRUNC | os.O_WRONLY, 0o600))  # private before any byte lands
             faiss.write_index(self._index, str(tmp))
-            os.replace(tmp, folder / INDEX_FILE)
+            _replace_durably(tmp, folder / INDEX_FILE)
             meta = {"seq": self.seq, "model_id": model_id, "kind": self.kind, "count": int(self._index.ntotal),
                     "ids_digest": _ids_digest(self._physical_ids()), "tombstones": sorted(self._tombstones),
-                    "built_for": self._built_for}
+                    "built_for": self._built_for, "head": list(head) if head else None}
             tmp_meta = folder / f".{INDEX_META_FILE}.{os.getpid()}.{threading.get_ident()}.tmp"
-            tmp_meta.write_text(json.dumps(meta))
-            os.replace(tmp_meta, folder / INDEX_META_FILE)
+            with open(os.open(tmp_meta, os.O_CREAT | os.O_TRUNC | os.O_WRONLY, 0o600), "w") as handle:
+                handle.write(json.dumps(meta))
+            _replace_durably(tmp_meta, folder / INDEX_META_FILE)
+            _fsync(folder)
+            self._saved_as = self._state()
 
     @classmethod
     def open(cls, folder: Path, store: Store, model_id: str, kind: str = "flat", **options) -> "FaceIndex":
@@ -246,25 +268,99 @@ class FaceIndex:
         import faiss
 
         index = cls(kind, **options)
+        head = store.journal_head()
+        _refuse_foreign_database(folder, store, head)
         try:
             meta = json.loads((folder / INDEX_META_FILE).read_text())
             if meta.get("model_id") != model_id or meta.get("kind") != kind:
-                raise ValueError("index made for another model or kind")
+                raise ValueError("it was made for another model or index kind")
             loaded = faiss.read_index(str(folder / INDEX_FILE))
             if kind == "hnsw" and not is_graph_index(loaded):
-                raise ValueError("HNSW index saved in an older layout")
-            if loaded.ntotal != meta.get("count") or int(meta["seq"]) > store.journal_head():
-                raise ValueError("index does not match its metadata or the database")
+                raise ValueError("it is an HNSW index in an older layout")
+            if loaded.ntotal != meta.get("count"):
+                raise ValueError("it does not match its metadata")
             with index.lock:
                 index._index, index.seq = loaded, int(meta["seq"])
                 if _ids_digest(index._physical_ids()) != meta.get("ids_digest"):
-                    raise ValueError("index file and metadata come from different saves")
+                    raise ValueError("index.faiss and index.json come from different saves")
                 index._set_tombstones({int(i) for i in meta.get("tombstones", [])})
                 index._built_for = int(meta.get("built_for", loaded.ntotal))
+                index._saved_as = index._state()
             index.catch_up(store, verify_count=True)
-        except Exception:  # missing, unreadable, stale beyond repair: the database decides
+        except Exception as error:  # missing, unreadable, stale beyond repair: the database decides
+            existed = (folder / INDEX_FILE).exists() or (folder / INDEX_META_FILE).exists()
             index.rebuild(store)
+            if existed:
+                reason = _reason(error)
+                index.notice = (f"the saved index in {folder} could not be used ({reason}); rebuilt it from the "
+                                f"database ({len(index)} faces)")
         return index
+
+
+def saved_face_count(folder: Path) -> int | None:
+    """Faces held by the index saved in `folder` (None when there is none, or it cannot be read at all)."""
+    import faiss
+
+    try:
+        return int(json.loads((folder / INDEX_META_FILE).read_text())["count"])
+    except Exception:  # noqa: BLE001 - no usable metadata: ask the index file itself
+        pass
+    try:
+        return int(faiss.read_index(str(folder / INDEX_FILE)).ntotal) if (folder / INDEX_FILE).is_file() else None
+    except Exception:  # noqa: BLE001
+        return None
+
+
+def refuse_to_replace_saved_index(folder: Path) -> None:
+    """Refuse to start an empty database beside a saved index that holds faces (gallery.db deleted or emptied):
+    the index may be the last copy of those embeddings."""
+    held = saved_face_count(folder)
+    if held:
+        raise UnusableFile(
+            f"the gallery database in {folder} is missing or empty, but the saved index ({INDEX_FILE}) holds {held} "
+            f"faces: restore gallery.db from a backup. Nothing was changed. (To start an empty gallery here on "
+            f"purpose, move {INDEX_FILE} and {INDEX_META_FILE} away first.)")
+
+
+def _refuse_foreign_database(folder: Path, store: Store, head: int) -> None:
+    """The saved index must come from this database's past: not from a newer state (a database restored from a
+    backup, or commits lost), nor from another journal (another gallery's database put in its place)."""
+    if head == 0 and store.counts() == (0, 0):
+        refuse_to_replace_saved_index(folder)
+    try:
+        meta = json.loads((folder / INDEX_META_FILE).read_text())
+        seq, recorded = int(meta["seq"]), meta.get("head")
+    except Exception:  # noqa: BLE001 - no readable metadata: nothing to compare with (the index is rebuilt)
+        return
+    advice = (f"if that was on purpose, delete {INDEX_FILE} and {INDEX_META_FILE} in {folder} to rebuild the index "
+              "from this database; otherwise put the right gallery.db back. Nothing was changed.")
+    if seq > head:
+        raise UnusableFile(f"the gallery database is older than its saved index (journal at {head}, index saved at "
+                           f"{seq}): gallery.db was replaced, restored from a backup or lost commits; {advice}")
+    if recorded and seq and store.journal_entry(seq) != (str(recorded[0]), int(recorded[1])):
+        raise UnusableFile(f"the gallery database's journal differs from the one its saved index was made from "
+                           f"(entry {seq}): gallery.db was replaced by another gallery's database; {advice}")
+
+
+def _replace_durably(tmp: Path, final: Path) -> None:
+    _fsync(tmp)
+    os.replace(tmp, final)
+
+
+def _fsync(path: Path) -> None:
+    """Flush a file's (or a folder's: its entries, after a rename) contents to the disk."""
+    descriptor = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(descriptor)
+    finally:
+        os.close(descriptor)
+
+
+def _reason(error: BaseException) -> str:
+    if isinstance(error, FileNotFoundError):
+        return f"{Path(error.filename or INDEX_META_FILE).name} is missing"
+    text = " ".join(str(error).split()) or type(error).__name__
+    return text[:160]
 
 
 def _ids_digest(ids: np.ndarray) -> str:

@@ -64,6 +64,14 @@ class FaceMatch:
     def label(self) -> str:
         return self.name if self.name is not None else "unknown"
 
+    def redacted(self) -> "FaceMatch":
+        """What someone without the admin password may learn: the name of a face that matches, nothing about
+        the people it does not match (no runners-up, no similarity for an unknown face), so the gallery cannot be
+        listed, or its faces approached by trial, one upload at a time."""
+        if self.name is None:
+            return FaceMatch(self.face, None, None, [], self.threshold)
+        return FaceMatch(self.face, self.name, self.similarity, self.candidates[:1], self.threshold)
+
     def to_dict(self) -> dict:
         return {"face": self.face.to_dict(), "name": self.label, "known": self.name is not None,
                 "similarity": None if self.similarity is None else round(self.similarity, 4),

@@ -12,6 +12,8 @@ import sys
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from .errors import UnusableFile
+
 MODEL_NAME = "facerec-r18-arcface"
 
 
@@ -90,8 +92,19 @@ class Settings:
             return {}
 
     def threshold(self) -> float:
-        """The cosine similarity at or above which a face is taken to be the enrolled person."""
+        """The cosine similarity at or above which a face is taken to be the enrolled person. Without an explicit
+        one it comes from the model card; a missing or unreadable card is an error, not a silent default (a
+        guessed threshold would mislabel strangers or miss people without anyone noticing)."""
         if self.similarity_threshold is not None:
             return float(self.similarity_threshold)
-        thresholds = self.model_card().get("thresholds", {})
-        return float(thresholds.get("far_1e-3", {}).get("cosine", 0.5))
+        path = self.model_card_path
+        try:
+            return float(json.loads(path.read_text())["thresholds"]["far_1e-3"]["cosine"])
+        except FileNotFoundError:
+            problem = "is missing"
+        except (OSError, ValueError) as error:
+            problem = f"cannot be read ({' '.join(str(error).split())[:120]})"
+        except (KeyError, TypeError):
+            problem = "has no thresholds.far_1e-3.cosine value"
+        raise UnusableFile(f"the model card {path} {problem}: it gives the match threshold. Put the card back next "
+                           "to the model, or set a threshold (--threshold or FACEREC_THRESHOLD).")

@@ -5,19 +5,32 @@ Tables: `identities`, `faces` (embedding, model id, photo sha256, box, landmarks
 number fingerprints the database state: an index saved at sequence s is brought up to date by replaying the
 rows after s, so a process never trusts an index blindly. SQLite runs in WAL mode with a busy timeout, so
 readers and writers in several threads and processes do not block or corrupt each other.
+
+Durability: `synchronous=FULL`, so a commit is on disk (the WAL fsynced) before the call returns; a power cut
+cannot take back a commit the index or a user has already seen. Journal sequence numbers come from AUTOINCREMENT
+and are never handed out twice. The database file (and its -wal/-shm files, which SQLite creates with the same
+mode) is readable by its owner only.
 """
 
 from __future__ import annotations
 
 import json
+import os
 from datetime import datetime, timezone
+from pathlib import Path
 
 import numpy as np
 from sqlalchemy import (
     JSON, DateTime, ForeignKey, Integer, LargeBinary, String, Text, create_engine, event, func, select,
 )
-from sqlalchemy.engine import Engine
+from sqlalchemy.engine import Engine, make_url
+from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column, relationship, sessionmaker
+
+from .errors import UnusableFile
+
+# Finds a name that differs only in the letter case of A-Z (`facerec.names.name_key`) without a table scan.
+NAME_KEY_INDEX = "ix_identities_name_lower"
 
 
 def utcnow() -> datetime:
@@ -61,6 +74,7 @@ class Face(Base):
 
 class JournalEntry(Base):
     __tablename__ = "journal"
+    __table_args__ = {"sqlite_autoincrement": True}  # a sequence number is never reused, even after a delete
     seq: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
     op: Mapped[str] = mapped_column(String(8))  # "add" or "remove"
     face_id: Mapped[int] = mapped_column(Integer)
@@ -83,7 +97,7 @@ def make_engine(url: str, for_writes: bool = False) -> Engine:
         def _sqlite_pragmas(connection, _record) -> None:
             cursor = connection.cursor()
             cursor.execute("PRAGMA journal_mode=WAL")
-            cursor.execute("PRAGMA synchronous=NORMAL")
+            cursor.execute("PRAGMA synchronous=FULL")  # see the module docstring: durable commits
             cursor.execute("PRAGMA foreign_keys=ON")
             cursor.execute("PRAGMA busy_timeout=60000")
             cursor.close()
@@ -103,11 +117,31 @@ class Store:
 
     def __init__(self, url: str) -> None:
         self.url = url
+        self.path = database_file(url)
+        if self.path is not None:
+            _make_private(self.path)
         self.write_engine = make_engine(url, for_writes=True)
-        Base.metadata.create_all(self.write_engine)
         self.read_engine = make_engine(url) if url.startswith("sqlite") else self.write_engine
+        try:
+            Base.metadata.create_all(self.write_engine)
+            self._ensure_name_key_index()
+        except SQLAlchemyError as error:
+            self.dispose()
+            where = self.path or make_url(url).render_as_string(hide_password=True)
+            reason = " ".join(str(getattr(error, "orig", None) or error).split())[:200]
+            raise UnusableFile(f"cannot open the gallery database {where} ({reason}); restore it from a backup. "
+                               "Nothing was changed.") from None
         self._writes = sessionmaker(self.write_engine, expire_on_commit=False)
         self._reads = sessionmaker(self.read_engine, expire_on_commit=False)
+
+    def _ensure_name_key_index(self) -> None:
+        """Galleries made before the index existed get it once (create_all adds no index to an existing table)."""
+        with self.read_engine.connect() as connection:
+            if self.url.startswith("sqlite") and connection.exec_driver_sql(
+                    "SELECT 1 FROM sqlite_master WHERE type = 'index' AND name = ?", (NAME_KEY_INDEX,)).first():
+                return
+        with self.write_engine.begin() as connection:
+            connection.exec_driver_sql(f"CREATE INDEX IF NOT EXISTS {NAME_KEY_INDEX} ON identities (lower(name))")
 
     def writing(self) -> Session:
         """A session for one write transaction: use as `with store.writing() as s, s.begin(): ...`."""
@@ -127,6 +161,12 @@ class Store:
             with self.session() as session:
                 return self.journal_head(session)
         return int(session.scalar(select(func.coalesce(func.max(JournalEntry.seq), 0))))
+
+    def journal_entry(self, seq: int) -> tuple[str, int] | None:
+        """(op, face id) of the journal row `seq`, or None when there is none."""
+        with self.session() as session:
+            row = session.execute(select(JournalEntry.op, JournalEntry.face_id).where(JournalEntry.seq == seq)).first()
+            return (str(row[0]), int(row[1])) if row else None
 
     def journal_since(self, seq: int) -> list[tuple[int, str, int]]:
         with self.session() as session:
@@ -179,3 +219,23 @@ def chunked(ids: list, size: int = 500):
     ids = list(ids)
     for start in range(0, len(ids), size):
         yield ids[start : start + size]
+
+
+def database_file(url: str) -> Path | None:
+    """The file of a SQLite URL (None for in-memory or other databases)."""
+    parsed = make_url(url)
+    if not parsed.drivername.startswith("sqlite") or parsed.database in (None, "", ":memory:"):
+        return None
+    return Path(parsed.database)
+
+
+def _make_private(path: Path) -> None:
+    """Create the database file readable by its owner only (SQLite gives its -wal and -shm files the same mode),
+    and take group/other access away from an existing one: it holds faces."""
+    try:
+        os.close(os.open(path, os.O_CREAT | os.O_WRONLY, 0o600))
+        for member in (path, path.with_name(path.name + "-wal"), path.with_name(path.name + "-shm")):
+            if member.exists() and member.stat().st_mode & 0o077:
+                os.chmod(member, 0o600)
+    except OSError:  # not ours to change, or no such folder: SQLite reports what it cannot do
+        pass

@@ -56,9 +56,10 @@ def _answers(url: str) -> bool:
 
 
 @contextlib.contextmanager
-def running_app(home: Path, admin_password: str | None = None,
-                timeout_s: float = START_TIMEOUT_S) -> Iterator[RunningApp]:
-    """Run `app.py --home <home> --port <free port>`; yields once the page answers HTTP 200."""
+def running_app(home: Path, admin_password: str | None = None, timeout_s: float = START_TIMEOUT_S,
+                extra_env: dict[str, str] | None = None) -> Iterator[RunningApp]:
+    """Run `app.py --home <home> --port <free port>`; yields once the page answers HTTP 200. `extra_env` is added
+    to the app's environment."""
     home = Path(home)
     home.parent.mkdir(parents=True, exist_ok=True)
     log = home.with_name(home.name + ".log")
@@ -70,6 +71,7 @@ def running_app(home: Path, admin_password: str | None = None,
                NO_PROXY="127.0.0.1,localhost", no_proxy="127.0.0.1,localhost")
     if admin_password is not None:
         env["FACEREC_ADMIN_PASSWORD"] = admin_password
+    env.update(extra_env or {})
     port = free_port()
     url = f"http://127.0.0.1:{port}/"
     with open(log, "wb") as out:

@@ -193,3 +193,62 @@ def test_identify_corrupt_image_file_shows_a_message(page, shoot, tmp_path):
     shoot("02-corrupt-message")
     assert "image" in message.lower() or "photo" in message.lower(), message
     assert_no_traceback(page)
+
+
+# ----- names are text, never markup (issue #12, item 9) --------------------------------------------------------
+@pytest.fixture
+def beacon():
+    """A local web server that counts what browsers fetch from it: a name must never make the page load it."""
+    import http.server
+    import threading
+
+    hits: list[str] = []
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):  # noqa: N802 - the http.server API
+            hits.append(self.path)
+            self.send_response(204)
+            self.end_headers()
+
+        def log_message(self, *_args):
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield server.server_address[1], hits
+    finally:
+        server.shutdown()
+
+
+def test_a_name_with_markdown_and_html_is_shown_as_text(page, shoot, data_dir, beacon):
+    port, hits = beacon
+    name = f"![t](http://127.0.0.1:{port}/md.png) <img src=http://127.0.0.1:{port}/html.png> *bold*"
+    panel = open_tab(page, "Enroll")
+    panel.locator(IMAGE_INPUT).set_input_files(str(lfw(data_dir, "Alan_Ball", 1)))
+    expect(panel.get_by_text("One face found.")).to_be_visible()
+    panel.get_by_label("Name", exact=True).fill(name)
+    panel.get_by_role("button", name="Enroll", exact=True).click()
+    status = page.locator("#enroll-status")
+    expect(status).to_contain_text(f"Enrolled {name}")  # the name, literally
+    shoot("01-enrolled")
+
+    panel = open_tab(page, "Gallery")  # an error toast quoting the name
+    panel.get_by_role("button", name="Rename").first.click()  # opens the accordion
+    panel.get_by_label("Current name").fill(name + " 2")
+    panel.get_by_label("New name").fill("Someone")
+    panel.get_by_role("button", name="Rename", exact=True).last.click()
+    assert f"no enrolled person called '{name} 2'" in toast_text(page)
+    shoot("02-toast")
+
+    panel = open_tab(page, "Identify")
+    panel.locator(IMAGE_INPUT).set_input_files(str(lfw(data_dir, "Alan_Ball", 2)))
+    expect(panel.locator("img").first).to_be_visible()
+    panel.get_by_role("button", name="Identify", exact=True).click()
+    expect(page.locator("#identify-status")).to_contain_text(f"1 face(s): {name}")
+    shoot("03-identified")
+
+    page.wait_for_timeout(1000)
+    assert page.locator(f"img[src*='{port}']").count() == 0
+    assert page.locator("#enroll-status em, #identify-status em").count() == 0
+    assert hits == [], f"the page fetched {hits} from the name's URLs"

@@ -1,12 +1,12 @@
 """Accuracy AND speed of the embedding options, on held-out identities only (never LFW), in one run.
 
     python benchmarks/embedding_options.py --out benchmarks/results/embedding_options.json \
-        [--model models/facerec-r18-arcface.onnx] [--other v1=cache/v1.onnx] [--int8]
+        --model runs/v2/model_fp32.onnx [--other v1=cache/v1.onnx] [--int8]
 
 Accuracy: one-shot rank-1 and ClosestIsPositiveAccuracy on the 150 held-out CelebA identities (the aligned
 crops of celeba112, ~2,400 photos). Speed: milliseconds per face, batch of one, one onnxruntime thread, on the
-same crops. Options: test-time flip on/off, and with --int8 a statically quantised copy of the model
-(onnxruntime QDQ, calibrated on training crops, never on held-out ones). The rule (issue #11): the faster option
+same crops. Options: test-time flip on/off, and with --int8 the statically quantised copy of the model that
+`facerec quantize` makes (onnxruntime QDQ, calibrated on training crops, never on held-out ones). The rule (issue #11): the faster option
 wins when it keeps one-shot rank-1 within 0.5 point of the best.
 """
 
@@ -26,37 +26,18 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from facerec.dataset import held_out_identities, list_identities  # noqa: E402
 from facerec.embed import FaceEmbedder  # noqa: E402
 from facerec.metrics import ClosestIsPositiveAccuracy  # noqa: E402
-from facerec.settings import default_model_path  # noqa: E402
 from facerec.evaluation.figures import one_shot_rank1  # noqa: E402
+from facerec.train.quantize import calibration_crops, quantize_int8  # noqa: E402
 
 TIMED_FACES = 100
 WITHIN = 0.005
 
 
-def held_out_crops(celeba: Path) -> tuple[np.ndarray, list[str], np.ndarray]:
+def held_out_crops(celeba: Path) -> tuple[np.ndarray, list[str]]:
     identities = list_identities(celeba)
     held_out = sorted(held_out_identities(identities))
     paths = [p for name in held_out for p in identities[name]]
-    crops = np.stack([np.asarray(Image.open(p).convert("RGB")) for p in paths])
-    training = [p for name in sorted(set(identities) - set(held_out))[:200] for p in identities[name][:1]]
-    calibration = np.stack([np.asarray(Image.open(p).convert("RGB")) for p in training])
-    return crops, [p.parent.name for p in paths], calibration
-
-
-def quantize_int8(model: Path, calibration: np.ndarray, out: Path) -> Path:
-    from onnxruntime.quantization import CalibrationDataReader, QuantFormat, QuantType, quantize_static
-
-    class Reader(CalibrationDataReader):
-        def __init__(self) -> None:
-            self.batches = iter([{"images": calibration[i : i + 16].transpose(0, 3, 1, 2).astype(np.float32)}
-                                 for i in range(0, len(calibration), 16)])
-
-        def get_next(self):
-            return next(self.batches, None)
-
-    quantize_static(str(model), str(out), Reader(), quant_format=QuantFormat.QDQ, per_channel=True,
-                    activation_type=QuantType.QUInt8, weight_type=QuantType.QInt8)
-    return out
+    return np.stack([np.asarray(Image.open(p).convert("RGB")) for p in paths]), [p.parent.name for p in paths]
 
 
 def measure(model: Path, flip: bool, crops: np.ndarray, names: list[str]) -> dict:
@@ -78,21 +59,21 @@ def measure(model: Path, flip: bool, crops: np.ndarray, names: list[str]) -> dic
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", default="../shared/data")
-    parser.add_argument("--model", default=str(default_model_path()))
+    parser.add_argument("--model", required=True, help="the fp32 ONNX export (runs/v2/model_fp32.onnx)")
     parser.add_argument("--other", action="append", default=[], help="NAME=MODEL.onnx, measured the same way")
     parser.add_argument("--int8", action="store_true")
     parser.add_argument("--work", default="runs/embedding_options")
     parser.add_argument("--out", required=True)
     args = parser.parse_args()
-    crops, names, calibration = held_out_crops(Path(args.data) / "celeba112")
-    models = {"shipped": Path(args.model)}
+    crops, names = held_out_crops(Path(args.data) / "celeba112")
+    models = {"fp32": Path(args.model)}
     if args.int8:
-        Path(args.work).mkdir(parents=True, exist_ok=True)
-        models["shipped_int8"] = quantize_int8(Path(args.model), calibration, Path(args.work) / "int8.onnx")
+        calibration = calibration_crops(Path(args.data) / "celeba112")
+        models["int8"] = quantize_int8(Path(args.model), calibration, Path(args.work) / "int8.onnx")
     models.update({name: Path(path) for name, path in (o.split("=", 1) for o in args.other)})
     rows = [{"name": name, **measure(path, flip, crops, names)} for name, path in models.items()
             for flip in (True, False)]
-    candidates = [r for r in rows if r["name"].startswith("shipped")]
+    candidates = [r for r in rows if r["name"] in ("fp32", "int8")]
     best = max(r["one_shot_rank1"] for r in candidates)
     eligible = [r for r in candidates if r["one_shot_rank1"] >= best - WITHIN]
     choice = min(eligible, key=lambda r: r["ms_per_face_1_thread"])

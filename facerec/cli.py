@@ -149,6 +149,11 @@ def build_parser() -> argparse.ArgumentParser:
                    help="only the LFW protocol's training people (>= 3 photos): never the evaluation people")
     p.add_argument("--no-mirror", action="store_true", help="skip the descriptors of the mirrored crops")
     p.add_argument("--workers", type=int, default=None, help="processes (default: every core)")
+    p = command("quantize", cmd_quantize, "int8 copy of an fp32 ONNX embedder (static, per channel; needs "
+                                          "the 'train' extra)")
+    p.add_argument("model", help="the fp32 ONNX export")
+    p.add_argument("out")
+    p.add_argument("--celeba", default="../shared/data/celeba112", help="training crops for the activation ranges")
     p = command("export-onnx", cmd_export_onnx, "export trained weights to ONNX and check it against torch")
     p.add_argument("weights")
     p.add_argument("out")
@@ -491,6 +496,16 @@ class _Rows:
 
     def __getitem__(self, item: slice):
         return self.array[self.rows[item]]
+
+
+def cmd_quantize(args) -> int:
+    try:
+        from .train.quantize import calibration_crops, quantize_int8
+    except ImportError as error:
+        raise FaceRecError(str(error)) from None
+    out = quantize_int8(args.model, calibration_crops(args.celeba), args.out)
+    _emit(args, {"out": str(out), "bytes": out.stat().st_size}, text=f"int8 model written to {out}")
+    return 0
 
 
 def cmd_export_onnx(args) -> int:

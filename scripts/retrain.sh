@@ -6,7 +6,8 @@
 # 3. warm start: model v1, read from this repository's history;
 # 4. ArcFace + distillation training in runs/v2 (bf16 autocast where the CPU has native bf16, else fp32;
 #    a checkpoint per epoch: run the same command again to resume after an interruption);
-# 5. export to ONNX (checked against torch), threshold calibration, model card.
+# 5. export to ONNX (checked against torch), int8 quantisation (what ships: benchmarks/embedding_options.py
+#    chose it on held-out identities), threshold calibration, model card.
 # Each step's wall time goes to models/training/retrain_steps.json, which the model card reports.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -35,6 +36,7 @@ timed train facerec train --celeba "$DATA/celeba112" --lfw-cache cache/lfw \
     --teacher "$DATA/teacher/celeba112_dlib.npz" cache/lfw_teacher.npz --warm-start cache/v1.onnx \
     --run-dir runs/v2 --stem high_res --epochs 3 --batch-size 128 --lr 0.03 --warmup-epochs 0.2 \
     --arcface-weight 1 --distill-weight 30 "$@"
-timed export facerec export-onnx runs/v2/best.pt models/facerec-r18-arcface.onnx --check-cache cache/lfw
+timed export facerec export-onnx runs/v2/best.pt runs/v2/model_fp32.onnx --check-cache cache/lfw
+timed quantize facerec quantize runs/v2/model_fp32.onnx models/facerec-r18-arcface.onnx --celeba "$DATA/celeba112"
 cp runs/v2/train_log.jsonl models/training/train_log.jsonl
 cp runs/v2/config.json models/training/train_config.json

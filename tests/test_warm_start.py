@@ -21,22 +21,46 @@ def aligned_faces(celeba112) -> np.ndarray:
     return np.stack([np.asarray(Image.open(p).convert("RGB")) for p in photos])
 
 
-def test_onnx_weights_reproduce_the_shipped_model(aligned_faces: np.ndarray) -> None:
+def _onnx_embeddings(path, batch: np.ndarray) -> np.ndarray:
     import onnxruntime as ort
 
+    return ort.InferenceSession(str(path), providers=["CPUExecutionProvider"]).run(None, {"images": batch})[0]
+
+
+def _torch_embeddings(model, batch: np.ndarray) -> np.ndarray:
+    with torch.no_grad():
+        return torch.nn.functional.normalize(model(torch.from_numpy(batch)), dim=1).numpy()
+
+
+def test_onnx_weights_map_back_exactly_from_an_fp32_export(aligned_faces: np.ndarray, tmp_path) -> None:
+    from facerec.train.export import export_onnx
+
+    torch.manual_seed(0)
+    trained = FaceEmbedder("high_res").eval()
+    for module in trained.modules():  # non-trivial batch-norm parameters and statistics, as after training
+        if isinstance(module, (torch.nn.BatchNorm1d, torch.nn.BatchNorm2d)):
+            with torch.no_grad():
+                module.weight.uniform_(0.5, 1.5)
+                module.bias.uniform_(-0.2, 0.2)
+                module.running_mean.uniform_(-0.5, 0.5)
+                module.running_var.uniform_(0.5, 2.0)
+    export_onnx(trained, tmp_path / "model.onnx")
+    model = load_onnx_weights(tmp_path / "model.onnx", aligned_faces[:32])
+    batch = aligned_faces[32:].transpose(0, 3, 1, 2).astype(np.float32)
+    expected = _onnx_embeddings(tmp_path / "model.onnx", batch)
+    assert np.abs(_torch_embeddings(model, batch) - expected).max() < 1e-4
+
+
+def test_the_shipped_int8_model_warm_starts_a_run(aligned_faces: np.ndarray) -> None:
+    """The shipped model is int8 (QDQ): its dequantised weights start the next round of training."""
     model_path = Settings().model_path
     model = load_onnx_weights(model_path, aligned_faces[:32])
     batch = aligned_faces[32:].transpose(0, 3, 1, 2).astype(np.float32)
-    expected = ort.InferenceSession(str(model_path), providers=["CPUExecutionProvider"]).run(
-        None, {"images": batch})[0]
-    with torch.no_grad():
-        actual = torch.nn.functional.normalize(model(torch.from_numpy(batch)), dim=1).numpy()
-    assert np.abs(actual - expected).max() < 1e-4
-    # Batch-norms were rebuilt from real statistics: training-mode output stays close to the exported function.
+    shipped = _onnx_embeddings(model_path, batch)
+    assert float((_torch_embeddings(model, batch) * shipped).sum(axis=1).min()) > 0.99
+    # Batch-norms were rebuilt from real statistics: training-mode output stays close to the shipped function.
     model.train()
-    with torch.no_grad():
-        in_training = torch.nn.functional.normalize(model(torch.from_numpy(batch)), dim=1).numpy()
-    assert float((in_training * expected).sum(axis=1).mean()) > 0.8
+    assert float((_torch_embeddings(model, batch) * shipped).sum(axis=1).mean()) > 0.8
 
 
 def test_standard_stem_samples_the_high_resolution_stem_every_second_pixel() -> None:

@@ -31,7 +31,7 @@ def load_onnx_weights(onnx_path: str | Path, calibration_faces: np.ndarray) -> F
     from onnx import numpy_helper
 
     graph = onnx.load(str(onnx_path)).graph
-    weights = {t.name: torch.from_numpy(numpy_helper.to_array(t).copy()) for t in graph.initializer}
+    weights = _float_constants(graph, numpy_helper)
     convs = [(node.input[1], node.input[2] if len(node.input) > 2 else None)
              for node in graph.node if node.op_type == "Conv"]
     stem = "high_res" if weights[convs[0][0]].shape[-1] == 3 else "standard"
@@ -45,14 +45,35 @@ def load_onnx_weights(onnx_path: str | Path, calibration_faces: np.ndarray) -> F
         conv.weight.data.copy_(weights[convs[k][0]])
         fused_bias[conv] = weights[convs[k][1]] if convs[k][1] else torch.zeros(conv.out_channels)
         _set_batchnorm(norm, torch.zeros(conv.out_channels), torch.ones(conv.out_channels), fused_bias[conv])
-    for name in ("head.0", "head.6"):
+    norms = [node for node in graph.node if node.op_type == "BatchNormalization"]  # not folded: head.0, head.6
+    for name, node in zip(("head.0", "head.6"), norms):
         norm = model.get_submodule(name)
-        for field in ("weight", "bias", "running_mean", "running_var"):
-            getattr(norm, field).data.copy_(weights[f"embedder.{name}.{field}"])
-    matmul = next(node for node in graph.node if node.op_type == "MatMul")
+        for field, source in zip(("weight", "bias", "running_mean", "running_var"), node.input[1:5]):
+            getattr(norm, field).data.copy_(weights[source])
+    matmul = next(node for node in graph.node if node.op_type in ("MatMul", "Gemm"))
     model.get_submodule("head.5").weight.data.copy_(weights[matmul.input[1]].T)
     _calibrate_batchnorms(model, pairs, fused_bias, calibration_faces)
     return model
+
+
+def _float_constants(graph, numpy_helper) -> dict[str, torch.Tensor]:
+    """Every constant tensor of the graph as float32 torch tensors, by name: initializers, and the outputs of
+    DequantizeLinear nodes over initializers (an int8 QDQ model's weights: (q - zero_point) * scale)."""
+    arrays = {t.name: numpy_helper.to_array(t) for t in graph.initializer}
+    out = {name: torch.from_numpy(np.asarray(a, np.float32).copy()) for name, a in arrays.items()}
+    for node in graph.node:
+        if node.op_type != "DequantizeLinear" or node.input[0] not in arrays:
+            continue
+        quantized = arrays[node.input[0]].astype(np.float32)
+        scale = arrays[node.input[1]].astype(np.float32)
+        zero = arrays[node.input[2]].astype(np.float32) if len(node.input) > 2 else np.zeros_like(scale)
+        axis = next((a.i for a in node.attribute if a.name == "axis"), 1)
+        if scale.ndim == 1 and quantized.ndim > 1:  # per channel along `axis`
+            shape = [1] * quantized.ndim
+            shape[axis] = -1
+            scale, zero = scale.reshape(shape), zero.reshape(shape)
+        out[node.output[0]] = torch.from_numpy((quantized - zero) * scale)
+    return out
 
 
 def to_standard_stem(model: FaceEmbedder) -> FaceEmbedder:

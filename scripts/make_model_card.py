@@ -4,8 +4,9 @@
         --pairs runs/eval_pairs.json --speed runs/speed_1thread.json
 
 Inputs: the training logs brought back from the accelerator (models/training/), the threshold calibration
-(models/training/calibration.json, from scripts/calibrate_threshold.py) and the `facerec eval` / `eval-pairs` /
-benchmark JSON files named on the command line. Nothing in the card is typed in by hand except the prose.
+(models/training/calibration.json, from `facerec calibrate --json models/training/calibration.json`, which also
+writes it into the card) and the `facerec eval` / `eval-pairs` / benchmark JSON files named on the command line.
+Nothing in the card is typed in by hand except the prose.
 """
 
 from __future__ import annotations
@@ -13,9 +14,14 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from facerec.calibrate import legacy_fields  # noqa: E402
+
 MODELS = ROOT / "models"
 NAME = "facerec-r18-arcface"
 
@@ -83,13 +89,15 @@ def main() -> None:
             "history": _history(MODELS / "training" / "h200_round2_log.txt", "high_res"),
         },
         "validation_held_out": {k: shipped["best_score"] for k in ["closest_is_positive_accuracy"]},
-        "thresholds": {k: calibration[k] for k in ("far_1e-3", "far_1e-2") if k in calibration},
-        "far_curve": calibration.get("far_curve", []),
-        "calibration": {k: calibration.get(k) for k in ("identities", "photos", "genuine_pairs", "impostor_pairs")},
+        **_calibration_fields(calibration),
         "lfw": {
             "one_shot_rank1": evaluation.get("rank1"), "one_shot_rank5": evaluation.get("rank5"),
             "one_shot_rank1_with_4069_distractors": distractors.get("rank1"),
             "open_set_dir_at_fpir_1pct": distractors.get("open_set", {}).get("dir_at_fpir_0.01", {}).get("dir"),
+            "open_set_at_default_policy": [
+                {k: row.get(k) for k in ("gallery_people", "threshold", "expected_fpir", "fpir", "fpir_interval",
+                                         "non_mated_searches", "dir", "dir_interval", "mated_searches")}
+                for row in distractors.get("open_set", {}).get("sizes", [])],
             "pairs_10fold_accuracy": pairs.get("accuracy_mean"), "pairs_10fold_std": pairs.get("accuracy_std"),
             "tar_at_far_1e-3_one_shot": evaluation.get("tar_at_far", {}).get("1e-3", {}).get("tar"),
             "measured_by": ["facerec eval ../shared/data/lfw --max-per-identity 2 --json runs/eval_lfw2.json",
@@ -122,6 +130,17 @@ def main() -> None:
     }
     (MODELS / f"{NAME}.json").write_text(json.dumps(card, indent=1) + "\n")
     print(json.dumps({k: card[k] for k in ("sha256", "thresholds", "lfw")}, indent=1))
+
+
+def _calibration_fields(calibration: dict) -> dict:
+    """`calibration` (and the older `thresholds` / `far_curve`) from `facerec calibrate`'s JSON; a calibration file
+    of the older format (FAR >= 1e-5 only, no tail) is carried over as it was."""
+    if calibration.get("version", 0) >= 2:
+        return {"calibration": calibration, **legacy_fields(calibration)}
+    return {"thresholds": {k: calibration[k] for k in ("far_1e-3", "far_1e-2") if k in calibration},
+            "far_curve": calibration.get("far_curve", []),
+            "calibration": {k: calibration.get(k) for k in ("identities", "photos", "genuine_pairs",
+                                                            "impostor_pairs")}}
 
 
 def _history(log_file: Path, stem: str) -> list[dict]:

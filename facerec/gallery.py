@@ -29,6 +29,7 @@ from .pipeline import FacePipeline, Photo
 from .results import Candidate, EnrollResult, FaceMatch, IdentityInfo, VerifyResult
 from .settings import Settings
 from .store import Face, Identity, JournalEntry, Store, chunked, utcnow
+from .threshold_policy import ThresholdInForce, ThresholdPolicy
 
 SAVE_INDEX_EVERY = 50
 EXPORT_FORMAT = "facerec-gallery-v1"
@@ -41,7 +42,8 @@ class Gallery:
         self.pipeline = pipeline or FacePipeline(self.settings)
         self.store = Store(self.settings.resolved_database_url)
         self.model_id = self.pipeline.embedder.model_id
-        self.threshold = self.settings.threshold()
+        self.policy = ThresholdPolicy.from_card(self.settings.model_card(), self.settings.fpir,
+                                                self.settings.similarity_threshold, self.pipeline.embedder.sha256)
         self.index = FaceIndex.open(self.settings.home, self.store, self.model_id, self.settings.index_kind,
                                     hnsw_m=self.settings.hnsw_m, ef_search=self.settings.hnsw_ef_search)
         self._writes_since_save = 0
@@ -64,6 +66,26 @@ class Gallery:
             self.index.save(self.settings.home, self.model_id)
         finally:
             self.store.dispose()
+
+    # ----- the threshold in force ---------------------------------------------------------------------------
+    @property
+    def threshold(self) -> float:
+        """The cosine similarity at or above which a face is taken to be an enrolled person, now: derived from the
+        accepted stranger-match rate for the gallery's current size (or pinned). See `threshold_in_force`."""
+        return self.threshold_in_force().threshold
+
+    def threshold_in_force(self, fpir: float | None = None, threshold: float | None = None,
+                           with_people: bool = False) -> ThresholdInForce:
+        """The threshold identify and the look-alike check use for this gallery now, with its expected
+        stranger-match rate (`facerec.threshold_policy`); `fpir` / `threshold` override the settings for one
+        decision. The people count is only reported, so it is read only when asked for."""
+        self.index.catch_up(self.store)
+        people = self.store.counts()[0] if with_people else None
+        return self.policy.for_gallery(len(self.index), people, fpir=fpir, threshold=threshold)
+
+    def verification_threshold(self, fpir: float | None = None, threshold: float | None = None) -> ThresholdInForce:
+        """The threshold verify uses: the same rule for one comparison (its FPIR is the per-comparison FAR)."""
+        return self.policy.for_verification(fpir=fpir, threshold=threshold)
 
     # ----- reading photos -------------------------------------------------------------------------------
     def read(self, photo: ImageInput) -> Photo:
@@ -90,11 +112,14 @@ class Gallery:
                 raise InvalidArgument(f"'{name}' is already enrolled; add this photo to that person instead")
         self._refuse_duplicate_photo(photo, face)
         lookalikes = self._lookalikes(embedding)
+        rule = self.threshold_in_force()
         if lookalikes and not allow_lookalike:
             listed = ", ".join(f"{n} ({s:.2f})" for n, s in lookalikes[:3])
             raise PossibleDuplicate(
-                f"this face matches already-enrolled {listed} at or above the threshold {self.threshold:.2f}; "
-                "enrol anyway only if this is a different person", lookalikes)
+                f"this face matches already-enrolled {listed} at or above the threshold {rule.threshold:.2f} ("
+                + ("pinned" if rule.pinned else f"set by the accepted stranger-match rate for a gallery of "
+                                                f"{rule.comparisons:,} face(s)")
+                + "); enrol anyway only if this is a different person", lookalikes)
         try:
             with self.store.writing() as session, session.begin():
                 identity = Identity(name=name, note=note)
@@ -107,7 +132,7 @@ class Gallery:
         except IntegrityError:
             raise InvalidArgument(f"'{name}' is already enrolled; add this photo to that person instead") from None
         self._after_write()
-        return EnrollResult(identity_id, name, face_id, 1, face, crop, lookalikes)
+        return EnrollResult(identity_id, name, face_id, 1, face, crop, lookalikes, rule)
 
     def add_photo(self, identity: str | int, photo: ImageInput | Photo, face_index: int | None = None) -> EnrollResult:
         """Add another photo of an enrolled person; `lookalikes` in the result lists other people it resembles."""
@@ -123,7 +148,7 @@ class Gallery:
             result = (person.id, person.name, record.id, len(person.faces))
         self._after_write()
         lookalikes = [(n, s) for n, s in self._lookalikes(embedding) if n != result[1]]
-        return EnrollResult(*result, face, crop, lookalikes)
+        return EnrollResult(*result, face, crop, lookalikes, self.threshold_in_force())
 
     def add_embeddings(self, entries: list[dict]) -> list[int]:
         """Bulk enrolment of precomputed embeddings in one transaction (evaluation, imports, benchmarks).
@@ -158,17 +183,21 @@ class Gallery:
         return face_ids
 
     # ----- search ---------------------------------------------------------------------------------------
-    def identify(self, photo: ImageInput | Photo, top_k: int = 5, threshold: float | None = None) -> list[FaceMatch]:
-        """Every face in the photo -> best identity (or unknown below the threshold) and top-k candidates."""
+    def identify(self, photo: ImageInput | Photo, top_k: int = 5, threshold: float | None = None,
+                 fpir: float | None = None) -> list[FaceMatch]:
+        """Every face in the photo -> best identity (or unknown below the threshold) and top-k candidates.
+
+        The threshold is the one in force for this gallery (`threshold_in_force`); `fpir` (an accepted
+        stranger-match rate) or `threshold` (a pinned cosine) overrides the settings for this call."""
         if top_k < 1:
             raise InvalidArgument("top_k must be at least 1")
-        threshold = self.threshold if threshold is None else float(threshold)
         photo, faces = self.detect(photo)
         if not faces:
             raise NoFace("no face found in the photo")
         _crops, embeddings = self.pipeline.embed(photo, faces)
-        return [self._match(face, candidates, threshold)
-                for face, candidates in zip(faces, self.search(embeddings, top_k))]
+        ranked = self.search(embeddings, top_k)
+        rule = self.threshold_in_force(fpir=fpir, threshold=threshold)
+        return [self._match(face, candidates, rule) for face, candidates in zip(faces, ranked)]
 
     def search(self, embeddings: np.ndarray, top_k: int = 5) -> list[list[Candidate]]:
         """Top-k identities (best face per identity) for each query embedding [Q, 512]."""
@@ -189,9 +218,10 @@ class Gallery:
         return results
 
     def verify(self, photo_a: ImageInput | Photo, photo_b: ImageInput | Photo,
-               threshold: float | None = None) -> VerifyResult:
-        """Same person or not: compares the largest face of each photo."""
-        threshold = self.threshold if threshold is None else float(threshold)
+               threshold: float | None = None, fpir: float | None = None) -> VerifyResult:
+        """Same person or not: compares the largest face of each photo, at the threshold the policy gives one
+        comparison (`verification_threshold`; `fpir` or a pinned `threshold` override it for this call)."""
+        rule = self.verification_threshold(fpir=fpir, threshold=threshold)
         embeddings, faces = [], []
         for label, source in (("first", photo_a), ("second", photo_b)):
             photo, detected = self.detect(source)
@@ -201,7 +231,7 @@ class Gallery:
             embeddings.append(self.pipeline.embed(photo, [face])[1][0])
             faces.append(face)
         similarity = float(np.dot(embeddings[0], embeddings[1]))
-        return VerifyResult(similarity >= threshold, similarity, threshold, faces[0], faces[1])
+        return VerifyResult(similarity >= rule.threshold, similarity, rule.threshold, faces[0], faces[1], rule)
 
     # ----- management -----------------------------------------------------------------------------------
     def list(self, query: str | None = None) -> list[IdentityInfo]:
@@ -252,8 +282,10 @@ class Gallery:
         identities, faces = self.store.counts()
         with self.store.session() as session:
             models = sorted(session.scalars(select(Face.model_id).distinct()))
+        rule = self.threshold_in_force(with_people=True)
         return {"identities": identities, "faces": faces, "model_id": self.model_id, "gallery_models": models,
-                "threshold": self.threshold, "index": self.settings.index_kind, "index_size": len(self.index),
+                "threshold": rule.threshold, "threshold_policy": rule.to_dict(),
+                "index": self.settings.index_kind, "index_size": len(self.index),
                 "home": str(self.settings.home), "database": self.settings.resolved_database_url,
                 "store_crops": self.settings.store_crops, "model_warning": self.model_warning()}
 
@@ -274,7 +306,12 @@ class Gallery:
         labels = self.store.face_labels()
         identity_ids = np.array([labels[int(f)][0] for f in face_ids], dtype=np.int64)
         names = {identity: name for identity, name in labels.values()}
-        return gallery_health(embeddings, identity_ids, names, self.threshold, top_pairs)
+        report = gallery_health(embeddings, identity_ids, names, self.threshold, top_pairs)
+        report.threshold_policy = self.threshold_in_force(with_people=True).to_dict()
+        report.policy_growth = [{"faces": r.comparisons, "threshold": round(r.threshold, 4),
+                                 "expected_fpir": r.expected_fpir, "true_match_rate": r.true_match_rate}
+                                for r in self.policy.growth()]
+        return report
 
     def reindex(self) -> int:
         """Re-embed every face from its stored crop with the loaded model; returns how many were re-embedded."""
@@ -391,14 +428,17 @@ class Gallery:
                 raise DuplicatePhoto(f"this photo (this face) is already enrolled, as '{name}'")
 
     def _lookalikes(self, embedding: np.ndarray) -> list[tuple[str, float]]:
+        """Enrolled people this face matches at the threshold in force: the same rule as identify, so a new
+        person is refused as a look-alike exactly when identify would have given them someone else's name."""
         candidates = self.search(embedding[None], top_k=5)[0]
-        return [(c.name, c.similarity) for c in candidates if c.similarity >= self.threshold]
+        threshold = self.threshold_in_force().threshold
+        return [(c.name, c.similarity) for c in candidates if c.similarity >= threshold]
 
-    def _match(self, face: DetectedFace, candidates: list[Candidate], threshold: float) -> FaceMatch:
-        if candidates and candidates[0].similarity >= threshold:
-            return FaceMatch(face, candidates[0].name, candidates[0].similarity, candidates, threshold)
+    def _match(self, face: DetectedFace, candidates: list[Candidate], rule: ThresholdInForce) -> FaceMatch:
+        if candidates and candidates[0].similarity >= rule.threshold:
+            return FaceMatch(face, candidates[0].name, candidates[0].similarity, candidates, rule.threshold, rule)
         best = candidates[0].similarity if candidates else None
-        return FaceMatch(face, None, best, candidates, threshold)
+        return FaceMatch(face, None, best, candidates, rule.threshold, rule)
 
     def _refuse_other_model(self) -> None:
         warning = self.model_warning()

@@ -30,12 +30,18 @@ def default_model_path() -> Path:
 
 @dataclass(frozen=True)
 class Settings:
-    """Everything configurable. `similarity_threshold=None` means the model card's FAR=1e-3 threshold."""
+    """Everything configurable.
+
+    `fpir` is the accepted stranger-match rate (false-positive identification rate, 0.01 = 1%) from which
+    `facerec.threshold_policy` derives the threshold in force for the current gallery size; a
+    `similarity_threshold` (cosine) pins the threshold instead.
+    """
 
     home: Path = Path("facerec_home")
     database_url: str | None = None
     model_path: Path = field(default_factory=default_model_path)
     similarity_threshold: float | None = None
+    fpir: float = 0.01
     store_crops: bool = True
     index_kind: str = "flat"
     hnsw_m: int = 32
@@ -49,8 +55,8 @@ class Settings:
 
     @classmethod
     def from_env(cls, **overrides) -> "Settings":
-        """Defaults, then FACEREC_HOME / FACEREC_MODEL / FACEREC_THRESHOLD / FACEREC_INDEX / FACEREC_HNSW_EF /
-        FACEREC_STORE_CROPS, then explicit overrides (None values in overrides are ignored)."""
+        """Defaults, then FACEREC_HOME / FACEREC_MODEL / FACEREC_THRESHOLD / FACEREC_FPIR / FACEREC_INDEX /
+        FACEREC_HNSW_EF / FACEREC_STORE_CROPS, then explicit overrides (None values in overrides are ignored)."""
         env: dict = {}
         if os.environ.get("FACEREC_HOME"):
             env["home"] = Path(os.environ["FACEREC_HOME"])
@@ -58,6 +64,8 @@ class Settings:
             env["model_path"] = Path(os.environ["FACEREC_MODEL"])
         if os.environ.get("FACEREC_THRESHOLD"):
             env["similarity_threshold"] = float(os.environ["FACEREC_THRESHOLD"])
+        if os.environ.get("FACEREC_FPIR"):
+            env["fpir"] = float(os.environ["FACEREC_FPIR"])
         if os.environ.get("FACEREC_INDEX"):
             env["index_kind"] = os.environ["FACEREC_INDEX"]
         if os.environ.get("FACEREC_HNSW_EF"):
@@ -88,10 +96,3 @@ class Settings:
             return json.loads(self.model_card_path.read_text())
         except (OSError, ValueError):
             return {}
-
-    def threshold(self) -> float:
-        """The cosine similarity at or above which a face is taken to be the enrolled person."""
-        if self.similarity_threshold is not None:
-            return float(self.similarity_threshold)
-        thresholds = self.model_card().get("thresholds", {})
-        return float(thresholds.get("far_1e-3", {}).get("cosine", 0.5))

@@ -24,10 +24,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--share", action="store_true", help="create a public Gradio link (off by default)")
     parser.add_argument("--admin-password", default=os.environ.get("FACEREC_ADMIN_PASSWORD"))
-    parser.add_argument("--threshold", type=float, help="match threshold (default: the model card's)")
+    parser.add_argument("--fpir", type=float,
+                        help="accepted stranger-match rate, 0.01 = 1%% (default): sets the threshold for the gallery")
+    parser.add_argument("--threshold", type=float, help="pin the match threshold (cosine) instead of --fpir")
     args = parser.parse_args(argv)
     try:
-        gallery = Gallery(Settings.from_env(home=args.home, similarity_threshold=args.threshold))
+        gallery = Gallery(Settings.from_env(home=args.home, similarity_threshold=args.threshold, fpir=args.fpir))
     except FaceRecError as error:
         print(f"error: {error}", file=sys.stderr)
         return 1

@@ -98,7 +98,7 @@ class FarEstimate:
         allowed = np.searchsorted(self.share_above, f, side="right")  # top scores whose share stays <= f
         empirical = np.nextafter(self.scores[np.minimum(allowed, len(self.scores) - 1)], np.inf)
         fitted = self.tail_threshold + pareto_quantile(np.minimum(f / self.tail_rate, 1.0), self.shape, self.scale)
-        return np.where(f < self.tail_rate, fitted, empirical)
+        return np.minimum(np.where(f < self.tail_rate, fitted, empirical), 1.0)  # a cosine never exceeds 1
 
 
 def estimate_far(pairs: LabelledPairs, identity_weights: np.ndarray | None = None,

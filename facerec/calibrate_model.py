@@ -6,7 +6,8 @@ Embeds the held-out celeba112 identities (`facerec.dataset.held_out_identities`:
 trained on; the crops are already aligned, so they go straight to the embedder, with the same flip
 test-time augmentation the app uses), calibrates FAR(t) with its fitted tail and bootstrap interval
 (`facerec.calibrate`), and writes the card's `calibration` section plus the older `thresholds` / `far_curve`
-fields. Deterministic: fixed identities, photo order and bootstrap seed. Never reads LFW.
+fields. Deterministic: fixed identities, photo order and bootstrap seed. Never reads LFW. Embedding the 2,411
+crops is most of the time; `embeddings_cache` (an .npz) keeps them for re-runs of the same model file.
 """
 
 from __future__ import annotations
@@ -48,14 +49,33 @@ def embed_crops(embedder: FaceEmbedder, paths: list[Path], progress=None, batch:
     return np.concatenate(chunks) if chunks else np.zeros((0, 512), np.float32)
 
 
+def cached_embeddings(embedder: FaceEmbedder, paths: list[Path], cache: str | Path | None = None,
+                      progress=None) -> np.ndarray:
+    """`embed_crops`, reusing `cache` (.npz) when it holds the same photos embedded by the same model file with
+    the same flip setting, and (re)writing it otherwise."""
+    keys = np.array([f"{p.parent.name}/{p.name}" for p in paths])
+    if cache is not None and Path(cache).is_file():
+        with np.load(cache) as saved:
+            if (str(saved["model_sha256"]) == embedder.sha256 and bool(saved["flip_tta"]) == embedder.flip_tta
+                    and saved["paths"].tolist() == keys.tolist()):
+                if progress:
+                    progress(len(paths))
+                return saved["embeddings"]
+    embeddings = embed_crops(embedder, paths, progress)
+    if cache is not None:
+        Path(cache).parent.mkdir(parents=True, exist_ok=True)
+        np.savez(cache, embeddings=embeddings, paths=keys, model_sha256=embedder.sha256, flip_tta=embedder.flip_tta)
+    return embeddings
+
+
 def calibrate_model(model_path: str | Path, data_dir: str | Path, flip_tta: bool = True,
                     resamples: int = RESAMPLES, seed: int = SEED, identities: int | None = None,
-                    num_threads: int = 0, progress=None) -> dict:
+                    num_threads: int = 0, progress=None, embeddings_cache: str | Path | None = None) -> dict:
     """The `calibration` section for the model at `model_path`, measured on the held-out identities."""
     started = time.perf_counter()
     paths, labels = held_out_photos(data_dir, identities)
     embedder = FaceEmbedder(model_path, flip_tta=flip_tta, num_threads=num_threads)
-    embeddings = embed_crops(embedder, paths, progress)
+    embeddings = cached_embeddings(embedder, paths, embeddings_cache, progress)
     embedded = time.perf_counter()
     result = calibrate(embeddings, labels, resamples=resamples, seed=seed)
     return {

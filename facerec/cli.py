@@ -100,6 +100,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--resamples", type=int, default=200, help="bootstrap resamples over identities")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--identities", type=int, help="use only the first N held-out identities (a quick check)")
+    p.add_argument("--embeddings", help="an .npz cache of the held-out embeddings, reused for the same model file")
 
     p = command("eval", cmd_eval, "one-shot identification accuracy on a folder-per-identity dataset",
                 json_file=True)
@@ -416,12 +417,13 @@ def cmd_calibrate(args) -> int:
     with _progress(len(paths), "embedding") as bar:
         calibration = calibrate_model(settings.model_path, args.data, flip_tta=settings.flip_tta,
                                       resamples=args.resamples, seed=args.seed, identities=args.identities,
-                                      num_threads=settings.num_threads, progress=bar.update)
+                                      num_threads=settings.num_threads, progress=bar.update,
+                                      embeddings_cache=args.embeddings)
     card_path = Path(args.card) if args.card else settings.model_card_path
     write_to_card(card_path, calibration)
     tail = calibration["tail"]
     rows = [[f"{r['far']:.0e}", f"{r['cosine']:.4f}",
-             "-".join(f"{v:.4f}" for v in r.get("cosine_interval", [])),
+             "–".join(f"{v:.4f}" for v in r.get("cosine_interval", [])),
              "" if r.get("cosine_empirical") is None else f"{r['cosine_empirical']:.4f}",
              r.get("tar", ""), r["from"]]
             for r in calibration["curve"] if _is_decade(r["far"])]
@@ -430,7 +432,7 @@ def cmd_calibrate(args) -> int:
           text=(f"calibrated {Path(settings.model_path).name} on {calibration['identities']} held-out identities "
                 f"({calibration['photos']} photos, {calibration['impostor_pairs']:,} impostor pairs); tail above "
                 f"{tail['threshold']:.4f} (top {tail['rate']:.1e}): generalized Pareto shape {tail['shape']:.3f} "
-                f"({'-'.join(str(v) for v in tail.get('shape_interval', []))}), scale {tail['scale']:.4f}; "
+                f"({' to '.join(str(v) for v in tail.get('shape_interval', []))}), scale {tail['scale']:.4f}; "
                 f"written to {card_path}"))
     return 0
 

@@ -81,7 +81,8 @@ class ScoreCalibration:
         pick = order[unique]
 
         def logs(values):
-            return None if values is None else np.log10(np.maximum(np.asarray(values, np.float64)[pick], 1e-300))
+            # Rates below 1e-15 (a bootstrap tail that ends before t gives 0) are all "never", for display.
+            return None if values is None else np.log10(np.maximum(np.asarray(values, np.float64)[pick], 1e-15))
 
         return cls(cosines, logs(fars), logs(far_low), logs(far_high),
                    None if tar is None else np.asarray(tar, np.float64)[pick], warning)
@@ -152,13 +153,17 @@ class ThresholdInForce:
 
     def sentence(self) -> str:
         """What the threshold means, in plain words."""
+        rate = "false-match" if self.verification else "stranger-match"
         how = (f"pinned at {self.threshold:.3f}" if self.pinned else
-               f"{self.threshold:.3f}, set for an accepted stranger-match rate of {_percent(self.target_fpir)}")
+               f"{self.threshold:.3f}, set for an accepted {rate} rate of {_percent(self.target_fpir)}")
+        interval = (f" (95% interval {_percent(self.expected_fpir_interval[0])} to "
+                    f"{_percent(self.expected_fpir_interval[1])})" if self.expected_fpir_interval else "")
         if self.verification:
             text = f"Similarity threshold {how}. Two photos are compared once"
             if self.expected_fpir is not None:
-                text += (f": about {_one_in(self.expected_fpir)} pairs of photos of different people would be "
-                         "called the same person")
+                text += (f": expected false-match rate {_percent(self.expected_fpir)}{interval}, about "
+                         f"{_one_in(self.expected_fpir)} pairs of photos of different people would be called the "
+                         "same person")
         elif self.comparisons == 0:
             text = (f"The gallery is empty, so nobody can be wrongly named yet; with the first enrolled face the "
                     f"similarity threshold will be {how}")
@@ -168,11 +173,8 @@ class ThresholdInForce:
                 size = f"{self.people:,} {'person' if self.people == 1 else 'people'} ({size})"
             text = f"Similarity threshold {how}, for a gallery of {size}"
             if self.expected_fpir is not None:
-                text += (f". Expected stranger-match rate {_percent(self.expected_fpir)}"
-                         + (f" (likely {_percent(self.expected_fpir_interval[0])} to "
-                            f"{_percent(self.expected_fpir_interval[1])})" if self.expected_fpir_interval else "")
-                         + f": about {_one_in(self.expected_fpir)} people who are not enrolled would wrongly be "
-                           "given a name")
+                text += (f". Expected stranger-match rate {_percent(self.expected_fpir)}{interval}: about "
+                         f"{_one_in(self.expected_fpir)} people who are not enrolled would wrongly be given a name")
         if self.true_match_rate is not None:
             text += (f"; a new photo of an enrolled person clears the threshold about {self.true_match_rate:.0%} "
                      "of the time")
@@ -268,7 +270,7 @@ def _percent(rate: float | None) -> str:
     if rate is None:
         return "unknown"
     percent = 100 * rate
-    return f"{percent:.2g}%" if percent >= 0.001 or percent == 0 else f"{percent:.1e}%"
+    return f"{percent:.2g}%" if percent >= 0.001 or percent == 0 else "<0.001%"
 
 
 def _one_in(rate: float) -> str:

@@ -141,7 +141,8 @@ def build_app(gallery: Gallery, admin_password: str | None = None) -> gr.Blocks:
         rows = [[i, m.label, None if m.similarity is None else round(m.similarity, 3),
                  *[f"{c.name} ({c.similarity:.2f})" for c in m.candidates[:3]],
                  *[""] * (3 - len(m.candidates[:3]))] for i, m in enumerate(matches)]
-        summary = f"{len(matches)} face(s): " + ", ".join(m.label for m in matches) + f". {matches[0].rule.sentence()}"
+        summary = (f"{len(matches)} face(s): " + ", ".join(m.label for m in matches)
+                   + f". {matches[0].rule.sentence()}")
         return picture, rows, summary, [m.to_dict() for m in matches]
 
     @_friendly

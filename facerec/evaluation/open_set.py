@@ -138,7 +138,8 @@ def _best_other(scores: np.ndarray, owner: np.ndarray) -> np.ndarray:
 def _row(size: int, draws: int, rule, mated: _Outcomes, non_mated: _Outcomes, rng) -> dict:
     return {"gallery_people": size, "gallery_faces": size, "draws": draws,
             "threshold": round(rule.threshold, 4), "expected_fpir": rule.expected_fpir,
-            "expected_fpir_interval": None if rule.expected_fpir_interval is None else list(rule.expected_fpir_interval),
+            "expected_fpir_interval": None if rule.expected_fpir_interval is None
+            else list(rule.expected_fpir_interval),
             "non_mated_searches": non_mated.total, "fpir": non_mated.rate(), "fpir_interval": non_mated.interval(rng),
             "mated_searches": mated.total, "dir": mated.rate(), "dir_interval": mated.interval(rng)}
 

@@ -109,6 +109,8 @@ def estimate_far(pairs: LabelledPairs, identity_weights: np.ndarray | None = Non
     else:
         weights = identity_weights[pairs.impostor_a] * identity_weights[pairs.impostor_b]
     cumulative = np.cumsum(weights)
+    if cumulative[-1] <= 0:
+        raise ValueError("no impostor pairs (a resample of a single identity)")
     share_above = cumulative / cumulative[-1]
     rate = max(tail_rate, MIN_EXCEEDANCES / len(pairs.impostor))
     exceeding = int(np.searchsorted(share_above, rate, side="right"))
@@ -139,19 +141,23 @@ def calibrate(embeddings: np.ndarray, labels, resamples: int = RESAMPLES, seed: 
     for _ in range(resamples):
         weights = np.bincount(rng.integers(0, pairs.identities, pairs.identities),
                               minlength=pairs.identities).astype(np.float64)
-        replicate = estimate_far(pairs, weights)
+        try:
+            replicate = estimate_far(pairs, weights)
+        except ValueError:  # a degenerate resample (a few identities drawn many times): too few pairs to fit
+            continue
         replicate_thresholds.append(replicate.threshold(fars))
         replicate_fars.append(replicate.far(thresholds))
         shapes.append(replicate.shape)
     low, high = 100 * (1 - INTERVAL) / 2, 100 * (1 + INTERVAL) / 2
-    cosine_bounds = np.percentile(replicate_thresholds, [low, high], axis=0) if resamples else None
-    far_bounds = np.percentile(replicate_fars, [low, high], axis=0) if resamples else None
+    fitted = len(shapes)
+    cosine_bounds = np.percentile(replicate_thresholds, [low, high], axis=0) if fitted else None
+    far_bounds = np.percentile(replicate_fars, [low, high], axis=0) if fitted else None
     tar = np.mean(pairs.genuine[None, :] >= thresholds[:, None], axis=1) if len(pairs.genuine) else None
     curve = []
     for i, far in enumerate(fars):
         row = {"far": float(f"{far:.4g}"), "cosine": round(float(thresholds[i]), 5),
                "from": "tail" if far < point.tail_rate else "data"}
-        if resamples:
+        if fitted:
             row["cosine_interval"] = [round(float(v), 5) for v in cosine_bounds[:, i]]
             row["far_interval"] = [float(f"{v:.3g}") for v in far_bounds[:, i]]
         if tar is not None:
@@ -168,8 +174,9 @@ def calibrate(embeddings: np.ndarray, labels, resamples: int = RESAMPLES, seed: 
                  "threshold": round(point.tail_threshold, 5), "rate": float(f"{point.tail_rate:.4g}"),
                  "exceedances": point.exceedances, "shape": round(point.shape, 4), "scale": round(point.scale, 5),
                  **({"shape_interval": [round(float(v), 4) for v in np.percentile(shapes, [low, high])]}
-                    if resamples else {})},
-        "bootstrap": {"unit": "identity", "resamples": resamples, "seed": seed, "interval": INTERVAL},
+                    if fitted else {})},
+        "bootstrap": {"unit": "identity", "resamples": resamples, "fitted": fitted, "seed": seed,
+                      "interval": INTERVAL},
         "curve": curve,
     }
 

@@ -39,7 +39,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--share", action="store_true", help="create a public Gradio link (off by default)")
     parser.add_argument("--admin-password", metavar="PW",
                         help=f"discouraged: every local user can read it in `ps`; set {PASSWORD_ENV} instead")
-    parser.add_argument("--threshold", type=float, help="match threshold (default: the model card's)")
+    parser.add_argument("--fpir", type=float,
+                        help="accepted stranger-match rate, 0.01 = 1%% (default): sets the threshold for the gallery")
+    parser.add_argument("--threshold", type=float, help="pin the match threshold (cosine) instead of --fpir")
     return parser
 
 
@@ -88,7 +90,7 @@ def main(argv: list[str] | None = None) -> int:
     for warning in warnings:
         print(f"warning: {warning}", file=sys.stderr, flush=True)
     try:
-        gallery = Gallery(Settings.from_env(home=args.home, similarity_threshold=args.threshold))
+        gallery = Gallery(Settings.from_env(home=args.home, similarity_threshold=args.threshold, fpir=args.fpir))
     except FaceRecError as error:
         print(f"error: {error}", file=sys.stderr)
         return 1

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import shlex
 import sys
@@ -52,7 +53,11 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"facerec {__version__}")
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("--home", help="gallery folder (default: $FACEREC_HOME, else ./facerec_home)")
-    common.add_argument("--threshold", type=float, help="cosine similarity threshold (default: the model card's)")
+    common.add_argument("--fpir", type=float,
+                        help="accepted stranger-match rate (false-positive identification rate, 0.01 = 1%%, the "
+                             "default): the threshold in force is derived from it for the gallery's size")
+    common.add_argument("--threshold", type=float,
+                        help="pin the cosine similarity threshold instead (overrides --fpir)")
     common.add_argument("--model", help="ONNX model file (default: the shipped model)")
     sub = parser.add_subparsers(metavar="COMMAND")
 
@@ -102,13 +107,24 @@ def build_parser() -> argparse.ArgumentParser:
     command("health", cmd_health, "embedding metrics and confusable pairs of the gallery")
     command("stats", cmd_stats, "counts, model and index of the gallery")
     command("reindex", cmd_reindex, "re-embed every face from its stored crop with the current model")
+    p = command("calibrate", cmd_calibrate, "calibrate a model's false-accept rates on held-out identities and "
+                "store them in its model card (run after any model change)", json_file=True)
+    p.add_argument("--data", default="../shared/data", help="the data folder holding celeba112/")
+    p.add_argument("--card", help="model card to update (default: the model's .json beside it)")
+    p.add_argument("--resamples", type=int, default=200, help="bootstrap resamples over identities")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--identities", type=int, help="use only the first N held-out identities (a quick check)")
+    p.add_argument("--embeddings", help="an .npz cache of the held-out embeddings, reused for the same model file")
 
     p = command("eval", cmd_eval, "one-shot identification accuracy on a folder-per-identity dataset",
                 json_file=True)
     p.add_argument("data_dir")
     p.add_argument("--max-per-identity", type=int, help="only identities with at most N photos (2 = LFW protocol)")
     p.add_argument("--distractors", action="store_true", help="also enrol identities with a single photo")
-    p.add_argument("--open-set", action="store_true", help="also measure DIR at FPIR 1%% / 10%%")
+    p.add_argument("--open-set", action="store_true",
+                   help="also measure FPIR and DIR at the threshold policy, at several gallery sizes")
+    p.add_argument("--gallery-sizes", default="100,1000,all",
+                   help="open set: gallery sizes in people, comma-separated ('all' = every enrolled person)")
     p.add_argument("--existing", action="store_true", help="query the gallery in --home with labelled probes")
     p.add_argument("--seed", type=int, default=51)
     p.add_argument("--report", help="write plots, JSON and a markdown summary to this folder")
@@ -165,9 +181,10 @@ def build_parser() -> argparse.ArgumentParser:
 def _gallery(args):
     from .gallery import Gallery
 
-    overrides = {"home": args.home, "similarity_threshold": args.threshold, "model_path": args.model}
+    overrides = {"home": args.home, "similarity_threshold": args.threshold, "model_path": args.model,
+                 "fpir": args.fpir}
     gallery = Gallery.open(**{k: v for k, v in overrides.items() if v is not None and k != "home"}, home=args.home)
-    for warning in [*gallery.notices, gallery.model_warning()]:
+    for warning in [*gallery.notices, gallery.model_warning(), gallery.policy.calibration.warning]:
         if warning:
             print(f"warning: {terminal_text(warning)}", file=sys.stderr)
     return gallery
@@ -176,7 +193,8 @@ def _gallery(args):
 def _settings(args):
     from .settings import Settings
 
-    return Settings.from_env(home=args.home, similarity_threshold=args.threshold, model_path=args.model)
+    return Settings.from_env(home=args.home, similarity_threshold=args.threshold, model_path=args.model,
+                             fpir=args.fpir)
 
 
 def _emit(args, data, table: list[list] | None = None, headers: list[str] | None = None, text: str = "") -> None:
@@ -277,7 +295,7 @@ def cmd_identify(args) -> int:
              ", ".join(f"{c.name} {c.similarity:.2f}" for c in m.candidates),
              " ".join(str(round(v)) for v in m.face.box)] for i, m in enumerate(matches)]
     _emit(args, [m.to_dict() for m in matches], rows, ["face", "name", "similarity", "candidates", "box"],
-          text=f"{len(matches)} face(s); threshold {matches[0].threshold:.3f}")
+          text=f"{len(matches)} face(s). {matches[0].rule.sentence()}")
     return 0
 
 
@@ -286,7 +304,8 @@ def cmd_verify(args) -> int:
         result = gallery.verify(args.photo_a, args.photo_b)
     verdict = "same person" if result.same_person else "different people"
     _emit(args, result.to_dict(),
-          text=f"{verdict}: similarity {result.similarity:.3f} (threshold {result.threshold:.3f})")
+          text=f"{verdict}: similarity {result.similarity:.3f} (threshold {result.threshold:.3f}). "
+               f"{result.rule.sentence()}")
     return 0
 
 
@@ -330,7 +349,8 @@ def cmd_import(args) -> int:
 def cmd_stats(args) -> int:
     with _gallery(args) as gallery:
         stats = gallery.stats()
-    _emit(args, stats, [[k, v] for k, v in stats.items()], ["key", "value"])
+    _emit(args, stats, [[k, v] for k, v in stats.items() if k != "threshold_policy"], ["key", "value"],
+          text=stats["threshold_policy"]["sentence"])
     return 0
 
 
@@ -340,7 +360,10 @@ def cmd_health(args) -> int:
     rows = [["ClosestIsPositiveAccuracy", report["closest_is_positive_accuracy"],
              report["readings"]["closest_is_positive_accuracy"]]]
     rows += [[k, v, report["readings"][k]] for k, v in report["median_distances"].items()]
-    text = f"{report['identities']} people, {report['faces']} faces, threshold {report['threshold']}"
+    text = (f"{report['identities']} people, {report['faces']} faces, threshold {report['threshold']}\n"
+            f"{report['threshold_policy']['sentence']}\n"
+            "as the gallery grows: " + ", ".join(f"{g['faces']:,} faces -> {g['threshold']:.3f}"
+                                                  for g in report["policy_growth"][::6]))
     if report["suspected_duplicates"]:
         text += "\nsuspected duplicates: " + "; ".join(
             f"{p['a']} ~ {p['b']} ({p['similarity']:.2f})" for p in report["suspected_duplicates"][:10])
@@ -368,7 +391,7 @@ def cmd_eval(args) -> int:
                                              args.seed)
     with _progress(len(enrolled) + len(extra) + len(queries), "embedding") as bar:
         result = evaluate_one_shot(args.data_dir, _settings(args), args.max_per_identity, args.distractors,
-                                   args.open_set, args.seed, progress=bar.update)
+                                   args.open_set, args.seed, progress=bar.update, gallery_sizes=args.gallery_sizes)
     figures = result.figures
     if args.report:
         write_one_shot_report(result, args.report, "facerec " + " ".join(shlex.quote(a) for a in sys.argv[1:]))
@@ -381,11 +404,23 @@ def cmd_eval(args) -> int:
             *[[k, f"{v:.4f}"] for k, v in figures["median_distances"].items()],
             ["detection failures", figures["detection_failures"]],
             ["photos/s", figures["photos_per_second"]]]
+    text = ""
     if "open_set" in figures:
         for key in ("dir_at_fpir_0.01", "dir_at_fpir_0.1"):
-            rows.append([key.replace("_", " "), f"{figures['open_set'][key]['dir']:.4f}"])
+            rows.append([key.replace("_", " ") + " (threshold chosen on the results)",
+                         f"{figures['open_set'][key]['dir']:.4f}"])
+        text = open_set_table(figures["open_set"])
     _emit(args, figures, rows, ["figure", "value"])
+    if text and args.json != "-":
+        print("\n" + text)
     return 0
+
+
+def open_set_table(open_set: dict) -> str:
+    """The open-set figures at the threshold policy, one markdown row per gallery size (the README's table)."""
+    from .evaluation.open_set import markdown_table
+
+    return markdown_table(open_set)
 
 
 def _eval_existing(args) -> int:
@@ -418,6 +453,39 @@ def cmd_eval_pairs(args) -> int:
                           ["pairs", figures["pairs"]], ["detection failures", figures["detection_failures"]],
                           ["photos/s", figures["photos_per_second"]]], ["figure", "value"])
     return 0
+
+
+def cmd_calibrate(args) -> int:
+    from .calibrate_model import calibrate_model, held_out_photos, write_to_card
+
+    settings = _settings(args)
+    paths, _ = held_out_photos(args.data, args.identities)
+    with _progress(len(paths), "embedding") as bar:
+        calibration = calibrate_model(settings.model_path, args.data, flip_tta=settings.flip_tta,
+                                      resamples=args.resamples, seed=args.seed, identities=args.identities,
+                                      num_threads=settings.num_threads, progress=bar.update,
+                                      embeddings_cache=args.embeddings)
+    card_path = Path(args.card) if args.card else settings.model_card_path
+    write_to_card(card_path, calibration)
+    tail = calibration["tail"]
+    rows = [[f"{r['far']:.0e}", f"{r['cosine']:.4f}",
+             "–".join(f"{v:.4f}" for v in r.get("cosine_interval", [])),
+             "" if r.get("cosine_empirical") is None else f"{r['cosine_empirical']:.4f}",
+             r.get("tar", ""), r["from"]]
+            for r in calibration["curve"] if _is_decade(r["far"])]
+    _emit(args, calibration, rows, ["FAR", "cosine", f"{calibration['bootstrap']['interval']:.0%} interval",
+                                    "empirical", "TAR", "from"],
+          text=(f"calibrated {Path(settings.model_path).name} on {calibration['identities']} held-out identities "
+                f"({calibration['photos']} photos, {calibration['impostor_pairs']:,} impostor pairs); tail above "
+                f"{tail['threshold']:.4f} (top {tail['rate']:.1e}): generalized Pareto shape {tail['shape']:.3f} "
+                f"({' to '.join(str(v) for v in tail.get('shape_interval', []))}), scale {tail['scale']:.4f}; "
+                f"written to {card_path}"))
+    return 0
+
+
+def _is_decade(value: float) -> bool:
+    exponent = math.log10(value)
+    return abs(exponent - round(exponent)) < 1e-6
 
 
 # ----- data and training -----------------------------------------------------------------------------------

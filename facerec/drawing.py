@@ -71,3 +71,33 @@ def similarity_histogram(similarities: list[float], threshold: float, title: str
     figure.tight_layout()
     plt.close(figure)
     return figure
+
+
+def policy_growth_plot(rows: list, current_faces: int):
+    """A matplotlib figure: the threshold in force (left axis) and the expected true-match rate (right axis)
+    against the number of enrolled faces (log scale), with the current gallery marked. `rows` are
+    `ThresholdInForce` values from `ThresholdPolicy.growth`."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    sizes = [r.comparisons for r in rows]
+    figure, axis = plt.subplots(figsize=(6, 3))
+    axis.semilogx(sizes, [r.threshold for r in rows], color="crimson", label="similarity threshold")
+    axis.set_xlabel("enrolled faces")
+    axis.set_ylabel("similarity threshold", color="crimson")
+    rates = [r.true_match_rate for r in rows]
+    if all(rate is not None for rate in rates):
+        other = axis.twinx()
+        other.semilogx(sizes, rates, color="#4c8bf5", linestyle="--", label="expected true-match rate")
+        other.set_ylabel("expected true-match rate", color="#4c8bf5")
+        other.set_ylim(0, 1)
+    axis.axvline(max(1, current_faces), color="grey", linestyle=":", label=f"this gallery ({current_faces:,})")
+    target = rows[0].target_fpir if rows else None
+    axis.set_title("Threshold as the gallery grows" + (f" (stranger-match rate {target:.1%})" if target else ""))
+    handles = [h for ax in figure.axes for h in ax.get_legend_handles_labels()[0]]
+    axis.legend(handles=handles, loc="lower right", fontsize=8)
+    figure.tight_layout()
+    plt.close(figure)
+    return figure

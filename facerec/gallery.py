@@ -36,6 +36,7 @@ from .pipeline import FacePipeline, Photo
 from .results import Candidate, EnrollResult, FaceMatch, IdentityInfo, VerifyResult
 from .settings import Settings
 from .store import Face, Identity, JournalEntry, Store, chunked, database_file, utcnow
+from .threshold_policy import ThresholdInForce
 
 SAVE_INDEX_EVERY = 50
 
@@ -44,7 +45,8 @@ class Gallery:
     def __init__(self, settings: Settings | None = None, pipeline: FacePipeline | None = None) -> None:
         self.settings = settings or Settings.from_env()
         self.pipeline = pipeline or FacePipeline(self.settings)
-        self.threshold = self.settings.threshold()  # before any file is created: a missing model card is an error
+        # Before any file is created: without a pinned threshold, a missing or unreadable model card is an error.
+        self.policy = self.settings.threshold_policy(self.pipeline.embedder.sha256)
         home = self.settings.home
         if not home.exists():
             home.mkdir(parents=True, mode=0o700)  # the gallery's faces are its owner's alone
@@ -82,6 +84,26 @@ class Gallery:
         finally:
             self.store.dispose()
 
+    # ----- the threshold in force ---------------------------------------------------------------------------
+    @property
+    def threshold(self) -> float:
+        """The cosine similarity at or above which a face is taken to be an enrolled person, now: derived from the
+        accepted stranger-match rate for the gallery's current size (or pinned). See `threshold_in_force`."""
+        return self.threshold_in_force().threshold
+
+    def threshold_in_force(self, fpir: float | None = None, threshold: float | None = None,
+                           with_people: bool = False) -> ThresholdInForce:
+        """The threshold identify and the look-alike check use for this gallery now, with its expected
+        stranger-match rate (`facerec.threshold_policy`); `fpir` / `threshold` override the settings for one
+        decision. The people count is only reported, so it is read only when asked for."""
+        self.index.catch_up(self.store)
+        people = self.store.counts()[0] if with_people else None
+        return self.policy.for_gallery(len(self.index), people, fpir=fpir, threshold=threshold)
+
+    def verification_threshold(self, fpir: float | None = None, threshold: float | None = None) -> ThresholdInForce:
+        """The threshold verify uses: the same rule for one comparison (its FPIR is the per-comparison FAR)."""
+        return self.policy.for_verification(fpir=fpir, threshold=threshold)
+
     # ----- reading photos -------------------------------------------------------------------------------
     def read(self, photo: ImageInput) -> Photo:
         return self.pipeline.read(photo)
@@ -105,19 +127,22 @@ class Gallery:
         with self.store.session() as session:
             self._refuse_taken_name(session, name)
         self._refuse_duplicate_photo(photo, face)
-        searched_to = self.index.seq  # every face committed up to here is in the search below
-        lookalikes = self._lookalikes(embedding)
+        rule = self.threshold_in_force()  # catches the index up: every face committed up to here is searched
+        searched_to = self.index.seq
+        lookalikes = self._lookalikes(embedding, rule)
         if lookalikes and not allow_lookalike:
-            raise self._possible_duplicate(lookalikes)
+            raise self._possible_duplicate(lookalikes, rule)
         try:
             with self.store.writing() as session, session.begin():
                 # The same checks again, now that no other writer can commit: the earlier ones only spared us
                 # taking the lock for a doomed write.
                 self._refuse_taken_name(session, name)
                 self._refuse_duplicate_photo(photo, face, session)
-                late = self._lookalikes(embedding, self._committed_since(session, searched_to, embedding))
+                # At the rule of the first search: a face committed since makes the gallery's threshold at most
+                # marginally higher, and the result reports the rule the check used.
+                late = self._lookalikes(embedding, rule, self._committed_since(session, searched_to, embedding))
                 if late and not allow_lookalike:
-                    raise self._possible_duplicate(late)
+                    raise self._possible_duplicate(late, rule)
                 lookalikes = _merged(lookalikes, late)
                 identity = Identity(name=name, note=note)
                 session.add(identity)
@@ -129,7 +154,7 @@ class Gallery:
         except IntegrityError:
             raise InvalidArgument(f"'{name}' is already enrolled; add this photo to that person instead") from None
         self._after_write()
-        return EnrollResult(identity_id, name, face_id, 1, face, crop, lookalikes)
+        return EnrollResult(identity_id, name, face_id, 1, face, crop, lookalikes, rule)
 
     def add_photo(self, identity: str | int, photo: ImageInput | Photo, face_index: int | None = None,
                   allow_mismatch: bool = False) -> EnrollResult:
@@ -143,9 +168,10 @@ class Gallery:
         with self.store.session() as session:
             person = self._identity(session, identity)
             name, own_faces = person.name, [f.id for f in person.faces]
-        lookalikes = self._lookalikes(embedding)
+        rule = self.threshold_in_force()
+        lookalikes = self._lookalikes(embedding, rule)
         if not allow_mismatch and (not lookalikes or lookalikes[0][0] != name):
-            raise self._mismatch(name, own_faces, embedding, lookalikes)
+            raise self._mismatch(name, own_faces, embedding, lookalikes, rule)
         with self.store.writing() as session, session.begin():
             person = self._identity(session, identity)
             self._refuse_duplicate_photo(photo, face, session)
@@ -156,7 +182,7 @@ class Gallery:
             session.add(JournalEntry(op="add", face_id=record.id))
             result = (person.id, person.name, record.id, len(person.faces))
         self._after_write()
-        return EnrollResult(*result, face, crop, [(n, s) for n, s in lookalikes if n != result[1]])
+        return EnrollResult(*result, face, crop, [(n, s) for n, s in lookalikes if n != result[1]], rule)
 
     def add_embeddings(self, entries: list[dict]) -> list[int]:
         """Bulk enrolment of precomputed embeddings in one transaction (evaluation, imports, benchmarks).
@@ -200,17 +226,21 @@ class Gallery:
         return face_ids
 
     # ----- search ---------------------------------------------------------------------------------------
-    def identify(self, photo: ImageInput | Photo, top_k: int = 5, threshold: float | None = None) -> list[FaceMatch]:
-        """Every face in the photo -> best identity (or unknown below the threshold) and top-k candidates."""
+    def identify(self, photo: ImageInput | Photo, top_k: int = 5, threshold: float | None = None,
+                 fpir: float | None = None) -> list[FaceMatch]:
+        """Every face in the photo -> best identity (or unknown below the threshold) and top-k candidates.
+
+        The threshold is the one in force for this gallery (`threshold_in_force`); `fpir` (an accepted
+        stranger-match rate) or `threshold` (a pinned cosine) overrides the settings for this call."""
         if top_k < 1:
             raise InvalidArgument("top_k must be at least 1")
-        threshold = self.threshold if threshold is None else float(threshold)
         photo, faces = self.detect(photo)
         if not faces:
             raise NoFace("no face found in the photo")
         _crops, embeddings = self.pipeline.embed(photo, faces)
-        return [self._match(face, candidates, threshold)
-                for face, candidates in zip(faces, self.search(embeddings, top_k))]
+        ranked = self.search(embeddings, top_k)
+        rule = self.threshold_in_force(fpir=fpir, threshold=threshold)
+        return [self._match(face, candidates, rule) for face, candidates in zip(faces, ranked)]
 
     def search(self, embeddings: np.ndarray, top_k: int = 5) -> list[list[Candidate]]:
         """Top-k identities (best face per identity) for each query embedding [Q, 512]."""
@@ -231,9 +261,10 @@ class Gallery:
         return results
 
     def verify(self, photo_a: ImageInput | Photo, photo_b: ImageInput | Photo,
-               threshold: float | None = None) -> VerifyResult:
-        """Same person or not: compares the largest face of each photo."""
-        threshold = self.threshold if threshold is None else float(threshold)
+               threshold: float | None = None, fpir: float | None = None) -> VerifyResult:
+        """Same person or not: compares the largest face of each photo, at the threshold the policy gives one
+        comparison (`verification_threshold`; `fpir` or a pinned `threshold` override it for this call)."""
+        rule = self.verification_threshold(fpir=fpir, threshold=threshold)
         embeddings, faces = [], []
         for label, source in (("first", photo_a), ("second", photo_b)):
             photo, detected = self.detect(source)
@@ -243,7 +274,7 @@ class Gallery:
             embeddings.append(self.pipeline.embed(photo, [face])[1][0])
             faces.append(face)
         similarity = float(np.dot(embeddings[0], embeddings[1]))
-        return VerifyResult(similarity >= threshold, similarity, threshold, faces[0], faces[1])
+        return VerifyResult(similarity >= rule.threshold, similarity, rule.threshold, faces[0], faces[1], rule)
 
     # ----- management -----------------------------------------------------------------------------------
     def list(self, query: str | None = None) -> list[IdentityInfo]:
@@ -292,8 +323,10 @@ class Gallery:
         identities, faces = self.store.counts()
         with self.store.session() as session:
             models = sorted(session.scalars(select(Face.model_id).distinct()))
+        rule = self.threshold_in_force(with_people=True)
         return {"identities": identities, "faces": faces, "model_id": self.model_id, "gallery_models": models,
-                "threshold": self.threshold, "index": self.settings.index_kind, "index_size": len(self.index),
+                "threshold": rule.threshold, "threshold_policy": rule.to_dict(),
+                "index": self.settings.index_kind, "index_size": len(self.index),
                 "home": str(self.settings.home), "database": self.settings.resolved_database_url,
                 "store_crops": self.settings.store_crops, "model_warning": self.model_warning()}
 
@@ -314,7 +347,13 @@ class Gallery:
         labels = self.store.face_labels()
         identity_ids = np.array([labels[int(f)][0] for f in face_ids], dtype=np.int64)
         names = {identity: name for identity, name in labels.values()}
-        return gallery_health(embeddings, identity_ids, names, self.threshold, top_pairs)
+        rule = self.threshold_in_force(with_people=True)
+        report = gallery_health(embeddings, identity_ids, names, rule.threshold, top_pairs)
+        report.threshold_policy = rule.to_dict()
+        report.policy_growth = [{"faces": r.comparisons, "threshold": round(r.threshold, 4),
+                                 "expected_fpir": r.expected_fpir, "true_match_rate": r.true_match_rate}
+                                for r in self.policy.growth()]
+        return report
 
     def reindex(self) -> int:
         """Re-embed every face from its stored crop with the loaded model; returns how many were re-embedded."""
@@ -454,10 +493,14 @@ class Gallery:
                 raise InvalidArgument(f"cannot import this file: it names '{keys[name_key(taken)]}', which differs "
                                       f"only in letter case from enrolled '{taken}'. Nothing was imported.")
 
-    def _lookalikes(self, embedding: np.ndarray, among: list[Candidate] | None = None) -> list[tuple[str, float]]:
-        """Enrolled people this face matches at or above the threshold, best first (searched for, or `among`)."""
+    def _lookalikes(self, embedding: np.ndarray, rule: ThresholdInForce,
+                    among: list[Candidate] | None = None) -> list[tuple[str, float]]:
+        """Enrolled people this face matches at or above the threshold in force (`rule`), best first (searched
+        for, or `among`): the same rule as identify, so a new person is refused as a look-alike exactly when
+        identify would have given them someone else's name, and a photo added to a person is refused exactly when
+        identify would not name them."""
         candidates = self.search(embedding[None], top_k=5)[0] if among is None else among
-        return [(c.name, c.similarity) for c in candidates if c.similarity >= self.threshold]
+        return [(c.name, c.similarity) for c in candidates if c.similarity >= rule.threshold]
 
     def _committed_since(self, session, seq: int, embedding: np.ndarray) -> list[Candidate]:
         """The people whose faces were committed after journal position `seq` (by any thread or process), as
@@ -473,14 +516,14 @@ class Gallery:
                     best[identity] = Candidate(name, identity, similarity)
         return sorted(best.values(), key=lambda c: -c.similarity)
 
-    def _possible_duplicate(self, lookalikes: list[tuple[str, float]]) -> PossibleDuplicate:
+    def _possible_duplicate(self, lookalikes: list[tuple[str, float]], rule: ThresholdInForce) -> PossibleDuplicate:
         listed = ", ".join(f"{n} ({s:.2f})" for n, s in lookalikes[:3])
         return PossibleDuplicate(
-            f"this face matches already-enrolled {listed} at or above the threshold {self.threshold:.2f}; "
-            "enrol anyway only if this is a different person", lookalikes)
+            f"this face matches already-enrolled {listed} at or above the threshold {rule.threshold:.2f} "
+            f"({_how_set(rule)}); enrol anyway only if this is a different person", lookalikes)
 
     def _mismatch(self, name: str, own_faces: list[int], embedding: np.ndarray,
-                  lookalikes: list[tuple[str, float]]) -> IdentityMismatch:
+                  lookalikes: list[tuple[str, float]], rule: ThresholdInForce) -> IdentityMismatch:
         _ids, vectors = self.store.embeddings(own_faces)
         own = float(np.max(vectors @ embedding)) if len(vectors) else float("nan")
         others = [(n, s) for n, s in lookalikes if n != name]
@@ -488,15 +531,16 @@ class Gallery:
             listed = ", ".join(f"{n} ({s:.2f})" for n, s in others[:3])
             problem = f"this face matches {listed} better than '{name}' ({own:.2f})"
         else:
-            problem = f"this face does not match '{name}' (similarity {own:.2f}, threshold {self.threshold:.2f})"
+            problem = (f"this face does not match '{name}' (similarity {own:.2f}, threshold {rule.threshold:.2f}, "
+                       f"{_how_set(rule)})")
         return IdentityMismatch(f"{problem}; nothing was added. Add it anyway only if you are sure it is {name}",
                                 others)
 
-    def _match(self, face: DetectedFace, candidates: list[Candidate], threshold: float) -> FaceMatch:
-        if candidates and candidates[0].similarity >= threshold:
-            return FaceMatch(face, candidates[0].name, candidates[0].similarity, candidates, threshold)
+    def _match(self, face: DetectedFace, candidates: list[Candidate], rule: ThresholdInForce) -> FaceMatch:
+        if candidates and candidates[0].similarity >= rule.threshold:
+            return FaceMatch(face, candidates[0].name, candidates[0].similarity, candidates, rule.threshold, rule)
         best = candidates[0].similarity if candidates else None
-        return FaceMatch(face, None, best, candidates, threshold)
+        return FaceMatch(face, None, best, candidates, rule.threshold, rule)
 
     def _refuse_other_model(self) -> None:
         warning = self.model_warning()
@@ -536,6 +580,11 @@ def _merged(*lists: list[tuple[str, float]]) -> list[tuple[str, float]]:
     for name, similarity in (pair for pairs in lists for pair in pairs):
         best[name] = max(similarity, best.get(name, similarity))
     return sorted(best.items(), key=lambda pair: -pair[1])
+
+
+def _how_set(rule: ThresholdInForce) -> str:
+    """How the threshold in a refusal was set, in a few words."""
+    return "pinned" if rule.pinned else f"set by the accepted stranger-match rate for {rule.comparisons:,} face(s)"
 
 
 def _same_face(sha_a: str, box_a: list, sha_b: str, box_b: list) -> bool:

@@ -27,6 +27,8 @@ class HealthReport:
     suspected_duplicates: list[dict] = field(default_factory=list)
     nearest_other_similarities: list[float] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    threshold_policy: dict = field(default_factory=dict)  # the threshold in force and its expected FPIR
+    policy_growth: list[dict] = field(default_factory=list)  # threshold and true-match rate vs gallery size
 
     def to_dict(self) -> dict:
         def clean(value: float) -> float | None:
@@ -39,7 +41,7 @@ class HealthReport:
             "readings": self.readings, "confusable_pairs": self.confusable_pairs,
             "suspected_duplicates": self.suspected_duplicates,
             "nearest_other_similarities": [round(s, 4) for s in self.nearest_other_similarities],
-            "notes": self.notes,
+            "notes": self.notes, "threshold_policy": self.threshold_policy, "policy_growth": self.policy_growth,
         }
 
 

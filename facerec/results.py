@@ -8,6 +8,7 @@ from datetime import datetime
 import numpy as np
 
 from .detect import DetectedFace
+from .threshold_policy import ThresholdInForce
 
 
 @dataclass
@@ -36,11 +37,16 @@ class EnrollResult:
     face: DetectedFace
     crop: np.ndarray | None
     lookalikes: list[tuple[str, float]]
+    lookalike_threshold: ThresholdInForce | None = None  # the rule the look-alike check used
 
     def to_dict(self) -> dict:
-        return {"identity_id": self.identity_id, "name": self.name, "face_id": self.face_id,
+        data = {"identity_id": self.identity_id, "name": self.name, "face_id": self.face_id,
                 "photos": self.photos, "face": self.face.to_dict(),
                 "lookalikes": [{"name": n, "similarity": round(s, 4)} for n, s in self.lookalikes]}
+        if self.lookalike_threshold is not None:
+            data.update(threshold=round(self.lookalike_threshold.threshold, 4),
+                        **_policy_fields(self.lookalike_threshold))
+        return data
 
 
 @dataclass
@@ -59,6 +65,7 @@ class FaceMatch:
     similarity: float | None
     candidates: list[Candidate]
     threshold: float
+    rule: ThresholdInForce | None = None  # how the threshold was set, and its expected stranger-match rate
 
     @property
     def label(self) -> str:
@@ -69,13 +76,14 @@ class FaceMatch:
         the people it does not match (no runners-up, no similarity for an unknown face), so the gallery cannot be
         listed, or its faces approached by trial, one upload at a time."""
         if self.name is None:
-            return FaceMatch(self.face, None, None, [], self.threshold)
-        return FaceMatch(self.face, self.name, self.similarity, self.candidates[:1], self.threshold)
+            return FaceMatch(self.face, None, None, [], self.threshold, self.rule)
+        return FaceMatch(self.face, self.name, self.similarity, self.candidates[:1], self.threshold, self.rule)
 
     def to_dict(self) -> dict:
         return {"face": self.face.to_dict(), "name": self.label, "known": self.name is not None,
                 "similarity": None if self.similarity is None else round(self.similarity, 4),
                 "threshold": round(self.threshold, 4),
+                **(_policy_fields(self.rule) if self.rule is not None else {}),
                 "candidates": [{"name": c.name, "similarity": round(c.similarity, 4)} for c in self.candidates]}
 
 
@@ -86,8 +94,14 @@ class VerifyResult:
     threshold: float
     face_a: DetectedFace
     face_b: DetectedFace
+    rule: ThresholdInForce | None = None  # one comparison: its expected FPIR is the per-comparison FAR
 
     def to_dict(self) -> dict:
         return {"same_person": self.same_person, "similarity": round(self.similarity, 4),
-                "threshold": round(self.threshold, 4), "face_a": self.face_a.to_dict(),
-                "face_b": self.face_b.to_dict()}
+                "threshold": round(self.threshold, 4), **(_policy_fields(self.rule) if self.rule is not None else {}),
+                "face_a": self.face_a.to_dict(), "face_b": self.face_b.to_dict()}
+
+
+def _policy_fields(rule: ThresholdInForce) -> dict:
+    policy = rule.to_dict()
+    return {"expected_fpir": policy["expected_fpir"], "threshold_policy": policy}

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from .errors import UnusableFile
+from .threshold_policy import ThresholdPolicy
 
 MODEL_NAME = "facerec-r18-arcface"
 
@@ -32,12 +33,18 @@ def default_model_path() -> Path:
 
 @dataclass(frozen=True)
 class Settings:
-    """Everything configurable. `similarity_threshold=None` means the model card's FAR=1e-3 threshold."""
+    """Everything configurable.
+
+    `fpir` is the accepted stranger-match rate (false-positive identification rate, 0.01 = 1%) from which
+    `facerec.threshold_policy` derives the threshold in force for the current gallery size; a
+    `similarity_threshold` (cosine) pins the threshold instead.
+    """
 
     home: Path = Path("facerec_home")
     database_url: str | None = None
     model_path: Path = field(default_factory=default_model_path)
     similarity_threshold: float | None = None
+    fpir: float = 0.01
     store_crops: bool = True
     index_kind: str = "flat"
     hnsw_m: int = 32
@@ -51,8 +58,8 @@ class Settings:
 
     @classmethod
     def from_env(cls, **overrides) -> "Settings":
-        """Defaults, then FACEREC_HOME / FACEREC_MODEL / FACEREC_THRESHOLD / FACEREC_INDEX / FACEREC_HNSW_EF /
-        FACEREC_STORE_CROPS, then explicit overrides (None values in overrides are ignored)."""
+        """Defaults, then FACEREC_HOME / FACEREC_MODEL / FACEREC_THRESHOLD / FACEREC_FPIR / FACEREC_INDEX /
+        FACEREC_HNSW_EF / FACEREC_STORE_CROPS, then explicit overrides (None values in overrides are ignored)."""
         env: dict = {}
         if os.environ.get("FACEREC_HOME"):
             env["home"] = Path(os.environ["FACEREC_HOME"])
@@ -60,6 +67,8 @@ class Settings:
             env["model_path"] = Path(os.environ["FACEREC_MODEL"])
         if os.environ.get("FACEREC_THRESHOLD"):
             env["similarity_threshold"] = float(os.environ["FACEREC_THRESHOLD"])
+        if os.environ.get("FACEREC_FPIR"):
+            env["fpir"] = float(os.environ["FACEREC_FPIR"])
         if os.environ.get("FACEREC_INDEX"):
             env["index_kind"] = os.environ["FACEREC_INDEX"]
         if os.environ.get("FACEREC_HNSW_EF"):
@@ -91,20 +100,44 @@ class Settings:
         except (OSError, ValueError):
             return {}
 
-    def threshold(self) -> float:
-        """The cosine similarity at or above which a face is taken to be the enrolled person. Without an explicit
-        one it comes from the model card; a missing or unreadable card is an error, not a silent default (a
-        guessed threshold would mislabel strangers or miss people without anyone noticing)."""
-        if self.similarity_threshold is not None:
-            return float(self.similarity_threshold)
+    def threshold_policy(self, model_sha256: str | None = None) -> ThresholdPolicy:
+        """The one rule for every decision that compares faces (`facerec.threshold_policy`): the accepted
+        stranger-match rate `fpir` over the model card's calibration, or the pinned `similarity_threshold`.
+
+        Without a pinned threshold a missing or unreadable card, or one with nothing to derive a threshold from, is
+        an error, not a silent default (a guessed threshold would mislabel strangers or miss people without anyone
+        noticing). `model_sha256` (the ONNX file's) warns when the calibration was made for another file."""
         path = self.model_card_path
         try:
-            return float(json.loads(path.read_text())["thresholds"]["far_1e-3"]["cosine"])
+            card = json.loads(path.read_text())
+            problem = None if isinstance(card, dict) else "is not a JSON object"
         except FileNotFoundError:
-            problem = "is missing"
+            card, problem = {}, "is missing"
         except (OSError, ValueError) as error:
-            problem = f"cannot be read ({' '.join(str(error).split())[:120]})"
-        except (KeyError, TypeError):
-            problem = "has no thresholds.far_1e-3.cosine value"
-        raise UnusableFile(f"the model card {path} {problem}: it gives the match threshold. Put the card back next "
-                           "to the model, or set a threshold (--threshold or FACEREC_THRESHOLD).")
+            card, problem = {}, f"cannot be read ({' '.join(str(error).split())[:120]})"
+        if problem is None and not _gives_a_threshold(card):
+            problem = "has no calibration, far_curve or thresholds.far_1e-3.cosine value"
+        if problem is not None:
+            if self.similarity_threshold is None:
+                raise UnusableFile(f"the model card {path} {problem}: it gives the match threshold. Put the card "
+                                   "back next to the model (or run `facerec calibrate`), or set a threshold "
+                                   "(--threshold or FACEREC_THRESHOLD).")
+            card = {}  # a pinned threshold needs nothing from the card (no expected FPIR without it)
+        return ThresholdPolicy.from_card(card, self.fpir, self.similarity_threshold, model_sha256)
+
+    def threshold(self, faces: int = 1) -> float:
+        """The cosine similarity in [-1, 1] at or above which a face is taken to be an enrolled person, in a
+        gallery of `faces` enrolled faces (1: verification). Raises UnusableFile as `threshold_policy` does."""
+        return self.threshold_policy().for_gallery(faces).threshold
+
+
+def _gives_a_threshold(card: dict) -> bool:
+    calibration = card.get("calibration")
+    far_curve = card.get("far_curve")
+    thresholds = card.get("thresholds")
+    try:
+        fixed = thresholds["far_1e-3"]["cosine"]
+    except (KeyError, TypeError):
+        fixed = None
+    return bool((isinstance(calibration, dict) and calibration.get("curve"))
+                or (isinstance(far_curve, list) and len(far_curve) >= 2) or isinstance(fixed, (int, float)))

@@ -31,8 +31,8 @@ import numpy as np
 
 from .admin import AdminGuard
 from .choice import largest_face_index
-from .drawing import KNOWN, UNKNOWN, annotate, side_by_side, similarity_histogram
-from .errors import FaceRecError, PossibleDuplicate
+from .drawing import KNOWN, UNKNOWN, annotate, policy_growth_plot, side_by_side, similarity_histogram
+from .errors import FaceRecError, InvalidArgument, PossibleDuplicate
 from .gallery import Gallery
 
 log = logging.getLogger("facerec.ui")
@@ -95,21 +95,24 @@ class PhotoInput(gr.Image):
                            print_exception=False) from None
 
 
-def far_for_threshold(card: dict, threshold: float) -> str:
-    """Plain-language false-accept rate for a threshold, interpolated from the model card's calibration curve."""
-    curve = card.get("far_curve") or []
-    if not curve:
-        return "no calibration curve in the model card"
-    thresholds = np.array([c[0] for c in curve])
-    fars = np.array([c[1] for c in curve])
-    order = np.argsort(thresholds)
-    far = float(np.exp(np.interp(threshold, thresholds[order], np.log(np.maximum(fars[order], 1e-9)))))
-    return f"about {far:.1e} false accepts per impostor comparison (held-out calibration)"
+def _pinned(value) -> float | None:
+    """The optional pinned-threshold box: empty (None or '') means 'follow the accepted rate'. A text box, not a
+    `gr.Number`: the browser sends an empty Number as 0, which would pin the threshold at 0 and name everyone."""
+    if value is None or str(value).strip() == "":
+        return None
+    try:
+        return float(str(value).strip())
+    except ValueError:
+        raise InvalidArgument(f"the pinned threshold must be a cosine similarity such as 0.55, or empty; got "
+                              f"'{value}'") from None
+
+
+def _rate(percent) -> float | None:
+    return None if percent is None else float(percent) / 100.0
 
 
 def build_app(gallery: Gallery, admin_password: str | None = None) -> gr.Blocks:
-    card = gallery.settings.model_card()
-    default_threshold = gallery.threshold
+    default_percent = round(100 * gallery.settings.fpir, 2)
     guard = AdminGuard(admin_password)
 
     def require_admin(password: str | None, request: gr.Request | None) -> None:
@@ -153,14 +156,29 @@ def build_app(gallery: Gallery, admin_password: str | None = None) -> gr.Blocks:
         return result.crop, message, result.to_dict()
 
     @_friendly
-    def identify(photo, threshold, top_k, password, request: gr.Request):
+    def identify_policy(fpir_percent, pinned):
+        """The threshold identify would use now, for this gallery, in plain words."""
+        return gallery.threshold_in_force(fpir=_rate(fpir_percent), threshold=_pinned(pinned),
+                                          with_people=True).sentence()
+
+    @_friendly
+    def verify_policy(fpir_percent, pinned):
+        return gallery.verification_threshold(fpir=_rate(fpir_percent), threshold=_pinned(pinned)).sentence()
+
+    @_friendly
+    def identify(photo, pinned_threshold, top_k, password, fpir_percent, request: gr.Request):
+        # The API keeps its order (photo, threshold, top_k, password): a number there pins the threshold; leave it
+        # empty (None) to follow the accepted stranger-match rate, the fifth input (percent).
         if not photo:
             raise gr.Error("Upload a photo first.", print_exception=False)
         admin = guard.is_admin(password, _client(request))
-        # Without the password: no threshold below the gallery's, and nothing about faces that do not match.
-        threshold = float(threshold) if admin else max(float(threshold), default_threshold)
+        pinned, fpir = _pinned(pinned_threshold), _rate(fpir_percent)
+        # Without the password: no threshold below the one in force for the gallery (a pinned one, or one from a
+        # looser accepted rate, falls back to it), and nothing about faces that do not match.
+        if not admin and gallery.threshold_in_force(fpir, pinned).threshold < gallery.threshold:
+            pinned, fpir = None, None
         decoded = gallery.read(photo)
-        matches = gallery.identify(decoded, top_k=int(top_k), threshold=threshold)
+        matches = gallery.identify(decoded, top_k=int(top_k), threshold=pinned, fpir=fpir)
         if not admin:
             matches = [match.redacted() for match in matches]
         labels = [f"{m.label} {m.similarity:.2f}" if m.similarity is not None else m.label for m in matches]
@@ -170,19 +188,19 @@ def build_app(gallery: Gallery, admin_password: str | None = None) -> gr.Blocks:
                  *[f"{c.name} ({c.similarity:.2f})" for c in m.candidates[:3]],
                  *[""] * (3 - len(m.candidates[:3]))] for i, m in enumerate(matches)]
         summary = (f"{len(matches)} face(s): " + ", ".join(markdown_text(m.label) for m in matches)
-                   + f". Threshold {float(threshold):.3f} — {far_for_threshold(card, float(threshold))}.")
+                   + f". {matches[0].rule.sentence()}")
         if not admin:
             summary += " Only matching names are shown without the admin password."
         return picture, rows, summary, [m.to_dict() for m in matches]
 
     @_friendly
-    def verify(photo_a, photo_b, threshold):
+    def verify(photo_a, photo_b, pinned_threshold, fpir_percent=None):
         if not photo_a or not photo_b:
             raise gr.Error("Upload two photos.", print_exception=False)
-        result = gallery.verify(photo_a, photo_b, threshold=float(threshold))
+        result = gallery.verify(photo_a, photo_b, threshold=_pinned(pinned_threshold), fpir=_rate(fpir_percent))
         verdict = "Same person" if result.same_person else "Different people"
-        return (f"**{verdict}** — similarity {result.similarity:.3f} (threshold {result.threshold:.3f}).",
-                result.to_dict())
+        return (f"**{verdict}** — similarity {result.similarity:.3f} (threshold {result.threshold:.3f}). "
+                f"{result.rule.sentence()}", result.to_dict())
 
     @_friendly
     def list_people(query, password, request: gr.Request):
@@ -271,14 +289,31 @@ def build_app(gallery: Gallery, admin_password: str | None = None) -> gr.Blocks:
                                       "How close is each person to their nearest other person?")
         return "\n".join(lines), figure, pairs, data
 
+    @_friendly
+    def policy_growth(password, request: gr.Request):
+        """How the threshold policy behaves as this gallery grows (the Health view's second plot)."""
+        require_admin(password, request)
+        rule = gallery.threshold_in_force(with_people=True)
+        rows = gallery.policy.growth()
+        shown = [r for r in rows if r.comparisons in (1, 10, 100, 1000, 10_000, 100_000, 1_000_000)]
+        lines = ["**The threshold as the gallery grows.** A stranger is compared with every enrolled face, so the "
+                 "more faces, the more chances of a wrong match: to keep the stranger-match rate at the accepted "
+                 "level, the threshold rises with the gallery, and a new photo of an enrolled person clears it "
+                 "less often.", "", f"Now: {rule.sentence()}", "",
+                 "```text", "| enrolled faces | threshold | expected true-match rate |"]
+        # A plain-text table (a code block): the same text on the page, in the JSON-free API answer and in a copy.
+        lines += [f"| {r.comparisons:,} | {r.threshold:.3f} | "
+                  f"{'unknown' if r.true_match_rate is None else f'{r.true_match_rate:.0%}'} |" for r in shown]
+        return "\n".join([*lines, "```"]), policy_growth_plot(rows, rule.comparisons)
+
     # ----- layout ---------------------------------------------------------------------------------------
     with gr.Blocks(title="facerec", delete_cache=(60, CACHE_MAX_AGE_S)) as app:
         where = "" if admin_password else f"; gallery {markdown_text(gallery.settings.home)}"  # no server paths
         gr.Markdown(f"# facerec\nEnrol a person from one photo, then find them in any photo. Model "
                     f"{markdown_text(gallery.model_id)}{where}.")
-        warning = gallery.model_warning()
-        if warning:
-            gr.Markdown(f"**Warning:** {markdown_text(warning)}")
+        for warning in (gallery.model_warning(), gallery.policy.calibration.warning):
+            if warning:
+                gr.Markdown(f"**Warning:** {markdown_text(warning)}")
         with gr.Tab("Enroll"):
             with gr.Row():
                 enroll_photo = PhotoInput(image_mode=None, type="filepath", label="Photo (upload or webcam)",
@@ -302,17 +337,20 @@ def build_app(gallery: Gallery, admin_password: str | None = None) -> gr.Blocks:
             enroll_button.click(enroll, [enroll_photo, enroll_name, face_choice, allow_lookalike, enroll_note,
                                          enroll_password], [enroll_crop, enroll_status, enroll_json],
                                 api_name="enroll")
-        with gr.Tab("Identify"):
+        with gr.Tab("Identify") as identify_tab:
             with gr.Row():
                 identify_photo = PhotoInput(image_mode=None, type="filepath", label="Photo",
                                             sources=["upload", "webcam", "clipboard"])
                 identify_result = gr.Image(type="numpy", label="Who is who", interactive=False)
             with gr.Row():
-                threshold = gr.Slider(0.0, 1.0, value=round(default_threshold, 3), step=0.005,
-                                      label="Match threshold (cosine similarity)")
+                identify_fpir = gr.Slider(0.1, 10.0, value=default_percent, step=0.1,
+                                          label="Accepted stranger-match rate (%)",
+                                          info="Of people who are NOT enrolled, the share that may wrongly be given "
+                                               "a name. The threshold is set from it for this gallery's size.")
+                identify_pinned = gr.Textbox(value="", label="Or pin a similarity threshold (cosine, optional)",
+                                             placeholder="e.g. 0.55", info="Leave empty to follow the accepted rate.")
                 top_k = gr.Slider(1, 10, value=3, step=1, label="Candidates per face")
-            threshold_note = gr.Markdown(f"Default {default_threshold:.3f}: "
-                                         f"{far_for_threshold(card, default_threshold)}.")
+            threshold_note = gr.Markdown(elem_id="identify-threshold-note")
             identify_password = gr.Textbox(label="Admin password (optional: shows every candidate)",
                                            type="password", value="", visible=bool(admin_password))
             identify_button = gr.Button("Identify", variant="primary")
@@ -322,21 +360,32 @@ def build_app(gallery: Gallery, admin_password: str | None = None) -> gr.Blocks:
                                           interactive=False)
             with gr.Accordion("Details (JSON)", open=False):
                 identify_json = gr.JSON()
-            threshold.change(lambda t: f"Threshold {t:.3f}: {far_for_threshold(card, float(t))}.", [threshold],
-                             [threshold_note], api_visibility="private")
-            identify_button.click(identify, [identify_photo, threshold, top_k, identify_password],
+            for control in (identify_fpir, identify_pinned):
+                control.change(identify_policy, [identify_fpir, identify_pinned], [threshold_note],
+                               api_visibility="private")
+            identify_tab.select(identify_policy, [identify_fpir, identify_pinned], [threshold_note],
+                                api_visibility="private")
+            identify_button.click(identify, [identify_photo, identify_pinned, top_k, identify_password, identify_fpir],
                                   [identify_result, identify_table, identify_status, identify_json],
                                   api_name="identify")
         with gr.Tab("Verify"):
             with gr.Row():
                 verify_a = PhotoInput(image_mode=None, type="filepath", label="First photo")
                 verify_b = PhotoInput(image_mode=None, type="filepath", label="Second photo")
-            verify_threshold = gr.Slider(0.0, 1.0, value=round(default_threshold, 3), step=0.005,
-                                         label="Match threshold (cosine similarity)")
+            with gr.Row():
+                verify_fpir = gr.Slider(0.1, 10.0, value=default_percent, step=0.1,
+                                        label="Accepted false-match rate (%)",
+                                        info="Verify compares two photos once, so this is the share of pairs of "
+                                             "different people that may be called the same person.")
+                verify_pinned = gr.Textbox(value="", label="Or pin a similarity threshold (cosine, optional)",
+                                           placeholder="e.g. 0.55", info="Leave empty to follow the accepted rate.")
+            verify_note = gr.Markdown(elem_id="verify-threshold-note")
             verify_button = gr.Button("Compare", variant="primary")
             verify_status = gr.Markdown(elem_id="verify-status")
             verify_json = gr.JSON(visible=False)
-            verify_button.click(verify, [verify_a, verify_b, verify_threshold], [verify_status, verify_json],
+            for control in (verify_fpir, verify_pinned):
+                control.change(verify_policy, [verify_fpir, verify_pinned], [verify_note], api_visibility="private")
+            verify_button.click(verify, [verify_a, verify_b, verify_pinned, verify_fpir], [verify_status, verify_json],
                                 api_name="verify")
         with gr.Tab("Gallery"):
             with gr.Row():
@@ -389,8 +438,13 @@ def build_app(gallery: Gallery, admin_password: str | None = None) -> gr.Blocks:
             health_plot = gr.Plot(label="Nearest other person")
             confusable = gr.Gallery(label="Most confusable pairs", columns=4, height="auto")
             health_json = gr.JSON(visible=False)
+            growth_text = gr.Markdown(elem_id="policy-growth")
+            growth_plot = gr.Plot(label="Threshold and expected true-match rate as the gallery grows", format="png")
             health_button.click(health, [health_password], [health_text, health_plot, confusable, health_json],
-                                api_name="health")
+                                api_name="health").success(policy_growth, [health_password],
+                                                           [growth_text, growth_plot], api_visibility="private")
+        app.load(identify_policy, [identify_fpir, identify_pinned], [threshold_note], api_visibility="private")
+        app.load(verify_policy, [verify_fpir, verify_pinned], [verify_note], api_visibility="private")
         web_cache = Path(enroll_photo.GRADIO_CACHE)  # where Gradio keeps uploads and what it serves
     return app
 

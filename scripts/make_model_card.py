@@ -6,7 +6,9 @@ Every figure comes from a file that a command wrote; nothing numeric is typed in
 - models/training/train_config.json, train_log.jsonl: the shipped run (`facerec train`, copied by retrain.sh);
 - models/training/retrain_steps.json: wall seconds of each step of `scripts/retrain.sh`;
 - models/training/ablation.json: `scripts/ablation.py` (held-out identities only), with the teacher's figures;
-- models/training/calibration.json: the threshold calibration on held-out identities;
+- the threshold calibration on held-out identities: the card's own `calibration` section when `facerec calibrate`
+  made it for this model file (it writes the card directly), else models/training/calibration.json (from
+  `facerec calibrate --json models/training/calibration.json`);
 - benchmarks/results/*.json: `facerec eval`, `facerec eval-pairs`, `benchmarks/peer.py`, `benchmarks/speed.py`.
 """
 
@@ -14,9 +16,14 @@ from __future__ import annotations
 
 import hashlib
 import json
+import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from facerec.calibrate import legacy_fields  # noqa: E402
+
 MODELS, TRAINING, RESULTS = ROOT / "models", ROOT / "models" / "training", ROOT / "benchmarks" / "results"
 NAME = "facerec-r18-arcface"
 HELD_OUT_KEYS = ("one_shot_rank1", "closest_is_positive_accuracy", "MedianDistance", "MedianClosestDistance",
@@ -47,7 +54,8 @@ def main() -> None:
     validated = [h for h in history if "one_shot_rank1" in h]
     shipped = max(validated, key=lambda h: h["one_shot_rank1"]) if validated else {}
     ablation = load(TRAINING / "ablation.json")
-    calibration = load(TRAINING / "calibration.json")
+    sha256 = hashlib.sha256(onnx.read_bytes()).hexdigest()
+    calibration = card_calibration(MODELS / f"{NAME}.json", TRAINING / "calibration.json", sha256)
     steps = load(TRAINING / "retrain_steps.json")
     evaluation, distractors = load(RESULTS / "eval_lfw2.json"), load(RESULTS / "eval_lfw2_distractors.json")
     pairs, peer, peer_pairs = load(RESULTS / "eval_pairs.json"), load(RESULTS / "peer.json"), load(
@@ -55,7 +63,7 @@ def main() -> None:
     card = {
         "name": NAME,
         "file": onnx.name,
-        "sha256": hashlib.sha256(onnx.read_bytes()).hexdigest(),
+        "sha256": sha256,
         "size_bytes": onnx.stat().st_size,
         "architecture": {
             "backbone": STEMS.get(config.get("stem", ""), config.get("stem")),
@@ -116,12 +124,15 @@ def main() -> None:
             for name, arm in ablation.get("arms", {}).items()
         },
         "embedding_options_held_out": load(RESULTS / "embedding_options.json"),
-        "thresholds": calibration.get("thresholds") or {k: calibration[k] for k in ("far_1e-3", "far_1e-2")
-                                                        if k in calibration},
-        "calibration": calibration,
+        **calibration_fields(calibration),
         "lfw": {
             "one_shot_rank1": evaluation.get("rank1"), "one_shot_rank5": evaluation.get("rank5"),
             "one_shot_rank1_with_4069_distractors": distractors.get("rank1"),
+            "open_set_dir_at_fpir_1pct": distractors.get("open_set", {}).get("dir_at_fpir_0.01", {}).get("dir"),
+            "open_set_at_default_policy": [
+                {k: row.get(k) for k in ("gallery_people", "threshold", "expected_fpir", "fpir", "fpir_interval",
+                                         "non_mated_searches", "dir", "dir_interval", "mated_searches")}
+                for row in distractors.get("open_set", {}).get("sizes", [])],
             "pairs_10fold_accuracy": pairs.get("accuracy_mean"), "pairs_10fold_std": pairs.get("accuracy_std"),
             "measured_by": ["facerec eval ../shared/data/lfw --max-per-identity 2 --json "
                             "benchmarks/results/eval_lfw2.json",
@@ -136,7 +147,31 @@ def main() -> None:
         "speed_this_machine": load(RESULTS / "speed_1thread.json"),
     }
     (MODELS / f"{NAME}.json").write_text(json.dumps(card, indent=1) + "\n")
-    print(json.dumps({k: card[k] for k in ("sha256", "held_out_celeba", "ablation_equal_budget", "lfw")}, indent=1))
+    print(json.dumps({k: card[k] for k in ("sha256", "held_out_celeba", "ablation_equal_budget", "thresholds", "lfw")},
+                     indent=1))
+
+
+def card_calibration(card_path: Path, calibration_file: Path, sha256: str) -> dict:
+    """The calibration the card carries: `facerec calibrate` writes it straight into the card (and, with
+    `--json models/training/calibration.json`, to that file too). Rewriting the card keeps the card's own
+    calibration when it was made for this model file; otherwise the file's is used."""
+    current = load(card_path).get("calibration") or {}
+    if current.get("version", 0) >= 2 and current.get("model_sha256") == sha256:
+        return current
+    return load(calibration_file)
+
+
+def calibration_fields(calibration: dict) -> dict:
+    """The card's `calibration` (read by `facerec.threshold_policy.ScoreCalibration.from_card`) and the older
+    `thresholds` / `far_curve` derived from it; a calibration file of the older format (FAR >= 1e-5 only, no tail)
+    is carried over as it was, and the threshold policy falls back to its `far_curve` with a warning."""
+    if calibration.get("version", 0) >= 2:
+        return {"calibration": calibration, **legacy_fields(calibration)}
+    return {"thresholds": calibration.get("thresholds") or {k: calibration[k] for k in ("far_1e-3", "far_1e-2")
+                                                            if k in calibration},
+            "far_curve": calibration.get("far_curve", []),
+            "calibration": {k: calibration.get(k) for k in ("identities", "photos", "genuine_pairs",
+                                                            "impostor_pairs")}}
 
 
 if __name__ == "__main__":

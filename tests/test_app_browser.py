@@ -1,6 +1,8 @@
 """The web app in a real browser: Playwright (sync API) driving Debian's Chromium against `python app.py`.
 
-Through the page: enrol one LFW photo, identify the person's other photo, read the gallery health report; and
+Through the page: enrol one LFW photo, identify the person's other photo (the threshold shown in stranger-match
+terms: the accepted rate, the threshold it implies for this gallery, the expected rate and a plain sentence),
+read the gallery health report and the plot of the threshold as the gallery grows; and
 check that bad uploads (no face, not an image) end in a readable message on the page, never a traceback or a
 bare "Error". A screenshot of every step goes under the test's tmp_path.
 
@@ -86,6 +88,11 @@ def shoot(page, tmp_path):
     assert all(p.is_file() for p in taken)
 
 
+def _threshold(sentence: str) -> float:
+    """The similarity threshold a policy sentence states ('Similarity threshold 0.512, set for ...')."""
+    return float(sentence.split("Similarity threshold", 1)[1].split()[0].rstrip(","))
+
+
 def open_tab(page, name: str):
     page.get_by_role("tab", name=name, exact=True).click()
     panel = page.get_by_role("tabpanel")  # only the visible tab's panel has an accessible role
@@ -124,14 +131,32 @@ def test_enroll_identify_and_health_through_the_page(page, shoot, data_dir):
     shoot("03-enrolled")
     assert_no_traceback(page)
 
-    # Identify: the other photo of the same person -> the name in the status line and in the table
+    # Identify: the threshold note speaks in stranger-match terms for this one-person gallery
     panel = open_tab(page, "Identify")
+    note = page.locator("#identify-threshold-note")
+    expect(note).to_contain_text("set for an accepted stranger-match rate of 1%, for a gallery of 1 person "
+                                 "(1 enrolled face)")
+    expect(note).to_contain_text("Expected stranger-match rate 1%")
+    expect(note).to_contain_text("people who are not enrolled would wrongly be given a name")
+    default_note = note.inner_text()
+    panel.get_by_label("number input for Accepted stranger-match rate (%)").fill("5")
+    panel.get_by_label("number input for Accepted stranger-match rate (%)").press("Enter")
+    expect(note).to_contain_text("accepted stranger-match rate of 5%")
+    assert _threshold(note.inner_text()) < _threshold(default_note)  # a looser rate, a lower threshold
+    panel.get_by_label("number input for Accepted stranger-match rate (%)").fill("1")
+    panel.get_by_label("number input for Accepted stranger-match rate (%)").press("Enter")
+    expect(note).to_contain_text("accepted stranger-match rate of 1%")
+    shoot("04a-identify-policy")
+
+    # Identify: the other photo of the same person -> the name in the status line and in the table
     panel.locator(IMAGE_INPUT).set_input_files(str(lfw(data_dir, PERSON, 2)))
     expect(panel.locator("img").first).to_be_visible()  # the uploaded photo's preview
     shoot("04-identify-uploaded")
     panel.get_by_role("button", name="Identify", exact=True).click()
     status = page.locator("#identify-status")
     expect(status).to_contain_text(f"1 face(s): {NAME}")
+    expect(status).to_contain_text(f"Similarity threshold {_threshold(default_note):.3f}, set for an accepted "
+                                   "stranger-match rate of 1%")
     table = panel.get_by_role("grid", name="Top candidates per face")
     expect(table).to_contain_text(NAME)
     shoot("05-identified")
@@ -146,6 +171,11 @@ def test_enroll_identify_and_health_through_the_page(page, shoot, data_dir):
     expect(report).to_contain_text("1 person, 1 face")
     expect(report).to_contain_text("Undefined: no enrolled person has two or more photos")
     expect(report).to_contain_text("Undefined: fewer than two faces.")
+    growth = page.locator("#policy-growth")
+    expect(growth).to_contain_text("The threshold as the gallery grows")
+    expect(growth).to_contain_text("| 1,000,000 |")
+    expect(panel.get_by_text("Threshold and expected true-match rate as the gallery grows")).to_be_visible()
+    expect(panel.locator("img[src^='data:image/png']").last).to_be_visible()  # the growth plot (matplotlib)
     shoot("06-health", full_page=True)
     assert_no_traceback(page)
 

@@ -1,7 +1,8 @@
 """Evaluate an existing gallery with labelled probe photos (`<name>/<photo>`).
 
 A probe whose folder name is enrolled is a mated search (its person should come back); any other folder is a
-non-mated search that should come back "unknown" at the gallery's threshold.
+non-mated search that should come back "unknown" at the gallery's threshold (the one in force for its size,
+`facerec.threshold_policy`).
 """
 
 from __future__ import annotations
@@ -27,9 +28,11 @@ def evaluate_existing(gallery: Gallery, probe_dir, progress_factory=None) -> dic
     ranked = gallery.search(photos.embeddings, top_k=5)
     mated = [i for i, n in enumerate(names) if n in enrolled]
     non_mated = [i for i, n in enumerate(names) if n not in enrolled]
-    threshold = gallery.threshold
+    rule = gallery.threshold_in_force(with_people=True)
+    threshold = rule.threshold
     figures: dict = {"n_probes": len(probes), "n_mated": len(mated), "n_non_mated": len(non_mated),
                      "gallery_identities": len(enrolled), "threshold": threshold,
+                     "threshold_policy": rule.to_dict(),
                      "detection_failures": len(photos.detection_failures),
                      "photos_per_second": round(photos.photos_per_second, 2)}
     if mated:

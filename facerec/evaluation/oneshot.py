@@ -4,8 +4,9 @@ Protocol (../shared/data/README.md): for every identity with >= 2 photos, in nam
 (`random.seed(seed)` once, then `random.choice` over its photos in filename order) and the others are queries.
 With `distractors`, identities with a single photo are enrolled too. Figures:
 - rank-1 / rank-5 and the CMC curve (closed set: every query's identity is enrolled);
-- open set (optional): a seeded 10% of identities are left out of the gallery and all their photos become
-  non-mated searches; DIR (detection and identification rate) at FPIR 1% and 10%;
+- open set (optional, `facerec.evaluation.open_set`): at several gallery sizes, the FPIR (stranger-match rate)
+  and DIR (detection and identification rate) at the threshold the policy sets for that size, with intervals,
+  from every photo of the people outside each gallery as a non-mated search (thousands with distractors);
 - TAR at FAR 1e-3 / 1e-2 from genuine (query vs own enrolled photo) and impostor (vs every other enrolled
   photo) similarities;
 - the spec's embedding metrics over enrolled + query embeddings under their true labels.
@@ -13,19 +14,18 @@ With `distractors`, identities with a single photo are enrolled too. Figures:
 
 from __future__ import annotations
 
-import random
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
-from ..calibrate import threshold_at_far
 from ..dataset import choose_enrolled, list_identities
 from ..gallery import Gallery
 from ..settings import Settings
 from .embedding import EmbeddedPhotos, embed_photos
 from .figures import embedding_metrics, genuine_impostor, tar_at_far
+from .open_set import evaluate_open_set, parse_sizes
 
 CMC_RANKS = 10
 
@@ -52,7 +52,7 @@ def plan_protocol(data_dir: Path, max_per_identity: int | None, distractors: boo
 
 def evaluate_one_shot(data_dir: str | Path, settings: Settings, max_per_identity: int | None = None,
                       distractors: bool = False, open_set: bool = False, seed: int = 51,
-                      progress=None) -> OneShotResult:
+                      progress=None, gallery_sizes: str = "100,1000,all") -> OneShotResult:
     data_dir = Path(data_dir)
     enrolled, queries, extra = plan_protocol(data_dir, max_per_identity, distractors, seed)
     if not enrolled:
@@ -75,9 +75,12 @@ def evaluate_one_shot(data_dir: str | Path, settings: Settings, max_per_identity
             genuine, impostor = genuine_impostor(query_vectors, query_names, gallery_vectors, gallery_names)
             figures["tar_at_far"] = tar_at_far(genuine, impostor)
             figures["gallery_threshold"] = gallery.threshold
+            figures["threshold_policy"] = gallery.threshold_in_force(with_people=True).to_dict()
             if open_set:
-                figures["open_set"] = _open_set(gallery, enrolled, query_vectors, query_names,
-                                                gallery_vectors[: len(enrolled)], seed)
+                owner = {name: i for i, name in enumerate(gallery_names)}
+                figures["open_set"] = evaluate_open_set(
+                    gallery_vectors, query_vectors, np.array([owner[n] for n in query_names]), gallery.policy,
+                    parse_sizes(gallery_sizes, len(gallery_names)), seed)
         finally:
             gallery.close()
     figures.update(embedding_metrics(gallery_vectors, gallery_names, query_vectors, query_names))
@@ -98,34 +101,6 @@ def _closed_set(ranked, truth: list[str]) -> dict:
     ranks = np.array(ranks)
     cmc = [float(np.mean(ranks <= k)) for k in range(1, CMC_RANKS + 1)]
     return {"rank1": cmc[0], "rank5": cmc[4], "cmc": cmc}
-
-
-def _open_set(gallery: Gallery, enrolled: dict, query_vectors, query_names, enrolled_vectors, seed: int) -> dict:
-    names = sorted(enrolled)
-    held = set(random.Random(seed).sample(names, max(1, len(names) // 10)))
-    for name in held:
-        gallery.delete(name)
-    mated = [i for i, n in enumerate(query_names) if n not in held]
-    non_mated = np.concatenate([query_vectors[[i for i, n in enumerate(query_names) if n in held]],
-                                enrolled_vectors[[names.index(n) for n in sorted(held)]]])
-    mated_top = gallery.search(query_vectors[mated], top_k=1)
-    non_mated_scores = np.array([r[0].similarity if r else -1.0 for r in gallery.search(non_mated, top_k=1)])
-    result = {"held_out_identities": len(held), "mated_searches": len(mated),
-              "non_mated_searches": int(len(non_mated))}
-    for fpir in (0.01, 0.1):
-        threshold = threshold_at_far(non_mated_scores, fpir)
-        hits = [bool(r) and r[0].name == query_names[i] and r[0].similarity >= threshold
-                for i, r in zip(mated, mated_top)]
-        result[f"dir_at_fpir_{fpir:g}"] = {"threshold": round(threshold, 4), "dir": float(np.mean(hits)),
-                                           "fpir": float(np.mean(non_mated_scores >= threshold))}
-    at_gallery = gallery.threshold
-    result["at_gallery_threshold"] = {
-        "threshold": round(at_gallery, 4),
-        "dir": float(np.mean([bool(r) and r[0].name == query_names[i] and r[0].similarity >= at_gallery
-                              for i, r in zip(mated, mated_top)])),
-        "fpir": float(np.mean(non_mated_scores >= at_gallery)),
-    }
-    return result
 
 
 def _counts(photos: EmbeddedPhotos, enrolled: dict, extra: dict, queries: list) -> dict:

@@ -1,0 +1,177 @@
+"""Open-set identification at the threshold policy: FPIR and DIR at several gallery sizes, with intervals.
+
+Every person of the one-shot protocol (a two-photo evaluation person, or a one-photo distractor) has one enrolled
+photo; their other photos are queries. For a gallery of n people:
+- **mated searches**: the queries of the people in the gallery; identified (DIR) when the top candidate is the
+  right person at or above the threshold in force;
+- **non-mated searches**: every photo (enrolled or query) of the people NOT in the gallery; a false match
+  (FPIR) when any gallery face reaches the threshold.
+The threshold is the one the policy gives a gallery of that many faces (`facerec.threshold_policy`), exactly
+what identify would use. Galleries smaller than the dataset are random draws of n people (several draws, so
+that there are ~1,000 mated searches); the full gallery takes each person out in turn for their non-mated
+searches (leave-one-out: a stranger meets the other n - 1 people). Searches are exact (all scores computed).
+Intervals: 95% percentile bootstrap over the people whose photos are searched (a person's photos, across
+draws, rise and fall together).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..calibrate import threshold_at_far
+from ..threshold_policy import ThresholdPolicy
+
+MATED_SEARCHES_WANTED = 1000
+MAX_DRAWS = 200
+BOOTSTRAP = 1000
+INTERVAL = 0.95
+
+
+def parse_sizes(text: str, people: int) -> list[int]:
+    """'100,1000,all' -> [100, 1000, people] (sizes at or above the number of people become the full gallery)."""
+    sizes = set()
+    for item in str(text).split(","):
+        item = item.strip().lower()
+        if item:
+            sizes.add(people if item == "all" else min(people, int(item)))
+    return sorted(s for s in sizes if s >= 1)
+
+
+def evaluate_open_set(gallery_vectors: np.ndarray, query_vectors: np.ndarray, query_owner: np.ndarray,
+                      policy: ThresholdPolicy, sizes: list[int], seed: int = 51) -> dict:
+    """Open-set figures. `gallery_vectors` [P, D]: person i's enrolled face; `query_vectors` [Q, D] with
+    `query_owner` [Q]: the person (row of gallery_vectors) each query shows."""
+    people = len(gallery_vectors)
+    probes = np.concatenate([gallery_vectors, query_vectors]).astype(np.float32)
+    owner = np.concatenate([np.arange(people), np.asarray(query_owner, np.int64)])
+    is_query = np.arange(len(probes)) >= people
+    scores = probes @ gallery_vectors.astype(np.float32).T  # [P + Q, P]
+    rng = np.random.default_rng(seed)
+    people_with_queries = len(np.unique(query_owner))
+    results = []
+    for size in sizes:
+        if size >= people:
+            results.append(_full_gallery(scores, owner, is_query, policy))
+            continue
+        per_draw = size * people_with_queries / people
+        draws = int(min(MAX_DRAWS, max(1, math.ceil(MATED_SEARCHES_WANTED / max(per_draw, 1e-9)))))
+        rule = policy.for_gallery(size, size)
+        mated, non_mated = _Outcomes(people), _Outcomes(people)
+        for _ in range(draws):
+            members = np.sort(rng.choice(people, size, replace=False))
+            inside = np.isin(owner, members)
+            sub = scores[:, members]
+            best = sub.argmax(axis=1)
+            top = sub[np.arange(len(sub)), best]
+            searched = inside & is_query
+            mated.add(owner[searched], (members[best[searched]] == owner[searched]) & (top[searched] >= rule.threshold))
+            non_mated.add(owner[~inside], top[~inside] >= rule.threshold)
+        results.append(_row(size, draws, rule, mated, non_mated, rng))
+    full = results[-1] if results and results[-1]["gallery_people"] == people else None
+    summary = {
+        "protocol": "mated: queries of gallery people; non-mated: all photos of people outside the gallery "
+                    "(random draws of n people; leave-one-out for the full gallery); exact search; threshold from "
+                    "the policy for n enrolled faces; 95% bootstrap intervals over searched people",
+        "fpir_target": None if policy.pinned_threshold is not None else policy.fpir,
+        "pinned_threshold": policy.pinned_threshold,
+        "calibration_warning": policy.calibration.warning,
+        "sizes": results,
+    }
+    if full is not None:
+        summary.update(_oracle(scores, owner, is_query))
+    return summary
+
+
+class _Outcomes:
+    """Per-person counts of searches and of positive outcomes (identified, or falsely matched)."""
+
+    def __init__(self, people: int) -> None:
+        self.searches = np.zeros(people, np.int64)
+        self.positives = np.zeros(people, np.int64)
+
+    def add(self, owners: np.ndarray, positive: np.ndarray) -> None:
+        np.add.at(self.searches, owners, 1)
+        np.add.at(self.positives, owners, positive.astype(np.int64))
+
+    @property
+    def total(self) -> int:
+        return int(self.searches.sum())
+
+    def rate(self) -> float:
+        return float(self.positives.sum() / self.searches.sum()) if self.total else float("nan")
+
+    def interval(self, rng: np.random.Generator) -> list[float] | None:
+        active = np.flatnonzero(self.searches)
+        if not len(active):
+            return None
+        weights = np.stack([np.bincount(rng.integers(0, len(active), len(active)), minlength=len(active))
+                            for _ in range(BOOTSTRAP)])
+        rates = (weights @ self.positives[active]) / np.maximum(weights @ self.searches[active], 1)
+        low, high = np.percentile(rates, [100 * (1 - INTERVAL) / 2, 100 * (1 + INTERVAL) / 2])
+        return [float(low), float(high)]
+
+
+def _full_gallery(scores: np.ndarray, owner: np.ndarray, is_query: np.ndarray, policy: ThresholdPolicy) -> dict:
+    people = scores.shape[1]
+    rule = policy.for_gallery(people, people)
+    stranger_rule = policy.for_gallery(people - 1, people - 1)  # a left-out person meets the other n - 1
+    best = scores.argmax(axis=1)
+    top = scores[np.arange(len(scores)), best]
+    mated, non_mated = _Outcomes(people), _Outcomes(people)
+    mated.add(owner[is_query], (best[is_query] == owner[is_query]) & (top[is_query] >= rule.threshold))
+    non_mated.add(owner, _best_other(scores, owner) >= stranger_rule.threshold)
+    row = _row(people, 1, rule, mated, non_mated, np.random.default_rng(0))
+    row["non_mated_gallery"] = "leave-one-out: each person's photos against the other n - 1 people"
+    row["non_mated_threshold"] = round(stranger_rule.threshold, 4)
+    return row
+
+
+def _best_other(scores: np.ndarray, owner: np.ndarray) -> np.ndarray:
+    """Each probe's best score against the gallery without its own person."""
+    masked = scores.copy()
+    masked[np.arange(len(scores)), owner] = -np.inf
+    return masked.max(axis=1)
+
+
+def _row(size: int, draws: int, rule, mated: _Outcomes, non_mated: _Outcomes, rng) -> dict:
+    return {"gallery_people": size, "gallery_faces": size, "draws": draws,
+            "threshold": round(rule.threshold, 4), "expected_fpir": rule.expected_fpir,
+            "expected_fpir_interval": None if rule.expected_fpir_interval is None
+            else list(rule.expected_fpir_interval),
+            "non_mated_searches": non_mated.total, "fpir": non_mated.rate(), "fpir_interval": non_mated.interval(rng),
+            "mated_searches": mated.total, "dir": mated.rate(), "dir_interval": mated.interval(rng)}
+
+
+def _oracle(scores: np.ndarray, owner: np.ndarray, is_query: np.ndarray) -> dict:
+    """DIR at FPIR 1% / 10% with the threshold chosen on the full gallery's own non-mated scores (a measure of
+    the embedding, not of the policy: no deployed system can pick its threshold this way)."""
+    non_mated = _best_other(scores, owner)
+    best = scores.argmax(axis=1)
+    top = scores[np.arange(len(scores)), best]
+    result = {}
+    for fpir in (0.01, 0.1):
+        threshold = threshold_at_far(non_mated, fpir)
+        hits = (best[is_query] == owner[is_query]) & (top[is_query] >= threshold)
+        result[f"dir_at_fpir_{fpir:g}"] = {"threshold": round(threshold, 4), "dir": float(np.mean(hits)),
+                                           "fpir": float(np.mean(non_mated >= threshold))}
+    return result
+
+
+def markdown_table(open_set: dict) -> str:
+    """One row per gallery size: threshold, expected and measured FPIR with intervals, DIR."""
+
+    def percent(value, interval=None) -> str:
+        text = "–" if value is None or (isinstance(value, float) and math.isnan(value)) else f"{100 * value:.2f}%"
+        if interval:
+            text += f" ({100 * interval[0]:.2f}–{100 * interval[1]:.2f}%)"
+        return text
+
+    lines = ["| gallery people | threshold | expected FPIR | measured FPIR (95% interval) | non-mated searches | "
+             "DIR (95% interval) | mated searches |", "|---|---|---|---|---|---|---|"]
+    for row in open_set["sizes"]:
+        lines.append(f"| {row['gallery_people']:,} | {row['threshold']:.4f} | {percent(row['expected_fpir'])} | "
+                     f"{percent(row['fpir'], row['fpir_interval'])} | {row['non_mated_searches']:,} | "
+                     f"{percent(row['dir'], row['dir_interval'])} | {row['mated_searches']:,} |")
+    return "\n".join(lines)

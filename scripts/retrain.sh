@@ -40,3 +40,5 @@ timed export facerec export-onnx runs/v2/best.pt runs/v2/model_fp32.onnx --check
 timed quantize facerec quantize runs/v2/model_fp32.onnx models/facerec-r18-arcface.onnx --celeba "$DATA/celeba112"
 cp runs/v2/train_log.jsonl models/training/train_log.jsonl
 cp runs/v2/config.json models/training/train_config.json
+timed calibrate facerec calibrate --data "$DATA" --json models/training/calibration.json
+python scripts/make_model_card.py

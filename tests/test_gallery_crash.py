@@ -144,7 +144,11 @@ def test_sigkill_during_enrolment_never_loses_or_corrupts_data(tmp_path, lfw) ->
         worker = start_worker(home, photos_file, log, out)
         try:
             if attempt % 5 == 4:
-                time.sleep(rng.uniform(0.05, 2.5))  # anywhere from interpreter start-up to the first enrolments
+                # Anywhere from interpreter start-up to the first enrolments; never past the second one, or a
+                # fast model would finish the whole list before the kill.
+                deadline = time.monotonic() + rng.uniform(0.05, 2.5)
+                while time.monotonic() < deadline and len(logged_names(log)) < before + 2 and worker.poll() is None:
+                    time.sleep(0.005)
             else:
                 # Let 0-2 enrolments complete, then kill at a random point of the next one (detection,
                 # embedding, the SQLite transaction, an index save, or the log write).

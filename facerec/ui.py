@@ -343,12 +343,10 @@ def build_app(gallery: Gallery, admin_password: str | None = None) -> gr.Blocks:
                                             sources=["upload", "webcam", "clipboard"])
                 identify_result = gr.Image(type="numpy", label="Who is who", interactive=False)
             with gr.Row():
-                identify_fpir = gr.Slider(0.1, 10.0, value=default_percent, step=0.1,
-                                          label="Accepted stranger-match rate (%)",
-                                          info="Of people who are NOT enrolled, the share that may wrongly be given "
-                                               "a name. The threshold is set from it for this gallery's size.")
-                identify_pinned = gr.Textbox(value="", label="Or pin a similarity threshold (cosine, optional)",
-                                             placeholder="e.g. 0.55", info="Leave empty to follow the accepted rate.")
+                identify_fpir, identify_pinned = _rate_and_pin(
+                    default_percent, "Accepted stranger-match rate (%)",
+                    "Of people who are NOT enrolled, the share that may wrongly be given a name. The threshold is "
+                    "set from it for this gallery's size.")
                 top_k = gr.Slider(1, 10, value=3, step=1, label="Candidates per face")
             threshold_note = gr.Markdown(elem_id="identify-threshold-note")
             identify_password = gr.Textbox(label="Admin password (optional: shows every candidate)",
@@ -373,12 +371,10 @@ def build_app(gallery: Gallery, admin_password: str | None = None) -> gr.Blocks:
                 verify_a = PhotoInput(image_mode=None, type="filepath", label="First photo")
                 verify_b = PhotoInput(image_mode=None, type="filepath", label="Second photo")
             with gr.Row():
-                verify_fpir = gr.Slider(0.1, 10.0, value=default_percent, step=0.1,
-                                        label="Accepted false-match rate (%)",
-                                        info="Verify compares two photos once, so this is the share of pairs of "
-                                             "different people that may be called the same person.")
-                verify_pinned = gr.Textbox(value="", label="Or pin a similarity threshold (cosine, optional)",
-                                           placeholder="e.g. 0.55", info="Leave empty to follow the accepted rate.")
+                verify_fpir, verify_pinned = _rate_and_pin(
+                    default_percent, "Accepted false-match rate (%)",
+                    "Verify compares two photos once, so this is the share of pairs of different people that may "
+                    "be called the same person.")
             verify_note = gr.Markdown(elem_id="verify-threshold-note")
             verify_button = gr.Button("Compare", variant="primary")
             verify_status = gr.Markdown(elem_id="verify-status")
@@ -447,6 +443,14 @@ def build_app(gallery: Gallery, admin_password: str | None = None) -> gr.Blocks:
         app.load(verify_policy, [verify_fpir, verify_pinned], [verify_note], api_visibility="private")
         web_cache = Path(enroll_photo.GRADIO_CACHE)  # where Gradio keeps uploads and what it serves
     return app
+
+
+def _rate_and_pin(percent: float, label: str, info: str) -> tuple[gr.Slider, gr.Textbox]:
+    """The threshold controls Identify and Verify share: the accepted rate (%) and an optional pinned cosine."""
+    rate = gr.Slider(0.1, 10.0, value=percent, step=0.1, label=label, info=info)
+    pinned = gr.Textbox(value="", label="Or pin a similarity threshold (cosine, optional)", placeholder="e.g. 0.55",
+                        info="Leave empty to follow the accepted rate.")
+    return rate, pinned
 
 
 def _client(request: gr.Request | None) -> str:

@@ -24,8 +24,6 @@ from ..cache import load_cache
 from ..dataset import held_out_identities, list_identities
 from .teacher import load_targets, normalized_targets
 
-SPLITS = ("train", "val")
-
 
 @dataclass
 class FaceSet:

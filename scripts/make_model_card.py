@@ -71,7 +71,7 @@ def main() -> None:
                     "Linear(512, 512) -> BatchNorm1d; L2 normalisation inside the ONNX graph",
             "input": "float32 RGB [N, 3, 112, 112], values 0..255, ArcFace-template aligned (facerec.align)",
             "output": "float32 [N, 512], unit length; cosine similarity = dot product",
-            "precision": "fp32",
+            "precision": onnx_precision(onnx),
         },
         "training": {
             "objective": (f"ArcFace (s={config.get('arcface_scale')}, m={config.get('arcface_margin')}) x "
@@ -87,8 +87,10 @@ def main() -> None:
                 "targets": "dlib descriptor of each aligned 112x112 training crop and its mirror, face box = the "
                            "fixed rectangle (18, 30, 94, 106) of the crop (facerec teacher-targets)",
             },
-            "warm_start": config.get("warm_start") and "model v1 (ArcFace only, high-resolution stem), moved to "
-                                                       "the standard stem (facerec.train.warm_start)",
+            "warm_start": config.get("warm_start") and (
+                f"{config['warm_start']}: the previous model as it shipped (see `lineage`), its weights mapped "
+                "back to torch (facerec.train.warm_start)"),
+            "lineage": lineage(TRAINING / "lineage"),
             "config": config,
             "device": run.get("device"), "precision": run.get("precision"),
             "data": {k: run.get(k) for k in ("training_images", "training_identities", "validation_images",
@@ -149,6 +151,35 @@ def main() -> None:
     (MODELS / f"{NAME}.json").write_text(json.dumps(card, indent=1) + "\n")
     print(json.dumps({k: card[k] for k in ("sha256", "held_out_celeba", "ablation_equal_budget", "thresholds", "lfw")},
                      indent=1))
+
+
+def lineage(folder: Path) -> list[dict]:
+    """The earlier training stages this model grew from, oldest first: each stage's run, as retrain.sh copied it
+    when that stage shipped (models/training/lineage/<stage>/), summarised like the shipped run."""
+    stages = []
+    for stage in sorted(p for p in folder.iterdir() if p.is_dir()) if folder.is_dir() else []:
+        run, history = load(stage / "train_config.json"), load_lines(stage / "train_log.jsonl")
+        config = run.get("config", {})
+        stages.append({
+            "stage": stage.name, "warm_start": config.get("warm_start"), "stem": config.get("stem"),
+            "epochs": config.get("epochs"), "lr": config.get("lr"), "arcface_weight": config.get("arcface_weight"),
+            "distill_weight": config.get("distill_weight"), "precision": run.get("precision"),
+            "train_seconds": history[-1]["elapsed_seconds"] if history else None,
+            "held_out_by_epoch": [{"epoch": h["epoch"], **rounded(h, ("one_shot_rank1",
+                                                                       "closest_is_positive_accuracy"))}
+                                  for h in history],
+        })
+    return stages
+
+
+def onnx_precision(path: Path) -> str:
+    """"int8 (QDQ, per channel)" when the graph quantises its weights, else "fp32" (read from the graph itself)."""
+    try:
+        import onnx
+    except ImportError:
+        return "unknown (install the 'train' extra to read the graph)"
+    ops = {node.op_type for node in onnx.load(str(path), load_external_data=False).graph.node}
+    return "int8 (QDQ, per channel)" if "QuantizeLinear" in ops or "DequantizeLinear" in ops else "fp32"
 
 
 def card_calibration(card_path: Path, calibration_file: Path, sha256: str) -> dict:

@@ -3,8 +3,9 @@
 #   pip install -e ".[train]" && bash scripts/retrain.sh            # add --device cuda to train on a GPU
 # 1. align LFW into cache/lfw (RetinaFace + facerec.align, the runtime's own code);
 # 2. dlib teacher descriptors of the LFW training people (celeba112's ship with the data);
-# 3. warm start: model v1, read from this repository's history;
-# 4. ArcFace + distillation training in runs/v2 (bf16 autocast where the CPU has native bf16, else fp32;
+# 3. warm start: model v2 as it shipped (commit d2ae302, itself made by this script at that commit from model
+#    v1: 3 epochs of the same losses), read from this repository's history;
+# 4. ArcFace + distillation training in runs/v3 (bf16 autocast where the CPU has native bf16, else fp32;
 #    a checkpoint per epoch: run the same command again to resume after an interruption);
 # 5. export to ONNX (checked against torch), int8 quantisation (what ships: benchmarks/embedding_options.py
 #    chose it on held-out identities), threshold calibration, model card.
@@ -12,7 +13,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 DATA=${FACEREC_DATA:-../shared/data}
-V1_COMMIT=ffe19a7  # the commit that shipped model v1 (high-resolution stem, ArcFace only)
+V2_COMMIT=d2ae302  # the commit that shipped model v2 (high-resolution stem, int8; ArcFace + distillation from v1)
+RUN=runs/v3
 STEPS=models/training/retrain_steps.json
 mkdir -p cache runs models/training
 timed() {  # timed NAME COMMAND...: run, then record NAME's wall seconds in $STEPS
@@ -28,17 +30,20 @@ steps[name] = seconds
 path.write_text(json.dumps(steps, indent=1) + "\n")
 PY
 }
-timed prepare_lfw facerec prepare "$DATA/lfw" cache/lfw
+complete() {  # complete CACHE: every photo of the cache's manifest has its detection result (a finished prepare)
+    [ -f "$1/results.tsv" ] && [ "$(wc -l < "$1/results.tsv")" -eq "$(wc -l < "$1/manifest.tsv")" ]
+}
+complete cache/lfw || timed prepare_lfw facerec prepare "$DATA/lfw" cache/lfw  # resumes a partial cache
 [ -f cache/lfw_teacher.npz ] || timed teacher_targets_lfw \
     facerec teacher-targets cache/lfw cache/lfw_teacher.npz --training-only
-[ -f cache/v1.onnx ] || git show "$V1_COMMIT:models/facerec-r18-arcface.onnx" > cache/v1.onnx
+[ -f cache/v2.onnx ] || git show "$V2_COMMIT:models/facerec-r18-arcface.onnx" > cache/v2.onnx
 timed train facerec train --celeba "$DATA/celeba112" --lfw-cache cache/lfw \
-    --teacher "$DATA/teacher/celeba112_dlib.npz" cache/lfw_teacher.npz --warm-start cache/v1.onnx \
-    --run-dir runs/v2 --stem high_res --epochs 3 --batch-size 128 --lr 0.03 --warmup-epochs 0.2 \
+    --teacher "$DATA/teacher/celeba112_dlib.npz" cache/lfw_teacher.npz --warm-start cache/v2.onnx \
+    --run-dir $RUN --stem high_res --epochs 3 --batch-size 128 --lr 0.015 --warmup-epochs 0.1 \
     --arcface-weight 1 --distill-weight 30 "$@"
-timed export facerec export-onnx runs/v2/best.pt runs/v2/model_fp32.onnx --check-cache cache/lfw
-timed quantize facerec quantize runs/v2/model_fp32.onnx models/facerec-r18-arcface.onnx --celeba "$DATA/celeba112"
-cp runs/v2/train_log.jsonl models/training/train_log.jsonl
-cp runs/v2/config.json models/training/train_config.json
+timed export facerec export-onnx $RUN/best.pt $RUN/model_fp32.onnx --check-cache cache/lfw
+timed quantize facerec quantize $RUN/model_fp32.onnx models/facerec-r18-arcface.onnx --celeba "$DATA/celeba112"
+cp $RUN/train_log.jsonl models/training/train_log.jsonl
+cp $RUN/config.json models/training/train_config.json
 timed calibrate facerec calibrate --data "$DATA" --json models/training/calibration.json
 python scripts/make_model_card.py

@@ -83,6 +83,8 @@ def test_one_epoch_checkpoints_logs_and_resumes(tiny_faces: FaceSet, tmp_path: P
     assert 0.0 < record["distill_loss"] <= 2.0 and record["arcface_loss"] > 0
     assert 0.0 <= record["one_shot_rank1"] <= 1.0 and 0.0 <= record["closest_is_positive_accuracy"] <= 1.0
     assert "lfw_one_shot_rank1" not in record  # validation never looks at LFW
+    # how much of the teacher the projection has learnt, on the held-out identities' own targets
+    assert -1.0 <= record["distill_cosine"] <= 1.0 and 0.0 <= record["projection_one_shot_rank1"] <= 1.0
     assert (tmp_path / CHECKPOINT_FILE).exists() and (tmp_path / WEIGHTS_FILE).exists()
     messages: list[str] = []
     resumed = train(TrainConfig(**{**config.__dict__, "epochs": 2}), tiny_faces, tmp_path, log=messages.append)

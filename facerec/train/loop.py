@@ -160,7 +160,7 @@ def train(config: TrainConfig, faces: FaceSet, run_dir: str | Path,
         }
         out_of_time = bool(config.max_seconds) and time.perf_counter() - started > config.max_seconds
         if (epoch + 1) % config.validate_every == 0 or epoch + 1 == config.epochs or out_of_time:
-            record.update(validate(model, faces, device, autocast=bf16))
+            record.update(validate(model, faces, device, autocast=bf16, distiller=distiller))
             _keep_if_best(config, model, record, history, run_dir)
         history.append(record)
         log(json.dumps(record))

@@ -44,14 +44,32 @@ def held_out_metrics(embeddings: np.ndarray, labels: np.ndarray, batch_size: int
     return {"closest_is_positive_accuracy": accuracy.compute(), **medians.compute()}
 
 
-def validate(model, faces: FaceSet, device: torch.device, autocast: bool = True) -> dict[str, float]:
+def validate(model, faces: FaceSet, device: torch.device, autocast: bool = True,
+             distiller=None) -> dict[str, float]:
+    """Held-out figures of the embedding; with the distillation head, also how close its projection of the
+    (unflipped) embedding comes to the teacher's held-out targets (`distill_cosine`, mean cosine in [-1, 1]) and
+    the one-shot rank-1 of that projection (`projection_one_shot_rank1`): how much of the teacher has been learnt,
+    beside what the shipped 512-d embedding makes of it."""
     val_rows = faces.rows("val")
     if not len(val_rows):
         return {}
+    identities = [faces.identities[r] for r in val_rows]
     embeddings = embed_images(model, faces.images[val_rows], device, autocast=autocast)
     results = held_out_metrics(embeddings, faces.labels(val_rows))
-    results["one_shot_rank1"] = one_shot_rank1(embeddings, [faces.identities[r] for r in val_rows])
+    results["one_shot_rank1"] = one_shot_rank1(embeddings, identities)
+    if distiller is not None and faces.teacher is not None and not np.isnan(faces.teacher[val_rows, 0]).any():
+        projected = _projected(model, distiller, faces.images[val_rows], device, autocast)
+        results["distill_cosine"] = float((projected * faces.teacher[val_rows, 0]).sum(axis=1).mean())
+        results["projection_one_shot_rank1"] = one_shot_rank1(projected, identities)
     return {k: float(v) for k, v in results.items()}
+
+
+@torch.no_grad()
+def _projected(model, distiller, images: np.ndarray, device: torch.device, autocast: bool) -> np.ndarray:
+    """Unit projections [N, 128] of the unflipped embeddings into the teacher's space (the projection is linear
+    with no bias, so projecting the unit embedding gives the same direction as projecting the raw one)."""
+    unit = embed_images(model, images, device, flip=False, autocast=autocast)
+    return F.normalize(distiller.projection(torch.from_numpy(unit).to(device)).float(), dim=1).cpu().numpy()
 
 
 def teacher_figures(faces: FaceSet) -> dict[str, float]:

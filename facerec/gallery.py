@@ -558,6 +558,8 @@ class Gallery:
     def _identity(self, session, identity: str | int) -> Identity:
         if isinstance(identity, (int, np.integer)) and not isinstance(identity, bool):
             person = session.get(Identity, int(identity))
+            if person is None:
+                raise UnknownIdentity(f"no enrolled person has the id {int(identity)}")
         else:
             # As typed first (a name stored before names were cleaned), then in its cleaned form.
             person = session.scalar(select(Identity).where(Identity.name == str(identity)))

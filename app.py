@@ -112,7 +112,8 @@ def main(argv: list[str] | None = None) -> int:
     from facerec.ui import build_app, forget_served_files  # imports Gradio, which reads GRADIO_TEMP_DIR
 
     app = build_app(gallery, admin_password=password)
-    api = build_api(gallery, scratch=web_cache, after_delete=lambda: forget_served_files(app))
+    # Imports and exports in flight go where the UI's go: this run's private web cache (or GRADIO_TEMP_DIR).
+    api = build_api(gallery, scratch=Path(os.environ["GRADIO_TEMP_DIR"]), after_delete=lambda: forget_served_files(app))
     # `kill` (SIGTERM) stops the server as Ctrl-C does, so the gallery is closed and the web cache deleted.
     signal.signal(signal.SIGTERM, signal.default_int_handler)
     print(f"facerec: gallery {Path(gallery.settings.home).resolve()} ({gallery.store.counts()[0]} people)", flush=True)

@@ -17,7 +17,7 @@ import hashlib
 import hmac
 import secrets
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timezone
 
 from sqlalchemy import DateTime, Integer, String, func, select
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
@@ -124,4 +124,9 @@ def _digest(key: str) -> str:
 
 
 def _record(row: ApiKeyRow) -> ApiKey:
-    return ApiKey(row.id, row.name, row.role, row.shown, row.created_at, row.revoked_at)
+    return ApiKey(row.id, row.name, row.role, row.shown, _utc(row.created_at), _utc(row.revoked_at))
+
+
+def _utc(moment: datetime | None) -> datetime | None:
+    """Times are written in UTC; SQLite gives them back without their zone."""
+    return moment.replace(tzinfo=timezone.utc) if moment is not None and moment.tzinfo is None else moment

@@ -412,7 +412,7 @@ def cmd_api_key_list(args) -> int:
     rows = [[r.id, r.name, r.role, f"{r.shown}...", r.created_at.strftime("%Y-%m-%d %H:%M"),
              r.revoked_at.strftime("%Y-%m-%d %H:%M") if r.revoked_at else ""] for r in records]
     active = sum(r.active for r in records)
-    _emit(args, [r.to_dict() for r in records], rows, ["id", "name", "role", "key", "created", "revoked"],
+    _emit(args, [r.to_dict() for r in records], rows, ["id", "name", "role", "key", "created (UTC)", "revoked (UTC)"],
           text=f"{active} active key(s)" + ("" if active else "; the REST API is off until one is created"))
     return 0
 

@@ -406,6 +406,21 @@ def test_export_import_and_health(server, api, keys, lfw_photo):
     assert list(server.home.with_name(server.home.name + "-gradio-tmp").rglob("api-*")) == []
 
 
+def test_deleting_through_the_api_empties_the_web_cache_as_the_ui_does(server, api, keys, lfw_photo):
+    """The UI's people list leaves thumbnails in Gradio's cache; a delete through the API removes them at once, as
+    the UI's own delete does, so no picture of the person stays downloadable."""
+    from gradio_client import Client
+
+    person = enrol(api, keys, lfw_photo(BLAIR, 2), "Cached Face")
+    _table, thumbnails, listed = Client(server.url, verbose=False).predict("cached face", "", api_name="/list")
+    assert [p["name"] for p in listed] == ["Cached Face"] and len(thumbnails) == 1
+    cache = server.home.with_name(server.home.name + "-gradio-tmp")
+    served = {p for p in cache.rglob("*") if p.is_file() and p.suffix in (".webp", ".png", ".jpg", ".jpeg")}
+    assert served
+    delete(api, keys, person["identity_id"])
+    assert not [p for p in served if p.exists()]
+
+
 def test_an_unexpected_error_is_a_one_line_500(caplog):
     """The route class every route uses, on a route with a bug: the client gets one line, the log the traceback."""
     from fastapi import FastAPI

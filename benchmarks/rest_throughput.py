@@ -9,9 +9,10 @@ other photos of them holding exactly one face (as detected), as file bytes:
 - REST: `python app.py` on that gallery in a subprocess, `--clients` threads each with its own keep-alive HTTP
   connection posting the photo to `/api/v1/identify` (multipart, a read key) and parsing the JSON answer.
 
-Each mode runs a warm-up, then `--requests` requests in all; the figures are requests/s over the whole run and the
-p50/p99 of each request's latency as its client saw it. Both modes use the app's defaults (onnxruntime on every core,
-at most 4 Gallery calls at once in the API).
+The two modes take turns for `--rounds` rounds (each a warm-up, then `--requests` requests over all clients), so a
+change in the machine's load falls on both; the figures are requests/s over all rounds of a mode and the p50/p99 of
+each request's latency as its client saw it. Both modes use the app's defaults (onnxruntime on every core, at most 4
+Gallery calls at once in the API); while one mode runs, the other's process idles.
 """
 
 from __future__ import annotations
@@ -59,8 +60,8 @@ def one_face_queries(gallery: Gallery, lfw: Path, people: int, wanted: int) -> t
 
 
 def run_clients(call, queries: list, requests: int, clients: int) -> dict:
-    """`requests` calls of `call(client_index, photo_bytes) -> name`, spread over `clients` threads after a warm-up;
-    throughput over the whole run, latency per request."""
+    """`requests` calls of `call(client_index, photo_bytes) -> name`, spread over `clients` threads after a warm-up:
+    the wall time, each call's latency (s) and how many named the query's person."""
     for index in range(WARM_UP):
         call(index % clients, queries[index % len(queries)][1])
     latencies: list[float] = []
@@ -81,12 +82,20 @@ def run_clients(call, queries: list, requests: int, clients: int) -> dict:
     start = time.perf_counter()
     with ThreadPoolExecutor(clients) as pool:
         list(pool.map(client, range(clients)))
-    wall = time.perf_counter() - start
-    milliseconds = 1000 * np.array(latencies)
-    return {"requests": len(latencies), "seconds": round(wall, 2), "requests_per_s": round(len(latencies) / wall, 2),
+    return {"seconds": time.perf_counter() - start, "latencies": latencies, "named_right": right}
+
+
+def summary(runs: list[dict]) -> dict:
+    """Requests/s over all rounds of one mode, p50/p99 over every request, and each round's requests/s."""
+    milliseconds = 1000 * np.array([latency for run in runs for latency in run["latencies"]])
+    seconds = sum(run["seconds"] for run in runs)
+    return {"requests": len(milliseconds), "seconds": round(seconds, 2),
+            "requests_per_s": round(len(milliseconds) / seconds, 2),
             "p50_ms": round(float(np.percentile(milliseconds, 50)), 1),
             "p99_ms": round(float(np.percentile(milliseconds, 99)), 1),
-            "mean_ms": round(float(milliseconds.mean()), 1), "named_right": right}
+            "mean_ms": round(float(milliseconds.mean()), 1),
+            "named_right": sum(run["named_right"] for run in runs),
+            "requests_per_s_by_round": [round(len(run["latencies"]) / run["seconds"], 2) for run in runs]}
 
 
 def main() -> None:
@@ -94,14 +103,18 @@ def main() -> None:
     parser.add_argument("--data", default="../shared/data")
     parser.add_argument("--people", type=int, default=100)
     parser.add_argument("--queries", type=int, default=100, help="distinct query photos (cycled)")
-    parser.add_argument("--requests", type=int, default=400, help="per mode, all clients together")
+    parser.add_argument("--requests", type=int, default=200, help="per mode and round, all clients together")
+    parser.add_argument("--rounds", type=int, default=3,
+                        help="in-process and REST take turns, so a change in the machine's load hits both")
     parser.add_argument("--clients", type=int, default=4)
     parser.add_argument("--out")
     args = parser.parse_args()
-    results = {"machine": {"cpus": os.cpu_count(), "processor": platform.processor() or platform.machine(),
+    results = {"command": "python " + " ".join(sys.argv),
+               "machine": {"cpus": os.cpu_count(), "processor": platform.processor() or platform.machine(),
                            "load_average_at_start": [round(v, 2) for v in os.getloadavg()],
                            "niceness": os.nice(0)},
                "clients": args.clients, "people": args.people}
+    runs: dict[str, list[dict]] = {"in_process": [], "rest": []}
     with tempfile.TemporaryDirectory() as folder:
         home = Path(folder) / "home"
         with Gallery(Settings.from_env(home=home)) as gallery:
@@ -109,25 +122,31 @@ def main() -> None:
             for name, photo in enrolments:
                 gallery.enroll(photo, name, allow_lookalike=True)
             _, key = ApiKeys(gallery.store).create("read", "rest throughput benchmark")
+            gallery.index.save(gallery.settings.home, gallery.model_id, gallery.store)
             results.update(faces_enrolled=len(gallery.index), query_photos=len(queries))
             print(f"{len(enrolments)} people enrolled, {len(queries)} one-face query photos", flush=True)
-            results["in_process"] = run_clients(
-                lambda _client, data: gallery.identify(data, top_k=3)[0].label, queries, args.requests, args.clients)
-            print("in-process", results["in_process"], flush=True)
-        with running_app(home) as app:
-            sessions = [httpx.Client(base_url=f"{app.url}api/v1", timeout=120, trust_env=False,
-                                     headers={"X-API-Key": key}) for _ in range(args.clients)]
+            with running_app(home) as app:  # the same gallery, opened by the app too
+                sessions = [httpx.Client(base_url=f"{app.url}api/v1", timeout=120, trust_env=False,
+                                         headers={"X-API-Key": key}) for _ in range(args.clients)]
 
-            def over_http(client: int, data: bytes) -> str:
-                response = sessions[client].post("/identify", files={"photo": ("query.jpg", data, "image/jpeg")},
-                                                 data={"top_k": "3"})
-                response.raise_for_status()
-                return response.json()["faces"][0]["name"]
+                def over_http(client: int, data: bytes) -> str:
+                    response = sessions[client].post("/identify", data={"top_k": "3"},
+                                                     files={"photo": ("query.jpg", data, "image/jpeg")})
+                    response.raise_for_status()
+                    return response.json()["faces"][0]["name"]
 
-            results["rest"] = run_clients(over_http, queries, args.requests, args.clients)
-            print("REST", results["rest"], flush=True)
-            for session in sessions:
-                session.close()
+                def in_process(_client: int, data: bytes) -> str:
+                    return gallery.identify(data, top_k=3)[0].label
+
+                for round_number in range(args.rounds):
+                    for mode, call in (("in_process", in_process), ("rest", over_http)):
+                        runs[mode].append(run_clients(call, queries, args.requests, args.clients))
+                        print(f"round {round_number + 1} {mode}: "
+                              f"{len(runs[mode][-1]['latencies']) / runs[mode][-1]['seconds']:.1f} requests/s",
+                              flush=True)
+                for session in sessions:
+                    session.close()
+    results.update({mode: summary(mode_runs) for mode, mode_runs in runs.items()})
     results["rest_over_in_process"] = {
         "throughput_ratio": round(results["rest"]["requests_per_s"] / results["in_process"]["requests_per_s"], 3),
         "p50_overhead_ms": round(results["rest"]["p50_ms"] - results["in_process"]["p50_ms"], 1)}

@@ -83,6 +83,13 @@ def _running(pid: str) -> bool:
     return True
 
 
+def _api_state(api) -> str:
+    active = sum(key.active for key in api.state.keys.list())
+    if active:
+        return f"on, {active} active key(s)"
+    return "off until a key is created (`facerec api-key create --role admin`, with this gallery's --home)"
+
+
 def main(argv: list[str] | None = None) -> int:
     os.umask(0o077)  # the gallery, the web cache and exports hold faces: owner only
     args = build_parser().parse_args(argv)
@@ -101,16 +108,21 @@ def main(argv: list[str] | None = None) -> int:
         web_cache = private_web_cache(Path(gallery.settings.home))
         os.environ["GRADIO_TEMP_DIR"] = str(web_cache)
 
-    from facerec.ui import MAX_UPLOAD, build_app  # imports Gradio, which reads GRADIO_TEMP_DIR
+    from facerec.api import API_PREFIX, api_mount, build_api
+    from facerec.ui import build_app, forget_served_files  # imports Gradio, which reads GRADIO_TEMP_DIR
 
     app = build_app(gallery, admin_password=password)
+    # Imports and exports in flight go where the UI's go: this run's private web cache (or GRADIO_TEMP_DIR).
+    api = build_api(gallery, scratch=Path(os.environ["GRADIO_TEMP_DIR"]), after_delete=lambda: forget_served_files(app))
     # `kill` (SIGTERM) stops the server as Ctrl-C does, so the gallery is closed and the web cache deleted.
     signal.signal(signal.SIGTERM, signal.default_int_handler)
     print(f"facerec: gallery {Path(gallery.settings.home).resolve()} ({gallery.store.counts()[0]} people)", flush=True)
+    print(f"facerec: REST API at {API_PREFIX} (docs at {API_PREFIX}/docs): {_api_state(api)}", flush=True)
     try:
         app.queue(default_concurrency_limit=4).launch(
-            server_name=args.host, server_port=args.port, share=args.share, max_file_size=MAX_UPLOAD,
-            show_error=False, footer_links=["api"],
+            server_name=args.host, server_port=args.port, share=args.share,
+            max_file_size=gallery.settings.max_upload_bytes, show_error=False, footer_links=["api"],
+            app_kwargs={"routes": [api_mount(api)]},  # before Gradio's own routes
         )
     finally:
         gallery.close()

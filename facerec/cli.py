@@ -105,6 +105,25 @@ def build_parser() -> argparse.ArgumentParser:
     p = command("import", cmd_import, "import a gallery zip file")
     p.add_argument("path")
     command("health", cmd_health, "embedding metrics and confusable pairs of the gallery")
+    keys = sub.add_parser("api-key", help="create, list and revoke the REST API's keys",
+                          description="Keys for the app's REST API (/api/v1), stored hashed in the gallery database; "
+                                      "with none created the REST API is off. See the README's REST API section.")
+    key_commands = keys.add_subparsers(metavar="ACTION")
+    keys.set_defaults(handler=lambda _args: keys.print_help() or 2)
+
+    def key_command(name: str, handler, help_text: str) -> argparse.ArgumentParser:
+        p = key_commands.add_parser(name, parents=[common], help=help_text, description=help_text)
+        p.set_defaults(handler=handler)
+        p.add_argument("--json", action="store_const", const="-", help="print JSON instead of a table")
+        return p
+
+    p = key_command("create", cmd_api_key_create, "create a key; it is printed once, only its hash is stored")
+    p.add_argument("--role", required=True, choices=["read", "admin"],
+                   help="read: identify, verify, list and get people; admin: everything, writes included")
+    p.add_argument("--name", help="a label saying who or what the key is for (default: '<role> key')")
+    key_command("list", cmd_api_key_list, "list the keys (never the keys themselves: their first characters)")
+    p = key_command("revoke", cmd_api_key_revoke, "revoke a key: refused from the next request on")
+    p.add_argument("id", type=int, help="the key's id, from `facerec api-key list`")
     command("stats", cmd_stats, "counts, model and index of the gallery")
     command("reindex", cmd_reindex, "re-embed every face from its stored crop with the current model")
     p = command("calibrate", cmd_calibrate, "calibrate a model's false-accept rates on held-out identities and "
@@ -369,6 +388,39 @@ def cmd_health(args) -> int:
             f"{p['a']} ~ {p['b']} ({p['similarity']:.2f})" for p in report["suspected_duplicates"][:10])
     _emit(args, report, [[r[0], "undefined" if r[1] is None else r[1], r[2]] for r in rows],
           ["metric", "value", "reading"], text=text)
+    return 0
+
+
+def _api_keys(gallery):
+    from .api_keys import ApiKeys
+
+    return ApiKeys(gallery.store)
+
+
+def cmd_api_key_create(args) -> int:
+    with _gallery(args) as gallery:
+        record, key = _api_keys(gallery).create(args.role, args.name)
+    _emit(args, {**record.to_dict(), "key": key},
+          text=f"created API key {record.id} ({record.role}, '{record.name}'). It is shown only now; send it as "
+               f"the X-API-Key header:\n{key}")
+    return 0
+
+
+def cmd_api_key_list(args) -> int:
+    with _gallery(args) as gallery:
+        records = _api_keys(gallery).list()
+    rows = [[r.id, r.name, r.role, f"{r.shown}...", r.created_at.strftime("%Y-%m-%d %H:%M"),
+             r.revoked_at.strftime("%Y-%m-%d %H:%M") if r.revoked_at else ""] for r in records]
+    active = sum(r.active for r in records)
+    _emit(args, [r.to_dict() for r in records], rows, ["id", "name", "role", "key", "created (UTC)", "revoked (UTC)"],
+          text=f"{active} active key(s)" + ("" if active else "; the REST API is off until one is created"))
+    return 0
+
+
+def cmd_api_key_revoke(args) -> int:
+    with _gallery(args) as gallery:
+        record = _api_keys(gallery).revoke(args.id)
+    _emit(args, record.to_dict(), text=f"API key {record.id} ('{record.name}') is revoked")
     return 0
 
 

@@ -12,6 +12,10 @@ class InvalidImage(FaceRecError):
     """The input is not a usable image: not an image at all, truncated, empty, too large or unsupported."""
 
 
+class ImageTooLarge(InvalidImage):
+    """The image has more pixels than the limit, or too many to decode safely (the REST API answers 413)."""
+
+
 class NoFace(FaceRecError):
     """No face was detected in the photo."""
 
@@ -29,7 +33,11 @@ class UnknownIdentity(FaceRecError):
 
 
 class DuplicatePhoto(FaceRecError):
-    """This exact photo (same bytes) is already enrolled."""
+    """This exact photo (same bytes) is already enrolled; `enrolled_as` names the person it is enrolled as."""
+
+    def __init__(self, message: str, enrolled_as: str | None = None) -> None:
+        super().__init__(message)
+        self.enrolled_as = enrolled_as
 
 
 class PossibleDuplicate(FaceRecError):
@@ -55,6 +63,14 @@ class ModelMismatch(FaceRecError):
 
 class InvalidArgument(FaceRecError):
     """A parameter given by the user is out of range or malformed."""
+
+
+class NameTaken(InvalidArgument):
+    """The name, or one differing from it only in letter case, belongs to an enrolled person; `taken` is theirs."""
+
+    def __init__(self, message: str, taken: str | None = None) -> None:
+        super().__init__(message)
+        self.taken = taken
 
 
 class UnusableFile(FaceRecError):

@@ -25,7 +25,7 @@ from .archive import EXPORT_FORMAT, ImportLimits, encode_crop, open_private, rea
 from .detect import DetectedFace
 from .embed import checked_embeddings
 from .errors import (
-    DuplicatePhoto, FaceRecError, IdentityMismatch, InvalidArgument, ModelMismatch, MultipleFaces, NoFace,
+    DuplicatePhoto, FaceRecError, IdentityMismatch, InvalidArgument, ModelMismatch, MultipleFaces, NameTaken, NoFace,
     PossibleDuplicate, UnknownIdentity,
 )
 from .health import HealthReport, gallery_health
@@ -105,8 +105,9 @@ class Gallery:
         return self.policy.for_verification(fpir=fpir, threshold=threshold)
 
     # ----- reading photos -------------------------------------------------------------------------------
-    def read(self, photo: ImageInput) -> Photo:
-        return self.pipeline.read(photo)
+    def read(self, photo: ImageInput, label: str | None = None) -> Photo:
+        """Decode a photo once (to detect, enrol or identify from it); `label` names it in error messages."""
+        return self.pipeline.read(photo, label)
 
     def detect(self, photo: ImageInput | Photo) -> tuple[Photo, list[DetectedFace]]:
         """Decode and detect: what the UI draws before the user picks a face."""
@@ -152,7 +153,7 @@ class Gallery:
                 session.add(JournalEntry(op="add", face_id=record.id))
                 identity_id, face_id = identity.id, record.id
         except IntegrityError:
-            raise InvalidArgument(f"'{name}' is already enrolled; add this photo to that person instead") from None
+            raise NameTaken(f"'{name}' is already enrolled; add this photo to that person instead", name) from None
         self._after_write()
         return EnrollResult(identity_id, name, face_id, 1, face, crop, lookalikes, rule)
 
@@ -280,10 +281,17 @@ class Gallery:
     def list(self, query: str | None = None) -> list[IdentityInfo]:
         """Enrolled identities by name; `query` filters by case-insensitive substring."""
         with self.store.session() as session:
-            statement = select(Identity).order_by(Identity.name)
-            if query:
-                statement = statement.where(func.lower(Identity.name).contains(query.lower()))
-            return [_info(person) for person in session.scalars(statement)]
+            return [_info(person) for person in session.scalars(_people(query).order_by(Identity.name))]
+
+    def list_page(self, query: str | None = None, offset: int = 0, limit: int = 50) -> tuple[list[IdentityInfo], int]:
+        """One page of `list` (same filter and order: `limit` people from position `offset`) and how many match in
+        all, without reading the others (the REST API pages through large galleries)."""
+        if offset < 0 or limit < 1:
+            raise InvalidArgument("offset must be at least 0 and limit at least 1")
+        with self.store.session() as session:
+            total = int(session.scalar(select(func.count()).select_from(_people(query).subquery())))
+            page = session.scalars(_people(query).order_by(Identity.name).offset(offset).limit(limit))
+            return [_info(person) for person in page], total
 
     def get(self, identity: str | int) -> IdentityInfo:
         with self.store.session() as session:
@@ -305,7 +313,7 @@ class Gallery:
                 session.flush()
                 info = _info(person)
         except IntegrityError:
-            raise InvalidArgument(f"'{new_name}' is already enrolled") from None
+            raise NameTaken(f"'{new_name}' is already enrolled", new_name) from None
         return info
 
     def delete(self, identity: str | int) -> IdentityInfo:
@@ -473,7 +481,7 @@ class Gallery:
                                .where(Face.photo_sha256 == photo.sha256)).all()
         for sha, box, name in rows:
             if _same_face(photo.sha256, list(face.box), sha, box):
-                raise DuplicatePhoto(f"this photo (this face) is already enrolled, as '{name}'")
+                raise DuplicatePhoto(f"this photo (this face) is already enrolled, as '{name}'", name)
 
     def _refuse_taken_name(self, session, name: str, allowed_id: int | None = None) -> None:
         """A name is taken when another person has it, or has it in another letter case (`facerec.names`)."""
@@ -482,9 +490,9 @@ class Gallery:
             if identity == allowed_id:
                 continue
             if taken == name:
-                raise InvalidArgument(f"'{name}' is already enrolled; add this photo to that person instead")
-            raise InvalidArgument(f"'{name}' differs only in letter case from enrolled '{taken}'; use that name "
-                                  "(to add a photo to that person) or another one")
+                raise NameTaken(f"'{name}' is already enrolled; add this photo to that person instead", taken)
+            raise NameTaken(f"'{name}' differs only in letter case from enrolled '{taken}'; use that name "
+                            "(to add a photo to that person) or another one", taken)
 
     def _refuse_case_clashes(self, session, names: list[str]) -> None:
         keys = {name_key(name): name for name in names}
@@ -550,6 +558,8 @@ class Gallery:
     def _identity(self, session, identity: str | int) -> Identity:
         if isinstance(identity, (int, np.integer)) and not isinstance(identity, bool):
             person = session.get(Identity, int(identity))
+            if person is None:
+                raise UnknownIdentity(f"no enrolled person has the id {int(identity)}")
         else:
             # As typed first (a name stored before names were cleaned), then in its cleaned form.
             person = session.scalar(select(Identity).where(Identity.name == str(identity)))
@@ -565,6 +575,12 @@ class Gallery:
         if self._writes_since_save >= SAVE_INDEX_EVERY:
             self.index.save(self.settings.home, self.model_id, self.store)
             self._writes_since_save = 0
+
+
+def _people(query: str | None):
+    """The identities whose name contains `query` (any letter case; all when it is empty), unordered."""
+    statement = select(Identity)
+    return statement.where(func.lower(Identity.name).contains(query.lower())) if query else statement
 
 
 def _cleaned_or_none(name: object) -> str | None:

@@ -16,25 +16,27 @@ from typing import Union
 import numpy as np
 from PIL import Image, ImageOps, UnidentifiedImageError
 
-from .errors import InvalidImage
+from .errors import ImageTooLarge, InvalidImage
 
 DEFAULT_MAX_PIXELS = 40_000_000
 
 ImageInput = Union[str, os.PathLike, bytes, bytearray, Image.Image, np.ndarray]
 
 
-def load_image(source: ImageInput, max_pixels: int = DEFAULT_MAX_PIXELS) -> np.ndarray:
+def load_image(source: ImageInput, max_pixels: int = DEFAULT_MAX_PIXELS, label: str | None = None) -> np.ndarray:
     """Decode `source` into an upright RGB image.
 
     Args:
         source: a file path, raw file bytes, a PIL image or a NumPy array (HxW gray, HxWx3 RGB, HxWx4 RGBA).
         max_pixels: refuse images with more pixels than this (decompression bombs, absurd scans).
+        label: what messages call the photo (default: the file's name; "the uploaded data" for bytes), so the
+            REST API names an upload as the web app names the same file.
 
     Returns:
         uint8 array of shape [H, W, 3], RGB, with EXIF orientation applied.
 
     Raises:
-        InvalidImage: with a one-line reason a user can act on.
+        InvalidImage: with a one-line reason a user can act on (ImageTooLarge when over `max_pixels`).
     """
     if isinstance(source, np.ndarray):
         return _array_to_rgb(source, max_pixels)
@@ -42,16 +44,16 @@ def load_image(source: ImageInput, max_pixels: int = DEFAULT_MAX_PIXELS) -> np.n
         return _pil_to_rgb(source, max_pixels)
     if isinstance(source, (bytes, bytearray)):
         if len(source) == 0:
-            raise InvalidImage("the file is empty")
-        return _decode(io.BytesIO(bytes(source)), "the uploaded data", max_pixels)
+            raise InvalidImage(f"{label} is empty" if label else "the file is empty")
+        return _decode(io.BytesIO(bytes(source)), label or "the uploaded data", max_pixels)
     if isinstance(source, (str, os.PathLike)):
         path = Path(source)
         if not path.is_file():
             raise InvalidImage(f"no such file: {path}")
         if path.stat().st_size == 0:
-            raise InvalidImage(f"{path.name} is empty")
+            raise InvalidImage(f"{label or path.name} is empty")
         with open(path, "rb") as handle:
-            return _decode(io.BytesIO(handle.read()), path.name, max_pixels)
+            return _decode(io.BytesIO(handle.read()), label or path.name, max_pixels)
     raise InvalidImage(f"unsupported input type {type(source).__name__}; give a path, bytes, PIL image or array")
 
 
@@ -68,7 +70,7 @@ def _decode(stream: io.BytesIO, label: str, max_pixels: int) -> np.ndarray:
     except UnidentifiedImageError:
         raise InvalidImage(f"{label} is not an image (or not a format we can read)") from None
     except Image.DecompressionBombError:
-        raise InvalidImage(f"{label} is too large to decode safely") from None
+        raise ImageTooLarge(f"{label} is too large to decode safely") from None
     except (OSError, SyntaxError, ValueError) as error:
         raise InvalidImage(f"{label} could not be decoded ({_short(error)}); is it truncated or corrupt?") from None
     return _pil_to_rgb(image, max_pixels, label)
@@ -144,7 +146,7 @@ def _check_size(size: tuple[int, int], max_pixels: int, label: str) -> None:
     if width <= 0 or height <= 0:
         raise InvalidImage(f"{label} has zero size")
     if width * height > max_pixels:
-        raise InvalidImage(
+        raise ImageTooLarge(
             f"{label} is {width}x{height} = {width * height / 1e6:.1f} MP, over the limit of {max_pixels:,} pixels"
         )
 

@@ -32,8 +32,9 @@ class FacePipeline:
         self.embedder = FaceEmbedder(settings.model_path, flip_tta=settings.flip_tta,
                                      num_threads=settings.num_threads)
 
-    def read(self, source: ImageInput) -> Photo:
-        pixels = load_image(source, max_pixels=self.settings.max_pixels)
+    def read(self, source: ImageInput, label: str | None = None) -> Photo:
+        """Decode `source`; `label` is what error messages call it (`facerec.image.load_image`)."""
+        pixels = load_image(source, max_pixels=self.settings.max_pixels, label=label)
         return Photo(pixels, _sha256_of(source, pixels))
 
     def detect(self, photo: Photo) -> list[DetectedFace]:

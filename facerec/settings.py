@@ -54,6 +54,7 @@ class Settings:
     min_face_size: float = 20.0
     detector_max_side: int = 1280
     max_pixels: int = 40_000_000
+    max_upload_bytes: int = 15 << 20  # 15 MiB: the web app and the REST API refuse bigger uploads
     num_threads: int = 0
 
     @classmethod

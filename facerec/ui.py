@@ -32,11 +32,11 @@ import numpy as np
 from .admin import AdminGuard
 from .choice import largest_face_index
 from .drawing import KNOWN, UNKNOWN, annotate, policy_growth_plot, side_by_side, similarity_histogram
-from .errors import FaceRecError, InvalidArgument, PossibleDuplicate
+from .errors import FaceRecError, InvalidArgument, InvalidImage, PossibleDuplicate
 from .gallery import Gallery
+from .image import load_image
 
 log = logging.getLogger("facerec.ui")
-MAX_UPLOAD = "15mb"
 CACHE_MAX_AGE_S = 600  # uploads and the pictures the app showed leave the server after 10 minutes
 EXPORT_LIFETIME_S = 120  # an export's download link works for 2 minutes
 # Characters Markdown (or the HTML it may hold) could read as markup, escaped by `markdown_text`.
@@ -91,8 +91,19 @@ class PhotoInput(gr.Image):
                            print_exception=False) from None
         except Exception as error:  # noqa: BLE001 - UnidentifiedImageError, OSError, DecompressionBombError...
             log.info("unreadable upload: %s", error)
-            raise gr.Error("This file is not an image facerec can read; upload a JPEG, PNG, WebP or BMP photo.",
-                           print_exception=False) from None
+            raise _error(_unreadable(getattr(payload, "path", None))) from None
+
+
+def _unreadable(path: str | None) -> str:
+    """Why an upload Gradio could not open is no photo, in facerec's own words (`facerec.image`): the message the
+    CLI and the REST API give for the same file."""
+    try:
+        load_image(path) if path else None
+    except InvalidImage as error:
+        return str(error)
+    except Exception:  # noqa: BLE001 - the generic line below says enough
+        pass
+    return "This file is not an image facerec can read; upload a JPEG, PNG, WebP or BMP photo."
 
 
 def _pinned(value) -> float | None:
@@ -471,6 +482,13 @@ def _forget_upload(path: str | None, web_cache: Path) -> None:
         upload.parent.rmdir()  # Gradio's per-upload folder, now empty
     except OSError:
         pass
+
+
+def forget_served_files(app: gr.Blocks) -> None:
+    """What deleting a person in the UI does to the web cache, for a delete made elsewhere (the REST API)."""
+    from gradio.utils import get_upload_folder
+
+    _empty_web_cache(app, Path(get_upload_folder()))
 
 
 def _empty_web_cache(app: gr.Blocks, web_cache: Path) -> None:

@@ -1,0 +1,192 @@
+"""The routes of `/api/v1`: each turns an HTTP request into one Gallery call and its result into JSON.
+
+No face logic lives here. Gallery calls block (ONNX, SQLite), so they run in worker threads, at most
+`ApiContext.limiter` at a time (the web UI's queue has its own limit); every failure becomes one JSON line
+(`facerec.api.errors`), through `OneLineErrors`, the route class of every route.
+"""
+
+from __future__ import annotations
+
+import functools
+import shutil
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Annotated
+
+import anyio
+from fastapi import APIRouter, File, Form, Path as PathParam, Query, Request, UploadFile
+from fastapi.responses import FileResponse
+from fastapi.routing import APIRoute
+from starlette.background import BackgroundTask
+
+from ..gallery import Gallery
+from . import schemas
+from .auth import ADMIN, READ
+from .errors import error_response
+from .uploads import read_upload, upload_label
+
+MAX_PAGE = 500
+
+
+@dataclass
+class ApiContext:
+    """What the routes share: the app's one Gallery, where imports and exports are written for the length of a
+    request (None: the system's temporary folder), and what to do after a person is deleted (the web app empties
+    its cache of pictures, as its own delete does)."""
+
+    gallery: Gallery
+    scratch: Path | None = None
+    after_delete: Callable[[], None] | None = None
+    limiter: anyio.CapacityLimiter = field(default_factory=lambda: anyio.CapacityLimiter(4))
+
+    async def run(self, function: Callable, *args, **kwargs):
+        """`function(*args, **kwargs)` in a worker thread, within the limiter."""
+        return await anyio.to_thread.run_sync(functools.partial(function, *args, **kwargs), limiter=self.limiter)
+
+    async def photo(self, upload: UploadFile, what: str = "the photo"):
+        """An uploaded photo, decoded (a `Photo`), named in messages by its file name as the web app names it."""
+        data = await read_upload(upload, self.gallery.settings.max_upload_bytes, what)
+        return await self.run(self.gallery.read, data, upload_label(upload))
+
+
+class OneLineErrors(APIRoute):
+    """A route whose every exception (the Gallery's, the key check's, a malformed field, a bug) is answered as one
+    JSON line with its status, never a traceback."""
+
+    def get_route_handler(self) -> Callable:
+        handler = super().get_route_handler()
+
+        async def answer(request: Request):
+            try:
+                return await handler(request)
+            except Exception as error:  # noqa: BLE001 - every failure becomes one line (errors.error_response)
+                return error_response(error)
+
+        return answer
+
+
+def _errors(*statuses: int) -> dict:
+    return {status: {"model": schemas.Error} for status in statuses}
+
+
+PersonId = Annotated[int, PathParam(description="the person's id (from enrolment or the people list)")]
+Photo = Annotated[UploadFile, File(description="a JPEG, PNG, WebP or BMP photo, at most 15 MB and 40 megapixels")]
+FaceIndex = Annotated[int | None, Form(ge=0, description="which face, when the photo has several (from 0, as "
+                                                           "the multiple_faces error lists them)")]
+TopK = Annotated[int, Form(ge=1, le=100, description="candidates per face")]
+Fpir = Annotated[float | None, Form(gt=0, lt=1, description="accepted stranger-match rate for this call "
+                                                            "(0.01 = 1%); default: the app's")]
+Threshold = Annotated[float | None, Form(ge=-1, le=1, description="pin the cosine threshold for this call instead")]
+
+
+def build_router(context: ApiContext) -> APIRouter:
+    gallery = context.gallery
+    router = APIRouter(route_class=OneLineErrors, responses=_errors(401, 403, 422, 503))
+
+    # ----- people ---------------------------------------------------------------------------------------
+    @router.post("/people", status_code=201, response_model=schemas.Enrolled, dependencies=[ADMIN], tags=["people"],
+                 summary="Enrol a new person from one photo", responses=_errors(400, 409, 413))
+    async def enroll(photo: Photo, name: Annotated[str, Form(description="the person's name")],
+                     face_index: FaceIndex = None,
+                     allow_lookalike: Annotated[bool, Form(description="enrol even if the face matches someone "
+                                                                       "already enrolled")] = False,
+                     note: Annotated[str | None, Form()] = None):
+        """Refused with 409 when the name is taken, the photo is already enrolled, or the face matches another
+        person at the threshold identify uses (a duplicate or look-alike; `matches` says who), unless
+        `allow_lookalike`."""
+        decoded = await context.photo(photo)
+        result = await context.run(gallery.enroll, decoded, name, face_index=face_index,
+                                   allow_lookalike=allow_lookalike, note=note or None)
+        return schemas.Enrolled.of(result)
+
+    @router.get("/people", response_model=schemas.PeoplePage, dependencies=[READ], tags=["people"],
+                summary="List or search enrolled people, a page at a time")
+    async def list_people(search: Annotated[str | None, Query(description="part of the name, any letter case")] = None,
+                          offset: Annotated[int, Query(ge=0)] = 0,
+                          limit: Annotated[int, Query(ge=1, le=MAX_PAGE)] = 50):
+        people, total = await context.run(gallery.list_page, search or None, offset, limit)
+        return schemas.PeoplePage(people=[schemas.Person.of(p) for p in people], total=total, offset=offset,
+                                  limit=limit)
+
+    @router.get("/people/{person_id}", response_model=schemas.Person, dependencies=[READ], tags=["people"],
+                summary="One person, with their photo count", responses=_errors(404))
+    async def get_person(person_id: PersonId):
+        return schemas.Person.of(await context.run(gallery.get, person_id))
+
+    @router.patch("/people/{person_id}", response_model=schemas.Person, dependencies=[ADMIN], tags=["people"],
+                  summary="Rename a person", responses=_errors(400, 404, 409))
+    async def rename(person_id: PersonId, change: schemas.Rename):
+        return schemas.Person.of(await context.run(gallery.rename, person_id, change.name))
+
+    @router.delete("/people/{person_id}", response_model=schemas.Person, dependencies=[ADMIN], tags=["people"],
+                   summary="Delete a person and every photo of them", responses=_errors(404))
+    async def delete(person_id: PersonId):
+        info = await context.run(gallery.delete, person_id)
+        if context.after_delete is not None:
+            await context.run(context.after_delete)
+        return schemas.Person.of(info)
+
+    @router.post("/people/{person_id}/photos", status_code=201, response_model=schemas.Enrolled,
+                 dependencies=[ADMIN], tags=["people"], summary="Add another photo of a person",
+                 responses=_errors(400, 404, 409, 413))
+    async def add_photo(person_id: PersonId, photo: Photo, face_index: FaceIndex = None,
+                        allow_mismatch: Annotated[bool, Form(description="add it even if the face does not match "
+                                                                         "this person")] = False):
+        """Refused with 409 when the face does not match this person, or matches someone else better."""
+        decoded = await context.photo(photo)
+        result = await context.run(gallery.add_photo, person_id, decoded, face_index=face_index,
+                                   allow_mismatch=allow_mismatch)
+        return schemas.Enrolled.of(result)
+
+    # ----- search ---------------------------------------------------------------------------------------
+    @router.post("/identify", response_model=schemas.Identified, dependencies=[READ], tags=["search"],
+                 summary="Name every face in a photo", responses=_errors(400, 413))
+    async def identify(photo: Photo, top_k: TopK = 3, fpir: Fpir = None, threshold: Threshold = None):
+        """Each face: its box, the name (or 'unknown' below the threshold), the similarity, the top_k candidates;
+        and the threshold used with its expected stranger-match rate for this gallery."""
+        decoded = await context.photo(photo)
+        matches = await context.run(gallery.identify, decoded, top_k=top_k, threshold=threshold, fpir=fpir)
+        return schemas.Identified.of(matches, top_k, matches[0].rule)
+
+    @router.post("/verify", response_model=schemas.Verified, dependencies=[READ], tags=["search"],
+                 summary="Are the largest faces of two photos the same person?", responses=_errors(400, 413))
+    async def verify(photo_a: Photo, photo_b: Photo, fpir: Fpir = None, threshold: Threshold = None):
+        first = await context.photo(photo_a, "the first photo")
+        second = await context.photo(photo_b, "the second photo")
+        return (await context.run(gallery.verify, first, second, threshold=threshold, fpir=fpir)).to_dict()
+
+    # ----- the gallery ----------------------------------------------------------------------------------
+    @router.get("/gallery/health", response_model=schemas.Health, dependencies=[ADMIN], tags=["gallery"],
+                summary="Embedding metrics, confusable pairs and suspected duplicates")
+    async def health():
+        return (await context.run(gallery.health)).to_dict()
+
+    @router.get("/gallery/export", response_class=FileResponse, dependencies=[ADMIN], tags=["gallery"],
+                summary="Download the gallery as a portable zip (names, embeddings, optional face crops)",
+                responses={200: {"content": {"application/zip": {}}}})
+    async def export(include_crops: Annotated[bool, Query(description="also the 112x112 face crops")] = True):
+        folder = Path(tempfile.mkdtemp(prefix="api-export-", dir=context.scratch))
+        try:
+            path = folder / "facerec-gallery.zip"
+            await context.run(gallery.export, path, include_crops=include_crops)
+        except BaseException:
+            shutil.rmtree(folder, ignore_errors=True)
+            raise
+        return FileResponse(path, media_type="application/zip", filename=path.name,
+                            background=BackgroundTask(shutil.rmtree, folder, ignore_errors=True))
+
+    @router.post("/gallery/import", response_model=schemas.Imported, dependencies=[ADMIN], tags=["gallery"],
+                 summary="Add the people of an exported zip, all or nothing", responses=_errors(400, 413))
+    async def import_(archive: Annotated[UploadFile, File(description="a zip made by export")]):
+        data = await read_upload(archive, gallery.settings.max_upload_bytes, "the archive")
+        folder = Path(tempfile.mkdtemp(prefix="api-import-", dir=context.scratch))
+        try:
+            path = folder / "import.zip"
+            path.write_bytes(data)
+            return await context.run(gallery.import_, path)
+        finally:
+            shutil.rmtree(folder, ignore_errors=True)
+
+    return router

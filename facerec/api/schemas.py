@@ -1,0 +1,151 @@
+"""The JSON the REST API answers with, as pydantic models: they make the OpenAPI document, and each is built from
+the `to_dict()` of the Gallery result it stands for, so the API says what the CLI's `--json` says."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from ..results import EnrollResult, FaceMatch, IdentityInfo
+from ..threshold_policy import ThresholdInForce
+
+
+class Error(BaseModel):
+    error: str = Field(description="one line, the message the web app shows for the same problem")
+    code: str = Field(description="a stable word for programs: no_face, possible_duplicate, unauthorized, ...")
+    matches: list[dict] | None = Field(None, description="409: who the face (or photo) matches, best first")
+    faces: list[dict] | None = Field(None, description="422 multiple_faces: the faces to pick a face_index from")
+    taken: str | None = Field(None, description="409 name_taken: the enrolled name it clashes with")
+
+
+class ThresholdPolicy(BaseModel):
+    """How the threshold was set and what it means for this gallery (`facerec.threshold_policy`)."""
+
+    model_config = ConfigDict(extra="allow")
+    threshold: float = Field(description="cosine similarity in [-1, 1] at or above which a face is a match")
+    comparisons: int = Field(description="faces a stranger is compared with (1 for verification)")
+    target_fpir: float | None = Field(description="the accepted stranger-match rate it was set for; null if pinned")
+    expected_fpir: float | None = Field(description="expected stranger-match rate at this threshold")
+    pinned: bool
+    sentence: str = Field(description="the same, in plain words")
+
+
+class Face(BaseModel):
+    box: list[float] = Field(description="x1, y1, x2, y2 in pixels of the uploaded photo")
+    score: float = Field(description="detector confidence in [0, 1]")
+    landmarks: list[list[float]] = Field(description="eyes, nose, mouth corners: five [x, y]")
+
+
+class Person(BaseModel):
+    id: int
+    name: str
+    photos: int = Field(description="how many photos (faces) are enrolled for this person")
+    note: str | None
+    created_at: str
+    updated_at: str
+
+    @classmethod
+    def of(cls, info: IdentityInfo) -> "Person":
+        data = info.to_dict()
+        return cls(**{key: data[key] for key in cls.model_fields})
+
+
+class PeoplePage(BaseModel):
+    people: list[Person]
+    total: int = Field(description="people matching the search in all")
+    offset: int
+    limit: int
+
+
+class Lookalike(BaseModel):
+    name: str
+    similarity: float
+
+
+class Enrolled(BaseModel):
+    identity_id: int
+    name: str
+    face_id: int
+    photos: int
+    face: Face
+    lookalikes: list[Lookalike] = Field(description="other people this face resembles (allowed look-alikes)")
+    threshold: float | None = None
+    expected_fpir: float | None = None
+    threshold_policy: ThresholdPolicy | None = None
+
+    @classmethod
+    def of(cls, result: EnrollResult) -> "Enrolled":
+        return cls(**result.to_dict())
+
+
+class Candidate(BaseModel):
+    name: str
+    identity_id: int
+    similarity: float = Field(description="cosine similarity in [-1, 1] of this person's best-matching face")
+
+
+class IdentifiedFace(BaseModel):
+    box: list[float] = Field(description="x1, y1, x2, y2 in pixels")
+    score: float
+    name: str = Field(description="the person's name, or 'unknown' below the threshold")
+    known: bool
+    identity_id: int | None
+    similarity: float | None = Field(description="the best candidate's similarity (null in an empty gallery)")
+    candidates: list[Candidate] = Field(description="the top_k people, best first")
+
+
+class Identified(BaseModel):
+    faces: list[IdentifiedFace] = Field(description="every face in the photo, left to right as detected")
+    threshold: float
+    expected_fpir: float | None
+    top_k: int
+    threshold_policy: ThresholdPolicy
+
+    @classmethod
+    def of(cls, matches: list[FaceMatch], top_k: int, rule: ThresholdInForce) -> "Identified":
+        faces = []
+        for match in matches:
+            face = match.face.to_dict()
+            best = match.candidates[0].identity_id if match.name is not None and match.candidates else None
+            faces.append(IdentifiedFace(
+                box=face["box"], score=face["score"], name=match.label, known=match.name is not None,
+                identity_id=best, similarity=None if match.similarity is None else round(match.similarity, 4),
+                candidates=[Candidate(name=c.name, identity_id=c.identity_id, similarity=round(c.similarity, 4))
+                            for c in match.candidates]))
+        policy = rule.to_dict()
+        return cls(faces=faces, threshold=policy["threshold"], expected_fpir=policy["expected_fpir"], top_k=top_k,
+                   threshold_policy=policy)
+
+
+class Verified(BaseModel):
+    same_person: bool
+    similarity: float
+    threshold: float
+    expected_fpir: float | None = Field(description="for one comparison: the per-comparison false-match rate")
+    threshold_policy: ThresholdPolicy
+    face_a: Face
+    face_b: Face
+
+
+class Health(BaseModel):
+    """`facerec health --json`: the embedding metrics, confusable pairs and suspected duplicates."""
+
+    model_config = ConfigDict(extra="allow")
+    identities: int
+    faces: int
+    threshold: float
+    closest_is_positive_accuracy: float | None
+    median_distances: dict[str, float | None]
+    readings: dict[str, str]
+    confusable_pairs: list[dict]
+    suspected_duplicates: list[dict]
+    notes: list[str]
+    threshold_policy: dict
+
+
+class Rename(BaseModel):
+    name: str = Field(description="the new name (the same name rule as enrolment)")
+
+
+class Imported(BaseModel):
+    added: int
+    skipped: int = Field(description="faces already in the gallery (same photo and face)")

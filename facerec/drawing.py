@@ -1,8 +1,6 @@
-"""Pictures for people: detected faces drawn on the photo, side-by-side thumbnails, health histograms."""
+"""Pictures for people: detected faces drawn on the photo (numbered), health and policy plots."""
 
 from __future__ import annotations
-
-import io
 
 import numpy as np
 from PIL import Image, ImageDraw, ImageFont
@@ -44,15 +42,6 @@ def annotate(pixels: np.ndarray, faces: list[DetectedFace], labels: list[str] | 
             for x, y in face.landmarks:
                 draw.ellipse([x - width, y - width, x + width, y + width], fill=colour)
     return np.asarray(image)
-
-
-def side_by_side(left: bytes | None, right: bytes | None, size: int = 112) -> np.ndarray:
-    """Two JPEG crops next to each other (grey where a crop is not stored, e.g. in privacy mode)."""
-    canvas = Image.new("RGB", (2 * size + 4, size), (235, 235, 235))
-    for slot, data in enumerate((left, right)):
-        if data:
-            canvas.paste(Image.open(io.BytesIO(data)).convert("RGB").resize((size, size)), (slot * (size + 4), 0))
-    return np.asarray(canvas)
 
 
 def similarity_histogram(similarities: list[float], threshold: float, title: str):

@@ -1,0 +1,143 @@
+"""What the browser tests share (not a test module): Debian's Chromium driven by Playwright, a page on the app,
+screenshots, and reading the page as a user does.
+
+Playwright's own browser download is not used: the browser is `/usr/bin/chromium` (or $FACEREC_CHROMIUM). Without
+it the browser tests are skipped, or fail under CI (CI=true). Screenshots go to $FACEREC_SHOTS/<test name>/ when
+that is set (e.g. /tmp/facerec-shots, to look at them), else under the test's tmp_path; never into the repository.
+
+Use from a test module:  from browser_helpers import browser, page, shoot  (pytest finds imported fixtures).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+from PIL import Image
+
+playwright_sync = pytest.importorskip("playwright.sync_api")
+expect = playwright_sync.expect
+
+CHROMIUM = Path(os.environ.get("FACEREC_CHROMIUM", "/usr/bin/chromium"))
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+                 "--disable-sync", "--no-first-run", "--disable-quic"]
+TIMEOUT_MS = 60_000  # page loads and uploads can take seconds on a busy 2-core machine; inference is < 1 s
+IMAGE_INPUT = 'input[type=file][accept="image/*"]'  # the Image upload (a Dataframe has a CSV one too)
+VIEWPORT = {"width": 1280, "height": 1000}
+
+
+def lfw(data_dir: Path, person: str, index: int) -> Path:
+    path = data_dir / "lfw" / person / f"{person}_{index:04d}.jpg"
+    assert path.is_file(), f"missing LFW photo {path}"
+    return path
+
+
+def group_photo(paths: list[Path], out: Path) -> Path:
+    """LFW photos (250x250) pasted left to right into one group photo: faces #0, #1, ... in that order."""
+    tiles = [Image.open(p).convert("RGB") for p in paths]
+    canvas = Image.new("RGB", (sum(t.width for t in tiles), max(t.height for t in tiles)), (0, 0, 0))
+    x = 0
+    for tile in tiles:
+        canvas.paste(tile, (x, 0))
+        x += tile.width
+    canvas.save(out, "JPEG", quality=95)
+    return out
+
+
+@pytest.fixture(scope="module")
+def browser():
+    if not CHROMIUM.is_file():
+        message = f"no Chromium at {CHROMIUM} (apt-get install chromium, or set FACEREC_CHROMIUM)"
+        if os.environ.get("CI", "").strip().lower() == "true":
+            pytest.fail(message, pytrace=False)
+        pytest.skip(message)
+    with playwright_sync.sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS)
+        try:
+            yield browser
+        finally:
+            browser.close()
+
+
+@pytest.fixture
+def page(browser, app):
+    """A fresh page on the module's `app` (each test module defines that fixture)."""
+    context = browser.new_context(viewport=VIEWPORT)
+    context.set_default_timeout(TIMEOUT_MS)
+    page = context.new_page()
+    page.goto(app.url, timeout=TIMEOUT_MS)
+    expect(page.get_by_role("tab", name="Enroll")).to_be_visible(timeout=TIMEOUT_MS)
+    try:
+        yield page
+    finally:
+        context.close()
+
+
+@pytest.fixture
+def shots(request, tmp_path) -> Path:
+    root = os.environ.get("FACEREC_SHOTS", "").strip()
+    folder = Path(root) / request.node.name if root else tmp_path
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
+
+
+@pytest.fixture
+def shoot(page, shots):
+    """shoot("01-name") saves a screenshot and checks the file is there. Toasts are fixed-position overlays:
+    they show in a viewport screenshot, not in a full-page one."""
+    taken: list[Path] = []
+
+    def screenshot(step: str, full_page: bool = False) -> Path:
+        path = shots / f"{step}.png"
+        page.screenshot(path=str(path), full_page=full_page, animations="disabled")
+        assert path.is_file() and path.stat().st_size > 1000, f"screenshot {path} missing or empty"
+        taken.append(path)
+        return path
+
+    yield screenshot
+    assert all(p.is_file() for p in taken)
+
+
+def open_tab(page, name: str):
+    page.get_by_role("tab", name=name, exact=True).click()
+    panel = page.get_by_role("tabpanel")  # only the visible tab's panel has an accessible role
+    expect(panel).to_have_count(1)
+    return panel
+
+
+def assert_no_traceback(page) -> None:
+    text = page.locator("body").inner_text()
+    assert "Traceback" not in text and 'File "' not in text, text[-2000:]
+
+
+def assert_no_toast(page) -> None:
+    """Results and errors appear next to their buttons: Gradio's toast (and its 'Error (3)' pile) never shows."""
+    page.wait_for_timeout(300)
+    assert page.get_by_test_id("toast-body").count() == 0, page.get_by_test_id("toast-body").all_inner_texts()
+
+
+def toast_text(page, timeout_ms: int = TIMEOUT_MS) -> str:
+    """The text of the toast Gradio itself shows (only for what the browser refuses before any action runs,
+    such as a file type the upload widget does not take)."""
+    toast = page.get_by_test_id("toast-body").first
+    expect(toast).to_be_visible(timeout=timeout_ms)
+    page.wait_for_timeout(500)  # let it finish flying in, for the screenshot
+    return toast.inner_text()
+
+
+def enroll(page, photo: Path, name: str) -> None:
+    """Enroll `name` from `photo` through the Enroll tab; waits for the success line."""
+    panel = open_tab(page, "Enroll")
+    panel.locator(IMAGE_INPUT).set_input_files(str(photo))
+    expect(page.locator("#detect-status")).to_contain_text("face")
+    panel.get_by_label("Name", exact=True).fill(name)
+    panel.get_by_role("button", name="Enroll", exact=True).click()
+    expect(page.locator("#enroll-status")).to_contain_text(f"Enrolled {name}")
+
+
+def below(page, first: str, second, within_px: float = 120) -> bool:
+    """Whether the element `second` (selector or locator) starts just under `first` (within `within_px`)."""
+    a = page.locator(first).bounding_box() if isinstance(first, str) else first.bounding_box()
+    b = page.locator(second).bounding_box() if isinstance(second, str) else second.bounding_box()
+    return a is not None and b is not None and 0 <= b["y"] - (a["y"] + a["height"]) <= within_px

@@ -112,9 +112,12 @@ def assert_no_traceback(page) -> None:
 
 
 def assert_no_toast(page) -> None:
-    """Results and errors appear next to their buttons: Gradio's toast (and its 'Error (3)' pile) never shows."""
-    page.wait_for_timeout(300)
+    """Results and errors appear next to their buttons: Gradio's toast (and its 'Error (3)' pile) never shows,
+    nor its red 'Error' badge over an output whose event failed."""
+    page.wait_for_timeout(500)
     assert page.get_by_test_id("toast-body").count() == 0, page.get_by_test_id("toast-body").all_inner_texts()
+    badges = page.locator('[data-testid="status-tracker"]').filter(has_text="Error")
+    assert badges.count() == 0, f"{badges.count()} output(s) marked 'Error' by Gradio"
 
 
 def toast_text(page, timeout_ms: int = TIMEOUT_MS) -> str:

@@ -53,16 +53,17 @@ def build(context: AppContext, password_visible: bool) -> tuple[gr.Tab, PeopleLi
         thumbnails = gr.HTML(css_template=FACES_CSS, elem_id="people-faces")
         people_json = gr.JSON(visible=False)
         with gr.Accordion("Rename", open=False):
-            rename_from, rename_to = gr.Textbox(label="Current name"), gr.Textbox(label="New name")
+            rename_from = gr.Textbox(label="Current name", elem_id="rename-from")
+            rename_to = gr.Textbox(label="New name", elem_id="rename-to")
             rename_button = gr.Button("Rename")
             rename_status = gr.Markdown(elem_id="rename-status")
         with gr.Accordion("Delete", open=False):
-            delete_name = gr.Textbox(label="Name")
+            delete_name = gr.Textbox(label="Name", elem_id="delete-name")
             delete_confirm = gr.Checkbox(label=DELETE_BOX)
             delete_button = gr.Button("Delete", variant="stop")
             delete_status = gr.Markdown(elem_id="delete-status")
         with gr.Accordion("Add a photo to a person", open=False):
-            add_name = gr.Textbox(label="Name")
+            add_name = gr.Textbox(label="Name", elem_id="add-photo-name")
             add_image = PhotoInput(image_mode=None, type="filepath", label="Photo")
             add_anyway = gr.Checkbox(label=MISMATCH_BOX)
             add_button = gr.Button("Add photo")
@@ -104,7 +105,9 @@ def build(context: AppContext, password_visible: bool) -> tuple[gr.Tab, PeopleLi
         return list_people(query, password, request)
 
     def refresh(succeeded, query="", password="", request: gr.Request = None):
-        return list_people(query, password, request) if succeeded else {}
+        if not succeeded:  # the action failed: nothing changed, and its password may be wrong (no second guess)
+            return {component: gr.update() for component in (table, thumbnails, people_json, people_status)}
+        return list_people(query, password, request)
 
     def rename(name, new_name, password="", request: gr.Request = None):
         context.require_admin(password, request)

@@ -5,7 +5,7 @@ Playwright's own browser download is not used: the browser is `/usr/bin/chromium
 it the browser tests are skipped, or fail under CI (CI=true). Screenshots go to $FACEREC_SHOTS/<test name>/ when
 that is set (e.g. /tmp/facerec-shots, to look at them), else under the test's tmp_path; never into the repository.
 
-Use from a test module:  from browser_helpers import browser, page, shoot  (pytest finds imported fixtures).
+The fixtures (`browser`, `page` on the module's `app`, `shots`, `shoot`) are in tests/conftest.py.
 """
 
 from __future__ import annotations
@@ -43,60 +43,6 @@ def group_photo(paths: list[Path], out: Path) -> Path:
         x += tile.width
     canvas.save(out, "JPEG", quality=95)
     return out
-
-
-@pytest.fixture(scope="module")
-def browser():
-    if not CHROMIUM.is_file():
-        message = f"no Chromium at {CHROMIUM} (apt-get install chromium, or set FACEREC_CHROMIUM)"
-        if os.environ.get("CI", "").strip().lower() == "true":
-            pytest.fail(message, pytrace=False)
-        pytest.skip(message)
-    with playwright_sync.sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS)
-        try:
-            yield browser
-        finally:
-            browser.close()
-
-
-@pytest.fixture
-def page(browser, app):
-    """A fresh page on the module's `app` (each test module defines that fixture)."""
-    context = browser.new_context(viewport=VIEWPORT)
-    context.set_default_timeout(TIMEOUT_MS)
-    page = context.new_page()
-    page.goto(app.url, timeout=TIMEOUT_MS)
-    expect(page.get_by_role("tab", name="Enroll")).to_be_visible(timeout=TIMEOUT_MS)
-    try:
-        yield page
-    finally:
-        context.close()
-
-
-@pytest.fixture
-def shots(request, tmp_path) -> Path:
-    root = os.environ.get("FACEREC_SHOTS", "").strip()
-    folder = Path(root) / request.node.name if root else tmp_path
-    folder.mkdir(parents=True, exist_ok=True)
-    return folder
-
-
-@pytest.fixture
-def shoot(page, shots):
-    """shoot("01-name") saves a screenshot and checks the file is there. Toasts are fixed-position overlays:
-    they show in a viewport screenshot, not in a full-page one."""
-    taken: list[Path] = []
-
-    def screenshot(step: str, full_page: bool = False) -> Path:
-        path = shots / f"{step}.png"
-        page.screenshot(path=str(path), full_page=full_page, animations="disabled")
-        assert path.is_file() and path.stat().st_size > 1000, f"screenshot {path} missing or empty"
-        taken.append(path)
-        return path
-
-    yield screenshot
-    assert all(p.is_file() for p in taken)
 
 
 def open_tab(page, name: str):

@@ -15,10 +15,7 @@ import pytest
 from PIL import Image
 
 from app_server import running_app
-from browser_helpers import (  # noqa: F401 - browser, page, shots and shoot are fixtures
-    IMAGE_INPUT, assert_no_toast, assert_no_traceback, browser, expect, lfw, open_tab, page, shoot, shots,
-    toast_text,
-)
+from browser_helpers import IMAGE_INPUT, assert_no_toast, assert_no_traceback, expect, lfw, open_tab, toast_text
 
 PERSON, NAME = "Abdullah_Gul", "Abdullah Gul"  # photo 1 enrolled, photo 2 identified (similarity ~0.76 > 0.61)
 

@@ -13,10 +13,7 @@ import shutil
 import pytest
 
 from app_server import running_app
-from browser_helpers import (  # noqa: F401 - browser, page, shots and shoot are fixtures
-    IMAGE_INPUT, assert_no_toast, assert_no_traceback, below, browser, enroll, expect, lfw, open_tab, page, shoot,
-    shots,
-)
+from browser_helpers import IMAGE_INPUT, assert_no_toast, assert_no_traceback, below, enroll, expect, lfw, open_tab
 
 ALAN, BILJANA, ART = "Alan_Ball", "Biljana_Plavsic", "Art_Hoffmann"  # single-face LFW photos (tests/test_gallery.py)
 

@@ -49,7 +49,7 @@ def build(context: AppContext, password_visible: bool) -> EnrollTab:
         return {faces: picture, face_choice: choices, detect_status: text or "Upload a photo to see the faces "
                                                                           "found in it."}
 
-    def enroll(photo, name, face_choice, allow_lookalike=False, note=None, password="",
+    def enroll(photo, name, face_choice=None, allow_lookalike=False, note=None, password="",
                request: gr.Request = None):
         context.require_admin(password, request)
         path = uploaded_photo(photo)

@@ -9,7 +9,7 @@ from ..drawing import KNOWN, UNKNOWN, annotate
 from .actions import expose
 from .context import AppContext
 from .text import markdown_text
-from .threshold_controls import accepted_rate, pinned_threshold, rate_and_pin
+from .threshold_controls import accepted_rate, parse_pinned, rate_and_pin
 from .uploads import PhotoInput, uploaded_photo
 
 HEADERS = ["face", "name", "similarity", "candidate 1", "candidate 2", "candidate 3"]
@@ -37,25 +37,25 @@ def build(context: AppContext, default_percent: float, password_visible: bool) -
         with gr.Accordion("Details (JSON)", open=False):
             details = gr.JSON()
 
-    def policy(fpir_percent, pinned):
+    def policy(fpir_percent, pinned_threshold):
         """The threshold identify would use now, for this gallery, in plain words."""
-        rule = gallery.threshold_in_force(fpir=accepted_rate(fpir_percent), threshold=pinned_threshold(pinned),
+        rule = gallery.threshold_in_force(fpir=accepted_rate(fpir_percent), threshold=parse_pinned(pinned_threshold),
                                           with_people=True)
         return {threshold_note: rule.sentence()}
 
-    def identify(photo, pinned_threshold_text=None, top_k=3, password="", fpir_percent=None,
+    def identify(photo, pinned_threshold=None, top_k=3, password="", fpir_percent=None,
                  request: gr.Request = None):
         # The API keeps its order (photo, threshold, top_k, password): a number there pins the threshold; leave it
         # empty (None) to follow the accepted stranger-match rate, the fifth input (percent).
         path = uploaded_photo(photo)
         admin = context.is_admin(password, request)
-        pinned, rate = pinned_threshold(pinned_threshold_text), accepted_rate(fpir_percent)
+        threshold, rate = parse_pinned(pinned_threshold), accepted_rate(fpir_percent)
         # Without the password: no threshold below the one in force for the gallery (a pinned one, or one from a
         # looser accepted rate, falls back to it), and nothing about faces that do not match.
-        if not admin and gallery.threshold_in_force(rate, pinned).threshold < gallery.threshold:
-            pinned, rate = None, None
+        if not admin and gallery.threshold_in_force(rate, threshold).threshold < gallery.threshold:
+            threshold, rate = None, None
         decoded = gallery.read(path)
-        matches = gallery.identify(decoded, top_k=int(top_k), threshold=pinned, fpir=rate)
+        matches = gallery.identify(decoded, top_k=int(top_k), threshold=threshold, fpir=rate)
         if not admin:
             matches = [match.redacted() for match in matches]
         labels = [f"#{i} {m.label}" + ("" if m.similarity is None else f" {m.similarity:.3f}")

@@ -14,7 +14,7 @@ def rate_and_pin(percent: float, label: str, info: str) -> tuple[gr.Slider, gr.T
     return rate, pinned
 
 
-def pinned_threshold(value) -> float | None:
+def parse_pinned(value) -> float | None:
     """The optional pinned-threshold box: empty (None or '') means 'follow the accepted rate'. A text box, not a
     `gr.Number`: the browser sends an empty Number as 0, which would pin the threshold at 0 and name everyone."""
     if value is None or str(value).strip() == "":

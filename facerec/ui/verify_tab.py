@@ -8,7 +8,7 @@ from ..errors import MultipleFaces
 from .actions import Instead, expose
 from .context import AppContext
 from .face_picker import chosen_face, detected_faces
-from .threshold_controls import accepted_rate, pinned_threshold, rate_and_pin
+from .threshold_controls import accepted_rate, parse_pinned, rate_and_pin
 from .uploads import PhotoInput, uploaded_photo
 
 
@@ -28,14 +28,15 @@ def build(context: AppContext, default_percent: float) -> None:
         status = gr.Markdown(elem_id="verify-status")
         details = gr.JSON(visible=False)
 
-    def policy(fpir_percent, pinned):
-        rule = gallery.verification_threshold(fpir=accepted_rate(fpir_percent), threshold=pinned_threshold(pinned))
+    def policy(fpir_percent, pinned_threshold):
+        rule = gallery.verification_threshold(fpir=accepted_rate(fpir_percent),
+                                              threshold=parse_pinned(pinned_threshold))
         return {threshold_note: rule.sentence()}
 
-    def verify(photo_a, photo_b, pinned_threshold_text=None, fpir_percent=None, face_a=None, face_b=None):
+    def verify(photo_a, photo_b, pinned_threshold=None, fpir_percent=None, face_a=None, face_b=None):
         path_a = uploaded_photo(photo_a, "upload two photos")
         path_b = uploaded_photo(photo_b, "upload two photos")
-        result = gallery.verify(path_a, path_b, threshold=pinned_threshold(pinned_threshold_text),
+        result = gallery.verify(path_a, path_b, threshold=parse_pinned(pinned_threshold),
                                 fpir=accepted_rate(fpir_percent), face_a=chosen_face(face_a, "face_a"),
                                 face_b=chosen_face(face_b, "face_b"))
         verdict = "Same person" if result.same_person else "Different people"

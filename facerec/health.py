@@ -65,7 +65,7 @@ def gallery_health(embeddings: np.ndarray, identity_ids: np.ndarray, names: dict
     report = HealthReport(
         identities=len(set(identity_ids.tolist())), faces=count, threshold=threshold,
         closest_is_positive_accuracy=cipa, median_distances=distances,
-        readings=_readings(cipa, distances, threshold, count, nearest_other_person_distance(nearest)),
+        readings=_readings(cipa, distances, threshold, count, nearest),
         confusable_pairs=pairs[:top_pairs],
         suspected_duplicates=[p for p in pairs if p["similarity"] >= threshold],
         nearest_other_similarities=nearest, notes=notes,
@@ -117,7 +117,10 @@ def nearest_other_person_distance(nearest_other_similarities: list[float]) -> fl
 
 
 def _readings(cipa: float, distances: dict[str, float], threshold: float, count: int,
-              nearest_other: float = float("nan")) -> dict[str, str]:
+              nearest_others: list[float] | None = None) -> dict[str, str]:
+    """Each figure in plain words; `nearest_others`: per person, the similarity of their nearest other person."""
+    nearest_others = nearest_others or []
+    nearest_other = nearest_other_person_distance(nearest_others)
     threshold_distance = figure_text(similarity_to_distance(threshold))
     readings: dict[str, str] = {}
     if math.isnan(cipa):
@@ -151,20 +154,26 @@ def _readings(cipa: float, distances: dict[str, float], threshold: float, count:
         readings["MedianClosestDistance"] = (
             f"Typical distance from a face to its nearest other face (always another person here, as everyone "
             f"has one photo): {figure_text(mc)}. " + _look_alike_reading(mc, threshold, threshold_distance))
+    positive = distances["MedianClosestPositiveDistance"]
     readings["MedianClosestPositiveDistance"] = (
         _no_positives() if not has_positives else
-        f"Typical distance from a face to the nearest other photo of the same person: "
-        f"{figure_text(distances['MedianClosestPositiveDistance'])}. Below the threshold distance "
-        f"{threshold_distance}, a new photo of a person is usually recognised.")
+        f"Typical distance from a face to the nearest other photo of the same person: {figure_text(positive)}. "
+        + (f"Below the threshold distance {threshold_distance}: a person's photos usually match each other, so a "
+           "new photo of them is usually recognised." if positive < similarity_to_distance(threshold) else
+           f"Above the threshold distance {threshold_distance}: a person's own photos often do not match each "
+           "other, so a new photo of them may not be recognised."))
     gap = distances["MedianClosestVsClosestPositiveDistance"]
     readings["MedianClosestVsClosestPositiveDistance"] = (
         _no_positives() if math.isnan(gap) else
         f"How much farther a person's own nearest photo is than their nearest face overall: typically "
         f"{figure_text(gap)}. 0 means the nearest face is usually the same person's.")
+    twins = sum(similarity >= threshold for similarity in nearest_others)
     readings["NearestOtherPerson"] = (
         "Undefined: fewer than two people." if math.isnan(nearest_other) else
         f"Typical distance from a person to the nearest face of anyone else: {figure_text(nearest_other)}. "
-        + _look_alike_reading(nearest_other, threshold, threshold_distance))
+        + (_look_alike_reading(nearest_other, threshold, threshold_distance) if not twins else
+           f"{twins} of {len(nearest_others)} people have a near-twin in the gallery: another person at or above "
+           "the match threshold (see the suspected duplicates)."))
     return readings
 
 

@@ -1,4 +1,5 @@
-"""The Gallery tab never shows a stale list (issue #15, point 1), in a real browser on a fresh app.
+"""The Gallery tab never shows a stale list (issue #15, point 1), in a real browser on a fresh app (and on one
+with an admin password, where opening a tab before typing it is not an error).
 
 Without a Refresh button: the list is there when the tab opens, and after an enrolment (in the Enroll tab), a
 rename, a failed rename, an added photo, a delete and an import it shows exactly what the gallery holds. Each
@@ -126,3 +127,50 @@ def _export_of(home, photo, name, out):
         gallery.enroll(photo, name)
         gallery.export(out)
     return out
+
+
+def test_with_a_password_the_views_ask_for_it_and_then_stay_true(browser, shots, data_dir, tmp_path):
+    """Opening the Gallery or Health tab before typing the password is not an error (and not a wrong guess): the
+    page asks for it; a wrong one is one error line; the right one shows the list, which then follows changes."""
+    from browser_helpers import TIMEOUT_MS, VIEWPORT
+
+    home = tmp_path / "home"
+    from facerec.gallery import Gallery
+    from facerec.settings import Settings
+
+    with Gallery(Settings.from_env(home=home)) as gallery:
+        gallery.enroll(lfw(data_dir, ALAN, 1), "Alan Ball")
+    with running_app(home, admin_password="open sesame") as app:
+        context = browser.new_context(viewport=VIEWPORT)
+        context.set_default_timeout(TIMEOUT_MS)
+        page = context.new_page()
+        try:
+            page.goto(app.url)
+            panel = open_tab(page, "Gallery")
+            expect(page.locator("#people-status")).to_have_text(
+                "Type the admin password above and press Enter to see the enrolled people.")
+            expect(page.locator("#people-faces figcaption")).to_have_count(0)
+            assert_no_toast(page)
+            password = panel.get_by_label("Admin password (press Enter to show the people)")
+            password.fill("wrong")
+            password.press("Enter")
+            expect(page.locator("#people-status")).to_have_text("Error: Wrong admin password.")
+            expect(page.locator("#people-faces figcaption")).to_have_count(0)
+            password.fill("open sesame")
+            password.press("Enter")
+            expect_people(page, {"Alan Ball": 1})
+            panel.get_by_role("button", name="Rename").first.click()
+            page.locator("#rename-from").get_by_label("Current name").fill("Alan Ball")
+            page.locator("#rename-to").get_by_label("New name").fill("Alan W Ball")
+            panel.get_by_role("button", name="Rename", exact=True).last.click()
+            expect(page.locator("#rename-status")).to_have_text("Renamed to Alan W Ball.")
+            expect_people(page, {"Alan W Ball": 1})
+            page.screenshot(path=str(shots / "01-password-gallery.png"), full_page=True)
+
+            open_tab(page, "Health")
+            expect(page.locator("#health-status")).to_have_text(
+                "Type the admin password and press Check gallery health.")
+            assert_no_toast(page)
+            page.screenshot(path=str(shots / "02-password-health.png"))
+        finally:
+            context.close()

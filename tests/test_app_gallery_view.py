@@ -172,5 +172,10 @@ def test_with_a_password_the_views_ask_for_it_and_then_stay_true(browser, shots,
                 "Type the admin password and press Check gallery health.")
             assert_no_toast(page)
             page.screenshot(path=str(shots / "02-password-health.png"))
+            health_password = page.get_by_role("tabpanel").get_by_label("Admin password (press Enter or the button)")
+            health_password.fill("open sesame")
+            health_password.press("Enter")
+            expect(page.locator("#health-report")).to_contain_text("1 person, 1 face")
+            expect(page.locator("#policy-growth")).to_contain_text("The threshold as the gallery grows")
         finally:
             context.close()

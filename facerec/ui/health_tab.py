@@ -22,7 +22,8 @@ HEADERS = ("metric", "value", "what it means")
 def build(context: AppContext, password_visible: bool) -> gr.Tab:
     gallery = context.gallery
     with gr.Tab("Health") as tab:
-        password = gr.Textbox(label="Admin password", type="password", value="", visible=password_visible)
+        password = gr.Textbox(label="Admin password (press Enter or the button)", type="password", value="",
+                              visible=password_visible)
         button = gr.Button("Check gallery health", variant="primary")
         status = gr.Markdown(elem_id="health-status")
         report_view = gr.HTML(css_template=TABLE_CSS, elem_id="health-report")
@@ -73,8 +74,9 @@ def build(context: AppContext, password_visible: bool) -> gr.Tab:
                   f"{'unknown' if r.true_match_rate is None else f'{r.true_match_rate:.0%}'} |" for r in shown]
         return {growth_text: "\n".join([*lines, "```"]), growth_plot: policy_growth_plot(rows, rule.comparisons)}
 
-    event = expose([button.click, tab.select], health, [password], [report_view, plot, pairs_view, details],
-                   status, api_name="health", page_core=health_on_page, ok=ok)
+    event = expose([button.click, tab.select, password.submit], health, [password],
+                   [report_view, plot, pairs_view, details], status, api_name="health", page_core=health_on_page,
+                   ok=ok)
     event.then(page_door(policy_growth, [growth_plot], growth_text), [ok, password], [growth_text, growth_plot],
                api_visibility="private")
     return tab

@@ -95,7 +95,8 @@ def expose(triggers, core: Callable, inputs: Sequence, outputs: Sequence, status
            also_clear: Sequence = (), extra_outputs: Sequence = (), on_failure: dict | None = None, ok=None,
            **event_options):
     """Register an action on the page's `triggers` (e.g. `[button.click]`) and, with `api_name`, as an API
-    endpoint calling `core` with `inputs` and answering `outputs` (where `status` must be one).
+    endpoint calling `core` with `inputs` and answering `outputs`. `status` is the action's line on the page (an
+    API output too, or page-only: the page always updates it).
 
     The page runs `page_core` (default `core`; e.g. one that asks for a password instead of failing). Whenever
     it runs, `also_clear` are emptied (other actions' status lines: only the latest result stays on the page);

@@ -90,7 +90,8 @@ def build(context: AppContext, password_visible: bool) -> tuple[gr.Tab, PeopleLi
         if not total:
             summary = "Nobody is enrolled yet: enroll someone in the Enroll tab."
         elif query:
-            summary = f"{plural(len(people), 'person', 'people')} of {total:,} match '{markdown_text(query)}'."
+            summary = (f"{len(people):,} of {plural(total, 'person', 'people')} "
+                       f"match{'es' if len(people) == 1 else ''} '{markdown_text(query)}'.")
         else:
             summary = f"{plural(total, 'person', 'people')} enrolled."
         if len(people) > THUMBNAILS_SHOWN:

@@ -54,7 +54,7 @@ def admin_password(args: argparse.Namespace, environ=os.environ) -> tuple[str | 
                         "instead")
         password = args.admin_password
     if password is None and (args.share or args.host not in ("127.0.0.1", "localhost", "::1")):
-        warnings.append(f"no admin password while reachable from other machines: anyone can enrol, delete, list and "
+        warnings.append(f"no admin password while reachable from other machines: anyone can enroll, delete, list and "
                         f"export faces; set {PASSWORD_ENV}")
     return password, warnings
 

@@ -246,8 +246,8 @@ def checked_crop(data: bytes) -> bytes:
         raise InvalidImage(f"is {size[0]}x{size[1]} pixels; a crop is a {CROP_SIZE}x{CROP_SIZE} aligned face")
     try:
         pixels = load_image(data, max_pixels=CROP_SIZE * CROP_SIZE)  # decodes all of it: truncated, corrupt...
-    except InvalidImage as error:
-        raise InvalidImage(f"cannot be decoded ({error})") from None
+    except InvalidImage:
+        raise InvalidImage("cannot be decoded: it is truncated or corrupt") from None
     if kind == "JPEG" and mode == "RGB" and not has_exif and len(data) <= KEPT_CROP_BYTES:
         return data  # facerec's own crops: kept byte for byte, no second JPEG generation
     return encode_crop(pixels)

@@ -19,7 +19,8 @@ import unicodedata
 from pathlib import Path
 
 from . import __version__
-from .errors import FaceRecError
+from .errors import FaceRecError, IdentityMismatch, MultipleFaces, PossibleDuplicate
+from .messages import rate_text, similarity_text
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -34,7 +35,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return args.handler(args) or 0
     except FaceRecError as error:
-        print(f"error: {terminal_text(error)}", file=sys.stderr)
+        print(f"error: {terminal_text(error_line(error, getattr(args, 'hints', {})))}", file=sys.stderr)
         return 1
     except (FileNotFoundError, NotADirectoryError, ValueError) as error:
         print(f"error: {terminal_text(error)}", file=sys.stderr)
@@ -49,7 +50,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="facerec", description="Enrol faces from one photo and identify them.")
+    parser = argparse.ArgumentParser(prog="facerec", description="Enroll faces from one photo and identify them.")
     parser.add_argument("--version", action="version", version=f"facerec {__version__}")
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("--home", help="gallery folder (default: $FACEREC_HOME, else ./facerec_home)")
@@ -71,27 +72,34 @@ def build_parser() -> argparse.ArgumentParser:
             p.add_argument("--json", action="store_const", const="-", help="print JSON instead of a table")
         return p
 
-    p = command("enroll", cmd_enroll, "enrol a new person from one photo")
+    p = command("enroll", cmd_enroll, "enroll a new person from one photo")
     p.add_argument("photo")
     p.add_argument("--name", required=True)
     p.add_argument("--face", type=int, help="face index when the photo has several faces (left to right, from 0)")
-    p.add_argument("--force", action="store_true", help="enrol even if the face matches another person")
+    p.add_argument("--force", action="store_true", help="enroll even if the face matches another person")
     p.add_argument("--note")
+    p.set_defaults(hints={MultipleFaces: _pick_face("--face N"),
+                          PossibleDuplicate: "If this is a different person, run the command again with --force."})
     p = command("add-photo", cmd_add_photo, "add another photo of an enrolled person")
     p.add_argument("name")
     p.add_argument("photo")
-    p.add_argument("--face", type=int)
+    p.add_argument("--face", type=int, help="face index when the photo has several faces (left to right, from 0)")
     p.add_argument("--force", action="store_true",
                    help="add it even if the face does not match this person (or matches someone else better)")
-    p = command("enroll-dir", cmd_enroll_dir, "enrol a folder of <identity>/<photo> files")
+    p.set_defaults(hints={MultipleFaces: _pick_face("--face N"),
+                          IdentityMismatch: "If you are sure it is them, run the command again with --force."})
+    p = command("enroll-dir", cmd_enroll_dir, "enroll a folder of <identity>/<photo> files")
     p.add_argument("directory")
-    p.add_argument("--all", action="store_true", help="enrol every photo, not only the first of each person")
+    p.add_argument("--all", action="store_true", help="enroll every photo, not only the first of each person")
     p = command("identify", cmd_identify, "identify every face in a photo")
     p.add_argument("photo")
     p.add_argument("--top-k", type=int, default=3)
     p = command("verify", cmd_verify, "are two photos the same person?")
     p.add_argument("photo_a")
     p.add_argument("photo_b")
+    p.add_argument("--face-a", type=int, help="face of the first photo when it has several (left to right, from 0)")
+    p.add_argument("--face-b", type=int, help="face of the second photo when it has several")
+    p.set_defaults(hints={MultipleFaces: _pick_face("--face-a N (first photo) or --face-b N (second photo)")})
     p = command("list", cmd_list, "list enrolled people")
     p.add_argument("--search", help="substring of the name")
     p = command("rename", cmd_rename, "rename a person")
@@ -139,7 +147,7 @@ def build_parser() -> argparse.ArgumentParser:
                 json_file=True)
     p.add_argument("data_dir")
     p.add_argument("--max-per-identity", type=int, help="only identities with at most N photos (2 = LFW protocol)")
-    p.add_argument("--distractors", action="store_true", help="also enrol identities with a single photo")
+    p.add_argument("--distractors", action="store_true", help="also enroll identities with a single photo")
     p.add_argument("--open-set", action="store_true",
                    help="also measure FPIR and DIR at the threshold policy, at several gallery sizes")
     p.add_argument("--gallery-sizes", default="100,1000,all",
@@ -197,6 +205,28 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 # ----- helpers ---------------------------------------------------------------------------------------------
+def error_line(error: FaceRecError, hints: dict | None = None) -> str:
+    """The one line the CLI prints for a user error: the error's message, then what to do on the command line
+    (`hints`: {error class: sentence, or a function of the error giving one}) where the command knows."""
+    text = str(error).strip()
+    text = text if not text or text[-1] in ".?!" else text + "."
+    for kind, hint in (hints or {}).items():
+        if isinstance(error, kind):
+            hint = hint(error) if callable(hint) else hint
+            return f"{text} {hint}" if hint else text
+    return text
+
+
+def _pick_face(option: str):
+    """The hint for a photo with several faces: which option picks one, and the numbers it takes."""
+
+    def hint(error: MultipleFaces) -> str:
+        count = len(error.faces)
+        return f"Pick one with {option} (0 to {count - 1}, left to right)." if count else f"Pick one with {option}."
+
+    return hint
+
+
 def _gallery(args):
     from .gallery import Gallery
 
@@ -270,7 +300,7 @@ def cmd_enroll(args) -> int:
                                 note=args.note)
     text = f"enrolled '{result.name}' (identity {result.identity_id}, {result.photos} photo)"
     if result.lookalikes:
-        text += "; looks like " + ", ".join(f"{n} ({s:.2f})" for n, s in result.lookalikes)
+        text += "; looks like " + ", ".join(f"{n} ({similarity_text(s)})" for n, s in result.lookalikes)
     _emit(args, result.to_dict(), text=text)
     return 0
 
@@ -320,7 +350,7 @@ def cmd_identify(args) -> int:
 
 def cmd_verify(args) -> int:
     with _gallery(args) as gallery:
-        result = gallery.verify(args.photo_a, args.photo_b)
+        result = gallery.verify(args.photo_a, args.photo_b, face_a=args.face_a, face_b=args.face_b)
     verdict = "same person" if result.same_person else "different people"
     _emit(args, result.to_dict(),
           text=f"{verdict}: similarity {result.similarity:.3f} (threshold {result.threshold:.3f}). "
@@ -447,6 +477,7 @@ def cmd_eval(args) -> int:
     figures = result.figures
     if args.report:
         write_one_shot_report(result, args.report, "facerec " + " ".join(shlex.quote(a) for a in sys.argv[1:]))
+    _warn(eval_warnings(figures))
     rows = [["identities", figures["n_identities"]], ["distractors", figures["n_distractors"]],
             ["queries", figures["n_queries"]], ["rank-1", f"{figures['rank1']:.4f}"],
             ["rank-5", f"{figures['rank5']:.4f}"],
@@ -468,6 +499,19 @@ def cmd_eval(args) -> int:
     return 0
 
 
+def eval_warnings(figures: dict) -> list[str]:
+    """What an evaluation's reader must know before trusting it: training people among the evaluated ones, open-set
+    figures from too few searches (the same warnings the report's summary opens with)."""
+    from .evaluation.report import report_warnings
+
+    return report_warnings(figures)
+
+
+def _warn(warnings: list[str]) -> None:
+    for warning in warnings:
+        print(f"warning: {terminal_text(warning)}", file=sys.stderr)
+
+
 def open_set_table(open_set: dict) -> str:
     """The open-set figures at the threshold policy, one markdown row per gallery size (the README's table)."""
     from .evaluation.open_set import markdown_table
@@ -481,6 +525,7 @@ def _eval_existing(args) -> int:
 
     with _gallery(args) as gallery:
         figures = evaluate_existing(gallery, args.data_dir, progress_factory=_progress)
+    _warn(eval_warnings(figures))
     if args.report:
         Path(args.report).mkdir(parents=True, exist_ok=True)
         write_json(figures, Path(args.report) / "eval.json")
@@ -501,6 +546,7 @@ def cmd_eval_pairs(args) -> int:
     if args.report:
         write_pairs_report(result, args.report, "facerec " + " ".join(shlex.quote(a) for a in sys.argv[1:]))
     figures = result.figures
+    _warn(eval_warnings(figures))
     _emit(args, figures, [["accuracy", f"{figures['accuracy_mean']:.4f} +- {figures['accuracy_std']:.4f}"],
                           ["pairs", figures["pairs"]], ["detection failures", figures["detection_failures"]],
                           ["photos/s", figures["photos_per_second"]]], ["figure", "value"])
@@ -520,7 +566,7 @@ def cmd_calibrate(args) -> int:
     card_path = Path(args.card) if args.card else settings.model_card_path
     write_to_card(card_path, calibration)
     tail = calibration["tail"]
-    rows = [[f"{r['far']:.0e}", f"{r['cosine']:.4f}",
+    rows = [[rate_text(r["far"]), f"{r['cosine']:.4f}",
              "–".join(f"{v:.4f}" for v in r.get("cosine_interval", [])),
              "" if r.get("cosine_empirical") is None else f"{r['cosine_empirical']:.4f}",
              r.get("tar", ""), r["from"]]
@@ -529,7 +575,7 @@ def cmd_calibrate(args) -> int:
                                     "empirical", "TAR", "from"],
           text=(f"calibrated {Path(settings.model_path).name} on {calibration['identities']} held-out identities "
                 f"({calibration['photos']} photos, {calibration['impostor_pairs']:,} impostor pairs); tail above "
-                f"{tail['threshold']:.4f} (top {tail['rate']:.1e}): generalized Pareto shape {tail['shape']:.3f} "
+                f"{tail['threshold']:.4f} (top {rate_text(tail['rate'])}): generalized Pareto shape {tail['shape']:.3f} "
                 f"({' to '.join(str(v) for v in tail.get('shape_interval', []))}), scale {tail['scale']:.4f}; "
                 f"written to {card_path}"))
     return 0

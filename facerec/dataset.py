@@ -42,3 +42,17 @@ def held_out_identities(identities: dict[str, list[Path]]) -> set[str]:
     training and for threshold calibration (chosen among those with >= 4 photos so each has genuine pairs)."""
     eligible = sorted(name for name, photos in identities.items() if len(photos) >= HELD_OUT_MIN_PHOTOS)
     return set(random.Random(HELD_OUT_SEED).sample(eligible, min(HELD_OUT_IDENTITIES, len(eligible))))
+
+
+LFW_TRAINING_MIN_PHOTOS = 3  # the protocol trains on LFW people with >= 3 photos only (never the 2-photo people)
+
+
+def training_identity_keys(celeba_dir: str | Path, lfw_dir: str | Path) -> list[str]:
+    """The identities the protocol trains on, as sorted keys: `celeba/<folder>` for every celeba112 identity
+    outside the seeded hold-out, `lfw/<folder>` for every LFW person with >= 3 photos. What the model card lists
+    (`facerec.training_identities`), so that an evaluation can say when it measures people the model has seen."""
+    celeba = list_identities(celeba_dir)
+    held_out = held_out_identities(celeba)
+    lfw = list_identities(lfw_dir)
+    return sorted([f"celeba/{name}" for name in celeba if name not in held_out]
+                  + [f"lfw/{name}" for name, photos in lfw.items() if len(photos) >= LFW_TRAINING_MIN_PHOTOS])

@@ -1,13 +1,12 @@
-"""Pictures for people: detected faces drawn on the photo, side-by-side thumbnails, health histograms."""
+"""Pictures for people: detected faces drawn on the photo (numbered), health and policy plots."""
 
 from __future__ import annotations
-
-import io
 
 import numpy as np
 from PIL import Image, ImageDraw, ImageFont
 
 from .detect import DetectedFace
+from .messages import percent_text
 
 KNOWN, UNKNOWN, NEUTRAL = (40, 200, 80), (230, 60, 60), (60, 140, 255)
 
@@ -33,24 +32,16 @@ def annotate(pixels: np.ndarray, faces: list[DetectedFace], labels: list[str] | 
         x1, y1, x2, y2 = face.box
         draw.rectangle([x1, y1, x2, y2], outline=colour, width=width)
         text_box = draw.textbbox((x1, y1), label, font=font)
-        text_height = text_box[3] - text_box[1]
+        text_width, text_height = text_box[2] - text_box[0], text_box[3] - text_box[1]
         top = y1 - text_height - 2 * width if y1 - text_height - 2 * width > 0 else y2 + width
-        draw.rectangle([x1, top, x1 + (text_box[2] - text_box[0]) + 2 * width, top + text_height + 2 * width],
-                       fill=colour)
-        draw.text((x1 + width, top), label, fill=(255, 255, 255), font=font)
+        # Inside the picture: a label that would run off the right edge moves left, never cut.
+        left = max(0, min(x1, image.width - text_width - 2 * width))
+        draw.rectangle([left, top, left + text_width + 2 * width, top + text_height + 2 * width], fill=colour)
+        draw.text((left + width, top), label, fill=(255, 255, 255), font=font)
         if landmarks:
             for x, y in face.landmarks:
                 draw.ellipse([x - width, y - width, x + width, y + width], fill=colour)
     return np.asarray(image)
-
-
-def side_by_side(left: bytes | None, right: bytes | None, size: int = 112) -> np.ndarray:
-    """Two JPEG crops next to each other (grey where a crop is not stored, e.g. in privacy mode)."""
-    canvas = Image.new("RGB", (2 * size + 4, size), (235, 235, 235))
-    for slot, data in enumerate((left, right)):
-        if data:
-            canvas.paste(Image.open(io.BytesIO(data)).convert("RGB").resize((size, size)), (slot * (size + 4), 0))
-    return np.asarray(canvas)
 
 
 def similarity_histogram(similarities: list[float], threshold: float, title: str):
@@ -60,12 +51,17 @@ def similarity_histogram(similarities: list[float], threshold: float, title: str
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
+    from matplotlib.ticker import MaxNLocator
+
     figure, axis = plt.subplots(figsize=(6, 3))
     if similarities:
-        axis.hist(similarities, bins=np.linspace(-0.5, 1.0, 61), color="#4c8bf5")
+        # Edged bars, so neighbouring bins read as separate counts.
+        axis.hist(similarities, bins=np.linspace(-0.5, 1.0, 61), color="#4c8bf5", edgecolor="#1e3a8a",
+                  linewidth=0.8)
     axis.axvline(threshold, color="crimson", linestyle="--", label=f"match threshold {threshold:.3f}")
     axis.set_xlabel("cosine similarity to the nearest other person")
     axis.set_ylabel("people")
+    axis.yaxis.set_major_locator(MaxNLocator(integer=True))  # whole people: never a tick at 0.5
     axis.set_title(title)
     axis.legend(loc="upper left")
     figure.tight_layout()
@@ -95,7 +91,8 @@ def policy_growth_plot(rows: list, current_faces: int):
         other.set_ylim(0, 1)
     axis.axvline(max(1, current_faces), color="grey", linestyle=":", label=f"this gallery ({current_faces:,})")
     target = rows[0].target_fpir if rows else None
-    axis.set_title("Threshold as the gallery grows" + (f" (stranger-match rate {target:.1%})" if target else ""))
+    axis.set_title("Threshold as the gallery grows" + (f" (stranger-match rate {percent_text(target)})"
+                                                        if target else ""))
     handles = [h for ax in figure.axes for h in ax.get_legend_handles_labels()[0]]
     axis.legend(handles=handles, loc="lower right", fontsize=8)
     figure.tight_layout()

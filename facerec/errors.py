@@ -21,11 +21,13 @@ class NoFace(FaceRecError):
 
 
 class MultipleFaces(FaceRecError):
-    """Several faces were found where exactly one was needed; `faces` lists them so a caller can choose."""
+    """Several faces were found where exactly one was needed; `faces` lists them so a caller can choose, `photo`
+    says which photo ('the photo', 'the first photo')."""
 
-    def __init__(self, message: str, faces: list | None = None) -> None:
+    def __init__(self, message: str, faces: list | None = None, photo: str = "the photo") -> None:
         super().__init__(message)
         self.faces = faces or []
+        self.photo = photo
 
 
 class UnknownIdentity(FaceRecError):

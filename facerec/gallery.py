@@ -31,6 +31,7 @@ from .errors import (
 from .health import HealthReport, gallery_health
 from .image import ImageInput
 from .index import FaceIndex, refuse_to_replace_saved_index
+from .messages import no_face_message, similarity_text
 from .names import clean_name, name_key
 from .pipeline import FacePipeline, Photo
 from .results import Candidate, EnrollResult, FaceMatch, IdentityInfo, VerifyResult
@@ -237,7 +238,7 @@ class Gallery:
             raise InvalidArgument("top_k must be at least 1")
         photo, faces = self.detect(photo)
         if not faces:
-            raise NoFace("no face found in the photo")
+            raise NoFace(no_face_message(photo.pixels.shape, self.settings.min_face_size))
         _crops, embeddings = self.pipeline.embed(photo, faces)
         ranked = self.search(embeddings, top_k)
         rule = self.threshold_in_force(fpir=fpir, threshold=threshold)
@@ -262,16 +263,18 @@ class Gallery:
         return results
 
     def verify(self, photo_a: ImageInput | Photo, photo_b: ImageInput | Photo,
-               threshold: float | None = None, fpir: float | None = None) -> VerifyResult:
-        """Same person or not: compares the largest face of each photo, at the threshold the policy gives one
-        comparison (`verification_threshold`; `fpir` or a pinned `threshold` override it for this call)."""
+               threshold: float | None = None, fpir: float | None = None,
+               face_a: int | None = None, face_b: int | None = None) -> VerifyResult:
+        """Same person or not: compares one face of each photo, at the threshold the policy gives one comparison
+        (`verification_threshold`; `fpir` or a pinned `threshold` override it for this call).
+
+        A photo with several faces needs `face_a` / `face_b` (its face's index, left to right from 0, as `detect`
+        lists them); MultipleFaces otherwise, never a silent guess. NoFace when a photo has none."""
         rule = self.verification_threshold(fpir=fpir, threshold=threshold)
         embeddings, faces = [], []
-        for label, source in (("first", photo_a), ("second", photo_b)):
+        for label, source, index in (("the first photo", photo_a, face_a), ("the second photo", photo_b, face_b)):
             photo, detected = self.detect(source)
-            if not detected:
-                raise NoFace(f"no face found in the {label} photo")
-            face = max(detected, key=lambda f: f.area)
+            face = _chosen_face(photo, detected, index, label, self.settings.min_face_size)
             embeddings.append(self.pipeline.embed(photo, [face])[1][0])
             faces.append(face)
         similarity = float(np.dot(embeddings[0], embeddings[1]))
@@ -369,7 +372,7 @@ class Gallery:
             faces = list(session.scalars(select(Face)))
             missing = [f.id for f in faces if f.crop_jpeg is None]
             if missing:
-                raise FaceRecError(f"{len(missing)} faces have no stored crop (privacy mode); enrol them again")
+                raise FaceRecError(f"{len(missing)} faces have no stored crop (privacy mode); enroll them again")
             for start in range(0, len(faces), 64):
                 chunk = faces[start : start + 64]
                 crops = np.stack([np.asarray(Image.open(io.BytesIO(f.crop_jpeg)).convert("RGB")) for f in chunk])
@@ -454,16 +457,7 @@ class Gallery:
     # ----- internals ------------------------------------------------------------------------------------
     def _one_face(self, photo, face_index):
         photo, faces = self.detect(photo)
-        if not faces:
-            raise NoFace("no face found in the photo; use a clear, front-facing photo")
-        if face_index is None:
-            if len(faces) > 1:
-                listed = "; ".join(f"#{i}: box {tuple(round(v) for v in f.box)}" for i, f in enumerate(faces))
-                raise MultipleFaces(f"{len(faces)} faces found ({listed}); choose one with a face index", faces)
-            face_index = 0
-        if not 0 <= face_index < len(faces):
-            raise InvalidArgument(f"face index {face_index} is out of range: the photo has {len(faces)} face(s)")
-        face = faces[face_index]
+        face = _chosen_face(photo, faces, face_index, "the photo", self.settings.min_face_size)
         crops, embeddings = self.pipeline.embed(photo, [face])
         return photo, face, crops[0], embeddings[0]
 
@@ -525,10 +519,11 @@ class Gallery:
         return sorted(best.values(), key=lambda c: -c.similarity)
 
     def _possible_duplicate(self, lookalikes: list[tuple[str, float]], rule: ThresholdInForce) -> PossibleDuplicate:
-        listed = ", ".join(f"{n} ({s:.2f})" for n, s in lookalikes[:3])
+        # Facts only: each shell adds what to do there (a tick box, --force, allow_lookalike=True).
+        listed = ", ".join(f"{n} ({similarity_text(s)})" for n, s in lookalikes[:3])
         return PossibleDuplicate(
-            f"this face matches already-enrolled {listed} at or above the threshold {rule.threshold:.2f} "
-            f"({_how_set(rule)}); enrol anyway only if this is a different person", lookalikes)
+            f"this face matches already-enrolled {listed}, at or above the threshold "
+            f"{similarity_text(rule.threshold)} ({_how_set(rule)}), so it may be the same person", lookalikes)
 
     def _mismatch(self, name: str, own_faces: list[int], embedding: np.ndarray,
                   lookalikes: list[tuple[str, float]], rule: ThresholdInForce) -> IdentityMismatch:
@@ -536,13 +531,12 @@ class Gallery:
         own = float(np.max(vectors @ embedding)) if len(vectors) else float("nan")
         others = [(n, s) for n, s in lookalikes if n != name]
         if others:
-            listed = ", ".join(f"{n} ({s:.2f})" for n, s in others[:3])
-            problem = f"this face matches {listed} better than '{name}' ({own:.2f})"
+            listed = ", ".join(f"{n} ({similarity_text(s)})" for n, s in others[:3])
+            problem = f"this face matches {listed} better than '{name}' ({similarity_text(own)})"
         else:
-            problem = (f"this face does not match '{name}' (similarity {own:.2f}, threshold {rule.threshold:.2f}, "
-                       f"{_how_set(rule)})")
-        return IdentityMismatch(f"{problem}; nothing was added. Add it anyway only if you are sure it is {name}",
-                                others)
+            problem = (f"this face does not match '{name}' (similarity {similarity_text(own)}, threshold "
+                       f"{similarity_text(rule.threshold)}, {_how_set(rule)})")
+        return IdentityMismatch(f"{problem}; nothing was added", others)  # what to do: each shell says
 
     def _match(self, face: DetectedFace, candidates: list[Candidate], rule: ThresholdInForce) -> FaceMatch:
         if candidates and candidates[0].similarity >= rule.threshold:
@@ -600,7 +594,24 @@ def _merged(*lists: list[tuple[str, float]]) -> list[tuple[str, float]]:
 
 def _how_set(rule: ThresholdInForce) -> str:
     """How the threshold in a refusal was set, in a few words."""
-    return "pinned" if rule.pinned else f"set by the accepted stranger-match rate for {rule.comparisons:,} face(s)"
+    faces = f"{rule.comparisons:,} enrolled face{'' if rule.comparisons == 1 else 's'}"
+    return "pinned" if rule.pinned else f"set by the accepted stranger-match rate for {faces}"
+
+
+def _chosen_face(photo: Photo, faces: list[DetectedFace], index: int | None, label: str,
+                 min_face_size: float) -> DetectedFace:
+    """The one face of `photo` a caller means: its only face, or the one `index` picks (left to right, from 0).
+    NoFace, MultipleFaces (listing the faces, so a caller can offer the choice) or InvalidArgument otherwise."""
+    if not faces:
+        raise NoFace(no_face_message(photo.pixels.shape, min_face_size, label))
+    if index is None:
+        if len(faces) > 1:
+            listed = "; ".join(f"#{i}: box {tuple(round(v) for v in f.box)}" for i, f in enumerate(faces))
+            raise MultipleFaces(f"{label} has {len(faces)} faces ({listed})", faces, label)
+        index = 0
+    if not 0 <= index < len(faces):
+        raise InvalidArgument(f"face index {index} is out of range: {label} has {len(faces)} face(s)")
+    return faces[index]
 
 
 def _same_face(sha_a: str, box_a: list, sha_b: str, box_b: list) -> bool:

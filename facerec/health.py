@@ -65,7 +65,7 @@ def gallery_health(embeddings: np.ndarray, identity_ids: np.ndarray, names: dict
     report = HealthReport(
         identities=len(set(identity_ids.tolist())), faces=count, threshold=threshold,
         closest_is_positive_accuracy=cipa, median_distances=distances,
-        readings=_readings(cipa, distances, threshold, count),
+        readings=_readings(cipa, distances, threshold, count, nearest),
         confusable_pairs=pairs[:top_pairs],
         suspected_duplicates=[p for p in pairs if p["similarity"] >= threshold],
         nearest_other_similarities=nearest, notes=notes,
@@ -102,13 +102,31 @@ def _cross_identity_pairs(embeddings: np.ndarray, identity_ids: np.ndarray, name
     return pairs, [nearest[i] for i in unique if i in nearest]
 
 
-def _readings(cipa: float, distances: dict[str, float], threshold: float, count: int) -> dict[str, str]:
-    threshold_distance = similarity_to_distance(threshold)
+def figure_text(value: float | None) -> str:
+    """A health figure as the page, the CLI and the readings print it: three decimals, or 'undefined'. Always from
+    the unrounded value, so the table and the sentence beside it never differ in the last digit."""
+    return "undefined" if value is None or math.isnan(value) else f"{value:.3f}"
+
+
+def nearest_other_person_distance(nearest_other_similarities: list[float]) -> float:
+    """Median, over people, of the distance from a person's faces to the nearest face of anyone else (NaN with
+    fewer than two people): how close the gallery's closest look-alikes are, leaving a person's own photos out."""
+    if not nearest_other_similarities:
+        return float("nan")
+    return similarity_to_distance(float(np.median(nearest_other_similarities)))
+
+
+def _readings(cipa: float, distances: dict[str, float], threshold: float, count: int,
+              nearest_others: list[float] | None = None) -> dict[str, str]:
+    """Each figure in plain words; `nearest_others`: per person, the similarity of their nearest other person."""
+    nearest_others = nearest_others or []
+    nearest_other = nearest_other_person_distance(nearest_others)
+    threshold_distance = figure_text(similarity_to_distance(threshold))
     readings: dict[str, str] = {}
     if math.isnan(cipa):
         readings["closest_is_positive_accuracy"] = (
             "Undefined: no enrolled person has two or more photos, so no face has a same-person neighbour to "
-            "find. Add a second photo of some people (Gallery tab, 'add photo') to define it."
+            "find. Add a second photo of some people (Gallery tab, 'Add a photo to a person') to define it."
         )
     else:
         readings["closest_is_positive_accuracy"] = (
@@ -119,23 +137,52 @@ def _readings(cipa: float, distances: dict[str, float], threshold: float, count:
     md = distances["MedianDistance"]
     readings["MedianDistance"] = (
         "Undefined: fewer than two faces." if math.isnan(md) else
-        f"Typical distance between any two faces: {md:.3f} (unrelated faces sit near 1.41; the match threshold "
-        f"corresponds to distance {threshold_distance:.3f})."
+        f"Typical distance between any two faces: {figure_text(md)}. Unrelated faces sit near 1.41; the match "
+        f"threshold corresponds to distance {threshold_distance}."
     )
     mc = distances["MedianClosestDistance"]
-    readings["MedianClosestDistance"] = (
-        "Undefined: fewer than two faces." if math.isnan(mc) else
-        f"Typical distance from a face to its nearest other face: {mc:.3f}. "
-        + ("Well above the threshold distance: neighbours are clearly distinct."
-           if mc > threshold_distance else "Below the threshold distance: many faces have a near-twin in the gallery.")
-    )
-    for key, text in (("MedianClosestPositiveDistance", "to the nearest other photo of the same person"),
-                      ("MedianClosestVsClosestPositiveDistance",
-                       "extra distance to reach the same person's nearest photo beyond the nearest face (0 = the "
-                       "nearest face is the same person)")):
-        value = distances[key]
-        readings[key] = (
-            "Undefined: needs people with at least two photos (a one-photo-per-person gallery has no positives)."
-            if math.isnan(value) else f"Median distance {text}: {value:.3f}."
-        )
+    has_positives = not math.isnan(distances["MedianClosestPositiveDistance"])
+    if math.isnan(mc):
+        readings["MedianClosestDistance"] = "Undefined: fewer than two faces."
+    elif has_positives:
+        # The nearest face is often the person's own other photo: that says nothing about look-alikes.
+        readings["MedianClosestDistance"] = (
+            f"Typical distance from a face to its nearest other face: {figure_text(mc)}. For people with several "
+            "photos that face is usually their own other photo, so see the nearest other person below for "
+            "look-alikes.")
+    else:
+        readings["MedianClosestDistance"] = (
+            f"Typical distance from a face to its nearest other face (always another person here, as everyone "
+            f"has one photo): {figure_text(mc)}. " + _look_alike_reading(mc, threshold, threshold_distance))
+    positive = distances["MedianClosestPositiveDistance"]
+    readings["MedianClosestPositiveDistance"] = (
+        _no_positives() if not has_positives else
+        f"Typical distance from a face to the nearest other photo of the same person: {figure_text(positive)}. "
+        + (f"Below the threshold distance {threshold_distance}: a person's photos usually match each other, so a "
+           "new photo of them is usually recognised." if positive < similarity_to_distance(threshold) else
+           f"Above the threshold distance {threshold_distance}: a person's own photos often do not match each "
+           "other, so a new photo of them may not be recognised."))
+    gap = distances["MedianClosestVsClosestPositiveDistance"]
+    readings["MedianClosestVsClosestPositiveDistance"] = (
+        _no_positives() if math.isnan(gap) else
+        f"How much farther a person's own nearest photo is than their nearest face overall: typically "
+        f"{figure_text(gap)}. 0 means the nearest face is usually the same person's.")
+    twins = sum(similarity >= threshold for similarity in nearest_others)
+    readings["NearestOtherPerson"] = (
+        "Undefined: fewer than two people." if math.isnan(nearest_other) else
+        f"Typical distance from a person to the nearest face of anyone else: {figure_text(nearest_other)}. "
+        + (_look_alike_reading(nearest_other, threshold, threshold_distance) if not twins else
+           f"{twins} of {len(nearest_others)} people have a near-twin in the gallery: another person at or above "
+           "the match threshold (see the suspected duplicates)."))
     return readings
+
+
+def _look_alike_reading(distance: float, threshold: float, threshold_distance: str) -> str:
+    if distance > similarity_to_distance(threshold):
+        return f"Well above the threshold distance {threshold_distance}: different people are clearly distinct."
+    return (f"Below the threshold distance {threshold_distance}: many people have a near-twin in the gallery "
+            "(see the suspected duplicates).")
+
+
+def _no_positives() -> str:
+    return "Undefined: needs people with at least two photos (a one-photo-per-person gallery has no positives)."

@@ -71,8 +71,8 @@ def _decode(stream: io.BytesIO, label: str, max_pixels: int) -> np.ndarray:
         raise InvalidImage(f"{label} is not an image (or not a format we can read)") from None
     except Image.DecompressionBombError:
         raise ImageTooLarge(f"{label} is too large to decode safely") from None
-    except (OSError, SyntaxError, ValueError) as error:
-        raise InvalidImage(f"{label} could not be decoded ({_short(error)}); is it truncated or corrupt?") from None
+    except (OSError, SyntaxError, ValueError):
+        raise InvalidImage(_undecodable(label)) from None
     return _pil_to_rgb(image, max_pixels, label)
 
 
@@ -80,16 +80,17 @@ def _pil_to_rgb(image: Image.Image, max_pixels: int, label: str = "the image") -
     _check_size(image.size, max_pixels, label)
     try:
         image.load()  # a lazily opened image may still hold a truncated file
-    except (OSError, SyntaxError, ValueError) as error:
-        raise InvalidImage(f"{label} could not be decoded ({_short(error)}); is it truncated or corrupt?") from None
+    except (OSError, SyntaxError, ValueError):
+        raise InvalidImage(_undecodable(label)) from None
     try:
         image = ImageOps.exif_transpose(image)
     except Exception:  # a broken EXIF block should not cost the user the photo
         pass
     try:
         rgb = _convert_mode(image)
-    except (OSError, ValueError) as error:
-        raise InvalidImage(f"{label} has an unsupported pixel format {image.mode!r} ({_short(error)})") from None
+    except (OSError, ValueError):
+        raise InvalidImage(f"{label} has a pixel format facerec cannot read ({image.mode}); save it as an ordinary "
+                           "RGB JPEG or PNG") from None
     return np.asarray(rgb, dtype=np.uint8).copy()
 
 
@@ -151,6 +152,7 @@ def _check_size(size: tuple[int, int], max_pixels: int, label: str) -> None:
         )
 
 
-def _short(error: BaseException) -> str:
-    text = str(error).splitlines()[0] if str(error) else type(error).__name__
-    return text[:120]
+def _undecodable(label: str) -> str:
+    """The message for a file that opens as an image but cannot be decoded: in our words, not the decoder's (its
+    text, such as Pillow's 'image file is truncated (5 bytes not processed)', helps no user)."""
+    return f"{label} is truncated or corrupt: it could not be decoded; use the complete, original file"

@@ -25,6 +25,8 @@ from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
+from .messages import percent_text, rate_text
+
 DEFAULT_FPIR = 0.01
 RECALIBRATE = "run `facerec calibrate` to calibrate this model"
 
@@ -66,7 +68,7 @@ class ScoreCalibration:
         if len(curve) >= 2:
             lowest = min(far for _, far in curve)
             return cls._of([c for c, _ in curve], [far for _, far in curve],
-                           warning=f"the model card has no tail calibration: false-accept rates below {lowest:.0e} "
+                           warning=f"the model card has no tail calibration: false-accept rates below {rate_text(lowest)} "
                                    f"are extrapolated from its last two points; {RECALIBRATE}")
         fixed = float(card.get("thresholds", {}).get("far_1e-3", {}).get("cosine", 0.5))
         return cls(np.array([fixed]), np.array([-3.0]), fixed_threshold=fixed,
@@ -155,13 +157,13 @@ class ThresholdInForce:
         """What the threshold means, in plain words."""
         rate = "false-match" if self.verification else "stranger-match"
         how = (f"pinned at {self.threshold:.3f}" if self.pinned else
-               f"{self.threshold:.3f}, set for an accepted {rate} rate of {_percent(self.target_fpir)}")
-        interval = (f" (95% interval {_percent(self.expected_fpir_interval[0])} to "
-                    f"{_percent(self.expected_fpir_interval[1])})" if self.expected_fpir_interval else "")
+               f"{self.threshold:.3f}, set for an accepted {rate} rate of {percent_text(self.target_fpir)}")
+        interval = (f" (95% interval {percent_text(self.expected_fpir_interval[0])} to "
+                    f"{percent_text(self.expected_fpir_interval[1])})" if self.expected_fpir_interval else "")
         if self.verification:
             text = f"Similarity threshold {how}. Two photos are compared once"
             if self.expected_fpir is not None:
-                text += (f": expected false-match rate {_percent(self.expected_fpir)}{interval}, about "
+                text += (f": expected false-match rate {percent_text(self.expected_fpir)}{interval}, about "
                          f"{_one_in(self.expected_fpir)} pairs of photos of different people would be called the "
                          "same person")
         elif self.comparisons == 0:
@@ -173,7 +175,7 @@ class ThresholdInForce:
                 size = f"{self.people:,} {'person' if self.people == 1 else 'people'} ({size})"
             text = f"Similarity threshold {how}, for a gallery of {size}"
             if self.expected_fpir is not None:
-                text += (f". Expected stranger-match rate {_percent(self.expected_fpir)}{interval}: about "
+                text += (f". Expected stranger-match rate {percent_text(self.expected_fpir)}{interval}: about "
                          f"{_one_in(self.expected_fpir)} people who are not enrolled would wrongly be given a name")
         if self.true_match_rate is not None:
             text += (f"; a new photo of an enrolled person clears the threshold about {self.true_match_rate:.0%} "
@@ -227,8 +229,8 @@ class ThresholdPolicy:
             far = -math.expm1(math.log1p(-target) / max(1, comparisons))
             threshold = calibration.threshold_at_far(far)
             if calibration.fixed_threshold is None and far < calibration.lowest_far:
-                notes.append(f"this gallery needs a false-accept rate of {far:.1e} per comparison, below the "
-                             f"calibrated range (down to {calibration.lowest_far:.0e}): extrapolated")
+                notes.append(f"this gallery needs a false-accept rate of {rate_text(far)} per comparison, below "
+                             f"the calibrated range (down to {rate_text(calibration.lowest_far)}): extrapolated")
         else:
             target = None
         far = calibration.far(threshold)
@@ -264,13 +266,6 @@ def _interp(x: float, xs: np.ndarray, ys: np.ndarray) -> float:
     if x > xs[-1]:
         return float(ys[-1] + (x - xs[-1]) * (ys[-1] - ys[-2]) / (xs[-1] - xs[-2]))
     return float(np.interp(x, xs, ys))
-
-
-def _percent(rate: float | None) -> str:
-    if rate is None:
-        return "unknown"
-    percent = 100 * rate
-    return f"{percent:.2g}%" if percent >= 0.001 or percent == 0 else "<0.001%"
 
 
 def _one_in(rate: float) -> str:

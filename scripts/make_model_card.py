@@ -9,20 +9,26 @@ Every figure comes from a file that a command wrote; nothing numeric is typed in
 - the threshold calibration on held-out identities: the card's own `calibration` section when `facerec calibrate`
   made it for this model file (it writes the card directly), else models/training/calibration.json (from
   `facerec calibrate --json models/training/calibration.json`);
-- benchmarks/results/*.json: `facerec eval`, `facerec eval-pairs`, `benchmarks/peer.py`, `benchmarks/speed.py`.
+- benchmarks/results/*.json: `facerec eval`, `facerec eval-pairs`, `benchmarks/peer.py`, `benchmarks/speed.py`;
+- the training identities (`training_identities`, which `facerec eval` warns about): listed from the data folder
+  ($FACEREC_DATA, else ../shared/data) by the protocol's own rule (`facerec.dataset.training_identity_keys`) and
+  checked against the identity count the training run logged; without the data the card's current list is kept.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import os
 import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from facerec import training_identities  # noqa: E402
 from facerec.calibrate import legacy_fields  # noqa: E402
+from facerec.dataset import training_identity_keys  # noqa: E402
 
 MODELS, TRAINING, RESULTS = ROOT / "models", ROOT / "models" / "training", ROOT / "benchmarks" / "results"
 NAME = "facerec-r18-arcface"
@@ -147,6 +153,7 @@ def main() -> None:
         },
         "peer_face_recognition_dlib": {"one_shot": peer, "pairs": peer_pairs},
         "speed_this_machine": load(RESULTS / "speed_1thread.json"),
+        "training_identities": card_training_identities(MODELS / f"{NAME}.json", run.get("training_identities")),
     }
     (MODELS / f"{NAME}.json").write_text(json.dumps(card, indent=1) + "\n")
     print(json.dumps({k: card[k] for k in ("sha256", "held_out_celeba", "ablation_equal_budget", "thresholds", "lfw")},
@@ -180,6 +187,19 @@ def onnx_precision(path: Path) -> str:
         return "unknown (install the 'train' extra to read the graph)"
     ops = {node.op_type for node in onnx.load(str(path), load_external_data=False).graph.node}
     return "int8 (QDQ, per channel)" if "QuantizeLinear" in ops or "DequantizeLinear" in ops else "fp32"
+
+
+def card_training_identities(card_path: Path, logged_count: int | None) -> dict:
+    """Every identity the shipped run trained on, from the data folder by the protocol's rule; the run logged how
+    many there were, and the list must have exactly that many (else the rule and the run disagree: fail)."""
+    data = Path(os.environ.get("FACEREC_DATA") or ROOT.parent / "shared" / "data")
+    if not (data / "celeba112").is_dir() or not (data / "lfw").is_dir():
+        print(f"warning: no data folder at {data}: the card keeps its current training identities", file=sys.stderr)
+        return load(card_path).get("training_identities") or {}
+    keys = training_identity_keys(data / "celeba112", data / "lfw")
+    if logged_count is not None and len(keys) != logged_count:
+        raise SystemExit(f"the protocol's rule gives {len(keys)} training identities, the run logged {logged_count}")
+    return training_identities.encode(keys)
 
 
 def card_calibration(card_path: Path, calibration_file: Path, sha256: str) -> dict:

@@ -5,6 +5,9 @@ it in place and write anything derived from it only under pytest's `tmp_path`.
 
 - `FACEREC_DATA` overrides the dataset path.
 - When the data is missing, tests that need it FAIL under CI (`CI=true`) and are skipped elsewhere.
+
+The browser tests' fixtures (`browser`, `page`, `shots`, `shoot`) are here too; what they share otherwise is in
+tests/browser_helpers.py.
 """
 
 from __future__ import annotations
@@ -76,3 +79,64 @@ def lfw_photo(lfw: Path) -> Callable[[str, int], Path]:
         return path
 
     return photo
+
+
+# ----- browser tests (tests/browser_helpers.py) -------------------------------------------------------------
+@pytest.fixture(scope="module")
+def browser():
+    """Debian's Chromium driven by Playwright (tests/browser_helpers.py); skipped without it, or failed under CI."""
+    from browser_helpers import CHROMIUM, CHROMIUM_ARGS, playwright_sync
+
+    if not CHROMIUM.is_file():
+        message = f"no Chromium at {CHROMIUM} (apt-get install chromium, or set FACEREC_CHROMIUM)"
+        if os.environ.get("CI", "").strip().lower() == "true":
+            pytest.fail(message, pytrace=False)
+        pytest.skip(message)
+    with playwright_sync.sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS)
+        try:
+            yield browser
+        finally:
+            browser.close()
+
+
+@pytest.fixture
+def page(browser, app):
+    """A fresh page on the module's `app` (each browser test module defines that fixture)."""
+    from browser_helpers import TIMEOUT_MS, VIEWPORT, expect
+
+    context = browser.new_context(viewport=VIEWPORT)
+    context.set_default_timeout(TIMEOUT_MS)
+    page = context.new_page()
+    page.goto(app.url, timeout=TIMEOUT_MS)
+    expect(page.get_by_role("tab", name="Enroll")).to_be_visible(timeout=TIMEOUT_MS)
+    try:
+        yield page
+    finally:
+        context.close()
+
+
+@pytest.fixture
+def shots(request, tmp_path) -> Path:
+    """Where a browser test's screenshots go: $FACEREC_SHOTS/<test name>/ when set, else the test's tmp_path."""
+    root = os.environ.get("FACEREC_SHOTS", "").strip()
+    folder = Path(root) / request.node.name if root else tmp_path
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
+
+
+@pytest.fixture
+def shoot(page, shots):
+    """shoot("01-name") saves a screenshot and checks the file is there. Toasts are fixed-position overlays:
+    they show in a viewport screenshot, not in a full-page one."""
+    taken: list[Path] = []
+
+    def screenshot(step: str, full_page: bool = False) -> Path:
+        path = shots / f"{step}.png"
+        page.screenshot(path=str(path), full_page=full_page, animations="disabled")
+        assert path.is_file() and path.stat().st_size > 1000, f"screenshot {path} missing or empty"
+        taken.append(path)
+        return path
+
+    yield screenshot
+    assert all(p.is_file() for p in taken)

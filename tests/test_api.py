@@ -27,6 +27,7 @@ import pytest
 from PIL import Image
 
 from app_server import REPO_ROOT, running_app
+from group_photos import group_photo
 
 POWELL, BLAIR, ANISTON, SERENA = "Colin_Powell", "Tony_Blair", "Jennifer_Aniston", "Serena_Williams"
 PAGED = ("Hugo_Chavez", "Vladimir_Putin", "Gerhard_Schroeder")
@@ -139,7 +140,7 @@ def test_keys_are_stored_hashed_and_listed_without_the_key(server, keys):
     assert listed["soon revoked"]["revoked_at"] and listed["tests admin"]["revoked_at"] is None
     missing = cli(server.home, "api-key", "revoke", "999")
     assert missing.returncode == 1 and missing.stderr.strip() == \
-        "error: there is no API key 999; `facerec api-key list` shows them"
+        "error: there is no API key 999; `facerec api-key list` shows them."
 
 
 def test_every_write_route_refuses_a_missing_wrong_revoked_or_read_key(api, keys, lfw_photo):
@@ -195,7 +196,7 @@ def test_the_openapi_document_lists_every_route_and_the_key(api):
 
 
 # ----- people, identify, verify ---------------------------------------------------------------------------
-def test_enrol_identify_verify(api, keys, lfw_photo):
+def test_enrol_identify_verify(api, keys, lfw_photo, tmp_path):
     enrolled = enrol(api, keys, lfw_photo(POWELL, 1), "Colin Powell", note="secretary of state")
     assert enrolled["name"] == "Colin Powell" and enrolled["photos"] == 1 and enrolled["lookalikes"] == []
     assert len(enrolled["face"]["box"]) == 4 and 0 < enrolled["threshold"] < 1
@@ -220,6 +221,15 @@ def test_enrol_identify_verify(api, keys, lfw_photo):
     other = api.post("/verify", files={"photo_a": photo(lfw_photo(POWELL, 1)), "photo_b": photo(lfw_photo(BLAIR, 1))},
                      headers=read).json()
     assert not other["same_person"]
+
+    # a group photo is never silently reduced to its largest face: 422 lists the faces, face_a picks one
+    group = group_photo([lfw_photo(BLAIR, 1), lfw_photo(POWELL, 2)], tmp_path / "group.jpg")
+    several = api.post("/verify", files={"photo_a": photo(group), "photo_b": photo(lfw_photo(POWELL, 1))},
+                       headers=read)
+    assert "face" in refused(several, 422, "multiple_faces") and len(several.json()["faces"]) == 2
+    picked = [api.post("/verify", files={"photo_a": photo(group), "photo_b": photo(lfw_photo(POWELL, 1))},
+                       data={"face_a": str(index)}, headers=read).json()["same_person"] for index in (0, 1)]
+    assert picked == [False, True]
 
     got = api.get(f"/people/{enrolled['identity_id']}", headers=read).json()
     assert (got["name"], got["photos"], got["note"]) == ("Colin Powell", 1, "secretary of state")
@@ -267,10 +277,10 @@ def test_unknown_people_and_routes_are_404(api, keys, lfw_photo):
     admin = {"X-API-Key": keys.admin}
     for method, request in (("get", {}), ("patch", {"json": {"name": "X"}}), ("delete", {})):
         message = refused(api.request(method, "/people/987654", headers=admin, **request), 404, "unknown_person")
-        assert message == "no enrolled person has the id 987654"
+        assert message == "No enrolled person has the id 987654."
     refused(api.post("/people/987654/photos", files={"photo": photo(lfw_photo(BLAIR, 1))}, headers=admin),
             404, "unknown_person")
-    assert refused(api.get("/no-such-route", headers=admin), 404, "not_found") == "Not Found"
+    assert refused(api.get("/no-such-route", headers=admin), 404, "not_found") == "Not Found."
     refused(api.get("/identify", headers=admin), 405, "method_not_allowed")
 
 
@@ -278,7 +288,7 @@ def test_several_faces_422_lists_them_and_face_index_picks_one(api, keys, lfw_ph
     group = lfw_photo(*TWO_FACES)
     admin = {"X-API-Key": keys.admin}
     response = api.post("/people", files={"photo": photo(group)}, data={"name": "Group Face"}, headers=admin)
-    assert "2 faces found" in refused(response, 422, "multiple_faces")
+    assert "has 2 faces" in refused(response, 422, "multiple_faces")
     faces = response.json()["faces"]
     assert [f["index"] for f in faces] == [0, 1] and all(len(f["box"]) == 4 for f in faces)
     response = api.post("/people", files={"photo": photo(group)}, data={"name": "Group Face", "face_index": "5"},
@@ -318,7 +328,7 @@ def test_uploads_over_the_limit_are_413(server, api, keys):
     big = np.random.default_rng(0).integers(0, 256, (15 << 20) + 1, dtype=np.uint8).tobytes()
     message = refused(api.post("/identify", files={"photo": ("big.jpg", big, "image/jpeg")}, headers=admin),
                       413, "too_large")
-    assert message == "the photo is over the upload limit of 15 MB"
+    assert message == "The photo is over the upload limit of 15 MB."
     message = refused(api.post("/people", files={"photo": ("big.jpg", big, "image/jpeg")}, data={"name": "Big"},
                                headers=admin), 413, "too_large")
     # Over the whole body's limit: refused by its Content-Length alone, before a byte of the body is sent.
@@ -330,7 +340,7 @@ def test_uploads_over_the_limit_are_413(server, api, keys):
     connection.endheaders()
     response = connection.getresponse()
     assert response.status == 413
-    assert json.loads(response.read()) == {"error": "the request body is over the limit of 31 MB", "code": "too_large"}
+    assert json.loads(response.read()) == {"error": "The request body is over the limit of 31 MB.", "code": "too_large"}
     connection.close()
 
     def chunks():  # no Content-Length: counted as it arrives
@@ -340,27 +350,27 @@ def test_uploads_over_the_limit_are_413(server, api, keys):
 
     response = api.post("/identify", content=chunks(), headers={**admin, "Content-Type": "multipart/form-data; "
                                                                                           "boundary=x"})
-    assert refused(response, 413, "too_large") == "the request body is over the limit of 31 MB"
+    assert refused(response, 413, "too_large") == "The request body is over the limit of 31 MB."
     assert ("Big", 1) not in people(api, keys)
 
 
 def test_malformed_requests_are_one_line_422_or_400(api, keys, lfw_photo):
     admin = {"X-API-Key": keys.admin}
     assert refused(api.post("/people", files={"photo": photo(lfw_photo(BLAIR, 1))}, headers=admin),
-                   422, "invalid_request") == "name: Field required"
+                   422, "invalid_request") == "Field name: field required."
     assert refused(api.post("/people", data={"name": "X"}, headers=admin), 422,
-                   "invalid_request") == "photo: Field required"
+                   "invalid_request") == "Field photo: field required."
     for fields in ({"top_k": "0"}, {"top_k": "many"}, {"fpir": "2"}, {"threshold": "-3"}):
         message = refused(api.post("/identify", files={"photo": photo(lfw_photo(BLAIR, 1))}, data=fields,
                                    headers=admin), 422, "invalid_request")
-        assert message.startswith(next(iter(fields)) + ": ")
+        assert message.startswith(f"Field {next(iter(fields))}: ")
     refused(api.get("/people/not-a-number", headers=admin), 422, "invalid_request")
     refused(api.get("/people", params={"limit": "501"}, headers=admin), 422, "invalid_request")
     refused(api.patch("/people/1", content=b"{not json", headers={**admin, "Content-Type": "application/json"}),
             422, "invalid_request")
     message = refused(api.post("/people", files={"photo": photo(lfw_photo(BLAIR, 1))},
                                data={"name": "bad\x1b[31mname"}, headers=admin), 400, "invalid_argument")
-    assert message.startswith("a name cannot contain") and "U+001B" in message
+    assert message.startswith("A name cannot contain") and "U+001B" in message
 
 
 def test_list_is_paged_and_searchable(api, keys, lfw_photo):
@@ -394,7 +404,7 @@ def test_export_import_and_health(server, api, keys, lfw_photo):
     assert people(api, keys, "aniston") == [("Jennifer Aniston", 1)]
     message = refused(api.post("/gallery/import", files={"archive": ("g.zip", b"not a zip", "application/zip")},
                                headers=admin), 400, "invalid_argument")
-    assert message.startswith("cannot import this file") and message.endswith("Nothing was imported.")
+    assert message.startswith("Cannot import this file") and message.endswith("Nothing was imported.")
     health = api.get("/gallery/health", headers=admin)
     assert health.status_code == 200
     report = health.json()
@@ -407,13 +417,15 @@ def test_export_import_and_health(server, api, keys, lfw_photo):
 
 
 def test_deleting_through_the_api_empties_the_web_cache_as_the_ui_does(server, api, keys, lfw_photo):
-    """The UI's people list leaves thumbnails in Gradio's cache; a delete through the API removes them at once, as
-    the UI's own delete does, so no picture of the person stays downloadable."""
-    from gradio_client import Client
+    """Pictures the UI served (identify's annotated photo of the person) stay in Gradio's cache for a while; a
+    delete through the API removes them at once, as the UI's own delete does, so no picture of the person stays
+    downloadable."""
+    from gradio_client import Client, handle_file
 
     person = enrol(api, keys, lfw_photo(BLAIR, 2), "Cached Face")
-    _table, thumbnails, listed = Client(server.url, verbose=False).predict("cached face", "", api_name="/list")
-    assert [p["name"] for p in listed] == ["Cached Face"] and len(thumbnails) == 1
+    matches = Client(server.url, verbose=False).predict(handle_file(str(lfw_photo(BLAIR, 1))),
+                                                        api_name="/identify")[3]
+    assert [m["name"] for m in matches] == ["Cached Face"]
     cache = server.home.with_name(server.home.name + "-gradio-tmp")
     served = {p for p in cache.rglob("*") if p.is_file() and p.suffix in (".webp", ".png", ".jpg", ".jpeg")}
     assert served

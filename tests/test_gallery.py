@@ -12,6 +12,7 @@ needs a populated gallery (cheap: no re-embedding), so each test works on its ow
 
 from __future__ import annotations
 
+
 import json
 import math
 import os
@@ -33,6 +34,7 @@ from facerec.index import INDEX_FILE, INDEX_META_FILE
 from facerec.results import FaceMatch
 from facerec.settings import Settings
 from facerec.threshold_policy import ThresholdPolicy
+from group_photos import group_photo
 
 PEOPLE = ("Alan_Ball", "Art_Hoffmann", "Biljana_Plavsic")
 STRANGERS = ("Andy_Griggs", "Andy_Rooney", "Andy_Warhol")
@@ -84,18 +86,6 @@ def snapshot(gallery: Gallery) -> tuple:
     """Everything an operation that must change nothing could have changed."""
     return (gallery.store.counts(), gallery.store.journal_head(), [(p.name, p.photos) for p in gallery.list()],
             sorted(gallery.index.reconstruct_ids().tolist()))
-
-
-def side_by_side(paths: list[Path], out: Path) -> Path:
-    """Paste LFW photos (250x250) left to right into one group photo."""
-    tiles = [Image.open(p).convert("RGB") for p in paths]
-    canvas = Image.new("RGB", (sum(t.width for t in tiles), max(t.height for t in tiles)), (0, 0, 0))
-    x = 0
-    for tile in tiles:
-        canvas.paste(tile, (x, 0))
-        x += tile.width
-    canvas.save(out, "JPEG", quality=95)
-    return out
 
 
 def embed_photo(gallery: Gallery, path: Path) -> np.ndarray:
@@ -186,7 +176,7 @@ def test_identify_on_an_empty_gallery_is_unknown_without_candidates(empty_galler
 
 
 def test_group_photo_gives_one_match_per_face_left_to_right(gallery, lfw_photo, tmp_path) -> None:
-    group = side_by_side([lfw_photo(PEOPLE[0], 2), lfw_photo(STRANGERS[0], 1), lfw_photo(PEOPLE[2], 2)],
+    group = group_photo([lfw_photo(PEOPLE[0], 2), lfw_photo(STRANGERS[0], 1), lfw_photo(PEOPLE[2], 2)],
                          tmp_path / "group.jpg")
     matches = gallery.identify(group)
     assert len(matches) == 3
@@ -199,7 +189,7 @@ def test_group_photo_gives_one_match_per_face_left_to_right(gallery, lfw_photo, 
 
 # ----- enrolment errors ---------------------------------------------------------------------------------------
 def test_multi_face_photo_needs_a_face_index(empty_gallery, lfw_photo, tmp_path) -> None:
-    group = side_by_side([lfw_photo(p, 1) for p in PEOPLE], tmp_path / "three.jpg")
+    group = group_photo([lfw_photo(p, 1) for p in PEOPLE], tmp_path / "three.jpg")
     before = snapshot(empty_gallery)
     with pytest.raises(MultipleFaces) as caught:
         empty_gallery.enroll(group, "Somebody")

@@ -6,7 +6,7 @@
   gallery the moment the app starts; the web UI's own default is unchanged.
 - No key sent: 401. An unknown or revoked key: 401. A read key on an admin route: 403.
 - `read` keys: identify, verify, list and get people (names and photo counts; never faces, crops or embeddings).
-  `admin` keys: all of that, plus enrol, add photo, rename, delete, export, import and the health report (which
+  `admin` keys: all of that, plus enroll, add photo, rename, delete, export, import and the health report (which
   lists confusable people and suspected duplicates).
 
 The admin password of the web UI plays no part here, and keys play none in the UI.

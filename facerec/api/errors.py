@@ -28,6 +28,7 @@ from ..errors import (
     AccessDenied, DuplicatePhoto, FaceRecError, IdentityMismatch, ImageTooLarge, InvalidImage, ModelMismatch,
     MultipleFaces, NameTaken, NoFace, PossibleDuplicate, UnknownIdentity, UnusableFile,
 )
+from ..messages import sentence
 
 log = logging.getLogger("facerec.api")
 
@@ -78,11 +79,13 @@ def error_response(error: BaseException) -> JSONResponse:
 
 
 def validation_message(errors: list[dict]) -> str:
-    """FastAPI's list of field errors as one line: `name: Field required; top_k: Input should be ...`."""
+    """FastAPI's list of field errors as one sentence that names each field as it is spelled in the request:
+    `Field name: field required; field top_k: input should be ...`."""
     parts = []
     for problem in errors:
         where = ".".join(str(p) for p in problem.get("loc", ()) if p not in ("body", "query", "path", "header"))
-        parts.append(f"{where or 'request'}: {problem.get('msg', 'invalid')}")
+        message = str(problem.get("msg", "invalid"))
+        parts.append(f"field {where}: {message[:1].lower() + message[1:]}" if where else message)
     return " ".join("; ".join(parts).split())[:500] or "invalid request"
 
 
@@ -99,5 +102,5 @@ def _details(error: FaceRecError) -> dict:
 
 
 def _answer(status: int, code: str, message: str, headers: dict | None = None, **details) -> JSONResponse:
-    line = " ".join(str(message).split())  # one line, whatever the message held
+    line = sentence(" ".join(str(message).split()))  # one line, whatever the message held, as the UI writes it
     return JSONResponse({"error": line, "code": code, **details}, status_code=status, headers=headers)

@@ -71,7 +71,7 @@ def _errors(*statuses: int) -> dict:
     return {status: {"model": schemas.Error} for status in statuses}
 
 
-PersonId = Annotated[int, PathParam(description="the person's id (from enrolment or the people list)")]
+PersonId = Annotated[int, PathParam(description="the person's id (from enrollment or the people list)")]
 Photo = Annotated[UploadFile, File(description="a JPEG, PNG, WebP or BMP photo, at most 15 MB and 40 megapixels")]
 FaceIndex = Annotated[int | None, Form(ge=0, description="which face, when the photo has several (from 0, as "
                                                            "the multiple_faces error lists them)")]
@@ -87,10 +87,10 @@ def build_router(context: ApiContext) -> APIRouter:
 
     # ----- people ---------------------------------------------------------------------------------------
     @router.post("/people", status_code=201, response_model=schemas.Enrolled, dependencies=[ADMIN], tags=["people"],
-                 summary="Enrol a new person from one photo", responses=_errors(400, 409, 413))
+                 summary="Enroll a new person from one photo", responses=_errors(400, 409, 413))
     async def enroll(photo: Photo, name: Annotated[str, Form(description="the person's name")],
                      face_index: FaceIndex = None,
-                     allow_lookalike: Annotated[bool, Form(description="enrol even if the face matches someone "
+                     allow_lookalike: Annotated[bool, Form(description="enroll even if the face matches someone "
                                                                        "already enrolled")] = False,
                      note: Annotated[str | None, Form()] = None):
         """Refused with 409 when the name is taken, the photo is already enrolled, or the face matches another
@@ -151,11 +151,14 @@ def build_router(context: ApiContext) -> APIRouter:
         return schemas.Identified.of(matches, top_k, matches[0].rule)
 
     @router.post("/verify", response_model=schemas.Verified, dependencies=[READ], tags=["search"],
-                 summary="Are the largest faces of two photos the same person?", responses=_errors(400, 413))
-    async def verify(photo_a: Photo, photo_b: Photo, fpir: Fpir = None, threshold: Threshold = None):
+                 summary="Are the faces of two photos the same person? (a photo with several faces needs "
+                         "face_a / face_b)", responses=_errors(400, 413, 422))
+    async def verify(photo_a: Photo, photo_b: Photo, fpir: Fpir = None, threshold: Threshold = None,
+                     face_a: FaceIndex = None, face_b: FaceIndex = None):
         first = await context.photo(photo_a, "the first photo")
         second = await context.photo(photo_b, "the second photo")
-        return (await context.run(gallery.verify, first, second, threshold=threshold, fpir=fpir)).to_dict()
+        return (await context.run(gallery.verify, first, second, threshold=threshold, fpir=fpir, face_a=face_a,
+                                  face_b=face_b)).to_dict()
 
     # ----- the gallery ----------------------------------------------------------------------------------
     @router.get("/gallery/health", response_model=schemas.Health, dependencies=[ADMIN], tags=["gallery"],

@@ -143,7 +143,7 @@ class Health(BaseModel):
 
 
 class Rename(BaseModel):
-    name: str = Field(description="the new name (the same name rule as enrolment)")
+    name: str = Field(description="the new name (the same name rule as enrollment)")
 
 
 class Imported(BaseModel):

@@ -13,6 +13,7 @@ from ..dataset import list_identities
 from ..gallery import Gallery
 from .embedding import embed_photos
 from .figures import embedding_metrics, genuine_impostor, tar_at_far
+from .oneshot import training_overlap
 
 
 def evaluate_existing(gallery: Gallery, probe_dir, progress_factory=None) -> dict:
@@ -53,4 +54,5 @@ def evaluate_existing(gallery: Gallery, probe_dir, progress_factory=None) -> dic
                                              gallery_vectors, gallery_names)
         figures["tar_at_far"] = tar_at_far(genuine, impostor)
     figures.update(embedding_metrics(gallery_vectors, gallery_names, photos.embeddings, names))
+    figures["training_overlap"] = training_overlap(sorted(identities), gallery.settings.model_card())
     return figures

@@ -9,7 +9,12 @@ With `distractors`, identities with a single photo are enrolled too. Figures:
   from every photo of the people outside each gallery as a non-mated search (thousands with distractors);
 - TAR at FAR 1e-3 / 1e-2 from genuine (query vs own enrolled photo) and impostor (vs every other enrolled
   photo) similarities;
-- the spec's embedding metrics over enrolled + query embeddings under their true labels.
+- the spec's embedding metrics over enrolled + query embeddings under their true labels;
+- `training_overlap`: how many of the evaluated people the model was trained on (from its model card,
+  `facerec.training_identities`), with a warning when any are: their scores overstate accuracy on new people.
+
+`n_gallery` is the number of people enrolled in the closed-set gallery (every evaluated person, distractors
+included); the open-set galleries are smaller draws, and each of their rows says how many people it held out.
 """
 
 from __future__ import annotations
@@ -23,6 +28,7 @@ import numpy as np
 from ..dataset import choose_enrolled, list_identities
 from ..gallery import Gallery
 from ..settings import Settings
+from ..training_identities import overlap_warning, seen_in_training
 from .embedding import EmbeddedPhotos, embed_photos
 from .figures import embedding_metrics, genuine_impostor, tar_at_far
 from .open_set import evaluate_open_set, parse_sizes
@@ -85,12 +91,25 @@ def evaluate_one_shot(data_dir: str | Path, settings: Settings, max_per_identity
             gallery.close()
     figures.update(embedding_metrics(gallery_vectors, gallery_names, query_vectors, query_names))
     figures.update(_counts(photos, enrolled, extra, queries))
+    figures["training_overlap"] = training_overlap(gallery_names, settings.model_card())
     confusions = [
         {"query": str(path), "truth": name, "matched": r[0].name, "similarity": round(r[0].similarity, 4)}
         for (name, path), r in zip(queries, ranked) if r and r[0].name != name
     ]
     confusions.sort(key=lambda c: -c["similarity"])
     return OneShotResult(figures, genuine, impostor, np.array(figures["cmc"]), confusions)
+
+
+def training_overlap(names: list[str], card: dict) -> dict:
+    """{"known", "people", "evaluated_people", "examples", "warning"}: which evaluated people (dataset folder names)
+    the model's card lists as training identities. `known` is False when the card lists none."""
+    if not card.get("training_identities"):
+        return {"known": False, "evaluated_people": len(names),
+                "warning": "the model card does not list its training identities: whether these people were "
+                           "trained on is unknown"}
+    seen = seen_in_training(names, card)
+    return {"known": True, "people": len(seen), "evaluated_people": len(names), "examples": seen[:5],
+            "warning": overlap_warning(len(seen), len(names))}
 
 
 def _closed_set(ranked, truth: list[str]) -> dict:

@@ -27,6 +27,18 @@ MATED_SEARCHES_WANTED = 1000
 MAX_DRAWS = 200
 BOOTSTRAP = 1000
 INTERVAL = 0.95
+# An FPIR of r is measured (not merely bounded) only when r times the non-mated searches is at least this many
+# false matches: below it, "DIR at FPIR 1%" from 12 searches is really DIR at "no false match at all".
+FALSE_MATCHES_NEEDED = 10
+
+
+def too_few_searches(searches: int, fpir: float) -> str | None:
+    """A warning when `searches` non-mated searches cannot measure an FPIR of `fpir` (None when they can)."""
+    needed = math.ceil(FALSE_MATCHES_NEEDED / fpir)
+    if searches >= needed:
+        return None
+    return (f"only {searches:,} non-mated searches: an FPIR of {100 * fpir:g}% needs at least {needed:,} "
+            f"({FALSE_MATCHES_NEEDED} expected false matches) to be measured, so this figure is not at {100 * fpir:g}%")
 
 
 def parse_sizes(text: str, people: int) -> list[int]:
@@ -70,11 +82,17 @@ def evaluate_open_set(gallery_vectors: np.ndarray, query_vectors: np.ndarray, qu
             non_mated.add(owner[~inside], top[~inside] >= rule.threshold)
         results.append(_row(size, draws, rule, mated, non_mated, rng))
     full = results[-1] if results and results[-1]["gallery_people"] == people else None
+    target = None if policy.pinned_threshold is not None else policy.fpir
+    for row in results:
+        row["held_out_people"] = people - row["gallery_people"] if row is not full else 1
+        warning = too_few_searches(row["non_mated_searches"], target) if target else None
+        if warning:
+            row["warning"] = warning
     summary = {
         "protocol": "mated: queries of gallery people; non-mated: all photos of people outside the gallery "
                     "(random draws of n people; leave-one-out for the full gallery); exact search; threshold from "
                     "the policy for n enrolled faces; 95% bootstrap intervals over searched people",
-        "fpir_target": None if policy.pinned_threshold is not None else policy.fpir,
+        "fpir_target": target,
         "pinned_threshold": policy.pinned_threshold,
         "calibration_warning": policy.calibration.warning,
         "sizes": results,
@@ -124,6 +142,7 @@ def _full_gallery(scores: np.ndarray, owner: np.ndarray, is_query: np.ndarray, p
     non_mated.add(owner, _best_other(scores, owner) >= stranger_rule.threshold)
     row = _row(people, 1, rule, mated, non_mated, np.random.default_rng(0))
     row["non_mated_gallery"] = "leave-one-out: each person's photos against the other n - 1 people"
+    row["non_mated_gallery_people"] = people - 1
     row["non_mated_threshold"] = round(stranger_rule.threshold, 4)
     return row
 
@@ -155,7 +174,11 @@ def _oracle(scores: np.ndarray, owner: np.ndarray, is_query: np.ndarray) -> dict
         threshold = threshold_at_far(non_mated, fpir)
         hits = (best[is_query] == owner[is_query]) & (top[is_query] >= threshold)
         result[f"dir_at_fpir_{fpir:g}"] = {"threshold": round(threshold, 4), "dir": float(np.mean(hits)),
-                                           "fpir": float(np.mean(non_mated >= threshold))}
+                                           "fpir": float(np.mean(non_mated >= threshold)),
+                                           "non_mated_searches": int(len(non_mated))}
+        warning = too_few_searches(len(non_mated), fpir)
+        if warning:
+            result[f"dir_at_fpir_{fpir:g}"]["warning"] = warning
     return result
 
 
@@ -174,4 +197,16 @@ def markdown_table(open_set: dict) -> str:
         lines.append(f"| {row['gallery_people']:,} | {row['threshold']:.4f} | {percent(row['expected_fpir'])} | "
                      f"{percent(row['fpir'], row['fpir_interval'])} | {row['non_mated_searches']:,} | "
                      f"{percent(row['dir'], row['dir_interval'])} | {row['mated_searches']:,} |")
+    lines += [f"\nWarning ({row['gallery_people']:,} people): {row['warning']}." for row in open_set["sizes"]
+              if row.get("warning")]
     return "\n".join(lines)
+
+
+def warnings(open_set: dict) -> list[str]:
+    """Every warning of the open-set figures, one line each (printed by `facerec eval`, written to the report)."""
+    found = [f"open set, {row['gallery_people']:,} people: {row['warning']}" for row in open_set.get("sizes", [])
+             if row.get("warning")]
+    for key, label in (("dir_at_fpir_0.01", "DIR at FPIR 1%"), ("dir_at_fpir_0.1", "DIR at FPIR 10%")):
+        if open_set.get(key, {}).get("warning"):
+            found.append(f"{label} (threshold chosen on the results): {open_set[key]['warning']}")
+    return found

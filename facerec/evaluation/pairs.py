@@ -62,8 +62,14 @@ def evaluate_pairs(pairs_file: str | Path, data_dir: str | Path, pipeline: FaceP
         threshold = best_threshold(similarities[train], same[train])
         thresholds.append(threshold)
         accuracies.append(float(np.mean((similarities[test] >= threshold) == same[test])))
+    from .oneshot import training_overlap
+
+    policy = pipeline.settings.threshold_policy(pipeline.embedder.sha256)
     figures = {"accuracy_mean": float(np.mean(accuracies)), "accuracy_std": float(np.std(accuracies)),
                "fold_accuracies": accuracies, "thresholds": thresholds, "pairs": len(pairs),
+               "policy_threshold": policy.for_verification().threshold,
+               "training_overlap": training_overlap(sorted({p.parent.name for p in unique}),
+                                                    pipeline.settings.model_card()),
                "photos": len(unique), "detection_failures": len(photos.detection_failures),
                "unreadable": len(photos.unreadable), "seconds": round(photos.seconds, 2),
                "photos_per_second": round(photos.photos_per_second, 2)}

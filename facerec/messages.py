@@ -1,0 +1,63 @@
+"""How facerec's messages read: whole sentences, one format per kind of number, and the reason a photo has no face.
+
+The Gallery API raises `FaceRecError`s whose messages state what is wrong; each shell (web app, CLI) adds the one
+sentence that says what to do there (tick a box, pass `--force`), because only the shell knows its own controls.
+Numbers are written the same way everywhere a person reads them: similarities and thresholds to three decimals,
+small rates in short scientific notation (`1e-3`, `9.9e-4`), so the same value never appears as two strings.
+"""
+
+from __future__ import annotations
+
+import math
+
+
+def sentence(text: str) -> str:
+    """`text` as a sentence: first letter upper case (the rest untouched: names keep their case), ending in a full
+    stop unless it already ends in one, a question mark or an exclamation mark."""
+    text = str(text).strip()
+    if not text:
+        return text
+    text = text[0].upper() + text[1:]
+    return text if text[-1] in ".?!" else text + "."
+
+
+def sentences(*parts: str) -> str:
+    """Several sentences on one line: each made a sentence (`sentence`), empty parts left out."""
+    return " ".join(sentence(part) for part in parts if part and str(part).strip())
+
+
+def similarity_text(value: float) -> str:
+    """A cosine similarity or similarity threshold, in [-1, 1]: three decimals ('0.612')."""
+    return f"{value:.3f}"
+
+
+def rate_text(rate: float) -> str:
+    """A rate in (0, 1] (a false-accept rate per comparison, a tail share) in short scientific notation with two
+    significant digits: 0.001 -> '1e-3', 0.0009999 -> '1e-3', 0.00099 -> '9.9e-4', 2.5e-07 -> '2.5e-7'.
+    Zero is '0'."""
+    if rate == 0:
+        return "0"
+    if not math.isfinite(rate):
+        return str(rate)
+    mantissa, exponent = f"{rate:.1e}".split("e")
+    mantissa = mantissa.rstrip("0").rstrip(".")
+    return f"{mantissa}e{int(exponent)}"
+
+
+def percent_text(rate: float | None) -> str:
+    """A rate people read as a percentage (an accepted or expected stranger-match rate): two significant digits,
+    '1%', '0.37%', '<0.001%'; None is 'unknown'."""
+    if rate is None:
+        return "unknown"
+    percent = 100 * rate
+    return f"{percent:.2g}%" if percent >= 0.001 or percent == 0 else "<0.001%"
+
+
+def no_face_message(pixels_shape: tuple[int, ...], min_face_size: float, photo: str = "the photo") -> str:
+    """Why no face was found in `photo` (an image of `pixels_shape`, [H, W, ...]): too small to hold a face the
+    detector keeps (faces under `min_face_size` pixels are dropped), or simply none found."""
+    height, width = int(pixels_shape[0]), int(pixels_shape[1])
+    if min(height, width) < min_face_size:
+        return (f"{photo} is only {width}x{height} pixels, too small to contain a face (faces smaller than "
+                f"{min_face_size:g} pixels are not detected); use a larger photo")
+    return f"no face found in {photo}; use a clear, front-facing photo"

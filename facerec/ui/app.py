@@ -1,0 +1,32 @@
+"""The page: a header, then one tab per job over one shared `Gallery`; each tab is built by its own module."""
+
+from __future__ import annotations
+
+import gradio as gr
+
+from ..admin import AdminGuard
+from ..gallery import Gallery
+from . import enroll_tab, gallery_tab, health_tab, identify_tab, verify_tab
+from .context import AppContext
+from .text import markdown_text
+from .uploads import CACHE_MAX_AGE_S
+
+
+def build_app(gallery: Gallery, admin_password: str | None = None) -> gr.Blocks:
+    default_percent = round(100 * gallery.settings.fpir, 2)
+    needs_password = bool(admin_password)
+    with gr.Blocks(title="facerec", delete_cache=(60, CACHE_MAX_AGE_S)) as app:
+        context = AppContext(gallery, AdminGuard(admin_password), app)
+        where = "" if admin_password else f"; gallery {markdown_text(gallery.settings.home)}"  # no server paths
+        gr.Markdown(f"# facerec\nEnroll a person from one photo, then find them in any photo. Model "
+                    f"{markdown_text(gallery.model_id)}{where}.")
+        for warning in (gallery.model_warning(), gallery.policy.calibration.warning):
+            if warning:
+                gr.Markdown(f"**Warning:** {markdown_text(warning)}")
+        enroll = enroll_tab.build(context, needs_password)
+        identify_tab.build(context, default_percent, needs_password)
+        verify_tab.build(context, default_percent)
+        _tab, people = gallery_tab.build(context, needs_password)
+        health_tab.build(context, needs_password)
+        people.refresh_after(enroll.enrolled, enroll.ok, enroll.password)  # an enrolment shows in the list
+    return app

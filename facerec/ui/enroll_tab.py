@@ -1,0 +1,79 @@
+"""Enroll: one photo and a name. The faces found are drawn and numbered; with several, one is picked."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import gradio as gr
+
+from ..errors import MultipleFaces, PossibleDuplicate
+from .actions import Instead, expose
+from .context import AppContext
+from .face_picker import chosen_face, detected_faces
+from .text import markdown_text, plural
+from .uploads import PhotoInput, forget_upload, uploaded_photo
+
+LOOKALIKE_BOX = "Enroll anyway if the face matches someone already enrolled"
+
+
+@dataclass
+class EnrollTab:
+    password: gr.Textbox
+    enrolled: object  # the page event of a successful or failed enrolment (followed by the people list refresh)
+    ok: gr.State
+
+
+def build(context: AppContext, password_visible: bool) -> EnrollTab:
+    gallery = context.gallery
+    with gr.Tab("Enroll"):
+        with gr.Row():
+            photo = PhotoInput(image_mode=None, type="filepath", label="Photo (upload or webcam)",
+                               sources=["upload", "webcam", "clipboard"])
+            faces = gr.Image(type="numpy", label="Faces found", interactive=False)
+            crop = gr.Image(type="numpy", label="Aligned face (what is stored)", interactive=False)
+        detect_status = gr.Markdown(elem_id="detect-status")
+        name = gr.Textbox(label="Name")
+        with gr.Row():
+            face_choice = gr.Dropdown(label="Face to enroll", choices=[], value=None, allow_custom_value=True)
+            allow_lookalike = gr.Checkbox(label=LOOKALIKE_BOX)
+        note = gr.Textbox(label="Note (optional)", value="")
+        password = gr.Textbox(label="Admin password", type="password", value="", visible=password_visible)
+        button = gr.Button("Enroll", variant="primary")
+        status = gr.Markdown(elem_id="enroll-status")
+        with gr.Accordion("Details (JSON)", open=False):
+            details = gr.JSON()
+    ok = gr.State(False)
+
+    def detect(photo):
+        picture, choices, text, _count = detected_faces(gallery, photo, preselect_largest=True)
+        return {faces: picture, face_choice: choices, detect_status: text or "Upload a photo to see the faces "
+                                                                          "found in it."}
+
+    def enroll(photo, name, face_choice=None, allow_lookalike=False, note=None, password="",
+               request: gr.Request = None):
+        context.require_admin(password, request)
+        path = uploaded_photo(photo)
+        result = gallery.enroll(path, name, face_index=chosen_face(face_choice, "face to enroll"),
+                                allow_lookalike=bool(allow_lookalike), note=note or None)
+        forget_upload(path, context.web_cache)
+        people = gallery.store.counts()[0]
+        message = (f"Enrolled **{markdown_text(result.name)}** ({result.photos} photo). The gallery now has "
+                   f"{plural(people, 'person', 'people')}.")
+        if result.lookalikes:
+            message += " Looks like: " + ", ".join(f"{markdown_text(n)} ({s:.3f})" for n, s in result.lookalikes)
+        return {crop: result.crop, status: message, details: result.to_dict()}
+
+    # A new photo: its faces, and nothing left of the previous enrolment's result.
+    expose([photo.change], detect, [photo], [faces, face_choice, detect_status], detect_status, api_name="detect",
+           also_clear=[status, crop, details], on_failure={face_choice: gr.update(choices=[], value=None)})
+    event = expose([button.click], enroll, [photo, name, face_choice, allow_lookalike, note, password],
+                   [crop, status, details], status, api_name="enroll", ok=ok,
+                   page_hints={PossibleDuplicate: f"If this is a different person, tick '{LOOKALIKE_BOX}' and "
+                                                  "press Enroll again.",
+                               MultipleFaces: Instead(lambda error: f"{error.photo} has {len(error.faces)} "
+                                                                    "faces: pick the one to enroll under it")},
+                   api_hints={PossibleDuplicate: "If this is a different person, call again with "
+                                                 "allow_lookalike=True.",
+                              MultipleFaces: "Pass face_choice, e.g. 'face #0' (numbered left to right, as /detect "
+                                             "lists them)."})
+    return EnrollTab(password, event, ok)

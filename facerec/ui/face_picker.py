@@ -1,0 +1,59 @@
+"""The faces found in an uploaded photo, drawn with their numbers, and the choice of one (Enroll and Verify).
+
+Faces are numbered left to right from 0, as the Gallery API and the CLI's `--face N` number them; the choice is
+a dropdown of 'face #N'. Enroll pre-selects the largest face (and says so); Verify pre-selects nothing and asks,
+because comparing the wrong face of a group photo gives a confident wrong answer.
+"""
+
+from __future__ import annotations
+
+import gradio as gr
+
+from ..choice import largest_face_index
+from ..drawing import annotate
+from ..errors import InvalidArgument
+from ..gallery import Gallery
+from ..messages import no_face_message, sentence
+from .uploads import uploaded_photo
+
+PREFIX = "face #"
+
+
+def face_choices(count: int) -> list[str]:
+    return [f"{PREFIX}{i}" for i in range(count)]
+
+
+def chosen_face(value, what: str = "face") -> int | None:
+    """The face index a dropdown (or API caller) chose: 'face #2', '2' or 2 -> 2; nothing -> None."""
+    if value is None or (isinstance(value, str) and not value.strip()):
+        return None
+    text = str(value).strip()
+    try:
+        return int(text[len(PREFIX):] if text.startswith(PREFIX) else text.lstrip("#"))
+    except ValueError:
+        raise InvalidArgument(f"the {what} must be given as 'face #0', 'face #1', ... (left to right); "
+                              f"got '{value}'") from None
+
+
+def detected_faces(gallery: Gallery, photo, preselect_largest: bool, which: str = "this photo"):
+    """(photo with numbered boxes or None, dropdown update, note, number of faces) for an upload; None photo (the
+    upload was cleared) gives an empty view. An unreadable upload raises InvalidImage."""
+    if not photo:
+        return None, gr.update(choices=[], value=None), "", 0
+    decoded, faces = gallery.detect(uploaded_photo(photo))
+    if not faces:
+        note = sentence(no_face_message(decoded.pixels.shape, gallery.settings.min_face_size, which))
+        return decoded.pixels, gr.update(choices=[], value=None), note, 0
+    choices = face_choices(len(faces))
+    if len(faces) == 1:
+        return annotate(decoded.pixels, faces, landmarks=True), gr.update(choices=choices, value=choices[0]), \
+            "One face found.", 1
+    if preselect_largest:
+        largest = largest_face_index(faces)
+        note = (f"{len(faces)} faces found; face #{largest} (the largest) is selected — pick another if needed.")
+        value = choices[largest]
+    else:
+        note = f"{len(faces)} faces found in {which}: pick the one to compare (numbered left to right)."
+        value = None
+    return annotate(decoded.pixels, faces, landmarks=True), gr.update(choices=choices, value=value), note, \
+        len(faces)

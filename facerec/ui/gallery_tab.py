@@ -1,0 +1,179 @@
+"""Gallery: who is enrolled, and rename, delete, add a photo, export, import.
+
+The people list is never stale: it is read again whenever the tab opens, when a search or the password is
+entered, and after every change made here or in the Enroll tab. Each action's result appears under its own
+button and replaces the previous one (and the other actions' results, so only the latest stays).
+"""
+
+from __future__ import annotations
+
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+import gradio as gr
+
+from ..errors import IdentityMismatch, InvalidArgument, MultipleFaces
+from .actions import expose, page_door
+from .context import AppContext
+from .text import markdown_text, plural
+from .uploads import EXPORT_LIFETIME_S, PhotoInput, delete_later, empty_web_cache, forget_upload, uploaded_photo
+from .views import FACES_CSS, face_tiles
+
+THUMBNAILS_SHOWN = 60
+DELETE_BOX = "Yes, delete this person and all their photos"
+MISMATCH_BOX = "Add anyway if the face does not match this person"
+
+
+@dataclass
+class PeopleList:
+    """The list's inputs and outputs, and how to refresh it after a change (`refresh_after`)."""
+
+    search: gr.Textbox
+    password: gr.Textbox
+    outputs: list  # the list's views, its status line last
+    refresh: object  # (ok, query, password, request) -> updates; nothing unless ok
+
+    def refresh_after(self, event, ok: gr.State, password: gr.Textbox) -> None:
+        """After `event` (which wrote `ok`), show the list again if it succeeded, with the password it used."""
+        event.then(page_door(self.refresh, self.outputs[:-1], self.outputs[-1]), [ok, self.search, password],
+                   self.outputs, api_visibility="private")
+
+
+def build(context: AppContext, password_visible: bool) -> tuple[gr.Tab, PeopleList]:
+    gallery = context.gallery
+    with gr.Tab("Gallery") as tab:
+        with gr.Row():
+            search = gr.Textbox(label="Search by name (press Enter)", value="")
+            password = gr.Textbox(label="Admin password (press Enter to show the people)", type="password",
+                                  value="", visible=password_visible)
+        people_status = gr.Markdown(elem_id="people-status")
+        table = gr.Dataframe(headers=["id", "name", "photos", "enrolled"], label="People", interactive=False,
+                             elem_id="people-table")
+        thumbnails = gr.HTML(css_template=FACES_CSS, elem_id="people-faces")
+        people_json = gr.JSON(visible=False)
+        with gr.Accordion("Rename", open=False):
+            rename_from = gr.Textbox(label="Current name", elem_id="rename-from")
+            rename_to = gr.Textbox(label="New name", elem_id="rename-to")
+            rename_button = gr.Button("Rename")
+            rename_status = gr.Markdown(elem_id="rename-status")
+        with gr.Accordion("Delete", open=False):
+            delete_name = gr.Textbox(label="Name", elem_id="delete-name")
+            delete_confirm = gr.Checkbox(label=DELETE_BOX)
+            delete_button = gr.Button("Delete", variant="stop")
+            delete_status = gr.Markdown(elem_id="delete-status")
+        with gr.Accordion("Add a photo to a person", open=False):
+            add_name = gr.Textbox(label="Name", elem_id="add-photo-name")
+            add_image = PhotoInput(image_mode=None, type="filepath", label="Photo")
+            add_anyway = gr.Checkbox(label=MISMATCH_BOX)
+            add_button = gr.Button("Add photo")
+            add_status = gr.Markdown(elem_id="add-photo-status")
+        with gr.Accordion("Export / import", open=False):
+            export_crops = gr.Checkbox(value=True, label="Include face crops")
+            export_button = gr.Button("Export")
+            export_status = gr.Markdown(elem_id="export-status")
+            export_file = gr.File(label="Exported gallery")
+            import_file = gr.File(label="Gallery file to import", file_types=[".zip"], type="filepath")
+            import_button = gr.Button("Import")
+            import_status = gr.Markdown(elem_id="import-status")
+        manage_json = gr.JSON(visible=False)
+    statuses = [rename_status, delete_status, add_status, export_status, import_status]
+    ok = gr.State(False)
+
+    def list_people(query="", password="", request: gr.Request = None):
+        context.require_admin(password, request)
+        people = gallery.list(query or None)
+        rows = [[p.id, p.name, p.photos, p.created_at.strftime("%Y-%m-%d %H:%M")] for p in people]
+        tiles = [(gallery.face_crop(p.face_ids[0]) if p.face_ids else None, f"{p.name} ({p.photos})")
+                 for p in people[:THUMBNAILS_SHOWN]]
+        total = gallery.store.counts()[0]
+        if not total:
+            summary = "Nobody is enrolled yet: enroll someone in the Enroll tab."
+        elif query:
+            summary = (f"{len(people):,} of {plural(total, 'person', 'people')} "
+                       f"match{'es' if len(people) == 1 else ''} '{markdown_text(query)}'.")
+        else:
+            summary = f"{plural(total, 'person', 'people')} enrolled."
+        if len(people) > THUMBNAILS_SHOWN:
+            summary += f" Faces of the first {THUMBNAILS_SHOWN} are shown."
+        return {table: rows, thumbnails: face_tiles(tiles), people_json: [p.to_dict() for p in people],
+                people_status: summary}
+
+    def list_on_page(query="", password="", request: gr.Request = None):
+        if context.password_needed and not password:  # not an error: nobody has tried anything yet
+            return {table: None, thumbnails: "", people_json: None,
+                    people_status: "Type the admin password above and press Enter to see the enrolled people."}
+        return list_people(query, password, request)
+
+    def refresh(succeeded, query="", password="", request: gr.Request = None):
+        if not succeeded:  # the action failed: nothing changed, and its password may be wrong (no second guess)
+            return {component: gr.update() for component in (table, thumbnails, people_json, people_status)}
+        return list_people(query, password, request)
+
+    def rename(name, new_name, password="", request: gr.Request = None):
+        context.require_admin(password, request)
+        info = gallery.rename(name, new_name)
+        return {rename_status: f"Renamed to **{markdown_text(info.name)}**.", manage_json: info.to_dict()}
+
+    def delete(name, confirmed=False, password="", request: gr.Request = None):
+        context.require_admin(password, request)
+        if not confirmed:
+            raise InvalidArgument(f"nothing was deleted: tick '{DELETE_BOX.lower()}' to confirm")
+        info = gallery.delete(name)
+        empty_web_cache(context.app, context.web_cache)  # nothing of theirs stays downloadable: uploads, exports
+        return {delete_status: f"Deleted **{markdown_text(info.name)}** and {plural(info.photos, 'photo')}.",
+                manage_json: info.to_dict(), delete_confirm: False}
+
+    def add_photo(name, photo, password="", allow_mismatch=False, request: gr.Request = None):
+        context.require_admin(password, request)
+        path = uploaded_photo(photo)
+        result = gallery.add_photo(name, path, allow_mismatch=bool(allow_mismatch))
+        forget_upload(path, context.web_cache)
+        return {add_status: f"Added a photo to **{markdown_text(result.name)}** ({result.photos} photos).",
+                manage_json: result.to_dict(), add_image: None, add_anyway: False}
+
+    def export_gallery(include_crops=True, password="", request: gr.Request = None):
+        context.require_admin(password, request)
+        # Written straight into the web cache (one copy, in a private folder with an unguessable name), and
+        # deleted once its link has had time to be used.
+        context.web_cache.mkdir(parents=True, exist_ok=True, mode=0o700)
+        folder = Path(tempfile.mkdtemp(prefix="export-", dir=context.web_cache))
+        path = folder / "facerec-gallery.zip"
+        count = gallery.export(path, include_crops=bool(include_crops))
+        delete_later(folder, EXPORT_LIFETIME_S)
+        return {export_file: str(path), export_status: f"Exported {plural(count, 'face')}. The download link "
+                                                       f"works for {EXPORT_LIFETIME_S // 60} minutes."}
+
+    def import_gallery(upload, password="", request: gr.Request = None):
+        context.require_admin(password, request)
+        if not upload:
+            raise InvalidArgument("choose an exported .zip file first")
+        counts = gallery.import_(upload)
+        return {import_status: f"Imported {counts['added']} face(s); {counts['skipped']} already present.",
+                manage_json: counts}
+
+    people = PeopleList(search, password, [table, thumbnails, people_json, people_status], refresh)
+    expose([tab.select, search.submit, password.submit], list_people, [search, password],
+           [table, thumbnails, people_json], people_status, api_name="list", page_core=list_on_page)
+
+    def action(button, core, inputs, outputs, status, api_name, extra=(), **hints):
+        event = expose([button.click], core, inputs, outputs, status, api_name=api_name,
+                       also_clear=[s for s in statuses if s is not status], extra_outputs=extra, ok=ok, **hints)
+        people.refresh_after(event, ok, password)
+
+    action(rename_button, rename, [rename_from, rename_to, password], [rename_status, manage_json], rename_status,
+           "rename")
+    action(delete_button, delete, [delete_name, delete_confirm, password], [delete_status, manage_json],
+           delete_status, "delete", extra=[delete_confirm])
+    action(add_button, add_photo, [add_name, add_image, password, add_anyway], [add_status, manage_json], add_status,
+           "add_photo", extra=[add_image, add_anyway],
+           page_hints={IdentityMismatch: f"If you are sure it is them, tick '{MISMATCH_BOX}' and press Add photo "
+                                         "again.",
+                       MultipleFaces: "Use a photo that shows only this person."},
+           api_hints={IdentityMismatch: "If you are sure it is them, call again with allow_mismatch=True.",
+                      MultipleFaces: "Use a photo that shows only this person."})
+    action(export_button, export_gallery, [export_crops, password], [export_file, export_status], export_status,
+           "export")
+    action(import_button, import_gallery, [import_file, password], [import_status, manage_json], import_status,
+           "import")
+    return tab, people

@@ -1,0 +1,103 @@
+"""Health: how well the enrolled faces separate, in plain words, read again whenever the tab opens.
+
+Every figure is printed once from its unrounded value (`facerec.health.figure_text`), so the table and the
+sentences beside it agree to the last digit; the confusable pairs show both whole faces.
+"""
+
+from __future__ import annotations
+
+import gradio as gr
+
+from ..drawing import policy_growth_plot, similarity_histogram
+from ..health import HealthReport, figure_text, nearest_other_person_distance
+from ..metrics import MEDIAN_KEYS
+from .actions import expose, page_door
+from .context import AppContext
+from .text import html_text, plural
+from .views import FACES_CSS, TABLE_CSS, figures_table, pair_tiles
+
+HEADERS = ("metric", "value", "what it means")
+
+
+def build(context: AppContext, password_visible: bool) -> gr.Tab:
+    gallery = context.gallery
+    with gr.Tab("Health") as tab:
+        password = gr.Textbox(label="Admin password (press Enter or the button)", type="password", value="",
+                              visible=password_visible)
+        button = gr.Button("Check gallery health", variant="primary")
+        status = gr.Markdown(elem_id="health-status")
+        report_view = gr.HTML(css_template=TABLE_CSS, elem_id="health-report")
+        plot = gr.Plot(label="Nearest other person")
+        pairs_view = gr.HTML(css_template=FACES_CSS, label="Most confusable pairs", elem_id="confusable-pairs")
+        details = gr.JSON(visible=False)
+        growth_text = gr.Markdown(elem_id="policy-growth")
+        growth_plot = gr.Plot(label="Threshold and expected true-match rate as the gallery grows", format="png")
+    ok = gr.State(False)
+
+    def health(password="", request: gr.Request = None):
+        context.require_admin(password, request)
+        report = gallery.health()
+        pairs = []
+        for pair in report.confusable_pairs:
+            left, right = gallery.get(pair["a_id"]), gallery.get(pair["b_id"])
+            pairs.append((gallery.face_crop(left.face_ids[0]), gallery.face_crop(right.face_ids[0]),
+                          f"{pair['a']} ~ {pair['b']}: {pair['similarity']:.3f}"))
+        figure = similarity_histogram(report.nearest_other_similarities, report.threshold,
+                                      "How close is each person to their nearest other person?")
+        heading = "<h3>Most confusable pairs</h3>" if pairs else ""
+        return {report_view: report_html(report), plot: figure,
+                pairs_view: heading + pair_tiles(pairs), details: report.to_dict(),
+                status: f"Checked {plural(report.identities, 'person', 'people')} and "
+                        f"{plural(report.faces, 'face')}."}
+
+    def health_on_page(password="", request: gr.Request = None):
+        if context.password_needed and not password:
+            return {report_view: "", plot: None, pairs_view: "", details: None,
+                    status: "Type the admin password and press Check gallery health."}
+        return health(password, request)
+
+    def policy_growth(succeeded, password="", request: gr.Request = None):
+        """How the threshold policy behaves as this gallery grows (the second plot), after a health check."""
+        if not succeeded or (context.password_needed and not password):
+            return {growth_text: "", growth_plot: None}
+        context.require_admin(password, request)
+        rule = gallery.threshold_in_force(with_people=True)
+        rows = gallery.policy.growth()
+        shown = [r for r in rows if r.comparisons in (1, 10, 100, 1000, 10_000, 100_000, 1_000_000)]
+        lines = ["**The threshold as the gallery grows.** A stranger is compared with every enrolled face, so the "
+                 "more faces, the more chances of a wrong match: to keep the stranger-match rate at the accepted "
+                 "level, the threshold rises with the gallery, and a new photo of an enrolled person clears it "
+                 "less often.", "", f"Now: {rule.sentence()}", "",
+                 "```text", "| enrolled faces | threshold | expected true-match rate |"]
+        # A plain-text table (a code block): the same text on the page, in the JSON-free API answer and in a copy.
+        lines += [f"| {r.comparisons:,} | {r.threshold:.3f} | "
+                  f"{'unknown' if r.true_match_rate is None else f'{r.true_match_rate:.0%}'} |" for r in shown]
+        return {growth_text: "\n".join([*lines, "```"]), growth_plot: policy_growth_plot(rows, rule.comparisons)}
+
+    event = expose([button.click, tab.select, password.submit], health, [password],
+                   [report_view, plot, pairs_view, details], status, api_name="health", page_core=health_on_page,
+                   ok=ok)
+    event.then(page_door(policy_growth, [growth_plot], growth_text), [ok, password], [growth_text, growth_plot],
+               api_visibility="private")
+    return tab
+
+
+def report_html(report: HealthReport) -> str:
+    """The health report: the gallery in one line, the figures with their readings, notes, suspected duplicates."""
+    data = report.to_dict()
+    lines = [f"<p><strong>{plural(report.identities, 'person', 'people')}, {plural(report.faces, 'face')}"
+             f"</strong>, match threshold {report.threshold:.3f}.</p>"]
+    rows = [("ClosestIsPositiveAccuracy", figure_text(report.closest_is_positive_accuracy),
+             report.readings["closest_is_positive_accuracy"])]
+    rows += [(key, figure_text(report.median_distances[key]), report.readings[key]) for key in MEDIAN_KEYS]
+    rows.append(("Nearest other person", figure_text(nearest_other_person_distance(report.nearest_other_similarities)),
+                 report.readings["NearestOtherPerson"]))
+    lines.append(figures_table(HEADERS, rows))
+    lines += [f"<p><em>{html_text(note)}</em></p>" for note in report.notes]
+    if report.suspected_duplicates:
+        listed = "; ".join(f"{html_text(p['a'])} ~ {html_text(p['b'])} ({p['similarity']:.3f})"
+                           for p in data["suspected_duplicates"][:20])
+        lines.append(f"<p><strong>Suspected duplicates</strong> (above the match threshold): {listed}</p>")
+    else:
+        lines.append("<p>No suspected duplicates: no two people match each other above the threshold.</p>")
+    return "\n".join(lines)

@@ -1,0 +1,39 @@
+"""Text for the page: names shown literally, and the status line each action writes next to its button.
+
+Names are shown as text, never as markup: escaped for Markdown and HTML wherever they reach the page (status
+lines, tables rendered as HTML, error lines), so a name like `![x](http://host/beacon.png)` makes no browser fetch
+anything.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+
+from ..messages import sentence
+
+# Characters Markdown (or the HTML it may hold) could read as markup, escaped by `markdown_text`.
+_MARKDOWN_SPECIAL = re.compile(r"([\\`*_\[\](){}!|~$:#])")
+ERROR_COLOUR = "#b42318"
+
+
+def markdown_text(text: object) -> str:
+    """`text` (a name, a path) for a Markdown component, shown literally: never a link, an image, an element or
+    emphasis (a name like `![x](http://host/beacon.png)` would otherwise make every viewer's browser fetch it)."""
+    return _MARKDOWN_SPECIAL.sub(r"\\\1", html.escape(str(text), quote=False))
+
+
+def html_text(text: object) -> str:
+    """`text` for an HTML component or attribute: every character shown as itself."""
+    return html.escape(str(text), quote=True)
+
+
+def error_line(message: str) -> str:
+    """A failed action's status line (Markdown): a red 'Error:' and the message as one plain sentence."""
+    return (f'<span style="color:{ERROR_COLOUR};font-weight:600">Error:</span> '
+            f"{markdown_text(sentence(message))}")
+
+
+def plural(count: int, one: str, many: str | None = None) -> str:
+    """'1 person', '5 people', '2 faces'."""
+    return f"{count:,} {one if count == 1 else (many or one + 's')}"

@@ -1,0 +1,31 @@
+"""The threshold controls Identify and Verify share: the accepted rate (%) and an optional pinned cosine."""
+
+from __future__ import annotations
+
+import gradio as gr
+
+from ..errors import InvalidArgument
+
+
+def rate_and_pin(percent: float, label: str, info: str) -> tuple[gr.Slider, gr.Textbox]:
+    rate = gr.Slider(0.1, 10.0, value=percent, step=0.1, label=label, info=info)
+    pinned = gr.Textbox(value="", label="Or pin a similarity threshold (cosine, optional)", placeholder="e.g. 0.55",
+                        info="Leave empty to follow the accepted rate.")
+    return rate, pinned
+
+
+def parse_pinned(value) -> float | None:
+    """The optional pinned-threshold box: empty (None or '') means 'follow the accepted rate'. A text box, not a
+    `gr.Number`: the browser sends an empty Number as 0, which would pin the threshold at 0 and name everyone."""
+    if value is None or str(value).strip() == "":
+        return None
+    try:
+        return float(str(value).strip())
+    except ValueError:
+        raise InvalidArgument(f"the pinned threshold must be a cosine similarity such as 0.55, or empty; got "
+                              f"'{value}'") from None
+
+
+def accepted_rate(percent) -> float | None:
+    """The rate slider's percent as a rate (1 -> 0.01); None when not given."""
+    return None if percent is None else float(percent) / 100.0

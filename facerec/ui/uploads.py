@@ -1,0 +1,111 @@
+"""Files the web server receives and serves: photo uploads, and how long anything stays in Gradio's cache.
+
+Files the web server holds (uploads, pictures it shows, exports) live in Gradio's cache: an enrolled photo is
+deleted as soon as its face is stored, exports after `EXPORT_LIFETIME_S`, everything else after
+`CACHE_MAX_AGE_S`, and deleting a person empties the cache at once. Thumbnails of enrolled faces never become
+files: they are sent inside the page (`facerec.ui.views`).
+"""
+
+from __future__ import annotations
+
+import logging
+import shutil
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+
+import gradio as gr
+
+from ..errors import InvalidArgument, InvalidImage
+from ..image import load_image
+
+log = logging.getLogger("facerec.ui")
+CACHE_MAX_AGE_S = 600  # uploads and the pictures the app showed leave the server after 10 minutes
+EXPORT_LIFETIME_S = 120  # an export's download link works for 2 minutes
+
+
+@dataclass(frozen=True)
+class Unreadable:
+    """What a `PhotoInput` hands its action instead of a path when the upload cannot be opened: the reason, so
+    the action reports it where its other errors go (`uploaded_photo` raises it)."""
+
+    message: str
+
+
+class PhotoInput(gr.Image):
+    """A photo upload whose unreadable files end as a readable message: Gradio opens every upload with PIL before
+    any callback runs, so a non-image would otherwise fail outside the action and show only a bare 'Error'.
+    Always made with `image_mode=None`: no mode conversion, so the callback gets the upload itself
+    (facerec decodes any mode) and Gradio makes no second copy of the photo that would outlive `forget_upload`."""
+
+    is_template = True  # rendered by gr.Image's frontend
+
+    def preprocess(self, payload):
+        try:
+            return super().preprocess(payload)
+        except FileNotFoundError:
+            return Unreadable("the uploaded photo is no longer on the server (a photo is deleted once its face "
+                              "is stored, and uploads expire); upload it again")
+        except Exception as error:  # noqa: BLE001 - UnidentifiedImageError, OSError, DecompressionBombError...
+            log.info("unreadable upload: %s", error)
+            return Unreadable(unreadable_reason(getattr(payload, "path", None)))
+
+
+def unreadable_reason(path: str | None) -> str:
+    """Why an upload Gradio could not open is no photo, in facerec's own words (`facerec.image`): the message the
+    CLI and the REST API give for the same file."""
+    try:
+        load_image(path) if path else None
+    except InvalidImage as error:
+        return str(error)
+    except Exception:  # noqa: BLE001 - the generic line below says enough
+        pass
+    return "this file is not an image facerec can read; upload a JPEG, PNG, WebP or BMP photo"
+
+
+def uploaded_photo(value, missing: str = "upload a photo first") -> str:
+    """The path of an uploaded photo, or the reason there is none (InvalidArgument when nothing was uploaded,
+    InvalidImage when the upload could not be opened)."""
+    if isinstance(value, Unreadable):
+        raise InvalidImage(value.message)
+    if not value:
+        raise InvalidArgument(missing)
+    return value
+
+
+def forget_upload(path: str | None, web_cache: Path) -> None:
+    """Delete an uploaded photo from the web cache once its face is stored: the server keeps no copy of it."""
+    if not path or isinstance(path, Unreadable):
+        return
+    upload = Path(path).resolve()
+    if web_cache.resolve() not in upload.parents:
+        return  # not Gradio's copy: never delete a file the app did not receive
+    upload.unlink(missing_ok=True)
+    try:
+        upload.parent.rmdir()  # Gradio's per-upload folder, now empty
+    except OSError:
+        pass
+
+
+def empty_web_cache(app: gr.Blocks, web_cache: Path) -> None:
+    """Delete every file the app has received or served (Gradio's own clean-up, run now rather than on its
+    schedule), and every export. Pages still open keep what they show; a photo uploaded but not yet used must
+    be uploaded again."""
+    from gradio.route_utils import delete_files_created_by_app
+
+    delete_files_created_by_app(app, None)
+    for folder in web_cache.glob("export-*"):
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def delete_later(folder: Path, seconds: float) -> None:
+    timer = threading.Timer(seconds, shutil.rmtree, (folder,), {"ignore_errors": True})
+    timer.daemon = True
+    timer.start()
+
+
+def forget_served_files(app: gr.Blocks) -> None:
+    """What deleting a person in the UI does to the web cache, for a delete made elsewhere (the REST API)."""
+    from gradio.utils import get_upload_folder
+
+    empty_web_cache(app, Path(get_upload_folder()))

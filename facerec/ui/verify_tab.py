@@ -1,0 +1,81 @@
+"""Verify: are two photos the same person? A photo with several faces shows them numbered and asks which one."""
+
+from __future__ import annotations
+
+import gradio as gr
+
+from ..errors import MultipleFaces
+from .actions import Instead, expose
+from .context import AppContext
+from .face_picker import chosen_face, detected_faces
+from .threshold_controls import accepted_rate, parse_pinned, rate_and_pin
+from .uploads import PhotoInput, uploaded_photo
+
+
+def build(context: AppContext, default_percent: float) -> None:
+    gallery = context.gallery
+    with gr.Tab("Verify"):
+        with gr.Row():
+            side_a = _side("first", "verify-a")
+            side_b = _side("second", "verify-b")
+        with gr.Row():
+            fpir, pinned = rate_and_pin(
+                default_percent, "Accepted false-match rate (%)",
+                "Verify compares two photos once, so this is the share of pairs of different people that may be "
+                "called the same person.")
+        threshold_note = gr.Markdown(elem_id="verify-threshold-note")
+        button = gr.Button("Compare", variant="primary")
+        status = gr.Markdown(elem_id="verify-status")
+        details = gr.JSON(visible=False)
+
+    def policy(fpir_percent, pinned_threshold):
+        rule = gallery.verification_threshold(fpir=accepted_rate(fpir_percent),
+                                              threshold=parse_pinned(pinned_threshold))
+        return {threshold_note: rule.sentence()}
+
+    def verify(photo_a, photo_b, pinned_threshold=None, fpir_percent=None, face_a=None, face_b=None):
+        path_a = uploaded_photo(photo_a, "upload two photos")
+        path_b = uploaded_photo(photo_b, "upload two photos")
+        result = gallery.verify(path_a, path_b, threshold=parse_pinned(pinned_threshold),
+                                fpir=accepted_rate(fpir_percent), face_a=chosen_face(face_a, "face_a"),
+                                face_b=chosen_face(face_b, "face_b"))
+        verdict = "Same person" if result.same_person else "Different people"
+        return {status: f"**{verdict}** — similarity {result.similarity:.3f} (threshold {result.threshold:.3f}). "
+                        f"{result.rule.sentence()}", details: result.to_dict()}
+
+    for side in (side_a, side_b):
+        picture, choice, note = side["faces"], side["choice"], side["note"]
+
+        def detect(photo, picture=picture, choice=choice, note=note, which=side["which"]):
+            annotated, choices, text, count = detected_faces(gallery, photo, preselect_largest=False, which=which)
+            several = count > 1  # one face needs no choice; the picture and the picker appear only to choose
+            return {picture: gr.update(value=annotated, visible=several), choice: {**choices, "visible": several},
+                    note: text}
+
+        # A new photo: its faces, and no verdict about the previous one.
+        expose([side["photo"].change], detect, [side["photo"]], [picture, choice, note], note,
+               also_clear=[status, details],
+               on_failure={picture: gr.update(value=None, visible=False),
+                           choice: gr.update(choices=[], value=None, visible=False)})
+    expose([fpir.change, pinned.change, context.app.load], policy, [fpir, pinned], [threshold_note],
+           threshold_note)
+    expose([button.click], verify, [side_a["photo"], side_b["photo"], pinned, fpir, side_a["choice"],
+                                    side_b["choice"]], [status, details], status, api_name="verify",
+           page_hints={MultipleFaces: Instead(lambda error: f"{error.photo} has {len(error.faces)} faces: pick the "
+                                                            "one to compare under it (numbered left to right), "
+                                                            "then press Compare")},
+           api_hints={MultipleFaces: "Pass face_a or face_b: the face's number, left to right from 0 (as /detect "
+                                     "lists them)."})
+
+
+def _side(which: str, elem_id: str) -> dict:
+    """One photo's column: the upload, then (only when it has several faces) its numbered faces and the choice."""
+    label = f"the {which} photo"
+    with gr.Column():
+        photo = PhotoInput(image_mode=None, type="filepath", label=f"{which.capitalize()} photo")
+        note = gr.Markdown(elem_id=f"{elem_id}-faces-note")
+        faces = gr.Image(type="numpy", label=f"Faces found in {label}", interactive=False, visible=False,
+                         elem_id=f"{elem_id}-faces")
+        choice = gr.Dropdown(label=f"Face to compare in {label}", choices=[], value=None, allow_custom_value=True,
+                             visible=False, elem_id=f"{elem_id}-choice")
+    return {"photo": photo, "note": note, "faces": faces, "choice": choice, "which": label}

@@ -1,0 +1,178 @@
+"""Messages a person reads (issue #15, point 6): whole sentences that say what to do, in the shell's own terms.
+
+On real photos through the real Gallery API and the CLI (a subprocess, as a user runs it): the look-alike refusal
+in separate sentences, the CLI naming `--force` for a look-alike and `--face N` for a group photo (and
+`--face-a` for verify), a truncated JPEG described without the decoder's text, a 1x1 image too small to contain a
+face, one format for rates, and "enroll" spelled one way in every help text and the README.
+"""
+
+from __future__ import annotations
+
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from PIL import Image
+
+from facerec.errors import InvalidImage, MultipleFaces, NoFace, PossibleDuplicate
+from facerec.gallery import Gallery
+from facerec.image import load_image
+from facerec.messages import percent_text, rate_text, sentence, sentences
+from facerec.settings import Settings
+from group_photos import group_photo
+
+REPO = Path(__file__).resolve().parents[1]
+ANTONIO = "Antonio_Trillanes"  # two single-face photos ~0.89 apart: photo 2 under another name is a look-alike
+GROUP = ("Alan_Ball", "Andy_Griggs", "Art_Hoffmann")  # single-face photos, pasted into a group photo
+BRITISH = re.compile(r"\benrol\b|\benrols\b|\benrolment", re.IGNORECASE)
+
+
+def facerec(*args: str, home: Path) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "facerec.cli", *args, "--home", str(home)],
+                          capture_output=True, text=True, timeout=300)
+
+
+@pytest.fixture(scope="module")
+def gallery(tmp_path_factory):
+    with Gallery(Settings.from_env(home=tmp_path_factory.mktemp("messages") / "home")) as opened:
+        yield opened
+
+
+@pytest.fixture
+def group(lfw_photo, tmp_path) -> Path:
+    return group_photo([lfw_photo(p, 1) for p in GROUP], tmp_path / "group3.jpg")
+
+
+@pytest.fixture
+def tiny(tmp_path) -> Path:
+    path = tmp_path / "tiny.png"
+    Image.new("RGB", (1, 1), (200, 150, 120)).save(path)
+    return path
+
+
+@pytest.fixture
+def truncated(lfw_photo, tmp_path) -> Path:
+    path = tmp_path / "truncated.jpg"
+    data = lfw_photo(ANTONIO, 1).read_bytes()
+    path.write_bytes(data[: len(data) // 2])
+    return path
+
+
+# ----- formats ---------------------------------------------------------------------------------------------------
+def test_one_format_for_rates_and_sentences() -> None:
+    # The same value never reads two ways (the issue: "1.0e-03" and "9.9e-04" for one threshold's rate).
+    assert rate_text(0.001) == rate_text(0.0009999) == rate_text(1.0e-03) == "1e-3"
+    assert rate_text(0.00099) == "9.9e-4" and rate_text(2.5e-07) == "2.5e-7" and rate_text(1e-9) == "1e-9"
+    assert rate_text(0) == "0"
+    assert percent_text(0.01) == "1%" and percent_text(0.0037) == "0.37%" and percent_text(1e-8) == "<0.001%"
+    assert sentence("no face found; use a clear photo") == "No face found; use a clear photo."
+    assert sentence("'al' is taken.") == "'al' is taken."
+    assert sentences("this face matches X", "", "if not, tick the box") == "This face matches X. If not, tick the box."
+
+
+# ----- photos ----------------------------------------------------------------------------------------------------
+def test_a_truncated_jpeg_is_described_without_the_decoders_text(truncated) -> None:
+    with pytest.raises(InvalidImage) as caught:
+        load_image(truncated)
+    message = str(caught.value)
+    assert message == "truncated.jpg is truncated or corrupt: it could not be decoded; use the complete, original file"
+    for leaked in ("bytes not processed", "image file is truncated", "broken data stream", "OSError"):
+        assert leaked not in message
+
+
+def test_a_1x1_image_is_too_small_to_contain_a_face(gallery, tiny, lfw_photo) -> None:
+    before = gallery.store.counts()
+    for call in (lambda: gallery.identify(tiny), lambda: gallery.enroll(tiny, "Tiny"),
+                 lambda: gallery.verify(tiny, lfw_photo(ANTONIO, 1))):
+        with pytest.raises(NoFace) as caught:
+            call()
+        assert "is only 1x1 pixels, too small to contain a face" in str(caught.value), str(caught.value)
+    with pytest.raises(NoFace, match="the first photo is only 1x1 pixels"):
+        gallery.verify(tiny, lfw_photo(ANTONIO, 1))
+    assert gallery.store.counts() == before
+
+
+def test_the_look_alike_refusal_states_the_facts_in_sentences(gallery, lfw_photo) -> None:
+    gallery.enroll(lfw_photo(ANTONIO, 1), "Antonio Trillanes")
+    with pytest.raises(PossibleDuplicate) as caught:
+        gallery.enroll(lfw_photo(ANTONIO, 2), "Someone Else")
+    message = str(caught.value)
+    assert re.fullmatch(r"this face matches already-enrolled Antonio Trillanes \(0\.\d{3}\), at or above the "
+                        r"threshold 0\.\d{3} \(set by the accepted stranger-match rate for 1 enrolled face\), so it "
+                        r"may be the same person", message), message
+    assert gallery.store.counts()[0] == 1
+
+
+def test_verify_asks_which_face_of_a_group_photo(gallery, group, lfw_photo) -> None:
+    with pytest.raises(MultipleFaces) as caught:
+        gallery.verify(group, lfw_photo("Art_Hoffmann", 2))
+    assert len(caught.value.faces) == 3 and caught.value.photo == "the first photo"
+    assert str(caught.value).startswith("the first photo has 3 faces (#0: box (")
+    same = gallery.verify(group, lfw_photo("Art_Hoffmann", 2), face_a=2)
+    different = gallery.verify(group, lfw_photo("Art_Hoffmann", 2), face_a=0)
+    assert same.same_person and not different.same_person
+    assert 500 <= same.face_a.center[0] < 750  # the third tile's face
+
+
+# ----- the CLI says what to type -------------------------------------------------------------------------------
+def test_cli_errors_name_the_option_that_helps(lfw_photo, group, tiny, truncated, tmp_path) -> None:
+    home = tmp_path / "home"
+    assert facerec("enroll", str(lfw_photo(ANTONIO, 1)), "--name", "Antonio Trillanes", home=home).returncode == 0
+
+    lookalike = facerec("enroll", str(lfw_photo(ANTONIO, 2)), "--name", "Someone Else", home=home)
+    assert lookalike.returncode == 1
+    assert lookalike.stderr.startswith("error: this face matches already-enrolled Antonio Trillanes (0.")
+    assert lookalike.stderr.rstrip().endswith(
+        "so it may be the same person. If this is a different person, run the command again with --force.")
+    assert len(lookalike.stderr.strip().splitlines()) == 1
+    forced = facerec("enroll", str(lfw_photo(ANTONIO, 2)), "--name", "Someone Else", "--force", home=home)
+    assert forced.returncode == 0, forced.stderr
+
+    several = facerec("enroll", str(group), "--name", "Alan Ball", home=home)
+    assert several.returncode == 1
+    assert "the photo has 3 faces (#0: box" in several.stderr
+    assert several.stderr.rstrip().endswith("Pick one with --face N (0 to 2, left to right).")
+    assert facerec("enroll", str(group), "--name", "Alan Ball", "--face", "0", home=home).returncode == 0
+
+    verify = facerec("verify", str(group), str(lfw_photo("Alan_Ball", 2)), home=home)
+    assert verify.returncode == 1
+    assert verify.stderr.rstrip().endswith(
+        "Pick one with --face-a N (first photo) or --face-b N (second photo) (0 to 2, left to right).")
+    chosen = facerec("verify", str(group), str(lfw_photo("Alan_Ball", 2)), "--face-a", "0", home=home)
+    assert chosen.returncode == 0 and chosen.stdout.startswith("same person"), chosen.stdout + chosen.stderr
+
+    mismatch = facerec("add-photo", "Alan Ball", str(lfw_photo(ANTONIO, 3)), home=home)
+    assert mismatch.returncode == 1
+    assert mismatch.stderr.rstrip().endswith("nothing was added. If you are sure it is them, run the command again "
+                                             "with --force.")
+
+    for photo, words in ((tiny, "error: the photo is only 1x1 pixels, too small to contain a face"),
+                         (truncated, "error: truncated.jpg is truncated or corrupt: it could not be decoded")):
+        result = facerec("identify", str(photo), home=home)
+        assert result.returncode == 1 and words in result.stderr, result.stderr
+        assert "Traceback" not in result.stderr
+
+
+# ----- one spelling --------------------------------------------------------------------------------------------
+def test_enroll_is_spelled_one_way_in_help_and_readme() -> None:
+    from facerec.cli import build_parser
+
+    parser = build_parser()
+    texts = [parser.format_help(), (REPO / "README.md").read_text(), (REPO / "app.py").read_text()]
+    actions = [a for a in parser._actions if a.__class__.__name__ == "_SubParsersAction"]
+    texts += [sub.format_help() for action in actions for sub in action.choices.values()]
+    found = sorted({m.group(0) for text in texts for m in BRITISH.finditer(text)})
+    assert found == [], f"British spellings in user-facing text: {found}"
+
+
+def test_rates_in_the_calibrated_range_note_use_the_one_format() -> None:
+    policy = Settings().threshold_policy()
+    huge = policy.for_gallery(10**12)
+    notes = " ".join(huge.notes)
+    assert "per comparison, below the calibrated range (down to 1e-9): extrapolated" in notes, notes
+    assert not re.search(r"\de-0\d", notes), notes
+    assert np.isfinite(huge.threshold)

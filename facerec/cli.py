@@ -179,6 +179,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--distill-weight", type=float, default=0.0)
     p.add_argument("--warm-start", help="an ONNX embedder whose weights start the run")
     p.add_argument("--max-seconds", type=float, help="stop after the epoch during which this much time passed")
+    p.add_argument("--stop-after-epoch", type=int,
+                   help="end after this epoch, keeping the learning-rate schedule of --epochs (resumable)")
     p.add_argument("--device", default="auto", help="auto (cuda if present, else cpu), cpu or cuda")
     precision = p.add_mutually_exclusive_group()
     precision.add_argument("--fp32", action="store_const", const=False, dest="bf16",
@@ -626,7 +628,7 @@ def cmd_train(args) -> int:
     config = TrainConfig(head=args.head, stem=args.stem, epochs=args.epochs, batch_size=args.batch_size,
                          lr=args.lr, warmup_epochs=args.warmup_epochs, device=args.device, bf16=args.bf16, arcface_weight=args.arcface_weight,
                          distill_weight=args.distill_weight, warm_start=args.warm_start,
-                         max_seconds=args.max_seconds)
+                         max_seconds=args.max_seconds, stop_after_epoch=args.stop_after_epoch)
     record = train(config, faces, args.run_dir, log=lambda line: print(line, file=sys.stderr, flush=True))
     _emit(args, record, text=f"trained {record.get('epoch')} epochs; weights in {args.run_dir}")
     return 0

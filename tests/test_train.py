@@ -94,6 +94,23 @@ def test_one_epoch_checkpoints_logs_and_resumes(tiny_faces: FaceSet, tmp_path: P
     assert epochs == [1, 2]
 
 
+def test_stop_after_epoch_keeps_the_full_schedule_and_resumes(tiny_faces: FaceSet, tmp_path: Path) -> None:
+    """A run cut short by --stop-after-epoch learns under the schedule of all its epochs (its learning rate has
+    not decayed to zero), and the same command without the cut finishes it."""
+    config = TrainConfig(head="arcface", stem="standard", epochs=2, batch_size=8, device="cpu", bf16=False,
+                         distill_weight=30.0, warmup_epochs=0.5)
+    messages: list[str] = []
+    cut = train(TrainConfig(**{**config.__dict__, "stop_after_epoch": 1}), tiny_faces, tmp_path / "cut",
+                log=messages.append)
+    assert cut["epoch"] == 1 and cut["lr"] > config.lr * 0.4  # mid-schedule, not annealed
+    messages.clear()
+    train(TrainConfig(**{**config.__dict__, "stop_after_epoch": 1}), tiny_faces, tmp_path / "cut",
+          log=messages.append)
+    assert any("stopping after epoch 1 of 2" in m for m in messages)  # a rerun with the cut trains nothing more
+    finished = train(config, tiny_faces, tmp_path / "cut", log=lambda _: None)
+    assert finished["epoch"] == 2 and finished["lr"] < cut["lr"]
+
+
 def test_onnx_export_matches_torch_on_real_faces(tiny_faces: FaceSet, tmp_path: Path) -> None:
     config = TrainConfig(head="arcface", stem="high_res", epochs=1, batch_size=8, device="cpu", bf16=False)
     train(config, tiny_faces, tmp_path / "run", log=lambda _: None)

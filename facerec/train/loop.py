@@ -51,6 +51,8 @@ class TrainConfig:
     warm_start: str | None = None  # ONNX embedder whose weights start the run (moved to `stem` if it differs)
     validate_every: int = 1
     max_seconds: float | None = None  # stop early (after the current step) once this much time has passed
+    stop_after_epoch: int | None = None  # end this call after that epoch (the schedule stays the one of `epochs`;
+    #                                      the same command without it resumes the run to the end)
     keep_best: str | None = "one_shot_rank1"  # held-out metric whose best epoch is kept
     notes: dict = field(default_factory=dict)
 
@@ -132,6 +134,10 @@ def train(config: TrainConfig, faces: FaceSet, run_dir: str | Path,
     earlier_seconds = history[-1]["elapsed_seconds"] if history else 0.0  # spent before a resume
     record: dict = history[-1] if history else {}
     for epoch in range(start_epoch, config.epochs):
+        if config.stop_after_epoch is not None and epoch >= config.stop_after_epoch:
+            log(f"stopping after epoch {epoch} of {config.epochs} (--stop-after-epoch); run again without it to "
+                "resume")
+            break
         model.train()
         head.train()
         epoch_start, losses = time.perf_counter(), []

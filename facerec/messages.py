@@ -13,11 +13,14 @@ import math
 
 def sentence(text: str) -> str:
     """`text` as a sentence: first letter upper case (the rest untouched: names keep their case), ending in a full
-    stop unless it already ends in one, a question mark or an exclamation mark."""
+    stop unless it already ends in one, a question mark or an exclamation mark. A sentence that starts with a file
+    name or path ("holiday.jpg is not an image") keeps it as it is: the user must recognise their file."""
     text = str(text).strip()
     if not text:
         return text
-    text = text[0].upper() + text[1:]
+    first_word = text.split(" ", 1)[0]
+    if not any(mark in first_word for mark in "./\\"):
+        text = text[0].upper() + text[1:]
     return text if text[-1] in ".?!" else text + "."
 
 

@@ -71,6 +71,10 @@ def test_one_format_for_rates_and_sentences() -> None:
     assert percent_text(0.01) == "1%" and percent_text(0.0037) == "0.37%" and percent_text(1e-8) == "<0.001%"
     assert sentence("no face found; use a clear photo") == "No face found; use a clear photo."
     assert sentence("'al' is taken.") == "'al' is taken."
+    # a file name keeps its case: 'holiday.jpg' written as 'Holiday.jpg' is not the user's file (bug found by the
+    # browser test of a text file named .jpg)
+    assert sentence("holiday.jpg is not an image") == "holiday.jpg is not an image."
+    assert sentence("photos/a.png could not be read") == "photos/a.png could not be read."
     assert sentences("this face matches X", "", "if not, tick the box") == "This face matches X. If not, tick the box."
 
 

@@ -29,7 +29,7 @@ from facerec.errors import (
     PossibleDuplicate, UnknownIdentity,
 )
 from facerec.gallery import Gallery
-from facerec.index import INDEX_FILE, INDEX_META_FILE
+from facerec.vectors.faiss_index import INDEX_FILE, INDEX_META_FILE
 from facerec.results import FaceMatch
 from facerec.settings import Settings
 from facerec.threshold_policy import ThresholdPolicy

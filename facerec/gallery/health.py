@@ -9,10 +9,14 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .metrics import ClosestIsPositiveAccuracy, MedianDistances
+from ..metrics import ClosestIsPositiveAccuracy, MedianDistances
+
+if TYPE_CHECKING:
+    from . import Gallery
 
 
 @dataclass
@@ -47,6 +51,22 @@ class HealthReport:
 
 def similarity_to_distance(similarity: float) -> float:
     return math.sqrt(max(0.0, 2.0 - 2.0 * similarity))
+
+
+def gallery_report(gallery: Gallery, top_pairs: int = 10) -> HealthReport:
+    """`Gallery.health`: the report over every enrolled face, at the threshold in force."""
+    store = gallery.store
+    face_ids, embeddings = store.embeddings()
+    labels = store.face_labels()
+    identity_ids = np.array([labels[int(f)][0] for f in face_ids], dtype=np.int64)
+    names = {identity: name for identity, name in labels.values()}
+    rule = gallery.threshold_in_force(with_people=True)
+    report = gallery_health(embeddings, identity_ids, names, rule.threshold, top_pairs)
+    report.threshold_policy = rule.to_dict()
+    report.policy_growth = [{"faces": r.comparisons, "threshold": round(r.threshold, 4),
+                             "expected_fpir": r.expected_fpir, "true_match_rate": r.true_match_rate}
+                            for r in gallery.policy.growth()]
+    return report
 
 
 def gallery_health(embeddings: np.ndarray, identity_ids: np.ndarray, names: dict[int, str],

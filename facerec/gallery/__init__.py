@@ -179,8 +179,8 @@ class Gallery:
         rule = self.threshold_in_force(with_people=True)
         return {"identities": identities, "faces": faces, "model_id": self.model_id, "gallery_models": models,
                 "threshold": rule.threshold, "threshold_policy": rule.to_dict(),
-                "index": self.settings.index_kind, "index_size": len(self.index),
-                "home": str(self.settings.home), "database": self.settings.resolved_database_url,
+                "index": self.index.kind, "index_size": len(self.index),
+                "home": str(self.settings.home), "database": self.store.display_url,
                 "store_crops": self.settings.store_crops, "model_warning": self.model_warning()}
 
     def model_warning(self) -> str | None:

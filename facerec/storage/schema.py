@@ -2,12 +2,15 @@
 
 - `identities`: one row per person (name unique, optional note).
 - `faces`: embedding, model id, photo sha256, box, landmarks, optional JPEG crop; belongs to one identity.
-- `journal`: one row per face added or removed, written in the same transaction as the change. Its last
-  sequence number fingerprints the database state: a vector index saved or last caught up at sequence s is
-  brought up to date by replaying the rows after s, so a process never trusts an index blindly.
+- `journal`: one row per face added or removed, written in the same transaction as the change. Its sequence
+  numbers follow commit order (SQLite serialises writers, and the PostgreSQL backend makes its writers queue for
+  one lock), so a reader that has seen sequence s has seen every change up to s: a vector index saved or last
+  caught up at s is brought up to date by replaying the rows after s. The last one fingerprints the database.
 - `settings`: key/value pairs.
 
-Ids are never reused (AUTOINCREMENT), so a journal row names one face forever.
+Ids are never reused (AUTOINCREMENT on SQLite, sequences on PostgreSQL), so a journal row names one face forever.
+An embedding is float32 bytes on SQLite and a pgvector `vector(512)` on PostgreSQL (`Embedding`), so the server
+can search it; Python sees bytes on both.
 """
 
 from __future__ import annotations
@@ -17,13 +20,42 @@ from datetime import datetime, timezone
 import numpy as np
 from sqlalchemy import JSON, DateTime, ForeignKey, Integer, LargeBinary, String, Text
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
+from sqlalchemy.types import TypeDecorator
 
+EMBEDDING_DIMENSION = 512  # the shipped model's; a PostgreSQL column (and its HNSW index) is made for one size
 # Finds a name that differs only in the letter case of A-Z (`facerec.names.name_key`) without a table scan.
 NAME_KEY_INDEX = "ix_identities_name_lower"
 
 
 def utcnow() -> datetime:
     return datetime.now(timezone.utc)
+
+
+class Embedding(TypeDecorator):
+    """A float32 embedding as bytes in Python: a BLOB on SQLite, `vector(512)` on PostgreSQL (pgvector), where
+    the driver moves it as a NumPy array (`facerec.storage.backends.postgresql` registers the conversions)."""
+
+    impl = LargeBinary
+    cache_ok = True
+
+    def load_dialect_impl(self, dialect):
+        if dialect.name == "postgresql":
+            from pgvector.sqlalchemy import VECTOR
+
+            return dialect.type_descriptor(VECTOR(EMBEDDING_DIMENSION))
+        return dialect.type_descriptor(LargeBinary())
+
+    def bind_processor(self, dialect):
+        if dialect.name != "postgresql":
+            return super().bind_processor(dialect)
+        return lambda value: None if value is None else np.frombuffer(value, dtype=np.float32)
+
+    def result_processor(self, dialect, coltype):
+        if dialect.name != "postgresql":
+            return super().result_processor(dialect, coltype)
+        from .backends.postgresql import vector_from_db
+
+        return lambda value: None if value is None else vector_from_db(value).tobytes()
 
 
 class Base(DeclarativeBase):
@@ -47,7 +79,7 @@ class Face(Base):
     __table_args__ = {"sqlite_autoincrement": True}
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     identity_id: Mapped[int] = mapped_column(ForeignKey("identities.id", ondelete="CASCADE"), index=True)
-    embedding: Mapped[bytes] = mapped_column(LargeBinary)
+    embedding: Mapped[bytes] = mapped_column(Embedding)
     model_id: Mapped[str] = mapped_column(String(200), index=True)
     photo_sha256: Mapped[str] = mapped_column(String(64), index=True)
     box: Mapped[list] = mapped_column(JSON)

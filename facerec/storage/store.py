@@ -14,6 +14,7 @@ from datetime import datetime
 
 import numpy as np
 from sqlalchemy import func, insert, select
+from sqlalchemy.engine import make_url
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session, sessionmaker
 
@@ -31,14 +32,21 @@ class Store:
         self.path = self.backend.file
         self.write_engine, self.read_engine = self.backend.write_engine, self.backend.read_engine
         try:
-            self.backend.upgrade()
+            self.backend.open()
+        except UnusableFile:
+            self.dispose()
+            raise
         except SQLAlchemyError as error:
             self.dispose()
             reason = " ".join(str(getattr(error, "orig", None) or error).split())[:200]
-            raise UnusableFile(f"cannot open the gallery database {self.backend.describe()} ({reason}); restore it "
-                               "from a backup. Nothing was changed.") from None
+            raise UnusableFile(f"cannot open the gallery database {self.backend.describe()} ({reason}); "
+                               f"{self.backend.advice}. Nothing was changed.") from None
         self._writes = sessionmaker(self.write_engine, expire_on_commit=False)
         self._reads = sessionmaker(self.read_engine, expire_on_commit=False)
+
+    @property
+    def display_url(self) -> str:
+        return display_url(self.url)
 
     def writing(self) -> Session:
         """A session for one write transaction: use as `with store.writing() as s, s.begin(): ...`."""
@@ -149,7 +157,7 @@ class Store:
         """People by name; `query` keeps those whose name holds it, in any letter case."""
         statement = select(Identity).order_by(Identity.name)
         if query:
-            statement = statement.where(func.lower(Identity.name).contains(query.lower()))
+            statement = statement.where(self.backend.name_key(Identity.name).contains(query.lower()))
         return list(session.scalars(statement))
 
     def identity_ids(self, session: Session, names: Iterable[str]) -> dict[str, int]:
@@ -242,6 +250,11 @@ class Store:
         with self.session() as session:
             return (int(session.scalar(select(func.count(Identity.id)))),
                     int(session.scalar(select(func.count(Face.id)))))
+
+
+def display_url(url: str) -> str:
+    """The URL without its password, for reports."""
+    return make_url(url).render_as_string(hide_password=True)
 
 
 def chunked(ids: Iterable, size: int = 500):

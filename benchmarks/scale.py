@@ -56,7 +56,7 @@ from facerec.vectors.faiss_index import FaceIndex  # noqa: E402
 
 QUERIES, TIMED_QUERIES, CHUNK = 300, 200, 100_000
 EF_SEARCH = (32, 64, 128, 192, 256, 384, 512)
-PG_EF_SEARCH = (40, 64, 100, 128, 200, 256, 400)
+PG_EF_SEARCH = (40, 64, 100, 128, 200, 256, 400, 600, 1000)
 LOAD_CHUNK = 20_000
 BUILD_MEMORY = "8GB"  # maintenance_work_mem for the HNSW build: a million 512-d vectors' graph fits
 

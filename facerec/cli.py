@@ -370,6 +370,7 @@ def cmd_health(args) -> int:
             f"{report['threshold_policy']['sentence']}\n"
             "as the gallery grows: " + ", ".join(f"{g['faces']:,} faces -> {g['threshold']:.3f}"
                                                   for g in report["policy_growth"][::6]))
+    text += "".join(f"\n{note}" for note in report["notes"])
     if report["suspected_duplicates"]:
         text += "\nsuspected duplicates: " + "; ".join(
             f"{p['a']} ~ {p['b']} ({p['similarity']:.2f})" for p in report["suspected_duplicates"][:10])

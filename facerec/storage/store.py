@@ -113,6 +113,30 @@ class Store:
                 rows = [r for chunk in chunked(face_ids) for r in session.execute(query.where(Face.id.in_(chunk)))]
             return {int(f): (int(i), str(n)) for f, i, n in rows}
 
+    def face_counts(self) -> tuple[np.ndarray, np.ndarray]:
+        """(identity ids [P] int64, ascending; their face counts [P]) of every person with a face."""
+        with self.session() as session:
+            rows = session.execute(select(Face.identity_id, func.count(Face.id)).group_by(Face.identity_id)
+                                   .order_by(Face.identity_id)).all()
+        return np.array([r[0] for r in rows], np.int64), np.array([r[1] for r in rows], np.int64)
+
+    def faces_of(self, identity_ids: list[int]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(face ids [N], their identity ids [N], embeddings [N, D]) of these people's faces, by face id."""
+        with self.session() as session:
+            rows = sorted(row for chunk in chunked(identity_ids)
+                          for row in session.execute(select(Face.id, Face.identity_id, Face.embedding)
+                                                     .where(Face.identity_id.in_(chunk))))
+        if not rows:
+            return np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros((0, 512), np.float32)
+        return (np.array([r[0] for r in rows], np.int64), np.array([r[1] for r in rows], np.int64),
+                np.stack([_decoded(r[2]) for r in rows]))
+
+    def names(self, identity_ids: list[int]) -> dict[int, str]:
+        """{identity id: name} of these people."""
+        with self.session() as session:
+            return {int(i): str(n) for chunk in chunked(identity_ids)
+                    for i, n in session.execute(select(Identity.id, Identity.name).where(Identity.id.in_(chunk)))}
+
     def faces_of_photo(self, session: Session, photo_sha256: str) -> list[tuple[str, list, str]]:
         """(photo sha256, box, person's name) of every face enrolled from this photo."""
         return [tuple(row) for row in session.execute(

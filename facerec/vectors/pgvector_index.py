@@ -22,7 +22,7 @@ from ..storage import Store
 from .base import VectorIndex
 
 MAX_EF_SEARCH = 1000  # pgvector's limit; an index scan returns at most ef_search rows
-_SEARCH_SETTINGS = "facerec.search_settings"  # what the connection's session was last set to (connection.info)
+_EF_SEARCH = "facerec.hnsw.ef_search"  # the value a pooled connection's session was last set to (connection.info)
 
 
 class PgVectorIndex(VectorIndex):
@@ -73,15 +73,15 @@ class PgVectorIndex(VectorIndex):
         k = max(1, int(k))
         similarities = np.full((len(queries), k), -np.inf, np.float32)
         ids = np.full((len(queries), k), -1, np.int64)
-        # One round trip per query: no transaction (autocommit), and the session's hnsw.ef_search set only
-        # when this connection last ran with another value. Beyond what an index scan can return, an exact scan.
-        wanted = (f"SET hnsw.ef_search = {min(MAX_EF_SEARCH, max(self.ef_search, k))}; SET enable_indexscan = on"
-                  if k <= MAX_EF_SEARCH else "SET enable_indexscan = off")
         with self.store.read_engine.connect() as connection:
-            connection = connection.execution_options(isolation_level="AUTOCOMMIT")
-            if connection.info.get(_SEARCH_SETTINGS) != wanted:
-                connection.exec_driver_sql(wanted)
-                connection.info[_SEARCH_SETTINGS] = wanted
+            if k > MAX_EF_SEARCH:  # more than an index scan can return: an exact scan, in this transaction only
+                connection.exec_driver_sql("SET LOCAL enable_indexscan = off")
+            else:  # one round trip per query: no transaction, and the session's ef_search set once
+                connection = connection.execution_options(isolation_level="AUTOCOMMIT")
+                ef_search = min(MAX_EF_SEARCH, max(self.ef_search, k))
+                if connection.info.get(_EF_SEARCH) != ef_search:
+                    connection.exec_driver_sql(f"SET hnsw.ef_search = {ef_search}")
+                    connection.info[_EF_SEARCH] = ef_search
             for row, query in enumerate(queries):
                 found = connection.exec_driver_sql(
                     f"SELECT id, embedding <#> %(query)s AS distance FROM faces ORDER BY distance LIMIT {k}",

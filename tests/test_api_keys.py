@@ -8,7 +8,7 @@ import pytest
 
 from facerec.api_keys import ApiKeys
 from facerec.errors import InvalidArgument
-from facerec.store import Store
+from facerec.storage import Store
 
 
 @pytest.fixture

@@ -18,7 +18,7 @@ import pytest
 
 from facerec.drawing import similarity_histogram
 from facerec.gallery import Gallery
-from facerec.health import figure_text, gallery_health
+from facerec.gallery.health import figure_text, gallery_health
 from facerec.settings import Settings
 from facerec.ui.health_tab import report_html
 

@@ -8,7 +8,7 @@ import json
 import numpy as np
 import pytest
 
-from facerec.index import FAISS_BLAS_QUERIES, PARALLEL_SCAN_MIN, FaceIndex
+from facerec.vectors.faiss_index import FAISS_BLAS_QUERIES, PARALLEL_SCAN_MIN, FaceIndex
 
 
 def unit_vectors(count: int, seed: int) -> np.ndarray:
@@ -88,7 +88,7 @@ def hnsw_gallery(home):
 
 
 def test_hnsw_delete_tombstones_then_compacts_past_the_limit(tmp_path) -> None:
-    from facerec.index import INDEX_META_FILE, TOMBSTONE_FRACTION
+    from facerec.vectors.faiss_index import INDEX_META_FILE, TOMBSTONE_FRACTION
 
     home = tmp_path / "gallery"
     vectors = unit_vectors(200, seed=7)
@@ -140,7 +140,7 @@ def concentrated_vectors(count: int, seed: int) -> np.ndarray:
 
 
 def test_large_hnsw_gallery_projects_and_returns_exact_similarities(tmp_path) -> None:
-    from facerec.hnsw import PROJECTION_MIN_FACES, is_projected
+    from facerec.vectors.hnsw import PROJECTION_MIN_FACES, is_projected
 
     home = tmp_path / "gallery"
     count = PROJECTION_MIN_FACES + 2000

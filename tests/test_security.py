@@ -42,7 +42,7 @@ from facerec.errors import (
     AccessDenied, DuplicatePhoto, IdentityMismatch, InvalidArgument, PossibleDuplicate, UnusableFile,
 )
 from facerec.gallery import Gallery
-from facerec.index import INDEX_FILE, INDEX_META_FILE
+from facerec.vectors.faiss_index import INDEX_FILE, INDEX_META_FILE
 from facerec.settings import Settings
 
 REPO_ROOT = Path(__file__).resolve().parents[1]

@@ -9,7 +9,7 @@ from __future__ import annotations
 import gradio as gr
 
 from ..drawing import policy_growth_plot, similarity_histogram
-from ..health import HealthReport, figure_text, nearest_other_person_distance
+from ..gallery.health import HealthReport, figure_text, nearest_other_person_distance
 from ..metrics import MEDIAN_KEYS
 from .actions import expose, page_door
 from .context import AppContext

@@ -3,16 +3,34 @@
 Distances are Euclidean between unit vectors, so d = sqrt(2 - 2 cos): 0 for identical faces, sqrt(2) ~ 1.41 for
 unrelated (orthogonal) ones. The report says in plain words what each figure means, and why a figure is
 undefined (a one-photo-per-person gallery has no positives).
+
+Up to `EXACT_LIMIT` faces every face is scored (the metrics compare every face with every other: quadratic).
+Above it the report is **sampled**, so it answers in seconds at any size, and says so (`sample`, and a note):
+people are drawn at random (seeded, so a report is reproducible) with all their photos, until `SAMPLE_FACES`
+faces; the metrics are computed over that sample, as the spec defines them over a scored set. The faces of the
+first people drawn, `SEARCHED_FACES` of them, are then searched for among all enrolled faces with the gallery's
+own vector index, which gives the confusable pairs, suspected duplicates and nearest-other-person similarities
+of those people against the whole gallery. `benchmarks/health_scale.py` times it at 100,000 faces.
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .metrics import ClosestIsPositiveAccuracy, MedianDistances
+from ..metrics import ClosestIsPositiveAccuracy, MedianDistances
+
+if TYPE_CHECKING:
+    from . import Gallery
+
+EXACT_LIMIT = 2_000  # faces: every one scored up to here (the metrics are quadratic: ~2 s on two cores)
+SAMPLE_FACES = 1_000  # above it: about this many faces, whole people, drawn at random
+SEARCHED_FACES = 300  # the faces of the first people drawn, searched for among all enrolled faces
+SAMPLE_SEED = 0
+_NEIGHBOURS = 10  # other people's faces looked at per sampled face
 
 
 @dataclass
@@ -29,6 +47,7 @@ class HealthReport:
     notes: list[str] = field(default_factory=list)
     threshold_policy: dict = field(default_factory=dict)  # the threshold in force and its expected FPIR
     policy_growth: list[dict] = field(default_factory=list)  # threshold and true-match rate vs gallery size
+    sample: dict | None = None  # None: every face scored; else what was sampled (faces, people, seed, of how many)
 
     def to_dict(self) -> dict:
         def clean(value: float) -> float | None:
@@ -42,6 +61,7 @@ class HealthReport:
             "suspected_duplicates": self.suspected_duplicates,
             "nearest_other_similarities": [round(s, 4) for s in self.nearest_other_similarities],
             "notes": self.notes, "threshold_policy": self.threshold_policy, "policy_growth": self.policy_growth,
+            "sample": self.sample,
         }
 
 
@@ -49,9 +69,83 @@ def similarity_to_distance(similarity: float) -> float:
     return math.sqrt(max(0.0, 2.0 - 2.0 * similarity))
 
 
+def gallery_report(gallery: Gallery, top_pairs: int = 10) -> HealthReport:
+    """`Gallery.health`: the report over every enrolled face (sampled above `EXACT_LIMIT`), at the threshold in
+    force."""
+    store = gallery.store
+    rule = gallery.threshold_in_force(with_people=True)
+    people, faces = store.counts()
+    if faces <= EXACT_LIMIT:
+        face_ids, embeddings = store.embeddings()
+        labels = store.face_labels()
+        identity_ids = np.array([labels[int(f)][0] for f in face_ids], dtype=np.int64)
+        names = {identity: name for identity, name in labels.values()}
+        report = gallery_health(embeddings, identity_ids, names, rule.threshold, top_pairs)
+    else:
+        report = _sampled_report(gallery, people, faces, rule.threshold, top_pairs)
+    report.threshold_policy = rule.to_dict()
+    report.policy_growth = [{"faces": r.comparisons, "threshold": round(r.threshold, 4),
+                             "expected_fpir": r.expected_fpir, "true_match_rate": r.true_match_rate}
+                            for r in gallery.policy.growth()]
+    return report
+
+
+def _sampled_report(gallery: Gallery, people: int, faces: int, threshold: float, top_pairs: int) -> HealthReport:
+    store = gallery.store
+    identity_ids, face_counts = store.face_counts()
+    order = np.random.default_rng(SAMPLE_SEED).permutation(len(identity_ids))
+    taken = order[: int(np.searchsorted(np.cumsum(face_counts[order]), SAMPLE_FACES)) + 1]
+    face_ids, face_identities, embeddings = store.faces_of(identity_ids[taken].tolist())
+    names = store.names(np.unique(face_identities).tolist())
+    sampled_people = len(names)
+    # The first people drawn, whole, up to SEARCHED_FACES faces: against every enrolled face.
+    first = np.isin(face_identities, identity_ids[taken[: int(np.searchsorted(
+        np.cumsum(face_counts[taken]), SEARCHED_FACES)) + 1]])
+    others = _pairs_in_gallery(gallery, embeddings[first], face_identities[first], dict(names))
+    report = gallery_health(embeddings, face_identities, names, threshold, top_pairs, others)
+    searched, searched_people = int(first.sum()), len(set(face_identities[first].tolist()))
+    report.identities, report.faces = people, faces
+    report.sample = {"faces": len(face_ids), "identities": sampled_people, "searched_faces": searched,
+                     "searched_identities": searched_people, "of_faces": faces, "of_identities": people,
+                     "seed": SAMPLE_SEED, "exact_up_to_faces": EXACT_LIMIT}
+    report.notes.insert(0, (
+        f"Sampled: the metrics are computed over {len(face_ids):,} faces of {sampled_people:,} people drawn at "
+        f"random (with all their photos; seed {SAMPLE_SEED}) from the {faces:,} enrolled faces, so nearest "
+        f"neighbours are looked for within that sample; the confusable pairs, suspected duplicates and nearest "
+        f"other people compare {searched:,} faces of {searched_people:,} of those people with all {faces:,}. "
+        f"Galleries of up to {EXACT_LIMIT:,} faces are scored whole."))
+    return report
+
+
+def _pairs_in_gallery(gallery: Gallery, embeddings: np.ndarray, identity_ids: np.ndarray,
+                      names: dict[int, str]) -> tuple[list[dict], list[float]]:
+    """As `_cross_identity_pairs`, with the other faces searched for among all enrolled ones (the vector index):
+    each face's most similar faces of other people, the pairs they make (best first), and for every person
+    here the similarity of their nearest other person."""
+    own = int(np.max(np.unique(identity_ids, return_counts=True)[1])) if len(identity_ids) else 0
+    gallery.index.sync(gallery.store)
+    similarities, found = gallery.index.search(embeddings, own + _NEIGHBOURS)
+    labels = gallery.store.face_labels(sorted({int(f) for f in found.ravel() if f >= 0}))
+    best_pair: dict[tuple[int, int], float] = {}
+    nearest: dict[int, float] = {}
+    for a, sims, ids in zip(identity_ids.tolist(), similarities, found):
+        others = [(float(s), labels[int(f)]) for s, f in zip(sims, ids) if int(f) in labels and labels[int(f)][0] != a]
+        for similarity, (b, name) in others[:5]:
+            names.setdefault(b, name)
+            key = (min(a, b), max(a, b))
+            best_pair[key] = max(best_pair.get(key, -1.0), similarity)
+            nearest[a] = max(nearest.get(a, -1.0), similarity)
+    pairs = [{"a": names[a], "b": names[b], "a_id": a, "b_id": b, "similarity": round(s, 4)}
+             for (a, b), s in sorted(best_pair.items(), key=lambda kv: -kv[1])]
+    return pairs, [nearest[i] for i in sorted(set(identity_ids.tolist())) if i in nearest]
+
+
 def gallery_health(embeddings: np.ndarray, identity_ids: np.ndarray, names: dict[int, str],
-                   threshold: float, top_pairs: int = 10) -> HealthReport:
-    """Health of a gallery from its face embeddings [N, D] (unit length) and the identity id of each face."""
+                   threshold: float, top_pairs: int = 10,
+                   others: tuple[list[dict], list[float]] | None = None) -> HealthReport:
+    """Health of a gallery from its face embeddings [N, D] (unit length) and the identity id of each face;
+    `others` ((pairs, nearest other similarities), as `_cross_identity_pairs` gives them) when they were found
+    some other way."""
     identity_ids = np.asarray(identity_ids, dtype=np.int64)
     count = len(identity_ids)
     accuracy, medians = ClosestIsPositiveAccuracy(), MedianDistances()
@@ -61,7 +155,7 @@ def gallery_health(embeddings: np.ndarray, identity_ids: np.ndarray, names: dict
     median_result = medians.compute()
     cipa, distances = accuracy.compute(), dict(median_result)
     notes = [median_result.note] if median_result.note else []
-    pairs, nearest = _cross_identity_pairs(embeddings, identity_ids, names)
+    pairs, nearest = others if others is not None else _cross_identity_pairs(embeddings, identity_ids, names)
     report = HealthReport(
         identities=len(set(identity_ids.tolist())), faces=count, threshold=threshold,
         closest_is_positive_accuracy=cipa, median_distances=distances,

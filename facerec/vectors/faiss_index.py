@@ -7,7 +7,7 @@
 - `flat16`: the same exhaustive search over vectors stored as float16: half the memory, similarities off by at
   most ~1e-3.
 - `hnsw`: approximate, for large galleries: an HNSW graph over the gallery's principal subspace whose candidates
-  are re-scored exactly (`facerec.hnsw`; recall measured in `benchmarks/scale.py`). A graph cannot delete, and
+  are re-scored exactly (`facerec.vectors.hnsw`; recall measured in `benchmarks/scale.py`). A graph cannot delete, and
   rebuilding one of a million faces takes minutes, so a removed face becomes a tombstone: still in the graph
   (searches walk through it), never returned (a FAISS id selector filters it out), saved with the index. Once
   tombstones pass `TOMBSTONE_FRACTION` of the graph it is rebuilt from the database.
@@ -34,9 +34,10 @@ from pathlib import Path
 
 import numpy as np
 
-from .errors import UnusableFile
+from ..errors import UnusableFile
+from ..storage import Store
+from .base import VectorIndex
 from .hnsw import PROJECTION_MIN_FACES, is_graph_index, new_graph_index, search_parameters
-from .store import Store
 
 INDEX_FILE, INDEX_META_FILE = "index.faiss", "index.json"
 INDEX_KINDS = ("flat", "flat16", "hnsw")
@@ -45,9 +46,12 @@ PARALLEL_SCAN_MIN = 2048
 # From this many queries on FAISS itself multiplies in BLAS blocks, on every core and in bounded memory.
 FAISS_BLAS_QUERIES = 20
 TOMBSTONE_FRACTION = 0.1
+# A gallery's index is saved after this many of its process's writes (and on close): a crash costs a journal
+# replay of at most that many writes, not a rebuild.
+SAVE_INDEX_EVERY = 50
 
 
-class FaceIndex:
+class FaceIndex(VectorIndex):
     def __init__(self, kind: str = "flat", dimension: int = 512, hnsw_m: int = 32, ef_search: int = 256) -> None:
         if kind not in INDEX_KINDS:
             raise ValueError(f"index kind must be one of {', '.join(INDEX_KINDS)}")
@@ -60,10 +64,13 @@ class FaceIndex:
         self._built_for = 0  # faces held when the index was last built from the database
         self._saved_as: tuple | None = None  # `_state()` when last saved or loaded: close() skips a clean save
         self.notice: str | None = None  # one line for the user when `open` had to rebuild
+        self.folder: Path | None = None  # where `open` found it and `flush` saves it
+        self.model_id: str | None = None
+        self._writes_since_save = 0
 
     def _empty(self, training: np.ndarray | None = None):
         """A new empty FAISS index of this kind; `training` (the vectors it is about to hold) shapes the HNSW
-        graph's projection (`facerec.hnsw`)."""
+        graph's projection (`facerec.vectors.hnsw`)."""
         import faiss
 
         if self.kind == "flat":
@@ -187,6 +194,9 @@ class FaceIndex:
                                np.ascontiguousarray(ids, dtype=np.int64))
         return fresh
 
+    def sync(self, store: Store) -> None:
+        self.catch_up(store)
+
     def catch_up(self, store: Store, verify_count: bool = False) -> None:
         """Apply every database change made since this index's sequence (by this or any other process)."""
         with self.lock:
@@ -235,6 +245,19 @@ class FaceIndex:
     def _state(self) -> tuple:
         return self.seq, int(self._index.ntotal), len(self._tombstones), self._built_for
 
+    def after_write(self, store: Store) -> None:
+        """Take in this process's write now, and save every `SAVE_INDEX_EVERY` writes."""
+        self.catch_up(store)
+        self._writes_since_save += 1
+        if self._writes_since_save >= SAVE_INDEX_EVERY:
+            self.flush(store)
+
+    def flush(self, store: Store) -> None:
+        """Save to the folder `open` read it from (nothing for an index made without `open`)."""
+        if self.folder is not None:
+            self.save(self.folder, self.model_id, store)
+            self._writes_since_save = 0
+
     def save(self, folder: Path, model_id: str, store: Store | None = None) -> None:
         """Write durably and atomically (temp file, fsync, rename, fsync of the folder), so neither a crash nor a
         power cut leaves a half-written index behind. Skipped when nothing changed since the last save or load.
@@ -268,6 +291,7 @@ class FaceIndex:
         import faiss
 
         index = cls(kind, **options)
+        index.folder, index.model_id = folder, model_id
         head = store.journal_head()
         _refuse_foreign_database(folder, store, head)
         try:

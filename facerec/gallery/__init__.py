@@ -1,0 +1,216 @@
+"""The Gallery: the one object the UI and the CLI call to enrol, identify, verify and manage people.
+
+A thin facade over three parts, each in its own module:
+- the store (`facerec.storage`): the database, the source of truth, and every query made of it;
+- the vector index (`facerec.vectors`): searches the enrolled faces' embeddings and follows the database;
+- the photo pipeline (`facerec.pipeline`): decode, detect, align, embed.
+
+What the gallery does with them lives beside this file: `enrollment` (enroll, add a photo, bulk adds), `search`
+(identify, verify), `people` (list, rename, delete), `transfer` (export/import), `reindex` (another model) and
+`health`.
+
+The vector index is brought up to date from the database's journal before every search, so several threads and
+processes can share one gallery. Every check that decides whether a write may happen (name taken, same photo
+already enrolled, look-alike) is repeated inside the write transaction, which the database serialises across
+threads and processes, so two simultaneous enrolments cannot both pass it. A write that is refused changes nothing.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from ..archive import ImportLimits
+from ..detect import DetectedFace
+from ..image import ImageInput
+from ..pipeline import FacePipeline, Photo
+from ..results import Candidate, EnrollResult, FaceMatch, IdentityInfo, VerifyResult
+from ..settings import Settings
+from ..storage import Store, database_file
+from ..threshold_policy import ThresholdInForce
+from ..vectors import open_index
+from ..vectors.faiss_index import refuse_to_replace_saved_index
+from . import enrollment, health, people, reindex, search, transfer
+from .health import HealthReport
+
+
+class Gallery:
+    def __init__(self, settings: Settings | None = None, pipeline: FacePipeline | None = None) -> None:
+        self.settings = settings or Settings.from_env()
+        self.pipeline = pipeline or FacePipeline(self.settings)
+        # Before any file is created: without a pinned threshold, a missing or unreadable model card is an error.
+        self.policy = self.settings.threshold_policy(self.pipeline.embedder.sha256)
+        home = self.settings.home
+        if not home.exists():
+            home.mkdir(parents=True, mode=0o700)  # the gallery's faces are its owner's alone
+        database = database_file(self.settings.resolved_database_url)
+        if database is not None and (not database.exists() or database.stat().st_size == 0):
+            refuse_to_replace_saved_index(home)  # gallery.db deleted or emptied: never start over its index
+        self.store = Store(self.settings.resolved_database_url)
+        self.model_id = self.pipeline.embedder.model_id
+        try:
+            self.index = open_index(self.settings, self.store, self.model_id)
+        except BaseException:
+            self.store.dispose()
+            raise
+        # One line each for the user (the CLI prints them, the app logs them): what opening had to repair.
+        self.notices: list[str] = [self.index.notice] if self.index.notice else []
+
+    @classmethod
+    def open(cls, home: str | Path | None = None, **overrides) -> "Gallery":
+        """Open (creating if needed) the gallery in `home` (default: FACEREC_HOME, else ./facerec_home)."""
+        return cls(Settings.from_env(home=home, **overrides))
+
+    def __enter__(self) -> "Gallery":
+        return self
+
+    def __exit__(self, *_exc) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Save the index (a cache; a crash before this costs only a journal replay) and release the database."""
+        try:
+            self.index.close(self.store)
+        finally:
+            self.store.dispose()
+
+    # ----- the threshold in force ---------------------------------------------------------------------------
+    @property
+    def threshold(self) -> float:
+        """The cosine similarity at or above which a face is taken to be an enrolled person, now: derived from the
+        accepted stranger-match rate for the gallery's current size (or pinned). See `threshold_in_force`."""
+        return self.threshold_in_force().threshold
+
+    def threshold_in_force(self, fpir: float | None = None, threshold: float | None = None,
+                           with_people: bool = False) -> ThresholdInForce:
+        """The threshold identify and the look-alike check use for this gallery now, with its expected
+        stranger-match rate (`facerec.threshold_policy`); `fpir` / `threshold` override the settings for one
+        decision. The people count is only reported, so it is read only when asked for."""
+        self.index.sync(self.store)
+        people_count = self.store.counts()[0] if with_people else None
+        return self.policy.for_gallery(len(self.index), people_count, fpir=fpir, threshold=threshold)
+
+    def verification_threshold(self, fpir: float | None = None, threshold: float | None = None) -> ThresholdInForce:
+        """The threshold verify uses: the same rule for one comparison (its FPIR is the per-comparison FAR)."""
+        return self.policy.for_verification(fpir=fpir, threshold=threshold)
+
+    # ----- reading photos -------------------------------------------------------------------------------
+    def read(self, photo: ImageInput, label: str | None = None) -> Photo:
+        """Decode a photo once (to detect, enroll or identify from it); `label` names it in error messages."""
+        return self.pipeline.read(photo, label)
+
+    def detect(self, photo: ImageInput | Photo) -> tuple[Photo, list[DetectedFace]]:
+        """Decode and detect: what the UI draws before the user picks a face."""
+        photo = photo if isinstance(photo, Photo) else self.read(photo)
+        return photo, self.pipeline.detect(photo)
+
+    # ----- enrolment ------------------------------------------------------------------------------------
+    def enroll(self, photo: ImageInput | Photo, name: str, face_index: int | None = None,
+               allow_lookalike: bool = False, note: str | None = None) -> EnrollResult:
+        """Enrol a new person from one photo.
+
+        Raises MultipleFaces (unless `face_index` picks one), NoFace, DuplicatePhoto, NameTaken (also in another
+        letter case), InvalidArgument (an unusable name: `facerec.names`) and PossibleDuplicate when the face matches another identity at or above the threshold (a
+        duplicate or look-alike), unless `allow_lookalike`.
+        """
+        return enrollment.enroll(self, photo, name, face_index, allow_lookalike, note)
+
+    def add_photo(self, identity: str | int, photo: ImageInput | Photo, face_index: int | None = None,
+                  allow_mismatch: bool = False) -> EnrollResult:
+        """Add another photo of an enrolled person; `lookalikes` in the result lists other people it resembles.
+
+        Raises IdentityMismatch, unless `allow_mismatch`, when the face is not this person's: it matches none of
+        their faces at the threshold (the enrolment look-alike test), or it matches someone else better.
+        """
+        return enrollment.add_photo(self, identity, photo, face_index, allow_mismatch)
+
+    def add_embeddings(self, entries: list[dict]) -> list[int]:
+        """Bulk enrolment of precomputed embeddings in one transaction (evaluation, imports, benchmarks).
+
+        Each entry: {"name", "embedding" [512] float32 (scaled to unit length; NaN, infinite or zero refused),
+        "photo_sha256", "box", "landmarks", optional "crop" (uint8 112x112x3)}. Identities are created as needed.
+        Returns the new face ids.
+        """
+        return enrollment.add_embeddings(self, entries)
+
+    # ----- search ---------------------------------------------------------------------------------------
+    def identify(self, photo: ImageInput | Photo, top_k: int = 5, threshold: float | None = None,
+                 fpir: float | None = None) -> list[FaceMatch]:
+        """Every face in the photo -> best identity (or unknown below the threshold) and top-k candidates.
+
+        The threshold is the one in force for this gallery (`threshold_in_force`); `fpir` (an accepted
+        stranger-match rate) or `threshold` (a pinned cosine) overrides the settings for this call."""
+        return search.identify(self, photo, top_k, threshold, fpir)
+
+    def search(self, embeddings: np.ndarray, top_k: int = 5) -> list[list[Candidate]]:
+        """Top-k identities (best face per identity) for each query embedding [Q, 512]."""
+        return search.search(self, embeddings, top_k)
+
+    def verify(self, photo_a: ImageInput | Photo, photo_b: ImageInput | Photo,
+               threshold: float | None = None, fpir: float | None = None,
+               face_a: int | None = None, face_b: int | None = None) -> VerifyResult:
+        """Same person or not: compares one face of each photo, at the threshold the policy gives one comparison
+        (`verification_threshold`; `fpir` or a pinned `threshold` override it for this call).
+
+        A photo with several faces needs `face_a` / `face_b` (its face's index, left to right from 0, as `detect`
+        lists them); MultipleFaces otherwise, never a silent guess. NoFace when a photo has none."""
+        return search.verify(self, photo_a, photo_b, threshold, fpir, face_a, face_b)
+
+    # ----- management -----------------------------------------------------------------------------------
+    def list(self, query: str | None = None) -> list[IdentityInfo]:
+        """Enrolled identities by name; `query` filters by case-insensitive substring."""
+        return people.list_people(self.store, query)
+
+    def list_page(self, query: str | None = None, offset: int = 0, limit: int = 50) -> tuple[list[IdentityInfo], int]:
+        """One page of `list` (same filter and order: `limit` people from position `offset`) and how many match in
+        all, without reading the others (the REST API pages through large galleries)."""
+        return people.list_page(self.store, query, offset, limit)
+
+    def get(self, identity: str | int) -> IdentityInfo:
+        return people.get(self.store, identity)
+
+    def face_crop(self, face_id: int) -> bytes | None:
+        """The stored JPEG crop of a face (None in privacy mode)."""
+        return self.store.crop(face_id)
+
+    def rename(self, identity: str | int, new_name: str) -> IdentityInfo:
+        return people.rename(self.store, identity, new_name)
+
+    def delete(self, identity: str | int) -> IdentityInfo:
+        """Remove a person and all their faces from the database and the index."""
+        info = people.delete(self.store, identity)
+        self.index.after_write(self.store)
+        return info
+
+    def stats(self) -> dict:
+        identities, faces = self.store.counts()
+        models = self.store.model_ids()
+        rule = self.threshold_in_force(with_people=True)
+        return {"identities": identities, "faces": faces, "model_id": self.model_id, "gallery_models": models,
+                "threshold": rule.threshold, "threshold_policy": rule.to_dict(),
+                "index": self.index.kind, "index_size": len(self.index),
+                "home": str(self.settings.home), "database": self.store.display_url,
+                "store_crops": self.settings.store_crops, "model_warning": self.model_warning()}
+
+    def model_warning(self) -> str | None:
+        return reindex.model_warning(self.store, self.model_id)
+
+    def health(self, top_pairs: int = 10) -> HealthReport:
+        """The embedding metrics over every enrolled face, plus confusable pairs and suspected duplicates."""
+        return health.gallery_report(self, top_pairs)
+
+    def reindex(self) -> int:
+        """Re-embed every face from its stored crop with the loaded model; returns how many were re-embedded."""
+        return reindex.reindex(self)
+
+    # ----- export / import ------------------------------------------------------------------------------
+    def export(self, path: str | Path, include_crops: bool = True) -> int:
+        """Write a portable zip (gallery.json + embeddings.npy + optional crops/); returns the face count."""
+        return transfer.export(self.store, path, include_crops)
+
+    def import_(self, path: str | Path, limits: ImportLimits = ImportLimits()) -> dict:
+        """Add the people of an exported zip, all or nothing. The whole file is checked first (names, vectors,
+        crops, within `limits`; `facerec.archive`), then one transaction adds every face. Faces already present
+        (same photo and face) are skipped; faces from another model are re-embedded from their crops."""
+        return transfer.import_(self, path, limits)

@@ -1,0 +1,211 @@
+"""Enrolment: a new person from one photo, another photo of a person, and bulk adds of precomputed embeddings.
+
+Every check that decides whether a write may happen (name taken, same photo already enrolled, look-alike) is made
+once before the write, to spare a doomed write the lock, and again inside the write transaction, where no other
+writer can commit: two simultaneous enrolments cannot both pass it. A write that is refused changes nothing.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+from sqlalchemy.exc import IntegrityError
+
+from ..archive import encode_crop
+from ..detect import DetectedFace
+from ..embed import checked_embeddings
+from ..errors import DuplicatePhoto, IdentityMismatch, InvalidArgument, NameTaken, PossibleDuplicate
+from ..image import ImageInput
+from ..messages import similarity_text
+from ..names import clean_name
+from ..pipeline import Photo
+from ..results import Candidate, EnrollResult
+from ..storage import utcnow
+from ..threshold_policy import ThresholdInForce
+from .face_choice import chosen_face
+from .people import find_identity, refuse_taken_name
+
+if TYPE_CHECKING:
+    from . import Gallery
+
+
+def enroll(gallery: Gallery, photo: ImageInput | Photo, name: str, face_index: int | None = None,
+           allow_lookalike: bool = False, note: str | None = None) -> EnrollResult:
+    """`Gallery.enroll`."""
+    store = gallery.store
+    name = clean_name(name)
+    photo, face, crop, embedding = one_face(gallery, photo, face_index)
+    with store.session() as session:
+        refuse_taken_name(store, session, name)
+    refuse_duplicate_photo(gallery, photo, face)
+    rule = gallery.threshold_in_force()  # catches the index up: every face committed up to here is searched
+    searched_to = gallery.index.seq
+    lookalikes = _lookalikes(gallery, embedding, rule)
+    if lookalikes and not allow_lookalike:
+        raise _possible_duplicate(lookalikes, rule)
+    try:
+        with store.writing() as session, session.begin():
+            # The same checks again, now that no other writer can commit: the earlier ones only spared us
+            # taking the lock for a doomed write.
+            refuse_taken_name(store, session, name)
+            refuse_duplicate_photo(gallery, photo, face, session)
+            # At the rule of the first search: a face committed since makes the gallery's threshold at most
+            # marginally higher, and the result reports the rule the check used.
+            late = _lookalikes(gallery, embedding, rule, _committed_since(gallery, session, searched_to, embedding))
+            if late and not allow_lookalike:
+                raise _possible_duplicate(late, rule)
+            lookalikes = _merged(lookalikes, late)
+            identity_id, face_id = store.add_person(session, name, note, _face_row(gallery, photo, face, crop,
+                                                                                   embedding))
+    except IntegrityError:
+        raise NameTaken(f"'{name}' is already enrolled; add this photo to that person instead", name) from None
+    gallery.index.after_write(store)
+    return EnrollResult(identity_id, name, face_id, 1, face, crop, lookalikes, rule)
+
+
+def add_photo(gallery: Gallery, identity: str | int, photo: ImageInput | Photo, face_index: int | None = None,
+              allow_mismatch: bool = False) -> EnrollResult:
+    """`Gallery.add_photo`."""
+    store = gallery.store
+    photo, face, crop, embedding = one_face(gallery, photo, face_index)
+    refuse_duplicate_photo(gallery, photo, face)
+    with store.session() as session:
+        person = find_identity(store, session, identity)
+        name, own_faces = person.name, [f.id for f in person.faces]
+    rule = gallery.threshold_in_force()
+    lookalikes = _lookalikes(gallery, embedding, rule)
+    if not allow_mismatch and (not lookalikes or lookalikes[0][0] != name):
+        raise _mismatch(gallery, name, own_faces, embedding, lookalikes, rule)
+    with store.writing() as session, session.begin():
+        person = find_identity(store, session, identity)
+        refuse_duplicate_photo(gallery, photo, face, session)
+        face_id = store.add_face_to(session, person, _face_row(gallery, photo, face, crop, embedding))
+        result = (person.id, person.name, face_id, len(person.faces))
+    gallery.index.after_write(store)
+    return EnrollResult(*result, face, crop, [(n, s) for n, s in lookalikes if n != result[1]], rule)
+
+
+def add_embeddings(gallery: Gallery, entries: list[dict]) -> list[int]:
+    """`Gallery.add_embeddings`."""
+    if not entries:
+        return []
+    store, settings = gallery.store, gallery.settings
+    now = utcnow()
+    names = [clean_name(entry["name"]) for entry in entries]
+    try:
+        vectors = np.array([entry["embedding"] for entry in entries], np.float32)
+    except (TypeError, ValueError):
+        raise InvalidArgument("every embedding must be a list of numbers, all of one length") from None
+    vectors = checked_embeddings(vectors, gallery.index.dimension, normalise=True)
+    with store.writing() as session, session.begin():
+        ids = store.identity_ids(session, names)
+        ids.update(store.create_identities(session, [{"name": n} for n in dict.fromkeys(names) if n not in ids],
+                                           now))
+        rows = []
+        for name, entry, vector in zip(names, entries, vectors):
+            crop = entry.get("crop")
+            rows.append({"identity_id": ids[name], "model_id": gallery.model_id, "embedding": vector,
+                         "photo_sha256": entry.get("photo_sha256", ""), "box": entry.get("box") or [],
+                         "landmarks": entry.get("landmarks") or [],
+                         "crop_jpeg": encode_crop(crop) if crop is not None and settings.store_crops else None})
+        face_ids = store.add_faces(session, rows, now)
+    gallery.index.after_write(store)
+    return face_ids
+
+
+# ----- the checks ---------------------------------------------------------------------------------------------
+def one_face(gallery: Gallery, photo, face_index):
+    """(photo, the face to enrol, its aligned crop, its embedding), or the reason there is not exactly one."""
+    photo, faces = gallery.detect(photo)
+    face = chosen_face(photo, faces, face_index, "the photo", gallery.settings.min_face_size)
+    crops, embeddings = gallery.pipeline.embed(photo, [face])
+    return photo, face, crops[0], embeddings[0]
+
+
+def _face_row(gallery: Gallery, photo: Photo, face: DetectedFace, crop: np.ndarray, embedding: np.ndarray) -> dict:
+    crop_jpeg = encode_crop(crop) if gallery.settings.store_crops else None
+    data = face.to_dict()
+    return {"embedding": embedding, "model_id": gallery.model_id, "photo_sha256": photo.sha256,
+            "box": data["box"], "landmarks": data["landmarks"], "crop_jpeg": crop_jpeg}
+
+
+def refuse_duplicate_photo(gallery: Gallery, photo: Photo, face: DetectedFace, session=None) -> None:
+    if session is None:
+        with gallery.store.session() as session:
+            return refuse_duplicate_photo(gallery, photo, face, session)
+    for sha, box, name in gallery.store.faces_of_photo(session, photo.sha256):
+        if same_face(photo.sha256, list(face.box), sha, box):
+            raise DuplicatePhoto(f"this photo (this face) is already enrolled, as '{name}'", name)
+
+
+def _lookalikes(gallery: Gallery, embedding: np.ndarray, rule: ThresholdInForce,
+                among: list[Candidate] | None = None) -> list[tuple[str, float]]:
+    """Enrolled people this face matches at or above the threshold in force (`rule`), best first (searched
+    for, or `among`): the same rule as identify, so a new person is refused as a look-alike exactly when
+    identify would have given them someone else's name, and a photo added to a person is refused exactly when
+    identify would not name them."""
+    candidates = gallery.search(embedding[None], top_k=5)[0] if among is None else among
+    return [(c.name, c.similarity) for c in candidates if c.similarity >= rule.threshold]
+
+
+def _committed_since(gallery: Gallery, session, seq: int, embedding: np.ndarray) -> list[Candidate]:
+    """The people whose faces were committed after journal position `seq` (by any thread or process), as
+    candidates for `embedding`: what a search made at `seq` could not see. Usually none."""
+    best: dict[int, Candidate] = {}
+    for identity, name, vector in gallery.store.faces_added_since(session, seq):
+        similarity = float(np.dot(vector, embedding))
+        if identity not in best or similarity > best[identity].similarity:
+            best[identity] = Candidate(name, identity, similarity)
+    return sorted(best.values(), key=lambda c: -c.similarity)
+
+
+def _possible_duplicate(lookalikes: list[tuple[str, float]], rule: ThresholdInForce) -> PossibleDuplicate:
+    # Facts only: each shell adds what to do there (a tick box, --force, allow_lookalike=True).
+    listed = ", ".join(f"{n} ({similarity_text(s)})" for n, s in lookalikes[:3])
+    return PossibleDuplicate(
+        f"this face matches already-enrolled {listed}, at or above the threshold "
+        f"{similarity_text(rule.threshold)} ({_how_set(rule)}), so it may be the same person", lookalikes)
+
+
+def _mismatch(gallery: Gallery, name: str, own_faces: list[int], embedding: np.ndarray,
+              lookalikes: list[tuple[str, float]], rule: ThresholdInForce) -> IdentityMismatch:
+    _ids, vectors = gallery.store.embeddings(own_faces)
+    own = float(np.max(vectors @ embedding)) if len(vectors) else float("nan")
+    others = [(n, s) for n, s in lookalikes if n != name]
+    if others:
+        listed = ", ".join(f"{n} ({similarity_text(s)})" for n, s in others[:3])
+        problem = f"this face matches {listed} better than '{name}' ({similarity_text(own)})"
+    else:
+        problem = (f"this face does not match '{name}' (similarity {similarity_text(own)}, threshold "
+                   f"{similarity_text(rule.threshold)}, {_how_set(rule)})")
+    return IdentityMismatch(f"{problem}; nothing was added", others)  # what to do: each shell says
+
+
+def _merged(*lists: list[tuple[str, float]]) -> list[tuple[str, float]]:
+    """(name, similarity) lists as one, best similarity per name, best first."""
+    best: dict[str, float] = {}
+    for name, similarity in (pair for pairs in lists for pair in pairs):
+        best[name] = max(similarity, best.get(name, similarity))
+    return sorted(best.items(), key=lambda pair: -pair[1])
+
+
+def _how_set(rule: ThresholdInForce) -> str:
+    """How the threshold in a refusal was set, in a few words."""
+    faces = f"{rule.comparisons:,} enrolled face{'' if rule.comparisons == 1 else 's'}"
+    return "pinned" if rule.pinned else f"set by the accepted stranger-match rate for {faces}"
+
+
+def same_face(sha_a: str, box_a: list, sha_b: str, box_b: list) -> bool:
+    """Same photo (bytes) and the same face in it; faces stored without a box match on the photo alone."""
+    if not sha_a or sha_a != sha_b:
+        return False
+    return not box_a or not box_b or _iou(box_a, box_b) > 0.5
+
+
+def _iou(a, b) -> float:
+    x1, y1 = max(a[0], b[0]), max(a[1], b[1])
+    x2, y2 = min(a[2], b[2]), min(a[3], b[3])
+    inter = max(0.0, x2 - x1) * max(0.0, y2 - y1)
+    union = (a[2] - a[0]) * (a[3] - a[1]) + (b[2] - b[0]) * (b[3] - b[1]) - inter
+    return inter / union if union > 0 else 0.0

@@ -1,0 +1,92 @@
+"""The people in a gallery: find one by id or name, list, rename, delete."""
+
+from __future__ import annotations
+
+import numpy as np
+from sqlalchemy.exc import IntegrityError
+
+from ..errors import InvalidArgument, NameTaken, UnknownIdentity
+from ..names import clean_name, name_key
+from ..results import IdentityInfo
+from ..storage import Identity, Store
+
+
+def find_identity(store: Store, session, identity: str | int) -> Identity:
+    """The person with this id, or this name (as typed first: a name stored before names were cleaned, then in
+    its cleaned form); UnknownIdentity when there is none."""
+    if isinstance(identity, (int, np.integer)) and not isinstance(identity, bool):
+        person = store.identity_by_id(session, int(identity))
+        if person is None:
+            raise UnknownIdentity(f"no enrolled person has the id {int(identity)}")
+    else:
+        person = store.identity_by_name(session, str(identity))
+        if person is None:
+            person = store.identity_by_name(session, _cleaned_or_none(identity))
+    if person is None:
+        raise UnknownIdentity(f"no enrolled person called '{identity}'")
+    return person
+
+
+def refuse_taken_name(store: Store, session, name: str, allowed_id: int | None = None) -> None:
+    """A name is taken when another person has it, or has it in another letter case (`facerec.names`)."""
+    for identity, taken in store.same_name_key(session, name_key(name)):
+        if identity == allowed_id:
+            continue
+        if taken == name:
+            raise NameTaken(f"'{name}' is already enrolled; add this photo to that person instead", taken)
+        raise NameTaken(f"'{name}' differs only in letter case from enrolled '{taken}'; use that name "
+                        "(to add a photo to that person) or another one", taken)
+
+
+def list_people(store: Store, query: str | None = None) -> list[IdentityInfo]:
+    with store.session() as session:
+        return [info(person) for person in store.identities(session, query)]
+
+
+def list_page(store: Store, query: str | None = None, offset: int = 0,
+              limit: int = 50) -> tuple[list[IdentityInfo], int]:
+    """`Gallery.list_page`."""
+    if offset < 0 or limit < 1:
+        raise InvalidArgument("offset must be at least 0 and limit at least 1")
+    with store.session() as session:
+        page = [info(person) for person in store.identities(session, query, offset, limit)]
+        return page, store.count_identities(session, query)
+
+
+def get(store: Store, identity: str | int) -> IdentityInfo:
+    with store.session() as session:
+        return info(find_identity(store, session, identity))
+
+
+def rename(store: Store, identity: str | int, new_name: str) -> IdentityInfo:
+    new_name = clean_name(new_name)
+    try:
+        with store.writing() as session, session.begin():
+            person = find_identity(store, session, identity)
+            refuse_taken_name(store, session, new_name, person.id)
+            store.rename(session, person, new_name)
+            renamed = info(person)
+    except IntegrityError:
+        raise NameTaken(f"'{new_name}' is already enrolled", new_name) from None
+    return renamed
+
+
+def delete(store: Store, identity: str | int) -> IdentityInfo:
+    """The person and their faces, from the database (the caller brings the index up to date)."""
+    with store.writing() as session, session.begin():
+        person = find_identity(store, session, identity)
+        deleted = info(person)
+        store.delete_person(session, person)
+    return deleted
+
+
+def info(person: Identity) -> IdentityInfo:
+    return IdentityInfo(person.id, person.name, len(person.faces), person.note, person.created_at,
+                        person.updated_at, [f.id for f in person.faces])
+
+
+def _cleaned_or_none(name: object) -> str | None:
+    try:
+        return clean_name(str(name))
+    except InvalidArgument:
+        return None

@@ -1,0 +1,43 @@
+"""Another model: notice that the gallery holds another model's embeddings, and re-embed every face from its
+stored crop with the loaded one."""
+
+from __future__ import annotations
+
+import io
+from typing import TYPE_CHECKING
+
+import numpy as np
+from PIL import Image
+
+from ..errors import FaceRecError
+from ..storage import Store
+
+if TYPE_CHECKING:
+    from . import Gallery
+
+
+def model_warning(store: Store, model_id: str) -> str | None:
+    """One line when the gallery holds embeddings of a model other than `model_id` (searches then refuse)."""
+    others = store.other_model_ids(model_id)
+    if not others:
+        return None
+    return (f"this gallery holds embeddings from another model ({', '.join(others)}); the loaded model is "
+            f"{model_id}. Run `facerec reindex` to re-embed from the stored crops.")
+
+
+def reindex(gallery: Gallery) -> int:
+    """`Gallery.reindex`: every face re-embedded in one transaction, then the index rebuilt."""
+    store = gallery.store
+    with store.writing() as session, session.begin():
+        faces = store.faces_for_update(session)
+        missing = [f.id for f in faces if f.crop_jpeg is None]
+        if missing:
+            raise FaceRecError(f"{len(missing)} faces have no stored crop (privacy mode); enroll them again")
+        for start in range(0, len(faces), 64):
+            chunk = faces[start : start + 64]
+            crops = np.stack([np.asarray(Image.open(io.BytesIO(f.crop_jpeg)).convert("RGB")) for f in chunk])
+            for face, embedding in zip(chunk, gallery.pipeline.embedder.embed(crops)):
+                store.replace_embedding(session, face, embedding, gallery.model_id)
+    gallery.index.rebuild(store)
+    gallery.index.flush(store)
+    return len(faces)

@@ -1,0 +1,87 @@
+"""Export and import: the portable gallery file (`facerec.archive`) written from, and read into, a gallery."""
+
+from __future__ import annotations
+
+import io
+import json
+import zipfile
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import numpy as np
+from PIL import Image
+
+from ..archive import EXPORT_FORMAT, ImportLimits, open_private, read_export
+from ..errors import InvalidArgument
+from ..names import name_key
+from ..storage import Store, utcnow
+from .enrollment import same_face
+
+if TYPE_CHECKING:
+    from . import Gallery
+
+
+def export(store: Store, path: str | Path, include_crops: bool = True) -> int:
+    """`Gallery.export`."""
+    with store.session() as session:
+        people = store.identities(session)
+        records, vectors = [], []
+        with open_private(path) as handle, zipfile.ZipFile(handle, "w", zipfile.ZIP_DEFLATED) as archive:
+            for person in people:
+                for face in person.faces:
+                    crop_name = None
+                    if include_crops and face.crop_jpeg:
+                        crop_name = f"crops/{face.id}.jpg"
+                        archive.writestr(crop_name, face.crop_jpeg)
+                    records.append({"name": person.name, "note": person.note, "model_id": face.model_id,
+                                    "photo_sha256": face.photo_sha256, "box": face.box,
+                                    "landmarks": face.landmarks, "crop": crop_name})
+                    vectors.append(face.vector)
+            buffer = io.BytesIO()
+            np.save(buffer, np.stack(vectors) if vectors else np.zeros((0, 512), np.float32))
+            archive.writestr("embeddings.npy", buffer.getvalue())
+            archive.writestr("gallery.json", json.dumps({"format": EXPORT_FORMAT, "faces": records}))
+    return len(records)
+
+
+def import_(gallery: Gallery, path: str | Path, limits: ImportLimits = ImportLimits()) -> dict:
+    """`Gallery.import_`."""
+    store = gallery.store
+    faces = read_export(path, gallery.model_id, gallery.index.dimension, limits)
+    others = [face for face in faces if face.vector is None]
+    if others:
+        crops = np.stack([np.asarray(Image.open(io.BytesIO(f.crop_jpeg)).convert("RGB")) for f in others])
+        for face, vector in zip(others, gallery.pipeline.embedder.embed(crops)):
+            face.vector = vector
+    now, added, skipped = utcnow(), [], 0
+    with store.writing() as session, session.begin():
+        names = sorted({face.name for face in faces})
+        ids = store.identity_ids(session, names)
+        _refuse_case_clashes(store, session, [name for name in names if name not in ids])
+        present: dict[str, list[tuple[str, list]]] = {}
+        by_id = {identity: name for name, identity in ids.items()}
+        for identity, sha, box in store.photos_of(session, list(by_id)):
+            present.setdefault(by_id[identity], []).append((sha, box))
+        for face in faces:
+            if any(same_face(face.photo_sha256, face.box, sha, box) for sha, box in present.get(face.name, [])):
+                skipped += 1
+                continue
+            present.setdefault(face.name, []).append((face.photo_sha256, face.box))
+            added.append(face)
+        new_names = [name for name in dict.fromkeys(face.name for face in added) if name not in ids]
+        notes = {face.name: face.note for face in reversed(added)}  # the first record's note for a new person
+        ids.update(store.create_identities(session, [{"name": n, "note": notes[n]} for n in new_names], now))
+        store.add_faces(session, [{"identity_id": ids[face.name], "model_id": gallery.model_id,
+                                   "embedding": face.vector, "photo_sha256": face.photo_sha256,
+                                   "box": face.box, "landmarks": face.landmarks,
+                                   "crop_jpeg": face.crop_jpeg if gallery.settings.store_crops else None}
+                                  for face in added], now)
+    gallery.index.after_write(store)
+    return {"added": len(added), "skipped": skipped}
+
+
+def _refuse_case_clashes(store: Store, session, names: list[str]) -> None:
+    keys = {name_key(name): name for name in names}
+    for taken in store.names_with_keys(session, list(keys)):
+        raise InvalidArgument(f"cannot import this file: it names '{keys[name_key(taken)]}', which differs "
+                              f"only in letter case from enrolled '{taken}'. Nothing was imported.")

@@ -1,0 +1,19 @@
+"""Where the gallery's identities, faces and vectors are kept: the tables (`schema`), the one object that queries
+them (`store.Store`) and one module per database engine (`backends`)."""
+
+from .backends import backend_for
+from .backends.sqlite import database_file
+from .schema import Face, Identity, JournalEntry, Setting, utcnow
+from .store import Store, chunked
+
+
+def upgrade(url: str) -> list[str]:
+    """Create or upgrade the schema of the database at `url` (`facerec db upgrade`); returns what was done."""
+    backend = backend_for(url)
+    try:
+        return backend.upgrade()
+    finally:
+        backend.dispose()
+
+
+__all__ = ["Face", "Identity", "JournalEntry", "Setting", "Store", "chunked", "database_file", "upgrade", "utcnow"]

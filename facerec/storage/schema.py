@@ -1,0 +1,107 @@
+"""The gallery's tables (SQLAlchemy 2.x declarative): the source of truth for identities and their faces.
+
+- `identities`: one row per person (name unique, optional note).
+- `faces`: embedding, model id, photo sha256, box, landmarks, optional JPEG crop; belongs to one identity.
+- `journal`: one row per face added or removed, written in the same transaction as the change. Its sequence
+  numbers follow commit order (SQLite serialises writers, and the PostgreSQL backend makes its writers queue for
+  one lock), so a reader that has seen sequence s has seen every change up to s: a vector index saved or last
+  caught up at s is brought up to date by replaying the rows after s. The last one fingerprints the database.
+- `settings`: key/value pairs.
+
+Ids are never reused (AUTOINCREMENT on SQLite, sequences on PostgreSQL), so a journal row names one face forever.
+An embedding is float32 bytes on SQLite and a pgvector `vector(512)` on PostgreSQL (`Embedding`), so the server
+can search it; Python sees bytes on both.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+
+import numpy as np
+from sqlalchemy import JSON, DateTime, ForeignKey, Integer, LargeBinary, String, Text
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
+from sqlalchemy.types import TypeDecorator
+
+EMBEDDING_DIMENSION = 512  # the shipped model's; a PostgreSQL column (and its HNSW index) is made for one size
+# Finds a name that differs only in the letter case of A-Z (`facerec.names.name_key`) without a table scan.
+NAME_KEY_INDEX = "ix_identities_name_lower"
+
+
+def utcnow() -> datetime:
+    return datetime.now(timezone.utc)
+
+
+class Embedding(TypeDecorator):
+    """A float32 embedding as bytes in Python: a BLOB on SQLite, `vector(512)` on PostgreSQL (pgvector), where
+    the driver moves it as a NumPy array (`facerec.storage.backends.postgresql` registers the conversions)."""
+
+    impl = LargeBinary
+    cache_ok = True
+
+    def load_dialect_impl(self, dialect):
+        if dialect.name == "postgresql":
+            from pgvector.sqlalchemy import VECTOR
+
+            return dialect.type_descriptor(VECTOR(EMBEDDING_DIMENSION))
+        return dialect.type_descriptor(LargeBinary())
+
+    def bind_processor(self, dialect):
+        if dialect.name != "postgresql":
+            return super().bind_processor(dialect)
+        return lambda value: None if value is None else np.frombuffer(value, dtype=np.float32)
+
+    def result_processor(self, dialect, coltype):
+        if dialect.name != "postgresql":
+            return super().result_processor(dialect, coltype)
+        from .backends.postgresql import vector_from_db
+
+        return lambda value: None if value is None else vector_from_db(value).tobytes()
+
+
+class Base(DeclarativeBase):
+    pass
+
+
+class Identity(Base):
+    __tablename__ = "identities"
+    __table_args__ = {"sqlite_autoincrement": True}  # ids are never reused, so a journal entry names one face
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    name: Mapped[str] = mapped_column(String(200), unique=True, index=True)
+    note: Mapped[str | None] = mapped_column(Text, nullable=True)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow, onupdate=utcnow)
+    faces: Mapped[list["Face"]] = relationship(back_populates="identity", cascade="all, delete-orphan",
+                                               order_by="Face.id")
+
+
+class Face(Base):
+    __tablename__ = "faces"
+    __table_args__ = {"sqlite_autoincrement": True}
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    identity_id: Mapped[int] = mapped_column(ForeignKey("identities.id", ondelete="CASCADE"), index=True)
+    embedding: Mapped[bytes] = mapped_column(Embedding)
+    model_id: Mapped[str] = mapped_column(String(200), index=True)
+    photo_sha256: Mapped[str] = mapped_column(String(64), index=True)
+    box: Mapped[list] = mapped_column(JSON)
+    landmarks: Mapped[list] = mapped_column(JSON)
+    crop_jpeg: Mapped[bytes | None] = mapped_column(LargeBinary, nullable=True)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    identity: Mapped[Identity] = relationship(back_populates="faces")
+
+    @property
+    def vector(self) -> np.ndarray:
+        return np.frombuffer(self.embedding, dtype=np.float32)
+
+
+class JournalEntry(Base):
+    __tablename__ = "journal"
+    __table_args__ = {"sqlite_autoincrement": True}  # a sequence number is never reused, even after a delete
+    seq: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    op: Mapped[str] = mapped_column(String(8))  # "add" or "remove"
+    face_id: Mapped[int] = mapped_column(Integer)
+
+
+class Setting(Base):
+    __tablename__ = "settings"
+    key: Mapped[str] = mapped_column(String(100), primary_key=True)
+    value: Mapped[str] = mapped_column(Text)

@@ -1,0 +1,97 @@
+"""pgvector: the faces table is the index. Search runs in SQL on the PostgreSQL server, over the HNSW index
+(`vector_ip_ops`) that `facerec db upgrade` creates on `faces.embedding`.
+
+Nothing is held in this process but a count: a face is searchable the moment its transaction commits, in every
+replica, so there is no copy to load, save, replay or rebuild. `hnsw.ef_search` (`Settings.hnsw_ef_search`; at
+least the number of faces asked for, at most pgvector's 1,000) trades recall for speed as on FAISS's graph:
+`benchmarks/scale.py` measures it. The similarities returned are the exact inner products of the stored vectors.
+
+`len()` is kept from the journal (one aggregate over its new rows on each `sync`) rather than counted: a count
+of a million rows would cost more than the search it sizes the threshold for.
+"""
+
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+from sqlalchemy import text
+
+from ..errors import UnusableFile
+from ..storage import Store
+from .base import VectorIndex
+
+MAX_EF_SEARCH = 1000  # pgvector's limit; an index scan returns at most ef_search rows
+_EF_SEARCH = "facerec.hnsw.ef_search"  # the value a pooled connection's session was last set to (connection.info)
+
+
+class PgVectorIndex(VectorIndex):
+    kind = "pgvector"
+
+    def __init__(self, store: Store, ef_search: int = 256) -> None:
+        if store.backend.name != "postgresql":
+            raise UnusableFile("the pgvector index needs a PostgreSQL gallery database (--db "
+                               "postgresql+psycopg://...); use the flat, flat16 or hnsw index with SQLite")
+        self.store, self.ef_search = store, ef_search
+        self.seq, self._count = 0, 0
+        self.lock = threading.Lock()  # threads share one gallery: one of them moves `seq` and the count at a time
+        self.rebuild(store)
+
+    def __len__(self) -> int:
+        return self._count
+
+    def add(self, ids: np.ndarray, embeddings: np.ndarray) -> None:
+        """The rows are the index: committed faces are already searchable, so only this replica's count
+        follows (`sync` applies the journal's adds and removes the same way, in bulk)."""
+        with self.lock:
+            self._count += len(ids)
+
+    def remove(self, ids: np.ndarray) -> None:
+        with self.lock:
+            self._count -= len(ids)
+
+    def sync(self, store: Store) -> None:
+        """Follow the journal's adds and removes since `seq` (sequence order is commit order: see
+        `facerec.storage.backends.postgresql`), in one aggregate query."""
+        with self.lock, store.session() as session:
+            head, added, removed = session.execute(text(
+                "SELECT max(seq), count(*) FILTER (WHERE op = 'add'), count(*) FILTER (WHERE op = 'remove') "
+                "FROM journal WHERE seq > :seq"), {"seq": self.seq}).one()
+            if head is not None:
+                self._count += int(added) - int(removed)
+                self.seq = int(head)
+
+    def rebuild(self, store: Store) -> None:
+        """Count the faces and read the journal head in one statement (one snapshot)."""
+        with self.lock, store.session() as session:
+            head, faces = session.execute(text(
+                "SELECT (SELECT coalesce(max(seq), 0) FROM journal), (SELECT count(*) FROM faces)")).one()
+            self.seq, self._count = int(head), int(faces)
+
+    def search(self, queries: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+        queries = np.ascontiguousarray(np.atleast_2d(queries), dtype=np.float32)
+        k = max(1, int(k))
+        similarities = np.full((len(queries), k), -np.inf, np.float32)
+        ids = np.full((len(queries), k), -1, np.int64)
+        with self.store.read_engine.connect() as connection:
+            if k > MAX_EF_SEARCH:  # more than an index scan can return: an exact scan, in this transaction only
+                connection.exec_driver_sql("SET LOCAL enable_indexscan = off")
+            else:  # one round trip per query: no transaction, and the session's ef_search set once
+                connection = connection.execution_options(isolation_level="AUTOCOMMIT")
+                ef_search = min(MAX_EF_SEARCH, max(self.ef_search, k))
+                if connection.info.get(_EF_SEARCH) != ef_search:
+                    connection.exec_driver_sql(f"SET hnsw.ef_search = {ef_search}")
+                    connection.info[_EF_SEARCH] = ef_search
+            for row, query in enumerate(queries):
+                found = connection.exec_driver_sql(
+                    f"SELECT id, embedding <#> %(query)s AS distance FROM faces ORDER BY distance LIMIT {k}",
+                    {"query": query}).all()
+                for column, (face_id, distance) in enumerate(found):
+                    ids[row, column], similarities[row, column] = face_id, -distance
+        width = max(1, min(k, int((ids >= 0).sum(axis=1).max(initial=0))))
+        return similarities[:, :width], ids[:, :width]
+
+    def reconstruct_all(self) -> tuple[np.ndarray, np.ndarray]:
+        """The table's own vectors: there is no other copy."""
+        return self.store.embeddings()
+

@@ -1,0 +1,216 @@
+"""What is particular to the PostgreSQL backend, on a real PostgreSQL 18 + pgvector server (`tests/postgres_server.py`):
+the schema made by `facerec db upgrade` (and a gallery refusing a database without it), writers queueing so the
+journal is a commit-ordered change feed (and what goes wrong without that), pgvector's search using its HNSW index
+with exact similarities, and the CLI on `--db` / FACEREC_DATABASE_URL. tests/test_gallery.py runs the whole
+gallery API on this backend too; tests/test_replicas.py runs several replicas on one database.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+from sqlalchemy import create_engine, text
+
+from facerec.errors import UnusableFile
+from facerec.gallery import Gallery
+from facerec.settings import Settings
+from facerec.storage import Store, utcnow
+from facerec.vectors import FaceIndex
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+
+
+def unit_vectors(count: int, seed: int) -> np.ndarray:
+    vectors = np.random.default_rng(seed).standard_normal((count, 512)).astype(np.float32)
+    return vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
+
+
+def cli(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "facerec.cli", *args], capture_output=True, text=True,
+                          timeout=300, cwd=REPO_ROOT, env={**os.environ, **(env or {})})
+
+
+def bare_database(postgres) -> str:
+    """A database with nothing in it (no extension, no tables)."""
+    import psycopg
+
+    name = f"bare_{time.monotonic_ns()}"
+    with psycopg.connect(postgres.admin_uri, autocommit=True) as connection:
+        connection.execute(f"CREATE DATABASE {name}")
+    return postgres.url(name)
+
+
+# ----- the schema, by one command ------------------------------------------------------------------------------
+def test_db_upgrade_makes_the_schema_and_a_gallery_refuses_a_database_without_it(postgres, tmp_path, lfw_photo):
+    url = bare_database(postgres)
+    with pytest.raises(UnusableFile, match="facerec db upgrade"):
+        Gallery(Settings.from_env(home=tmp_path / "home", database_url=url))
+
+    first = cli("db", "upgrade", "--db", url, "--json")
+    assert first.returncode == 0, first.stderr
+    done = json.loads(first.stdout)["done"]
+    assert {"created the pgvector extension", "created table faces", "created table journal",
+            "created index ix_faces_embedding_hnsw", "schema version none -> 1"} <= set(done)
+    again = cli("db", "upgrade", "--db", url)
+    assert again.returncode == 0 and "the schema is up to date" in again.stdout
+    assert postgres.sql(url, "SELECT attstorage FROM pg_attribute WHERE attrelid = 'faces'::regclass "
+                             "AND attname = 'embedding'") == [("p",)]  # 2 KB vectors kept inline
+
+    # The CLI on that database: --db, or FACEREC_DATABASE_URL.
+    home = tmp_path / "cli_home"
+    enrolled = cli("enroll", str(lfw_photo("Abdullah_Gul", 1)), "--name", "Abdullah Gul", "--db", url,
+                   "--home", str(home), "--json")
+    assert enrolled.returncode == 0, enrolled.stderr
+    found = cli("identify", str(lfw_photo("Abdullah_Gul", 2)), "--home", str(home), "--json",
+                env={"FACEREC_DATABASE_URL": url})
+    assert found.returncode == 0, found.stderr
+    assert json.loads(found.stdout)[0]["name"] == "Abdullah Gul"
+    stats = json.loads(cli("stats", "--db", url, "--home", str(home), "--json").stdout)
+    assert stats["index"] == "pgvector" and stats["faces"] == 1 and stats["database"].startswith("postgresql")
+    assert postgres.sql(url, "SELECT name FROM identities") == [("Abdullah Gul",)]
+    assert not (home / "gallery.db").exists()  # nothing went to SQLite
+
+    postgres.sql(url, "UPDATE settings SET value = '99' WHERE key = 'schema_version'")
+    with pytest.raises(UnusableFile, match="newer facerec"):
+        Gallery(Settings.from_env(home=tmp_path / "home", database_url=url))
+    refused = cli("list", "--db", url, "--home", str(home))
+    assert refused.returncode == 1 and refused.stderr.count("error:") == 1 and "newer facerec" in refused.stderr
+
+
+def test_a_password_never_shows_in_stats(postgres, tmp_path):
+    import psycopg
+
+    with psycopg.connect(postgres.admin_uri, autocommit=True) as connection:
+        connection.execute("CREATE ROLE gallery_owner LOGIN PASSWORD 'not-for-your-eyes' SUPERUSER")
+    url = postgres.new_database().replace("postgres:@", "gallery_owner:not-for-your-eyes@")
+    with Gallery(Settings.from_env(home=tmp_path / "home", database_url=url)) as gallery:
+        stats = gallery.stats()
+    assert "not-for-your-eyes" not in json.dumps(stats) and "gallery_owner:***@" in stats["database"]
+
+
+# ----- the journal is a commit-ordered change feed -------------------------------------------------------------
+def _one_face(store: Store, session, name: str, vector: np.ndarray) -> int:
+    identity = store.create_identities(session, [{"name": name}], utcnow())[name]
+    (face_id,) = store.add_faces(session, [{"identity_id": identity, "embedding": vector, "model_id": "m",
+                                            "photo_sha256": name, "box": [], "landmarks": [], "crop_jpeg": None}],
+                                 utcnow())
+    return face_id
+
+
+def test_writers_queue_so_journal_order_is_commit_order(postgres):
+    url = postgres.new_database()
+    first, second, reader = Store(url), Store(url), Store(url)
+    follower = FaceIndex("flat")  # a replica's local copy, following the journal
+    vectors = unit_vectors(2, seed=1)
+    second_done = threading.Event()
+    try:
+        with first.writing() as session, session.begin():
+            early = _one_face(first, session, "early writer", vectors[0])  # holds the write lock from here
+
+            def second_writer() -> None:
+                with second.writing() as other, other.begin():
+                    _one_face(second, other, "late writer", vectors[1])
+                second_done.set()
+
+            thread = threading.Thread(target=second_writer, daemon=True)
+            thread.start()
+            assert not second_done.wait(1.0), "a second writer committed while the first held the lock"
+            follower.sync(reader)
+            assert len(follower) == 0  # nothing committed yet
+        thread.join(timeout=30)
+        assert second_done.is_set()
+        journal = reader.journal_since(0)
+        assert [face for _seq, _op, face in journal] == [early, early + 1]  # sequence order == commit order
+        follower.sync(reader)
+        assert sorted(follower.reconstruct_ids().tolist()) == [early, early + 1]
+    finally:
+        for store in (first, second, reader):
+            store.dispose()
+
+
+def test_without_the_lock_a_follower_would_miss_a_commit(postgres):
+    """The bug the lock prevents, reproduced on the server: PostgreSQL draws a sequence number at insert time, so
+    a transaction that drew seq 1 can commit after one that drew seq 2; a follower that has read up to 2 then
+    never applies 1 (and delete + add would keep the counts equal, so nothing would notice)."""
+    url = postgres.new_database()
+    unlocked = create_engine(url)  # a writer that does not queue, as a plain SQLAlchemy engine would
+    reader = Store(url)
+    try:
+        slow, fast = unlocked.connect(), unlocked.connect()
+        slow.execute(text("INSERT INTO journal (op, face_id) VALUES ('add', 1)"))  # seq 1, not committed yet
+        fast.execute(text("INSERT INTO journal (op, face_id) VALUES ('add', 2)"))  # seq 2
+        fast.commit()
+        follower_at = reader.journal_head()
+        assert follower_at == 2
+        slow.commit()
+        assert reader.journal_since(follower_at) == []  # seq 1 is committed now, behind the follower: missed
+        assert [seq for seq, _op, _face in reader.journal_since(0)] == [1, 2]
+        slow.close()
+        fast.close()
+    finally:
+        unlocked.dispose()
+        reader.dispose()
+
+
+# ----- pgvector's search -------------------------------------------------------------------------------------
+def test_pgvector_search_uses_the_hnsw_index_and_returns_exact_similarities(postgres, tmp_path):
+    from facerec.storage.backends.postgresql import VECTOR_INDEX, vector_index_ddl
+
+    url = postgres.new_database()
+    count = 5000
+    vectors = unit_vectors(count, seed=2)
+    with Gallery(Settings.from_env(home=tmp_path / "home", database_url=url, store_crops=False)) as gallery:
+        with gallery.store.write_engine.begin() as connection:  # a bulk load: drop the index, load, build it
+            connection.exec_driver_sql(f"DROP INDEX {VECTOR_INDEX}")
+        face_ids = np.array(gallery.add_embeddings([{"name": f"person {i}", "embedding": v}
+                                                    for i, v in enumerate(vectors)]))
+        with gallery.store.write_engine.begin() as connection:
+            connection.exec_driver_sql(vector_index_ddl())
+            connection.exec_driver_sql("ANALYZE faces")
+        index = gallery.index
+        assert index.kind == "pgvector" and len(index) == count
+        with gallery.store.read_engine.connect() as connection:
+            plan = " ".join(row[0] for row in connection.exec_driver_sql(
+                "EXPLAIN SELECT id, embedding <#> %(query)s AS distance FROM faces ORDER BY distance LIMIT 20",
+                {"query": vectors[0]}))
+        assert f"Index Scan using {VECTOR_INDEX}" in plan, plan[:300]
+
+        rng = np.random.default_rng(3)
+        queries = vectors[rng.choice(count, 50, replace=False)] + 0.02 * rng.standard_normal((50, 512))
+        queries = (queries / np.linalg.norm(queries, axis=1, keepdims=True)).astype(np.float32)
+        similarities, found = index.search(queries, 5)
+        exact = queries.astype(np.float64) @ vectors.astype(np.float64).T
+        assert np.mean(found[:, 0] == face_ids[np.argmax(exact, axis=1)]) >= 0.98
+        rows = {int(f): r for r, f in enumerate(face_ids)}
+        for q, (sims, ids) in enumerate(zip(similarities, found)):
+            assert list(sims) == sorted(sims, reverse=True)
+            np.testing.assert_allclose(sims, [exact[q, rows[int(f)]] for f in ids], atol=1e-5)  # exact scores
+
+        # More than an index scan can return (pgvector's ef_search stops at 1,000): the exact scan.
+        similarities, found = index.search(queries[:1], 1200)
+        assert found.shape == (1, 1200)
+        np.testing.assert_allclose(similarities[0], np.sort(exact[0])[::-1][:1200], atol=1e-5)
+
+        gallery.delete("person 0")
+        assert len(gallery.index) == count - 1 and face_ids[0] not in gallery.index.search(vectors[:1], 5)[1]
+
+
+def test_a_second_gallery_counts_the_first_ones_writes(postgres, tmp_path):
+    """pgvector holds no copy; each replica's face count (which sizes the threshold) follows the journal."""
+    url = postgres.new_database()
+    settings = Settings.from_env(home=tmp_path / "home", database_url=url, store_crops=False)
+    vectors = unit_vectors(30, seed=4)
+    with Gallery(settings) as writer, Gallery(settings, pipeline=writer.pipeline) as reader:
+        writer.add_embeddings([{"name": f"p{i}", "embedding": v} for i, v in enumerate(vectors[:20])])
+        writer.delete("p3")
+        writer.add_embeddings([{"name": "p1", "embedding": vectors[20]}])  # a second face of p1
+        assert reader.threshold_in_force().comparisons == len(reader.index) == 20 == writer.store.counts()[1]
+        assert [c.name for c in reader.search(vectors[20][None], 1)[0]] == ["p1"]

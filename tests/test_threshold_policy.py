@@ -20,6 +20,7 @@ import pytest
 from facerec.calibrate import FAR_LEVELS, legacy_fields
 from facerec.errors import InvalidArgument, PossibleDuplicate
 from facerec.gallery import Gallery
+from facerec.messages import similarity_text
 from facerec.settings import Settings
 from facerec.tail import fit_generalized_pareto, pareto_quantile, pareto_survival
 from facerec.threshold_policy import ScoreCalibration, ThresholdPolicy
@@ -186,7 +187,7 @@ def test_identify_and_the_lookalike_check_decide_alike_at_every_size(gallery_wit
                 view.delete("Somebody New")
             except PossibleDuplicate as error:
                 refused = True
-                assert f"{rule.threshold:.2f}" in str(error)
+                assert similarity_text(rule.threshold) in str(error)  # the one format for thresholds
             assert refused == identified
             outcomes.add(identified)
     assert outcomes == {True, False}

@@ -68,11 +68,12 @@ def build(context: AppContext, password_visible: bool) -> gr.Tab:
                  "more faces, the more chances of a wrong match: to keep the stranger-match rate at the accepted "
                  "level, the threshold rises with the gallery, and a new photo of an enrolled person clears it "
                  "less often.", "", f"Now: {rule.sentence()}", "",
-                 "```text", "| enrolled faces | threshold | expected true-match rate |"]
-        # A plain-text table (a code block): the same text on the page, in the JSON-free API answer and in a copy.
+                 "| enrolled faces | threshold | expected true-match rate |", "|---:|---:|---:|"]
+        # A Markdown table: a table on the page, and the same readable text in the API answer and in a copy (it
+        # was a code block of pipes, which the page showed as raw text).
         lines += [f"| {r.comparisons:,} | {r.threshold:.3f} | "
                   f"{'unknown' if r.true_match_rate is None else f'{r.true_match_rate:.0%}'} |" for r in shown]
-        return {growth_text: "\n".join([*lines, "```"]), growth_plot: policy_growth_plot(rows, rule.comparisons)}
+        return {growth_text: "\n".join(lines), growth_plot: policy_growth_plot(rows, rule.comparisons)}
 
     event = expose([button.click, tab.select, password.submit], health, [password],
                    [report_view, plot, pairs_view, details], status, api_name="health", page_core=health_on_page,

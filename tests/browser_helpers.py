@@ -66,9 +66,17 @@ def toast_text(page, timeout_ms: int = TIMEOUT_MS) -> str:
 
 
 def enroll(page, photo: Path, name: str) -> None:
-    """Enroll `name` from `photo` through the Enroll tab; waits for the success line."""
+    """Enroll `name` from `photo` through the Enroll tab; waits for the success line.
+
+    The new photo's detection also empties the last enrollment's line; until that has happened the detect line
+    still describes the previous photo, and a click on Enroll would race the detection (which then empties the
+    new result: seen in CI on a busy machine). So with a previous line on the page, wait for it to go first."""
     panel = open_tab(page, "Enroll")
+    status = page.locator("#enroll-status")
+    previous = status.inner_text().strip()
     panel.locator(IMAGE_INPUT).set_input_files(str(photo))
+    if previous:
+        expect(status).not_to_have_text(previous)
     expect(page.locator("#detect-status")).to_contain_text("face")
     panel.get_by_label("Name", exact=True).fill(name)
     panel.get_by_role("button", name="Enroll", exact=True).click()

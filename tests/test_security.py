@@ -44,6 +44,7 @@ from facerec.errors import (
 from facerec.gallery import Gallery
 from facerec.vectors.faiss_index import INDEX_FILE, INDEX_META_FILE
 from facerec.settings import Settings
+from gallery_backends import SQLiteGalleries
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 BUSH, SERENA = "George_W_Bush", "Serena_Williams"  # Serena's photo 3 is -0.10 from Bush's photo 1; Bush 1~2: 0.92
@@ -67,13 +68,8 @@ def folder_digest(home: Path) -> dict[str, str]:
 
 
 def sql(home: Path, statement: str, params: tuple = ()) -> list[tuple]:
-    connection = sqlite3.connect(home / "gallery.db", timeout=60)
-    try:
-        rows = connection.execute(statement, params).fetchall()
-        connection.commit()
-        return rows
-    finally:
-        connection.close()
+    """Raw SQL on the gallery's SQLite file (these tests run on the embedded default)."""
+    return SQLiteGalleries().sql(home, statement, params)
 
 
 def assert_one_line(message: object) -> str:

@@ -5,9 +5,9 @@
 # 2. dlib teacher descriptors of the LFW training people (celeba112's ship with the data);
 # 3. warm start: model v2 as it shipped (commit d2ae302, itself made by this script at that commit from model
 #    v1: 3 epochs of the same losses), read from this repository's history;
-# 4. ArcFace + distillation training in runs/v3 under a 3-epoch schedule, stopped after epoch 2 (the time this
-#    session had; drop --stop-after-epoch to resume the same run to epoch 3); bf16 autocast where the CPU has
-#    native bf16, else fp32; a checkpoint per epoch: run the same command again to resume after an interruption;
+# 4. ArcFace + distillation training in runs/v3 under a 3-epoch cosine schedule; bf16 autocast where the CPU has
+#    native bf16, else fp32; a checkpoint per epoch: run the same command again to resume after an interruption
+#    (a resumed call's seconds are added to the earlier calls' in $STEPS);
 # 5. export to ONNX (checked against torch), int8 quantisation (what ships: benchmarks/embedding_options.py
 #    chose it on held-out identities), threshold calibration, model card.
 # Each step's wall time goes to models/training/retrain_steps.json, which the model card reports.
@@ -18,16 +18,17 @@ V2_COMMIT=d2ae302  # the commit that shipped model v2 (high-resolution stem, int
 RUN=runs/v3
 STEPS=models/training/retrain_steps.json
 mkdir -p cache runs models/training
-timed() {  # timed NAME COMMAND...: run, then record NAME's wall seconds in $STEPS
-    local name=$1 started=$SECONDS
+timed() {  # timed NAME COMMAND...: run, then record NAME's wall seconds in $STEPS (added to, when resuming)
+    local name=$1 started=$SECONDS resuming=0
     shift
+    [ "$name" = train ] && [ -f "$RUN/last.ckpt" ] && resuming=1
     "$@"
-    python - "$STEPS" "$name" $((SECONDS - started)) <<'PY'
+    python - "$STEPS" "$name" $((SECONDS - started)) $resuming <<'PY'
 import json, sys
 from pathlib import Path
-path, name, seconds = Path(sys.argv[1]), sys.argv[2], int(sys.argv[3])
+path, name, seconds, resuming = Path(sys.argv[1]), sys.argv[2], int(sys.argv[3]), sys.argv[4] == "1"
 steps = json.loads(path.read_text()) if path.exists() else {}
-steps[name] = seconds
+steps[name] = seconds + (steps.get(name, 0) if resuming else 0)
 path.write_text(json.dumps(steps, indent=1) + "\n")
 PY
 }
@@ -40,7 +41,7 @@ complete cache/lfw || timed prepare_lfw facerec prepare "$DATA/lfw" cache/lfw  #
 [ -f cache/v2.onnx ] || git show "$V2_COMMIT:models/facerec-r18-arcface.onnx" > cache/v2.onnx
 timed train facerec train --celeba "$DATA/celeba112" --lfw-cache cache/lfw \
     --teacher "$DATA/teacher/celeba112_dlib.npz" cache/lfw_teacher.npz --warm-start cache/v2.onnx \
-    --run-dir $RUN --stem high_res --epochs 3 --stop-after-epoch 2 --batch-size 128 --lr 0.015 --warmup-epochs 0.1 \
+    --run-dir $RUN --stem high_res --epochs 3 --batch-size 128 --lr 0.015 --warmup-epochs 0.1 \
     --arcface-weight 1 --distill-weight 30 "$@"
 timed export facerec export-onnx $RUN/best.pt $RUN/model_fp32.onnx --check-cache cache/lfw
 timed quantize facerec quantize $RUN/model_fp32.onnx models/facerec-r18-arcface.onnx --celeba "$DATA/celeba112"

@@ -46,17 +46,17 @@ WARM_UP = 8
 
 
 def one_face_queries(gallery: Gallery, lfw: Path, people: int, wanted: int) -> tuple[list[tuple[str, Path]], list]:
-    """(name, photo) enrolments of `people` LFW people with >= 2 one-face photos (among their first four, in which
+    """(name, photo) enrollments of `people` LFW people with >= 2 one-face photos (among their first four, in which
     exactly one face is detected), and up to `wanted` query photos: their other one-face photos, as (name, bytes)."""
-    enrolments, queries = [], []
+    enrollments, queries = [], []
     for name, photos in sorted(list_identities(lfw).items()):
-        if len(enrolments) == people:
+        if len(enrollments) == people:
             break
         single = [photo for photo in photos[:4] if len(gallery.detect(photo)[1]) == 1] if len(photos) >= 2 else []
         if len(single) >= 2:
-            enrolments.append((name, single[0]))
+            enrollments.append((name, single[0]))
             queries += [(name, photo.read_bytes()) for photo in single[1:]]
-    return enrolments, queries[:wanted]
+    return enrollments, queries[:wanted]
 
 
 def run_clients(call, queries: list, requests: int, clients: int) -> dict:
@@ -118,13 +118,13 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as folder:
         home = Path(folder) / "home"
         with Gallery(Settings.from_env(home=home)) as gallery:
-            enrolments, queries = one_face_queries(gallery, Path(args.data) / "lfw", args.people, args.queries)
-            for name, photo in enrolments:
+            enrollments, queries = one_face_queries(gallery, Path(args.data) / "lfw", args.people, args.queries)
+            for name, photo in enrollments:
                 gallery.enroll(photo, name, allow_lookalike=True)
             _, key = ApiKeys(gallery.store).create("read", "rest throughput benchmark")
             gallery.index.save(gallery.settings.home, gallery.model_id, gallery.store)
             results.update(faces_enrolled=len(gallery.index), query_photos=len(queries))
-            print(f"{len(enrolments)} people enrolled, {len(queries)} one-face query photos", flush=True)
+            print(f"{len(enrollments)} people enrolled, {len(queries)} one-face query photos", flush=True)
             with running_app(home) as app:  # the same gallery, opened by the app too
                 sessions = [httpx.Client(base_url=f"{app.url}api/v1", timeout=120, trust_env=False,
                                          headers={"X-API-Key": key}) for _ in range(args.clients)]

@@ -1,4 +1,4 @@
-"""Gallery scale: search latency, exact vs approximate recall@1, memory per identity, bulk enrolment, end to end,
+"""Gallery scale: search latency, exact vs approximate recall@1, memory per identity, bulk enrollment, end to end,
 for FAISS in the process and for pgvector on a PostgreSQL server, side by side.
 
     python benchmarks/scale.py --out benchmarks/results/scale.json          # 1e3 .. 1e6, both distributions
@@ -248,7 +248,7 @@ class PostgresBench:
                                  "recall_at_1": round(float(np.mean(top == bed.truth)), 4),
                                  "peak_rss_mb": round(rss_mb(), 1)})
                     print(json.dumps(rows[-1]), flush=True)
-                # Enrolment as a gallery does it, one face at a time with the index in place.
+                # Enrollment as a gallery does it, one face at a time with the index in place.
                 index.ef_search = Settings().hnsw_ef_search
                 extra = normalised(np.random.default_rng(1).standard_normal((200, 512)).astype(np.float32))
                 start = time.perf_counter()
@@ -263,7 +263,7 @@ class PostgresBench:
 
 
 def bench_gallery(size: int, photo: str, vectors: np.ndarray | None = None) -> dict:
-    """Bulk enrolment into a real gallery (SQLite + default exact index), then `identify` on a real photo and
+    """Bulk enrollment into a real gallery (SQLite + default exact index), then `identify` on a real photo and
     `Gallery.search` (identify's search) on enrolled vectors."""
     vectors = uniform_bed(size).vectors if vectors is None else vectors
     with tempfile.TemporaryDirectory() as home:
@@ -369,7 +369,7 @@ def markdown_tables(results: dict, ef_shown=(128, 256, 512)) -> str:
         lines.append("| " + " | ".join(cells) + " |")
     lines += ["", f"Photo pipeline alone (decode, detect, align, embed with flip TTA; 1-person gallery): "
                   f"{results['photo_pipeline_ms']} ms.", "",
-              "| identities | bulk enrolment (faces/s) | identify ms end to end, exact index | database bytes/identity |",
+              "| identities | bulk enrollment (faces/s) | identify ms end to end, exact index | database bytes/identity |",
               "|---|---|---|---|"]
     for row in results["gallery"]:
         lines.append(f"| {row['size']:,} | {row['bulk_enrol_per_s']:,.0f} | {row['identify_ms_end_to_end']} | "

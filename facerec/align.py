@@ -1,7 +1,7 @@
 """ArcFace alignment: a similarity transform from five landmarks to the standard 112x112 template.
 
 This is the procedure `../shared/data/README.md` documents for the `celeba112` training crops: least-squares
-similarity (Umeyama, no reflection), bilinear sampling, black border. Training, enrolment, identification and
+similarity (Umeyama, no reflection), bilinear sampling, black border. Training, enrollment, identification and
 evaluation all call `align_face`, so the model always sees crops made the same way.
 """
 

@@ -1,7 +1,7 @@
 """Which detected face a caller means, when a photo holds several.
 
 - identify: every face (no choice needed).
-- enrol: the face the user picked by index; `largest_face` is what the UI pre-selects.
+- enroll: the face the user picked by index; `largest_face` is what the UI pre-selects.
 - dataset photos (LFW, folder-per-identity evaluation): the face nearest the image centre, because those
   photos are framed on the labelled person (the same rule made the `celeba112` crops).
 """

@@ -19,7 +19,7 @@ import unicodedata
 from pathlib import Path
 
 from . import __version__
-from .errors import FaceRecError, IdentityMismatch, MultipleFaces, PossibleDuplicate
+from .errors import FaceRecError, IdentityMismatch, InvalidArgument, LowQuality, MultipleFaces, PossibleDuplicate
 from .messages import rate_text, similarity_text
 
 
@@ -80,9 +80,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--name", required=True)
     p.add_argument("--face", type=int, help="face index when the photo has several faces (left to right, from 0)")
     p.add_argument("--force", action="store_true", help="enroll even if the face matches another person")
+    p.add_argument("--allow-low-quality", action="store_true",
+                   help="enroll even if the face is a poor enrollment photo (small, blurred, turned away)")
     p.add_argument("--note")
     p.set_defaults(hints={MultipleFaces: _pick_face("--face N"),
-                          PossibleDuplicate: "If this is a different person, run the command again with --force."})
+                          PossibleDuplicate: "If this is a different person, run the command again with --force.",
+                          LowQuality: "To enroll it anyway, run the command again with --allow-low-quality."})
+    p = command("quality", cmd_quality, "how likely a photo's face is to be recognised later if enrolled")
+    p.add_argument("photo")
+    p.add_argument("--face", type=int, help="face index when the photo has several faces (left to right, from 0)")
+    p.set_defaults(hints={MultipleFaces: _pick_face("--face N")})
     p = command("add-photo", cmd_add_photo, "add another photo of an enrolled person")
     p.add_argument("name")
     p.add_argument("photo")
@@ -118,7 +125,12 @@ def build_parser() -> argparse.ArgumentParser:
     p = command("db", cmd_db, "the gallery database's schema: `facerec db upgrade` creates or upgrades it (run "
                 "once before the first start on PostgreSQL, and after upgrading facerec)")
     p.add_argument("action", choices=["upgrade"])
-    command("health", cmd_health, "embedding metrics and confusable pairs of the gallery")
+    command("health", cmd_health, "embedding metrics, sightings, weak enrollments and confusable pairs of the gallery")
+    p = command("sightings", cmd_sightings, "the memory of recent identifications: confirm, correct or reject one "
+                "(its id is in `facerec identify`'s output), or clear them all")
+    p.add_argument("action", choices=["confirm", "correct", "reject", "clear"])
+    p.add_argument("id", type=int, nargs="?", help="the sighting's id (confirm, correct, reject)")
+    p.add_argument("name", nargs="?", help="who it really is (correct)")
     keys = sub.add_parser("api-key", help="create, list and revoke the REST API's keys",
                           description="Keys for the app's REST API (/api/v1), stored hashed in the gallery database; "
                                       "with none created the REST API is off. See the README's REST API section.")
@@ -305,11 +317,41 @@ def _progress(total: int, label: str):
 def cmd_enroll(args) -> int:
     with _gallery(args) as gallery:
         result = gallery.enroll(args.photo, args.name, face_index=args.face, allow_lookalike=args.force,
-                                note=args.note)
+                                note=args.note, allow_low_quality=args.allow_low_quality)
     text = f"enrolled '{result.name}' (identity {result.identity_id}, {result.photos} photo)"
     if result.lookalikes:
         text += "; looks like " + ", ".join(f"{n} ({similarity_text(s)})" for n, s in result.lookalikes)
+    if result.quality is not None:
+        text += "\n" + result.quality.sentence()
     _emit(args, result.to_dict(), text=text)
+    return 0
+
+
+def cmd_quality(args) -> int:
+    with _gallery(args) as gallery:
+        quality = gallery.enrollment_quality(args.photo, face_index=args.face)
+    if quality is None:
+        raise FaceRecError("no enrollment-quality calibration ships next to this model; run "
+                           "scripts/calibrate_quality.py")
+    _emit(args, quality.to_dict(), text=quality.sentence())
+    return 0
+
+
+def cmd_sightings(args) -> int:
+    if args.action != "clear" and args.id is None:
+        raise InvalidArgument(f"`facerec sightings {args.action}` needs the sighting's id")
+    if args.action == "correct" and not args.name:
+        raise InvalidArgument("`facerec sightings correct ID NAME` needs the name of who it really is")
+    with _gallery(args) as gallery:
+        if args.action == "clear":
+            count = gallery.clear_sightings()
+            _emit(args, {"cleared": count}, text=f"cleared {count} sighting(s)")
+            return 0
+        info = {"confirm": lambda: gallery.confirm_sighting(args.id),
+                "correct": lambda: gallery.correct_sighting(args.id, args.name),
+                "reject": lambda: gallery.reject_sighting(args.id)}[args.action]()
+    _emit(args, info.to_dict(), text=f"sighting {info.id}: {info.source} as '{info.name}'"
+          if info.source != "rejected" else f"sighting {info.id} forgotten (it was not '{info.name}')")
     return 0
 
 
@@ -333,7 +375,7 @@ def cmd_enroll_dir(args) -> int:
                 if name in known:  # the folder says who it is, as it does for enroll's look-alike check
                     gallery.add_photo(name, path, allow_mismatch=True)
                 else:
-                    gallery.enroll(path, name, allow_lookalike=True)
+                    gallery.enroll(path, name, allow_lookalike=True, allow_low_quality=True)
                     known.add(name)
                 done.append({"name": name, "photo": str(path)})
             except FaceRecError as error:
@@ -350,9 +392,15 @@ def cmd_identify(args) -> int:
         matches = gallery.identify(args.photo, top_k=args.top_k)
     rows = [[i, m.label, "" if m.similarity is None else f"{m.similarity:.3f}",
              ", ".join(f"{c.name} {c.similarity:.2f}" for c in m.candidates),
-             " ".join(str(round(v)) for v in m.face.box)] for i, m in enumerate(matches)]
-    _emit(args, [m.to_dict() for m in matches], rows, ["face", "name", "similarity", "candidates", "box"],
-          text=f"{len(matches)} face(s). {matches[0].rule.sentence()}")
+             " ".join(str(round(v)) for v in m.face.box), "" if m.sighting_id is None else m.sighting_id]
+            for i, m in enumerate(matches)]
+    kept = [m.sighting_id for m in matches if m.sighting_id is not None]
+    text = f"{len(matches)} face(s). {matches[0].rule.sentence()}"
+    if kept:
+        text += (f"\nKept as sighting(s) {', '.join(map(str, kept))}: if one is wrong, `facerec sightings correct ID "
+                 "NAME` or `facerec sightings reject ID`.")
+    _emit(args, [m.to_dict() for m in matches], rows, ["face", "name", "similarity", "candidates", "box", "sighting"],
+          text=text)
     return 0
 
 
@@ -422,12 +470,32 @@ def cmd_health(args) -> int:
             "as the gallery grows: " + ", ".join(f"{g['faces']:,} faces -> {g['threshold']:.3f}"
                                                   for g in report["policy_growth"][::6]))
     text += "".join(f"\n{note}" for note in report["notes"])
+    text += _sightings_text(report["sightings"])
     if report["suspected_duplicates"]:
         text += "\nsuspected duplicates: " + "; ".join(
             f"{p['a']} ~ {p['b']} ({p['similarity']:.2f})" for p in report["suspected_duplicates"][:10])
     _emit(args, report, [[r[0], "undefined" if r[1] is None else r[1], r[2]] for r in rows],
           ["metric", "value", "reading"], text=text)
     return 0
+
+
+def _sightings_text(sightings: dict) -> str:
+    """The health report's sightings part, for the terminal: what the figures rest on, the trend, weak enrollments."""
+    if not sightings.get("enabled"):
+        return f"\nsightings: none kept ({sightings.get('reason', 'off')})"
+    if not sightings.get("sightings"):
+        return f"\nsightings: none yet (memory of {sightings['capacity']:,})"
+    sources = ", ".join(f"{count} {source}" for source, count in sorted(sightings["sources"].items()))
+    text = (f"\nsightings: the figures above rest on {sightings['enrolled_faces']:,} enrolled faces and "
+            f"{sightings['sightings']:,} sightings of {sightings['people_seen']:,} people ({sources}; memory of "
+            f"{sightings['capacity']:,})\ntrend per {sightings['trend_unit']}: " + ", ".join(
+                f"{t['window']}: {t['MedianClosestPositiveDistance']}" for t in sightings["trend"])
+            + f"\n{sightings['trend_reading']}")
+    weak = sightings["weak_enrollments"]
+    text += (f"\nweak enrollments ({len(weak)}): " + "; ".join(
+        f"{w['name']} (median {w['median_similarity']:.3f} over {w['sightings']})" for w in weak[:20])
+        if weak else "\nno weak enrollments: every person seen matches their enrollment well")
+    return text
 
 
 def _api_keys(gallery):

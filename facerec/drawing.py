@@ -98,3 +98,37 @@ def policy_growth_plot(rows: list, current_faces: int):
     figure.tight_layout()
     plt.close(figure)
     return figure
+
+
+def sightings_trend_plot(trend: list[dict], unit: str, threshold: float):
+    """A matplotlib figure: per window of sightings (a day, or a block of them), MedianClosestPositiveDistance
+    (left axis, with the threshold's distance) and ClosestIsPositiveAccuracy (right axis). `trend` as
+    `facerec.gallery.sightings_health` gives it; a rising distance is drift."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    positions = list(range(len(trend)))
+    figure, axis = plt.subplots(figsize=(6, 3))
+    distance = [np.nan if t["MedianClosestPositiveDistance"] is None else t["MedianClosestPositiveDistance"]
+                for t in trend]
+    axis.plot(positions, distance, marker="o", color="#4c8bf5", label="MedianClosestPositiveDistance")
+    axis.axhline(np.sqrt(max(0.0, 2 - 2 * threshold)), color="crimson", linestyle="--",
+                 label=f"threshold distance ({threshold:.3f} similarity)")
+    axis.set_ylabel("distance to own person")
+    axis.set_ylim(0, 1.45)
+    other = axis.twinx()
+    accuracy = [np.nan if t["closest_is_positive_accuracy"] is None else t["closest_is_positive_accuracy"]
+                for t in trend]
+    other.plot(positions, accuracy, marker="s", color="#16a34a", linestyle=":", label="ClosestIsPositiveAccuracy")
+    other.set_ylim(0, 1.05)
+    other.set_ylabel("ClosestIsPositiveAccuracy")
+    axis.set_xticks(positions, [t["window"] for t in trend], rotation=30 if len(trend) > 6 else 0, fontsize=8)
+    axis.set_xlabel("day (UTC)" if unit == "day" else "sightings, in arrival order")
+    axis.set_title("Faces seen, against their enrollments")
+    handles = [h for ax in figure.axes for h in ax.get_legend_handles_labels()[0]]
+    axis.legend(handles=handles, loc="best", fontsize=7)
+    figure.tight_layout()
+    plt.close(figure)
+    return figure

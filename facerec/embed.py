@@ -67,12 +67,20 @@ class FaceEmbedder:
         result = np.concatenate(outputs)
         return (result / np.linalg.norm(result, axis=1, keepdims=True)).astype(np.float32)
 
+    def embed_single_view(self, faces: np.ndarray) -> np.ndarray:
+        """Unit embeddings [N, 512] of aligned crops [N, 112, 112, 3] each seen once, without the mirrored view
+        (`facerec.quality` compares views that the flip average would blur together)."""
+        batch = np.asarray(faces).transpose(0, 3, 1, 2).astype(np.float32)
+        result = np.concatenate([self._run(batch[start : start + self.batch_size])
+                                 for start in range(0, len(batch), self.batch_size)])
+        return (result / np.linalg.norm(result, axis=1, keepdims=True)).astype(np.float32)
+
     def _run(self, batch: np.ndarray) -> np.ndarray:
         return self._session.get().run(None, {"images": np.ascontiguousarray(batch)})[0]
 
 
 def checked_embeddings(vectors: np.ndarray, dimension: int = 512, normalise: bool = False) -> np.ndarray:
-    """Embeddings from outside the embedder (imports, bulk enrolment) as the index needs them: [N, dimension]
+    """Embeddings from outside the embedder (imports, bulk enrollment) as the index needs them: [N, dimension]
     float32, finite, of unit length within UNIT_TOLERANCE (kept as given, so an export imports byte for byte), or,
     with `normalise`, of any non-zero length (scaled to 1). Anything else is refused: a long vector would out-score
     every real face (similarity is a dot product), a NaN would poison every metric computed over the gallery."""

@@ -34,6 +34,10 @@ class UnknownIdentity(FaceRecError):
     """The named or numbered identity is not in the gallery."""
 
 
+class UnknownSighting(UnknownIdentity):
+    """No such sighting (`facerec.gallery.sightings`): never kept, or dropped from the bounded memory."""
+
+
 class DuplicatePhoto(FaceRecError):
     """This exact photo (same bytes) is already enrolled; `enrolled_as` names the person it is enrolled as."""
 
@@ -48,6 +52,17 @@ class PossibleDuplicate(FaceRecError):
     def __init__(self, message: str, matches: list[tuple[str, float]] | None = None) -> None:
         super().__init__(message)
         self.matches = matches or []
+
+
+class LowQuality(FaceRecError):
+    """The face to enroll is unlikely to be recognised later (`facerec.quality`); `quality` says why. Enrolling
+    it anyway is the caller's choice (`allow_low_quality`)."""
+
+    heading = "Warning"  # how the web page labels it: nothing is wrong with the photo as a file
+
+    def __init__(self, message: str, quality=None) -> None:
+        super().__init__(message)
+        self.quality = quality
 
 
 class IdentityMismatch(FaceRecError):

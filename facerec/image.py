@@ -1,6 +1,6 @@
 """Turn whatever a user hands us into an RGB uint8 array, or refuse it with `InvalidImage`.
 
-Every entry point (enrol, identify, evaluate, prepare) reads photos through `load_image`, so the checks
+Every entry point (enroll, identify, evaluate, prepare) reads photos through `load_image`, so the checks
 below — EXIF orientation, mode conversion, truncation and decompression-bomb limits — apply everywhere.
 PIL's global `LOAD_TRUNCATED_IMAGES` flag is never touched: a truncated upload is an error, not a grey band.
 """

@@ -64,3 +64,11 @@ def no_face_message(pixels_shape: tuple[int, ...], min_face_size: float, photo: 
         return (f"{photo} is only {width}x{height} pixels, too small to contain a face (faces smaller than "
                 f"{min_face_size:g} pixels are not detected); use a larger photo")
     return f"no face found in {photo}; use a clear, front-facing photo"
+
+
+def low_quality_message(quality) -> str:
+    """Why a face is a poor enrollment photo (`facerec.quality.EnrollmentQuality`), as one sentence without the
+    shell's way to proceed."""
+    why = "; ".join(quality.reasons) if quality.reasons else "several small problems together"
+    return (f"this face is a poor enrollment photo ({why}): a later photo of this person would be recognised with "
+            f"an estimated chance of {quality.score:.0%}; a sharper, larger, front-facing photo is better")

@@ -1,4 +1,4 @@
-"""Person names: one cleaning rule for every way a name enters the gallery (enrol, rename, import).
+"""Person names: one cleaning rule for every way a name enters the gallery (enroll, rename, import).
 
 A name is shown in browsers, printed on terminals and typed back to find the person again, so it must read the
 same everywhere and be typeable: it is NFKC-normalised (one spelling per look: full-width letters, ligatures and

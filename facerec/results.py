@@ -8,6 +8,7 @@ from datetime import datetime
 import numpy as np
 
 from .detect import DetectedFace
+from .quality.score import EnrollmentQuality
 from .threshold_policy import ThresholdInForce
 
 
@@ -38,6 +39,7 @@ class EnrollResult:
     crop: np.ndarray | None
     lookalikes: list[tuple[str, float]]
     lookalike_threshold: ThresholdInForce | None = None  # the rule the look-alike check used
+    quality: EnrollmentQuality | None = None  # the face's enrollment quality (`facerec.quality`), when calibrated
 
     def to_dict(self) -> dict:
         data = {"identity_id": self.identity_id, "name": self.name, "face_id": self.face_id,
@@ -46,6 +48,8 @@ class EnrollResult:
         if self.lookalike_threshold is not None:
             data.update(threshold=round(self.lookalike_threshold.threshold, 4),
                         **_policy_fields(self.lookalike_threshold))
+        if self.quality is not None:
+            data["quality"] = self.quality.to_dict()
         return data
 
 
@@ -66,6 +70,8 @@ class FaceMatch:
     candidates: list[Candidate]
     threshold: float
     rule: ThresholdInForce | None = None  # how the threshold was set, and its expected stranger-match rate
+    embedding: np.ndarray | None = field(default=None, repr=False)  # the face's; never in `to_dict`
+    sighting_id: int | None = None  # the sighting this identification was kept as (`facerec.gallery.sightings`)
 
     @property
     def label(self) -> str:
@@ -84,7 +90,8 @@ class FaceMatch:
                 "similarity": None if self.similarity is None else round(self.similarity, 4),
                 "threshold": round(self.threshold, 4),
                 **(_policy_fields(self.rule) if self.rule is not None else {}),
-                "candidates": [{"name": c.name, "similarity": round(c.similarity, 4)} for c in self.candidates]}
+                "candidates": [{"name": c.name, "similarity": round(c.similarity, 4)} for c in self.candidates],
+                **({} if self.sighting_id is None else {"sighting_id": self.sighting_id})}
 
 
 @dataclass

@@ -45,7 +45,8 @@ class Settings:
     model_path: Path = field(default_factory=default_model_path)
     similarity_threshold: float | None = None
     fpir: float = 0.01
-    store_crops: bool = True
+    store_crops: bool = True  # False: privacy mode, no image data and no sightings are kept
+    sightings_memory: int = 10_000  # recent identifications kept for the health report (0: none)
     index_kind: str | None = None  # None: "pgvector" on a PostgreSQL database, else "flat" (`resolved_index_kind`)
     hnsw_m: int = 32
     hnsw_ef_search: int = 256
@@ -60,8 +61,8 @@ class Settings:
     @classmethod
     def from_env(cls, **overrides) -> "Settings":
         """Defaults, then FACEREC_HOME / FACEREC_DATABASE_URL / FACEREC_MODEL / FACEREC_THRESHOLD / FACEREC_FPIR /
-        FACEREC_INDEX / FACEREC_HNSW_EF / FACEREC_STORE_CROPS, then explicit overrides (None values in overrides
-        are ignored)."""
+        FACEREC_INDEX / FACEREC_HNSW_EF / FACEREC_STORE_CROPS / FACEREC_SIGHTINGS, then explicit overrides (None
+        values in overrides are ignored)."""
         env: dict = {}
         if os.environ.get("FACEREC_HOME"):
             env["home"] = Path(os.environ["FACEREC_HOME"])
@@ -79,6 +80,8 @@ class Settings:
             env["hnsw_ef_search"] = int(os.environ["FACEREC_HNSW_EF"])
         if os.environ.get("FACEREC_STORE_CROPS"):
             env["store_crops"] = os.environ["FACEREC_STORE_CROPS"].lower() not in ("0", "false", "no")
+        if os.environ.get("FACEREC_SIGHTINGS"):
+            env["sightings_memory"] = int(os.environ["FACEREC_SIGHTINGS"])
         env.update({k: v for k, v in overrides.items() if v is not None})
         if "home" in env:
             env["home"] = Path(env["home"])
@@ -100,6 +103,11 @@ class Settings:
         if self.index_kind:
             return self.index_kind
         return "pgvector" if self.resolved_database_url.startswith("postgresql") else "flat"
+
+    @property
+    def quality_calibration_path(self) -> Path:
+        """The enrollment-quality calibration next to the model (`scripts/calibrate_quality.py` writes it)."""
+        return self.model_path.with_suffix(".quality.json")
 
     @property
     def model_card_path(self) -> Path:

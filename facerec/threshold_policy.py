@@ -9,7 +9,7 @@ rate FAR(t) at threshold t and N enrolled faces
 
 and the threshold in force is the t at which this equals the chosen rate: it rises as the gallery grows. The
 formula treats the N comparisons as independent; strangers who resemble many people at once make the true
-FPIR lower than this, never higher, for the same FAR. Identify and the enrolment look-alike check use the
+FPIR lower than this, never higher, for the same FAR. Identify and the enrollment look-alike check use the
 current gallery's N; verification compares two photos once (N = 1), so its FPIR is the per-comparison FAR.
 A user may pin a raw similarity threshold instead; its expected FPIR is still reported.
 

@@ -9,7 +9,9 @@ Every figure comes from a file that a command wrote; nothing numeric is typed in
 - the threshold calibration on held-out identities: the card's own `calibration` section when `facerec calibrate`
   made it for this model file (it writes the card directly), else models/training/calibration.json (from
   `facerec calibrate --json models/training/calibration.json`);
-- benchmarks/results/*.json: `facerec eval`, `facerec eval-pairs`, `benchmarks/peer.py`, `benchmarks/speed.py`;
+- benchmarks/results/*.json: `facerec eval`, `facerec eval-pairs`, `benchmarks/peer.py`, `benchmarks/speed.py`,
+  `benchmarks/enrollment_quality.py`;
+- models/facerec-r18-arcface.quality.json: the enrollment-quality calibration (`scripts/calibrate_quality.py`);
 - the training identities (`training_identities`, which `facerec eval` warns about): listed from the data folder
   ($FACEREC_DATA, else ../shared/data) by the protocol's own rule (`facerec.dataset.training_identity_keys`) and
   checked against the identity count the training run logged; without the data the card's current list is kept.
@@ -153,11 +155,25 @@ def main() -> None:
         },
         "peer_face_recognition_dlib": {"one_shot": peer, "pairs": peer_pairs},
         "speed_this_machine": load(RESULTS / "speed_1thread.json"),
+        "enrollment_quality": enrollment_quality(MODELS / f"{NAME}.quality.json", sha256,
+                                               load(RESULTS / "enrollment_quality.json")),
         "training_identities": card_training_identities(MODELS / f"{NAME}.json", run.get("training_identities")),
     }
     (MODELS / f"{NAME}.json").write_text(json.dumps(card, indent=1) + "\n")
     print(json.dumps({k: card[k] for k in ("sha256", "held_out_celeba", "ablation_equal_budget", "thresholds", "lfw")},
                      indent=1))
+
+
+def enrollment_quality(path: Path, sha256: str, validity: dict) -> dict:
+    """The enrollment-quality calibration shipped beside the model (`scripts/calibrate_quality.py`), whether it
+    was fitted for this very file, and its validity on LFW (`benchmarks/enrollment_quality.py`)."""
+    calibration = load(path)
+    if not calibration:
+        return {}
+    return {"file": path.name, "for_this_model": calibration.get("model_sha256") == sha256,
+            "low_score": round(calibration["low_score"], 4), "fitted_on": calibration.get("source", {}),
+            "validity_lfw": {k: validity.get(k) for k in ("people", "enrollments", "lowest_tenth", "the_rest",
+                                                           "quartiles", "flagged_low", "not_flagged")}}
 
 
 def lineage(folder: Path) -> list[dict]:

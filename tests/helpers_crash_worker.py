@@ -1,9 +1,9 @@
-"""Worker for tests/test_gallery_crash.py (not a test module): enrol photos one by one until killed.
+"""Worker for tests/test_gallery_crash.py (not a test module): enroll photos one by one until killed.
 
 Usage: python helpers_crash_worker.py HOME PHOTOS_JSON SUCCESS_LOG [SAVE_INDEX_EVERY]
 
 PHOTOS_JSON holds [[name, photo path], ...]. Names already in the gallery are skipped, so a restarted worker
-continues where the killed one stopped. After each enrolment returns, the name is appended to SUCCESS_LOG and
+continues where the killed one stopped. After each enrollment returns, the name is appended to SUCCESS_LOG and
 the log is fsync'ed: a name in the log was committed before the log line was written, never the reverse.
 SAVE_INDEX_EVERY (default 3) makes the gallery save its FAISS index that often, so kills also land mid-save.
 Prints "ready" once the gallery is open and the models are loaded, "finished" when every photo is enrolled.
@@ -42,10 +42,10 @@ def main(argv: list[str]) -> int:
             if name in done:
                 continue
             try:
-                gallery.enroll(path, name, allow_lookalike=True)
+                gallery.enroll(path, name, allow_lookalike=True, allow_low_quality=True)
             except MultipleFaces as several:  # not expected for the chosen photos; take the largest face
                 largest = max(range(len(several.faces)), key=lambda i: several.faces[i].area)
-                gallery.enroll(path, name, face_index=largest, allow_lookalike=True)
+                gallery.enroll(path, name, face_index=largest, allow_lookalike=True, allow_low_quality=True)
             log.write(name + "\n")
             log.flush()
             os.fsync(log.fileno())

@@ -5,16 +5,16 @@ Usage: python replica_worker.py WORK REPLICA
 
 WORK/config.json gives the database URL and, per replica, its gallery folder, index kind and the operations of
 each thread; WORK/photos.pickle the photo pipeline's results for every photo used, computed once by the test with
-the real pipeline (detection and embedding are the slow, already-tested part: here every other step of enrol,
+the real pipeline (detection and embedding are the slow, already-tested part: here every other step of enroll,
 add photo, identify, rename and delete runs for real, on real LFW photos).
 
 Each thread logs to WORK/log-REPLICA-THREAD a line before each operation ("start") and one after it returned
 ("done", fsynced: a done line is written only after the call returned, never before). A restarted replica skips
 what its log says is done and redoes the one operation that was in flight when it was killed, accepting that it
-may have committed ("recovered": e.g. the enrolment is there, so enrolling again says the name is taken).
+may have committed ("recovered": e.g. the enrollment is there, so enrolling again says the name is taken).
 
 An identify looks for the person the other replica reported enrolled last (its done lines; one this thread has
-not looked for yet first), so a face is looked for in one replica soon after another's enrol call returned; it
+not looked for yet first), so a face is looked for in one replica soon after another's enroll call returned; it
 must be found, by name, at once: no replica waits for anything to catch up.
 Prints "ready" when the gallery is open; runs once WORK/go exists; when every thread is done writes
 WORK/finished-REPLICA, waits for WORK/final, then checks itself against the database into WORK/result-REPLICA.json.
@@ -94,7 +94,8 @@ def perform(gallery: Gallery, work: Path, other: str, operation: dict, recoverin
     kind = operation["op"]
     if kind == "enroll":
         try:
-            result = gallery.enroll(operation["photo"], operation["name"], allow_lookalike=True)
+            result = gallery.enroll(operation["photo"], operation["name"], allow_lookalike=True,
+                                allow_low_quality=True)  # what is tested here is concurrency, not photo quality
             assert result.name == operation["name"] and result.photos == 1
             return {"recovered": False}
         except (InvalidArgument, DuplicatePhoto):
@@ -129,8 +130,8 @@ def perform(gallery: Gallery, work: Path, other: str, operation: dict, recoverin
                 raise
             return {"recovered": True}
     if kind == "identify":
-        # The other replica's latest enrolment this thread has not looked for yet (else its latest, else one of
-        # this thread's own people): it must be found at once, however recently its enrol call returned.
+        # The other replica's latest enrollment this thread has not looked for yet (else its latest, else one of
+        # this thread's own people): it must be found at once, however recently its enroll call returned.
         enrolled_there = [entry for n in range(8) for entry in read_log(work / f"log-{other}-{n}")
                           if entry["event"] == "done" and entry["op"] == "enroll" and entry.get("stable")
                           and not entry.get("failed")]

@@ -28,6 +28,7 @@ from PIL import Image
 
 from app_server import REPO_ROOT, running_app
 from group_photos import group_photo
+from poor_photos import poor_photo
 
 POWELL, BLAIR, ANISTON, SERENA = "Colin_Powell", "Tony_Blair", "Jennifer_Aniston", "Serena_Williams"
 PAGED = ("Hugo_Chavez", "Vladimir_Putin", "Gerhard_Schroeder")
@@ -36,7 +37,9 @@ WRONG_KEY = "frk_" + "x" * 43
 # Every route of the API: what the OpenAPI document must list, no more and no less.
 ROUTES = {("post", "/people"), ("get", "/people"), ("get", "/people/{person_id}"), ("patch", "/people/{person_id}"),
           ("delete", "/people/{person_id}"), ("post", "/people/{person_id}/photos"), ("post", "/identify"),
-          ("post", "/verify"), ("get", "/gallery/health"), ("get", "/gallery/export"), ("post", "/gallery/import")}
+          ("post", "/verify"), ("get", "/gallery/health"), ("get", "/gallery/export"), ("post", "/gallery/import"),
+          ("post", "/quality"), ("post", "/sightings/{sighting_id}/confirm"),
+          ("post", "/sightings/{sighting_id}/correct"), ("delete", "/sightings/{sighting_id}")}
 
 
 @dataclass
@@ -98,7 +101,7 @@ def refused(response: httpx.Response, status: int, code: str) -> str:
     return body["error"]
 
 
-def enrol(api, keys, path: Path, name: str, **fields) -> dict:
+def enroll(api, keys, path: Path, name: str, **fields) -> dict:
     response = api.post("/people", files={"photo": photo(path)}, data={"name": name, **fields},
                         headers={"X-API-Key": keys.admin})
     assert response.status_code == 201, response.text
@@ -144,7 +147,7 @@ def test_keys_are_stored_hashed_and_listed_without_the_key(server, keys):
 
 
 def test_every_write_route_refuses_a_missing_wrong_revoked_or_read_key(api, keys, lfw_photo):
-    target = enrol(api, keys, lfw_photo(BLAIR, 1), "Tony Blair")
+    target = enroll(api, keys, lfw_photo(BLAIR, 1), "Tony Blair")
     before = people(api, keys)
     export = api.get("/gallery/export", headers={"X-API-Key": keys.admin})
     assert export.status_code == 200
@@ -157,6 +160,10 @@ def test_every_write_route_refuses_a_missing_wrong_revoked_or_read_key(api, keys
         ("post", "/gallery/import", {"files": {"archive": ("g.zip", export.content, "application/zip")}}),
         ("get", "/gallery/export", {}),
         ("get", "/gallery/health", {}),
+        ("post", "/quality", {"files": {"photo": photo(lfw_photo(BLAIR, 2))}}),
+        ("post", "/sightings/1/confirm", {}),
+        ("post", "/sightings/1/correct", {"json": {"person_id": target["identity_id"]}}),
+        ("delete", "/sightings/1", {}),
     ]
     for method, path, request in writes:
         for headers, status, code in (({}, 401, "unauthorized"), ({"X-API-Key": WRONG_KEY}, 401, "unauthorized"),
@@ -178,6 +185,47 @@ def test_every_write_route_refuses_a_missing_wrong_revoked_or_read_key(api, keys
     delete(api, keys, target["identity_id"])
 
 
+# ----- sightings and enrollment quality ---------------------------------------------------------------------
+def test_identify_keeps_sightings_an_admin_confirms_corrects_or_rejects(api, keys, lfw_photo):
+    admin, read = {"X-API-Key": keys.admin}, {"X-API-Key": keys.read}
+    sharon = enroll(api, keys, lfw_photo("Ariel_Sharon", 1), "Ariel Sharon")
+    arroyo = enroll(api, keys, lfw_photo("Gloria_Macapagal_Arroyo", 1), "Gloria Macapagal Arroyo")
+    found = api.post("/identify", files={"photo": photo(lfw_photo("Ariel_Sharon", 2))}, headers=read).json()
+    face = found["faces"][0]
+    assert face["name"] == "Ariel Sharon" and isinstance(face["sighting_id"], int)
+    sighting = f"/sightings/{face['sighting_id']}"
+    refused(api.post(f"{sighting}/confirm", headers=read), 403, "forbidden")
+    confirmed = api.post(f"{sighting}/confirm", headers=admin)
+    assert confirmed.status_code == 200 and confirmed.json()["source"] == "confirmed"
+    corrected = api.post(f"{sighting}/correct", json={"person_id": arroyo["identity_id"]}, headers=admin).json()
+    assert corrected["name"] == "Gloria Macapagal Arroyo" and corrected["source"] == "corrected"
+    memory = api.get("/gallery/health", headers=admin).json()["sightings"]
+    assert memory["enabled"] and memory["sources"].get("corrected", 0) >= 1
+    refused(api.post(f"{sighting}/correct", json={"person_id": 987654}, headers=admin), 404, "unknown_person")
+    forgotten = api.delete(sighting, headers=admin).json()
+    assert forgotten["source"] == "rejected" and forgotten["name"] == "Gloria Macapagal Arroyo"
+    assert "No sighting" in refused(api.delete(sighting, headers=admin), 404, "unknown_sighting")
+    delete(api, keys, sharon["identity_id"])
+    delete(api, keys, arroyo["identity_id"])
+
+
+def test_a_poor_enrollment_photo_is_422_with_its_quality_unless_allowed(api, keys, lfw_photo):
+    admin = {"X-API-Key": keys.admin}
+    poor = ("distant.jpg", poor_photo(lfw_photo("Gerhard_Schroeder", 1)), "image/jpeg")
+    checked = api.post("/quality", files={"photo": poor}, headers=admin).json()
+    assert checked["low"] is True and "blurred" in checked["reasons"][0]
+    assert api.post("/quality", files={"photo": photo(lfw_photo(SERENA, 1))}, headers=admin).json()["low"] is False
+    before = people(api, keys)
+    response = api.post("/people", files={"photo": poor}, data={"name": "Gerhard Schroeder"}, headers=admin)
+    message = refused(response, 422, "low_quality")
+    assert "poor enrollment photo" in message and response.json()["quality"]["score"] == checked["score"]
+    assert people(api, keys) == before
+    allowed = api.post("/people", files={"photo": poor},
+                       data={"name": "Gerhard Schroeder", "allow_low_quality": "true"}, headers=admin)
+    assert allowed.status_code == 201 and allowed.json()["quality"]["low"] is True
+    delete(api, keys, allowed.json()["identity_id"])
+
+
 # ----- the OpenAPI document -------------------------------------------------------------------------------
 def test_the_openapi_document_lists_every_route_and_the_key(api):
     document = api.get("/openapi.json").json()  # no key needed: it holds no gallery data
@@ -197,7 +245,7 @@ def test_the_openapi_document_lists_every_route_and_the_key(api):
 
 # ----- people, identify, verify ---------------------------------------------------------------------------
 def test_enrol_identify_verify(api, keys, lfw_photo, tmp_path):
-    enrolled = enrol(api, keys, lfw_photo(POWELL, 1), "Colin Powell", note="secretary of state")
+    enrolled = enroll(api, keys, lfw_photo(POWELL, 1), "Colin Powell", note="secretary of state")
     assert enrolled["name"] == "Colin Powell" and enrolled["photos"] == 1 and enrolled["lookalikes"] == []
     assert len(enrolled["face"]["box"]) == 4 and 0 < enrolled["threshold"] < 1
     read = {"X-API-Key": keys.read}
@@ -245,7 +293,7 @@ def test_enrol_identify_verify(api, keys, lfw_photo, tmp_path):
 
 
 def test_duplicates_look_alikes_and_taken_names_are_409_with_who(api, keys, lfw_photo):
-    powell = enrol(api, keys, lfw_photo(POWELL, 1), "Colin Powell")
+    powell = enroll(api, keys, lfw_photo(POWELL, 1), "Colin Powell")
     admin = {"X-API-Key": keys.admin}
     before = people(api, keys)
     response = api.post("/people", files={"photo": photo(lfw_photo(POWELL, 1))}, data={"name": "Copy"}, headers=admin)
@@ -263,11 +311,11 @@ def test_duplicates_look_alikes_and_taken_names_are_409_with_who(api, keys, lfw_
     response = api.post(f"/people/{powell['identity_id']}/photos", files={"photo": photo(lfw_photo(BLAIR, 1))},
                         headers=admin)
     assert "does not match 'Colin Powell'" in refused(response, 409, "identity_mismatch")
-    blair = enrol(api, keys, lfw_photo(BLAIR, 1), "Tony Blair")
+    blair = enroll(api, keys, lfw_photo(BLAIR, 1), "Tony Blair")
     response = api.patch(f"/people/{blair['identity_id']}", json={"name": "Colin Powell"}, headers=admin)
     refused(response, 409, "name_taken")
     assert people(api, keys) == sorted(before + [("Tony Blair", 1)])
-    anyway = enrol(api, keys, lfw_photo(POWELL, 2), "Look Alike", allow_lookalike="true")
+    anyway = enroll(api, keys, lfw_photo(POWELL, 2), "Look Alike", allow_lookalike="true")
     assert anyway["lookalikes"][0]["name"] == "Colin Powell"
     for person in (powell, blair, anyway):
         delete(api, keys, person["identity_id"])
@@ -296,7 +344,7 @@ def test_several_faces_422_lists_them_and_face_index_picks_one(api, keys, lfw_ph
     assert "out of range" in refused(response, 400, "invalid_argument")
     found = api.post("/identify", files={"photo": photo(group)}, headers={"X-API-Key": keys.read}).json()
     assert len(found["faces"]) == 2
-    chosen = enrol(api, keys, group, "Group Face", face_index="1")
+    chosen = enroll(api, keys, group, "Group Face", face_index="1")
     assert chosen["face"]["box"] == faces[1]["box"]
     delete(api, keys, chosen["identity_id"])
 
@@ -374,7 +422,7 @@ def test_malformed_requests_are_one_line_422_or_400(api, keys, lfw_photo):
 
 
 def test_list_is_paged_and_searchable(api, keys, lfw_photo):
-    enrolled = [enrol(api, keys, lfw_photo(person, 1), f"Paged {person.replace('_', ' ')}") for person in PAGED]
+    enrolled = [enroll(api, keys, lfw_photo(person, 1), f"Paged {person.replace('_', ' ')}") for person in PAGED]
     read = {"X-API-Key": keys.read}
     first = api.get("/people", params={"search": "PAGED", "limit": 2}, headers=read).json()
     rest = api.get("/people", params={"search": "paged", "limit": 2, "offset": 2}, headers=read).json()
@@ -390,7 +438,7 @@ def test_list_is_paged_and_searchable(api, keys, lfw_photo):
 
 def test_export_import_and_health(server, api, keys, lfw_photo):
     admin = {"X-API-Key": keys.admin}
-    aniston = enrol(api, keys, lfw_photo(ANISTON, 1), "Jennifer Aniston")
+    aniston = enroll(api, keys, lfw_photo(ANISTON, 1), "Jennifer Aniston")
     export = api.get("/gallery/export", params={"include_crops": "true"}, headers=admin)
     assert export.status_code == 200 and export.headers["content-type"] == "application/zip"
     with zipfile.ZipFile(io.BytesIO(export.content)) as archive:
@@ -422,7 +470,7 @@ def test_deleting_through_the_api_empties_the_web_cache_as_the_ui_does(server, a
     downloadable."""
     from gradio_client import Client, handle_file
 
-    person = enrol(api, keys, lfw_photo(BLAIR, 2), "Cached Face")
+    person = enroll(api, keys, lfw_photo(BLAIR, 2), "Cached Face")
     matches = Client(server.url, verbose=False).predict(handle_file(str(lfw_photo(BLAIR, 1))),
                                                         api_name="/identify")[3]
     assert [m["name"] for m in matches] == ["Cached Face"]

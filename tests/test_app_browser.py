@@ -1,6 +1,6 @@
 """The web app in a real browser: Playwright (sync API) driving Debian's Chromium against `python app.py`.
 
-Through the page: enrol one LFW photo, identify the person's other photo (the threshold shown in stranger-match
+Through the page: enroll one LFW photo, identify the person's other photo (the threshold shown in stranger-match
 terms: the accepted rate, the threshold it implies for this gallery, the expected rate and a plain sentence),
 read the gallery health report and the plot of the threshold as the gallery grows; and
 check that bad uploads (no face, not an image) end in a readable message next to the button, never a
@@ -79,15 +79,18 @@ def test_enroll_identify_and_health_through_the_page(page, shoot, data_dir):
     shoot("05-identified")
     assert_no_traceback(page)
 
-    # Health: the metrics table, with the plain-language reason why the positives are undefined
+    # Health: the metrics table; the identification is a sighting, a second face of the person, so the
+    # positive-based figures are defined and say what they rest on
     panel = open_tab(page, "Health")
     panel.get_by_role("button", name="Check gallery health").click()
     report = page.locator("#health-report")
     expect(report).to_contain_text("ClosestIsPositiveAccuracy")
     expect(report).to_contain_text("MedianDistance")
     expect(report).to_contain_text("1 person, 1 face")
-    expect(report).to_contain_text("Undefined: no enrolled person has two or more photos")
-    expect(report).to_contain_text("Undefined: fewer than two faces.")
+    expect(report).to_contain_text("100.0% of faces whose person has several photos")
+    expect(report).to_contain_text("Over 1 enrolled face and 1 sighting of 1 person")
+    expect(report).to_contain_text("Undefined: fewer than two people.")
+    expect(page.locator("#sightings-report")).to_contain_text("rest on 1 enrolled face and 1 sighting")
     growth = page.locator("#policy-growth")
     expect(growth).to_contain_text("The threshold as the gallery grows")
     # a real table, not a code block of pipes (it showed as raw text)

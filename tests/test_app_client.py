@@ -239,7 +239,7 @@ def admin_client(tmp_path_factory) -> Client:
         yield Client(running.url, verbose=False)
 
 
-def test_admin_password_protects_enrolment_but_not_identification(admin_client, data_dir):
+def test_admin_password_protects_enrollment_but_not_identification(admin_client, data_dir):
     photo = handle_file(str(lfw(data_dir, GUL, 1)))
     for password in ("", "wrong password"):
         with pytest.raises(Exception) as caught:

@@ -1,7 +1,7 @@
 """The Gallery tab never shows a stale list (issue #15, point 1), in a real browser on a fresh app (and on one
 with an admin password, where opening a tab before typing it is not an error).
 
-Without a Refresh button: the list is there when the tab opens, and after an enrolment (in the Enroll tab), a
+Without a Refresh button: the list is there when the tab opens, and after an enrollment (in the Enroll tab), a
 rename, a failed rename, an added photo, a delete and an import it shows exactly what the gallery holds. Each
 action's result or error appears under its own button and replaces the previous one; no toast appears.
 Screenshots of each step (`browser_helpers`: where they go).

@@ -77,7 +77,7 @@ def test_an_error_replaces_the_previous_result(page, shoot, data_dir, no_face):
     panel.locator(IMAGE_INPUT).set_input_files(str(lfw(data_dir, ANTONIO, 2)))
     expect(page.locator("#detect-status")).to_have_text("One face found.")
     status = page.locator("#enroll-status")
-    expect(status).to_have_text("")  # the new photo cleared the last enrolment's line
+    expect(status).to_have_text("")  # the new photo cleared the last enrollment's line
     panel.get_by_label("Name", exact=True).fill("   ")
     panel.get_by_role("button", name="Enroll", exact=True).click()
     expect(status).to_have_text("Error: A name is required.")

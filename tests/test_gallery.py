@@ -212,7 +212,7 @@ def test_group_photo_gives_one_match_per_face_left_to_right(gallery, lfw_photo, 
     assert matches[1].similarity < gallery.threshold
 
 
-# ----- enrolment errors ---------------------------------------------------------------------------------------
+# ----- enrollment errors ---------------------------------------------------------------------------------------
 def test_multi_face_photo_needs_a_face_index(empty_gallery, lfw_photo, tmp_path) -> None:
     group = group_photo([lfw_photo(p, 1) for p in PEOPLE], tmp_path / "three.jpg")
     before = snapshot(empty_gallery)

@@ -1,5 +1,5 @@
 """Concurrency: 8 threads sharing one Gallery plus 2 other processes, each with its own Gallery on the same folder,
-enrol and search at the same time (>= 400 operations). Nothing may fail, be lost or be duplicated, and every
+enroll and search at the same time (>= 400 operations). Nothing may fail, be lost or be duplicated, and every
 process's FAISS index must agree with the database once it has caught up.
 
 The volume goes through `Gallery.add_embeddings` (writes) and `Gallery.search` (reads) with vectors derived from
@@ -59,7 +59,7 @@ def derived_vector(base: np.ndarray, actor: str, number: int) -> np.ndarray:
 
 def run_operations(gallery, actor: str, count: int, bases: np.ndarray, photos: list[tuple[str, str]],
                    log: dict) -> None:
-    """`count` operations by one actor: bulk adds and searches interleaved, real enrol/identify of `photos`.
+    """`count` operations by one actor: bulk adds and searches interleaved, real enroll/identify of `photos`.
 
     Appends each successfully added name to log["added"] right after the call returns, and any failure (with its
     traceback) to log["errors"]; never raises. A search that finds nothing at all although this actor's own face
@@ -72,7 +72,7 @@ def run_operations(gallery, actor: str, count: int, bases: np.ndarray, photos: l
         try:
             if step in real_at:
                 name, path = real_at[step]
-                result = gallery.enroll(path, name, allow_lookalike=True)
+                result = gallery.enroll(path, name, allow_lookalike=True, allow_low_quality=True)
                 assert result.name == name and result.photos == 1
                 log["added"].append(name)
             elif step in identify_at:

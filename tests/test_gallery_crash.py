@@ -4,7 +4,7 @@ enrolled, have no half-written person, and its FAISS index (rebuilt or replayed 
 database.
 
 The worker (tests/helpers_crash_worker.py) logs a name, with fsync, only after `Gallery.enroll` returned, and it
-saves the index every 3 enrolments, so kills land inside SQLite transactions, index saves and start-up alike.
+saves the index every 3 enrollments, so kills land inside SQLite transactions, index saves and start-up alike.
 """
 
 from __future__ import annotations
@@ -69,7 +69,7 @@ def start_worker(home: Path, photos_file: Path, log: Path, out: Path) -> subproc
 
 def check_gallery(home: Path, log: Path, pipeline: FacePipeline, photos: dict[str, str], kills: int,
                   rng: random.Random, save_index: bool) -> set[str]:
-    """Every invariant a killed enrolment must leave intact; returns the names in the database."""
+    """Every invariant a killed enrollment must leave intact; returns the names in the database."""
     assert sql(home, "PRAGMA integrity_check") == [("ok",)]
     names = [row[0] for row in sql(home, "SELECT name FROM identities")]
     in_db = set(names)
@@ -79,7 +79,7 @@ def check_gallery(home: Path, log: Path, pipeline: FacePipeline, photos: dict[st
     missing = set(logged) - in_db
     assert not missing, f"reported as enrolled but not in the database: {sorted(missing)}"
     assert in_db <= set(photos)
-    # At most one enrolment per kill can commit without being logged (killed between commit and log line).
+    # At most one enrollment per kill can commit without being logged (killed between commit and log line).
     assert len(in_db - set(logged)) <= kills
 
     # No orphans, no half-written person: one face per person (one photo each), a journal 'add' for every face.
@@ -126,7 +126,7 @@ def wait_until(condition, process: subprocess.Popen, out: Path, timeout: float =
         time.sleep(0.01)
 
 
-def test_sigkill_during_enrolment_never_loses_or_corrupts_data(tmp_path, lfw) -> None:
+def test_sigkill_during_enrollment_never_loses_or_corrupts_data(tmp_path, lfw) -> None:
     home = tmp_path / "home"
     photos = {name.replace("_", " "): str(lfw / name / f"{name}_0001.jpg") for name in CRASH_PEOPLE}
     photos_file = tmp_path / "photos.json"
@@ -135,7 +135,7 @@ def test_sigkill_during_enrolment_never_loses_or_corrupts_data(tmp_path, lfw) ->
     pipeline = FacePipeline(Settings.from_env(home=home))
     rng = random.Random(SEED)
 
-    kills, enroll_seconds = 0, 0.4  # running estimate of one enrolment's duration on this machine
+    kills, enroll_seconds = 0, 0.4  # running estimate of one enrollment's duration on this machine
     attempt = -1
     while kills < KILLS and attempt < KILLS + 5:  # a kill that finds the worker already gone does not count
         attempt += 1
@@ -144,13 +144,13 @@ def test_sigkill_during_enrolment_never_loses_or_corrupts_data(tmp_path, lfw) ->
         worker = start_worker(home, photos_file, log, out)
         try:
             if attempt % 5 == 4:
-                # Anywhere from interpreter start-up to the first enrolments; never past the second one, or a
+                # Anywhere from interpreter start-up to the first enrollments; never past the second one, or a
                 # fast model would finish the whole list before the kill.
                 deadline = time.monotonic() + rng.uniform(0.05, 2.5)
                 while time.monotonic() < deadline and len(logged_names(log)) < before + 2 and worker.poll() is None:
                     time.sleep(0.005)
             else:
-                # Let 0-2 enrolments complete, then kill at a random point of the next one (detection,
+                # Let 0-2 enrollments complete, then kill at a random point of the next one (detection,
                 # embedding, the SQLite transaction, an index save, or the log write).
                 wait_until(lambda: "ready" in out.read_text(), worker, out)
                 started, wanted = time.monotonic(), rng.randint(0, 2)
@@ -174,7 +174,7 @@ def test_sigkill_during_enrolment_never_loses_or_corrupts_data(tmp_path, lfw) ->
             break
 
     assert kills == KILLS, f"only {kills} kills landed; the worker finished too early"
-    assert logged_names(log), "no enrolment completed between kills"
+    assert logged_names(log), "no enrollment completed between kills"
 
     # A last, uninterrupted run finishes the list from wherever the kills left it.
     out = tmp_path / "worker_final.out"

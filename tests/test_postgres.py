@@ -58,7 +58,7 @@ def test_db_upgrade_makes_the_schema_and_a_gallery_refuses_a_database_without_it
     assert first.returncode == 0, first.stderr
     done = json.loads(first.stdout)["done"]
     assert {"created the pgvector extension", "created table faces", "created table journal",
-            "created index ix_faces_embedding_hnsw", "schema version none -> 1"} <= set(done)
+            "created table sightings", "created index ix_faces_embedding_hnsw", "schema version none -> 2"} <= set(done)
     again = cli("db", "upgrade", "--db", url)
     assert again.returncode == 0 and "the schema is up to date" in again.stdout
     assert postgres.sql(url, "SELECT attstorage FROM pg_attribute WHERE attrelid = 'faces'::regclass "
@@ -77,6 +77,18 @@ def test_db_upgrade_makes_the_schema_and_a_gallery_refuses_a_database_without_it
     assert stats["index"] == "pgvector" and stats["faces"] == 1 and stats["database"].startswith("postgresql")
     assert postgres.sql(url, "SELECT name FROM identities") == [("Abdullah Gul",)]
     assert not (home / "gallery.db").exists()  # nothing went to SQLite
+
+    # A gallery made by the facerec before the sightings memory (schema 1): refused until upgraded, then kept.
+    postgres.sql(url, "DROP TABLE sightings")
+    postgres.sql(url, "UPDATE settings SET value = '1' WHERE key = 'schema_version'")
+    with pytest.raises(UnusableFile, match="schema version 1, this facerec needs 2"):
+        Gallery(Settings.from_env(home=tmp_path / "home", database_url=url))
+    upgraded = json.loads(cli("db", "upgrade", "--db", url, "--json").stdout)["done"]
+    assert upgraded == ["created table sightings", "schema version 1 -> 2"]
+    assert postgres.sql(url, "SELECT name FROM identities") == [("Abdullah Gul",)]
+    found = json.loads(cli("identify", str(lfw_photo("Abdullah_Gul", 2)), "--db", url, "--home", str(home),
+                           "--json").stdout)
+    assert postgres.sql(url, "SELECT id FROM sightings") == [(found[0]["sighting_id"],)]
 
     postgres.sql(url, "UPDATE settings SET value = '99' WHERE key = 'schema_version'")
     with pytest.raises(UnusableFile, match="newer facerec"):

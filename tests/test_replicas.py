@@ -1,11 +1,11 @@
 """Two app replicas, separate OS processes, share one gallery on a real PostgreSQL + pgvector server: replica A
 searches with pgvector, replica B keeps a local FAISS copy that follows the database's journal. 8 threads each run
-a mix of enrol, add photo, identify, rename and delete through the Gallery API on real LFW photos (>= 400
-operations), and B is SIGKILLed in the middle of enrolments several times and restarted.
+a mix of enroll, add photo, identify, rename and delete through the Gallery API on real LFW photos (>= 400
+operations), and B is SIGKILLed in the middle of enrollments several times and restarted.
 
-What must hold: a person enrolled through one replica is identified by the other as soon as the enrol call
-returned (each identify looks for the other replica's latest reported enrolment, and must name it at once); no
-acknowledged enrolment is lost, nothing is duplicated, and afterwards both replicas agree with the database (same
+What must hold: a person enrolled through one replica is identified by the other as soon as the enroll call
+returned (each identify looks for the other replica's latest reported enrollment, and must name it at once); no
+acknowledged enrollment is lost, nothing is duplicated, and afterwards both replicas agree with the database (same
 faces and vectors, every face found as its person). The worker is tests/replica_worker.py.
 """
 
@@ -57,7 +57,7 @@ def one_face_people(lfw: Path, photos: int, count: int, pipeline: FacePipeline, 
 
 
 def plan(stable: list, churn: list) -> list[dict]:
-    """One thread's operations: its people's enrolments and changes, an identify after each, then more identifies."""
+    """One thread's operations: its people's enrollments and changes, an identify after each, then more identifies."""
     operations = []
     for (name, [(photo, _, _)]), (other, [(first, _, _), (second, _, _)]) in zip(stable, churn):
         renamed = f"{other} (renamed)"
@@ -97,7 +97,7 @@ def start(work: Path, replica: str, incarnation: int) -> tuple[subprocess.Popen,
 
 
 def progress(work: Path, replica: str) -> tuple[int, bool]:
-    """(operations done, whether an enrolment is under way) of a replica."""
+    """(operations done, whether an enrollment is under way) of a replica."""
     entries = read_logs(work, replica)
     done = {(e["thread"], e["i"]) for e in entries if e["event"] == "done"}
     enrolling = any((e["thread"], e["i"]) not in done for e in entries if e["event"] == "start" and e["op"] == "enroll")
@@ -132,7 +132,7 @@ def test_two_replicas_on_one_postgres_lose_nothing_when_one_is_killed(postgres, 
     try:
         (work / "go").touch()
         while kills < KILLS and not (work / "finished-B").exists():
-            done_before = progress(work, "B")[0]  # let some operations pass between kills, then one mid-enrol
+            done_before = progress(work, "B")[0]  # let some operations pass between kills, then one mid-enroll
             while not (work / "finished-B").exists():
                 done_now, enrolling = progress(work, "B")
                 if enrolling and done_now >= done_before + 12:
@@ -142,7 +142,7 @@ def test_two_replicas_on_one_postgres_lose_nothing_when_one_is_killed(postgres, 
                 time.sleep(0.002)
             if (work / "finished-B").exists():
                 break
-            time.sleep(rng.uniform(0.0, 0.015))  # somewhere in the enrolment: pipeline, checks, commit, log
+            time.sleep(rng.uniform(0.0, 0.015))  # somewhere in the enrollment: pipeline, checks, commit, log
             processes["B"].send_signal(signal.SIGKILL)
             processes["B"].wait(timeout=30)
             kills += 1
@@ -182,7 +182,7 @@ def test_two_replicas_on_one_postgres_lose_nothing_when_one_is_killed(postgres, 
     lost = stable_names - {name for (name,) in people}
     leftover_churn = {name for (name,) in people} - stable_names
     counts = {"operations": total, **by_op, "kills": kills, "recovered_after_kill": recovered,
-              "acknowledged_enrolments": len(acknowledged), "cross_replica_identifies": len(cross),
+              "acknowledged_enrollments": len(acknowledged), "cross_replica_identifies": len(cross),
               "cross_identify_after_ms_min": round(1000 * min(e["after_s"] for e in cross), 1),
               "cross_identify_after_ms_median": round(1000 * statistics.median(e["after_s"] for e in cross), 1),
               "people": len(people), "faces": faces, "lost": len(lost), "duplicate_photos": faces - photos,
@@ -191,10 +191,10 @@ def test_two_replicas_on_one_postgres_lose_nothing_when_one_is_killed(postgres, 
     (tmp_path / "counts.json").write_text(json.dumps(counts))
 
     assert kills == KILLS, f"only {kills} kills landed: replica B finished first"
-    assert lost == set() and leftover_churn == set()  # every acknowledged enrolment is there; deletes hold
+    assert lost == set() and leftover_churn == set()  # every acknowledged enrollment is there; deletes hold
     assert len(people) == len(stable_names) == 2 * per_replica and faces == len(people)
     assert faces == photos and per_person == [] and unjournalled == 0  # no duplicate, no half-written person
-    assert len(cross) >= 200  # most identifies looked for the other replica's enrolments, and found them all
+    assert len(cross) >= 200  # most identifies looked for the other replica's enrollments, and found them all
     for name in ("A", "B"):
         result = json.loads((work / f"result-{name}.json").read_text())
         assert result["problems"] == [], (name, result["problems"][:5])

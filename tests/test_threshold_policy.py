@@ -1,5 +1,5 @@
 """The threshold policy (issue #13): one rule, set by the accepted stranger-match rate, for identify, verify, the
-enrolment look-alike check, the CLI, the JSON and the eval; and the calibration behind it.
+enrollment look-alike check, the CLI, the JSON and the eval; and the calibration behind it.
 
 Real faces (LFW photos for the gallery, held-out celeba112 crops for calibration), the shipped ONNX model, real
 SQLite and FAISS. Galleries are made large cheaply by bulk-adding random unit vectors as extra enrolled faces:

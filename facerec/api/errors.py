@@ -26,7 +26,7 @@ from starlette.exceptions import HTTPException
 
 from ..errors import (
     AccessDenied, DuplicatePhoto, FaceRecError, IdentityMismatch, ImageTooLarge, InvalidImage, ModelMismatch,
-    MultipleFaces, NameTaken, NoFace, PossibleDuplicate, UnknownIdentity, UnusableFile,
+    LowQuality, MultipleFaces, NameTaken, NoFace, PossibleDuplicate, UnknownIdentity, UnknownSighting, UnusableFile,
 )
 from ..messages import sentence
 
@@ -38,7 +38,9 @@ STATUS_OF = (
     (InvalidImage, 422, "invalid_image"),
     (NoFace, 422, "no_face"),
     (MultipleFaces, 422, "multiple_faces"),
+    (UnknownSighting, 404, "unknown_sighting"),
     (UnknownIdentity, 404, "unknown_person"),
+    (LowQuality, 422, "low_quality"),
     (NameTaken, 409, "name_taken"),
     (DuplicatePhoto, 409, "duplicate_photo"),
     (PossibleDuplicate, 409, "possible_duplicate"),
@@ -96,6 +98,8 @@ def _details(error: FaceRecError) -> dict:
         return {"matches": [{"name": error.enrolled_as, "similarity": None}]}
     if isinstance(error, NameTaken) and error.taken:
         return {"taken": error.taken}
+    if isinstance(error, LowQuality) and error.quality is not None:
+        return {"quality": error.quality.to_dict()}
     if isinstance(error, MultipleFaces):
         return {"faces": [{"index": i, **face.to_dict()} for i, face in enumerate(error.faces)]}
     return {}

@@ -21,6 +21,7 @@ from fastapi.responses import FileResponse
 from fastapi.routing import APIRoute
 from starlette.background import BackgroundTask
 
+from ..errors import UnusableFile
 from ..gallery import Gallery
 from . import schemas
 from .auth import ADMIN, READ
@@ -72,6 +73,7 @@ def _errors(*statuses: int) -> dict:
 
 
 PersonId = Annotated[int, PathParam(description="the person's id (from enrollment or the people list)")]
+SightingId = Annotated[int, PathParam(description="the sighting's id (sighting_id of a face identify named)")]
 Photo = Annotated[UploadFile, File(description="a JPEG, PNG, WebP or BMP photo, at most 15 MB and 40 megapixels")]
 FaceIndex = Annotated[int | None, Form(ge=0, description="which face, when the photo has several (from 0, as "
                                                            "the multiple_faces error lists them)")]
@@ -92,14 +94,28 @@ def build_router(context: ApiContext) -> APIRouter:
                      face_index: FaceIndex = None,
                      allow_lookalike: Annotated[bool, Form(description="enroll even if the face matches someone "
                                                                        "already enrolled")] = False,
-                     note: Annotated[str | None, Form()] = None):
+                     note: Annotated[str | None, Form()] = None,
+                     allow_low_quality: Annotated[bool, Form(description="enroll even if the face is a poor "
+                                                                         "enrollment photo")] = False):
         """Refused with 409 when the name is taken, the photo is already enrolled, or the face matches another
         person at the threshold identify uses (a duplicate or look-alike; `matches` says who), unless
-        `allow_lookalike`."""
+        `allow_lookalike`; with 422 `low_quality` when the face is unlikely to be recognised later (`quality`
+        says why), unless `allow_low_quality`. The answer carries the face's quality."""
         decoded = await context.photo(photo)
         result = await context.run(gallery.enroll, decoded, name, face_index=face_index,
-                                   allow_lookalike=allow_lookalike, note=note or None)
+                                   allow_lookalike=allow_lookalike, note=note or None,
+                                   allow_low_quality=allow_low_quality)
         return schemas.Enrolled.of(result)
+
+    @router.post("/quality", response_model=schemas.Quality, dependencies=[ADMIN], tags=["people"],
+                 summary="How likely a photo's face is to be recognised later, if enrolled",
+                 responses=_errors(400, 413, 500))
+    async def quality(photo: Photo, face_index: FaceIndex = None):
+        decoded = await context.photo(photo)
+        found = await context.run(gallery.enrollment_quality, decoded, face_index)
+        if found is None:
+            raise UnusableFile("no enrollment-quality calibration ships next to this model")
+        return found.to_dict()
 
     @router.get("/people", response_model=schemas.PeoplePage, dependencies=[READ], tags=["people"],
                 summary="List or search enrolled people, a page at a time")
@@ -159,6 +175,25 @@ def build_router(context: ApiContext) -> APIRouter:
         second = await context.photo(photo_b, "the second photo")
         return (await context.run(gallery.verify, first, second, threshold=threshold, fpir=fpir, face_a=face_a,
                                   face_b=face_b)).to_dict()
+
+    # ----- the sightings memory -------------------------------------------------------------------------
+    @router.post("/sightings/{sighting_id}/confirm", response_model=schemas.Sighting, dependencies=[ADMIN],
+                 tags=["sightings"], summary="The identification kept as this sighting was right",
+                 responses=_errors(400, 404))
+    async def confirm_sighting(sighting_id: SightingId):
+        return (await context.run(gallery.confirm_sighting, sighting_id)).to_dict()
+
+    @router.post("/sightings/{sighting_id}/correct", response_model=schemas.Sighting, dependencies=[ADMIN],
+                 tags=["sightings"], summary="The face kept as this sighting is another enrolled person",
+                 responses=_errors(400, 404))
+    async def correct_sighting(sighting_id: SightingId, correction: schemas.Correction):
+        return (await context.run(gallery.correct_sighting, sighting_id, correction.person_id)).to_dict()
+
+    @router.delete("/sightings/{sighting_id}", response_model=schemas.Sighting, dependencies=[ADMIN],
+                   tags=["sightings"], summary="The face kept as this sighting is nobody enrolled: forget it",
+                   responses=_errors(400, 404))
+    async def reject_sighting(sighting_id: SightingId):
+        return (await context.run(gallery.reject_sighting, sighting_id)).to_dict()
 
     # ----- the gallery ----------------------------------------------------------------------------------
     @router.get("/gallery/health", response_model=schemas.Health, dependencies=[ADMIN], tags=["gallery"],

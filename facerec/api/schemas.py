@@ -61,6 +61,28 @@ class Lookalike(BaseModel):
     similarity: float
 
 
+class Quality(BaseModel):
+    """`facerec.quality`: the calibrated chance that a later photo of this person is recognised as them first."""
+
+    model_config = ConfigDict(extra="allow")
+    score: float = Field(description="in [0, 1]")
+    low: bool = Field(description="below the calibration's low_score: enrollment is refused unless allowed")
+    reasons: list[str]
+    face_width_px: float
+    sentence: str
+
+
+class Sighting(BaseModel):
+    id: int
+    name: str
+    source: str = Field(description="identified, confirmed, corrected or rejected (forgotten)")
+    similarity: float = Field(description="cosine to the person's best-matching enrolled face")
+
+
+class Correction(BaseModel):
+    person_id: int = Field(description="who the face really is")
+
+
 class Enrolled(BaseModel):
     identity_id: int
     name: str
@@ -71,6 +93,7 @@ class Enrolled(BaseModel):
     threshold: float | None = None
     expected_fpir: float | None = None
     threshold_policy: ThresholdPolicy | None = None
+    quality: Quality | None = Field(None, description="the face's enrollment quality (null: no calibration ships)")
 
     @classmethod
     def of(cls, result: EnrollResult) -> "Enrolled":
@@ -91,6 +114,8 @@ class IdentifiedFace(BaseModel):
     identity_id: int | None
     similarity: float | None = Field(description="the best candidate's similarity (null in an empty gallery)")
     candidates: list[Candidate] = Field(description="the top_k people, best first")
+    sighting_id: int | None = Field(None, description="the sighting this named face was kept as (confirm or "
+                                                      "correct it under /sightings); null when not kept")
 
 
 class Identified(BaseModel):
@@ -110,7 +135,7 @@ class Identified(BaseModel):
                 box=face["box"], score=face["score"], name=match.label, known=match.name is not None,
                 identity_id=best, similarity=None if match.similarity is None else round(match.similarity, 4),
                 candidates=[Candidate(name=c.name, identity_id=c.identity_id, similarity=round(c.similarity, 4))
-                            for c in match.candidates]))
+                            for c in match.candidates], sighting_id=match.sighting_id))
         policy = rule.to_dict()
         return cls(faces=faces, threshold=policy["threshold"], expected_fpir=policy["expected_fpir"], top_k=top_k,
                    threshold_policy=policy)

@@ -23,7 +23,7 @@ from .routes import ApiContext, build_router
 from .uploads import MULTIPART_ALLOWANCE, BodyLimit
 
 API_PREFIX = "/api/v1"
-DESCRIPTION = f"""Enrol people from one photo and identify them in any photo: the same gallery, thresholds and
+DESCRIPTION = f"""Enroll people from one photo and identify them in any photo: the same gallery, thresholds and
 checks as the web app and the CLI.
 
 Every route needs an API key in the `{KEY_HEADER}` header (`facerec api-key create --role read|admin`): `read` keys

@@ -1,18 +1,19 @@
-"""The Gallery: the one object the UI and the CLI call to enrol, identify, verify and manage people.
+"""The Gallery: the one object the UI and the CLI call to enroll, identify, verify and manage people.
 
 A thin facade over three parts, each in its own module:
 - the store (`facerec.storage`): the database, the source of truth, and every query made of it;
 - the vector index (`facerec.vectors`): searches the enrolled faces' embeddings and follows the database;
 - the photo pipeline (`facerec.pipeline`): decode, detect, align, embed.
 
-What the gallery does with them lives beside this file: `enrollment` (enroll, add a photo, bulk adds), `search`
-(identify, verify), `people` (list, rename, delete), `transfer` (export/import), `reindex` (another model) and
-`health`.
+What the gallery does with them lives beside this file: `enrollment` (enroll, add a photo, bulk adds, with the
+enrollment quality check of `facerec.quality`), `search` (identify, verify), `sightings` (the memory of recent
+identifications), `people` (list, rename, delete), `transfer` (export/import), `reindex` (another model) and
+`health` (with `sightings_health`).
 
 The vector index is brought up to date from the database's journal before every search, so several threads and
 processes can share one gallery. Every check that decides whether a write may happen (name taken, same photo
 already enrolled, look-alike) is repeated inside the write transaction, which the database serialises across
-threads and processes, so two simultaneous enrolments cannot both pass it. A write that is refused changes nothing.
+threads and processes, so two simultaneous enrollments cannot both pass it. A write that is refused changes nothing.
 """
 
 from __future__ import annotations
@@ -26,13 +27,15 @@ from ..detect import DetectedFace
 from ..image import ImageInput
 from ..pipeline import FacePipeline, Photo
 from ..results import Candidate, EnrollResult, FaceMatch, IdentityInfo, VerifyResult
+from ..quality import EnrollmentQuality, QualityCheck
 from ..settings import Settings
 from ..storage import Store, database_file
 from ..threshold_policy import ThresholdInForce
 from ..vectors import open_index
 from ..vectors.faiss_index import refuse_to_replace_saved_index
-from . import enrollment, health, people, reindex, search, transfer
+from . import enrollment, health, people, reindex, search, sightings, transfer
 from .health import HealthReport
+from .sightings import SightingInfo
 
 
 class Gallery:
@@ -41,6 +44,7 @@ class Gallery:
         self.pipeline = pipeline or FacePipeline(self.settings)
         # Before any file is created: without a pinned threshold, a missing or unreadable model card is an error.
         self.policy = self.settings.threshold_policy(self.pipeline.embedder.sha256)
+        self.quality = QualityCheck(self.settings.quality_calibration_path, self.pipeline.embedder)
         home = self.settings.home
         if not home.exists():
             home.mkdir(parents=True, mode=0o700)  # the gallery's faces are its owner's alone
@@ -56,6 +60,10 @@ class Gallery:
             raise
         # One line each for the user (the CLI prints them, the app logs them): what opening had to repair.
         self.notices: list[str] = [self.index.notice] if self.index.notice else []
+        if not sightings.enabled(self):  # privacy mode (or a memory of 0) keeps none, also from before
+            forgotten = sightings.forget_when_disabled(self)
+            if forgotten:
+                self.notices.append(f"forgot {forgotten} sighting(s) kept before: {sightings.why_disabled(self)}")
 
     @classmethod
     def open(cls, home: str | Path | None = None, **overrides) -> "Gallery":
@@ -105,28 +113,31 @@ class Gallery:
         photo = photo if isinstance(photo, Photo) else self.read(photo)
         return photo, self.pipeline.detect(photo)
 
-    # ----- enrolment ------------------------------------------------------------------------------------
+    # ----- enrollment ------------------------------------------------------------------------------------
     def enroll(self, photo: ImageInput | Photo, name: str, face_index: int | None = None,
-               allow_lookalike: bool = False, note: str | None = None) -> EnrollResult:
-        """Enrol a new person from one photo.
+               allow_lookalike: bool = False, note: str | None = None,
+               allow_low_quality: bool = False) -> EnrollResult:
+        """Enroll a new person from one photo.
 
         Raises MultipleFaces (unless `face_index` picks one), NoFace, DuplicatePhoto, NameTaken (also in another
-        letter case), InvalidArgument (an unusable name: `facerec.names`) and PossibleDuplicate when the face matches another identity at or above the threshold (a
-        duplicate or look-alike), unless `allow_lookalike`.
+        letter case), InvalidArgument (an unusable name: `facerec.names`), LowQuality when the face is unlikely
+        to be recognised later (`facerec.quality`; its reasons in the message), unless `allow_low_quality`, and
+        PossibleDuplicate when the face matches another identity at or above the threshold (a duplicate or
+        look-alike), unless `allow_lookalike`. The result carries the face's quality.
         """
-        return enrollment.enroll(self, photo, name, face_index, allow_lookalike, note)
+        return enrollment.enroll(self, photo, name, face_index, allow_lookalike, note, allow_low_quality)
 
     def add_photo(self, identity: str | int, photo: ImageInput | Photo, face_index: int | None = None,
                   allow_mismatch: bool = False) -> EnrollResult:
         """Add another photo of an enrolled person; `lookalikes` in the result lists other people it resembles.
 
         Raises IdentityMismatch, unless `allow_mismatch`, when the face is not this person's: it matches none of
-        their faces at the threshold (the enrolment look-alike test), or it matches someone else better.
+        their faces at the threshold (the enrollment look-alike test), or it matches someone else better.
         """
         return enrollment.add_photo(self, identity, photo, face_index, allow_mismatch)
 
     def add_embeddings(self, entries: list[dict]) -> list[int]:
-        """Bulk enrolment of precomputed embeddings in one transaction (evaluation, imports, benchmarks).
+        """Bulk enrollment of precomputed embeddings in one transaction (evaluation, imports, benchmarks).
 
         Each entry: {"name", "embedding" [512] float32 (scaled to unit length; NaN, infinite or zero refused),
         "photo_sha256", "box", "landmarks", optional "crop" (uint8 112x112x3)}. Identities are created as needed.
@@ -134,14 +145,21 @@ class Gallery:
         """
         return enrollment.add_embeddings(self, entries)
 
+    def enrollment_quality(self, photo: ImageInput | Photo, face_index: int | None = None) -> EnrollmentQuality | None:
+        """How likely the photo's face is to be recognised later if enrolled (None: no calibration ships)."""
+        _photo, face, crop, _embedding = enrollment.one_face(self, photo, face_index)
+        return self.quality.assess(face, crop)
+
     # ----- search ---------------------------------------------------------------------------------------
     def identify(self, photo: ImageInput | Photo, top_k: int = 5, threshold: float | None = None,
-                 fpir: float | None = None) -> list[FaceMatch]:
+                 fpir: float | None = None, remember: bool = True) -> list[FaceMatch]:
         """Every face in the photo -> best identity (or unknown below the threshold) and top-k candidates.
 
         The threshold is the one in force for this gallery (`threshold_in_force`); `fpir` (an accepted
-        stranger-match rate) or `threshold` (a pinned cosine) overrides the settings for this call."""
-        return search.identify(self, photo, top_k, threshold, fpir)
+        stranger-match rate) or `threshold` (a pinned cosine) overrides the settings for this call. Each named
+        face is kept in the sightings memory (`sightings`; `sighting_id` in its match) unless `remember` is
+        False, privacy mode is on or the memory is off."""
+        return search.identify(self, photo, top_k, threshold, fpir, remember)
 
     def search(self, embeddings: np.ndarray, top_k: int = 5) -> list[list[Candidate]]:
         """Top-k identities (best face per identity) for each query embedding [Q, 512]."""
@@ -156,6 +174,26 @@ class Gallery:
         A photo with several faces needs `face_a` / `face_b` (its face's index, left to right from 0, as `detect`
         lists them); MultipleFaces otherwise, never a silent guess. NoFace when a photo has none."""
         return search.verify(self, photo_a, photo_b, threshold, fpir, face_a, face_b)
+
+    # ----- the sightings memory (`facerec.gallery.sightings`) ---------------------------------------------------
+    def confirm_sighting(self, sighting_id: int) -> SightingInfo:
+        """The identification kept as this sighting was right."""
+        return sightings.confirm(self, sighting_id)
+
+    def correct_sighting(self, sighting_id: int, identity: str | int) -> SightingInfo:
+        """The face kept as this sighting is `identity`."""
+        return sightings.correct(self, sighting_id, identity)
+
+    def reject_sighting(self, sighting_id: int) -> SightingInfo:
+        """The face kept as this sighting is nobody enrolled: forget it."""
+        return sightings.reject(self, sighting_id)
+
+    def label_face(self, embedding: np.ndarray, identity: str | int) -> SightingInfo:
+        """A face identify did not name (its `FaceMatch.embedding`) is `identity`: kept as a corrected sighting."""
+        return sightings.label_face(self, embedding, identity)
+
+    def clear_sightings(self) -> int:
+        return sightings.clear(self)
 
     # ----- management -----------------------------------------------------------------------------------
     def list(self, query: str | None = None) -> list[IdentityInfo]:
@@ -191,7 +229,9 @@ class Gallery:
                 "threshold": rule.threshold, "threshold_policy": rule.to_dict(),
                 "index": self.index.kind, "index_size": len(self.index),
                 "home": str(self.settings.home), "database": self.store.display_url,
-                "store_crops": self.settings.store_crops, "model_warning": self.model_warning()}
+                "store_crops": self.settings.store_crops, "model_warning": self.model_warning(),
+                "sightings": self.store.sightings.count(self.model_id),
+                "sightings_memory": self.settings.sightings_memory if sightings.enabled(self) else 0}
 
     def model_warning(self) -> str | None:
         return reindex.model_warning(self.store, self.model_id)

@@ -1,8 +1,8 @@
-"""Enrolment: a new person from one photo, another photo of a person, and bulk adds of precomputed embeddings.
+"""Enrollment: a new person from one photo, another photo of a person, and bulk adds of precomputed embeddings.
 
 Every check that decides whether a write may happen (name taken, same photo already enrolled, look-alike) is made
 once before the write, to spare a doomed write the lock, and again inside the write transaction, where no other
-writer can commit: two simultaneous enrolments cannot both pass it. A write that is refused changes nothing.
+writer can commit: two simultaneous enrollments cannot both pass it. A write that is refused changes nothing.
 """
 
 from __future__ import annotations
@@ -15,9 +15,9 @@ from sqlalchemy.exc import IntegrityError
 from ..archive import encode_crop
 from ..detect import DetectedFace
 from ..embed import checked_embeddings
-from ..errors import DuplicatePhoto, IdentityMismatch, InvalidArgument, NameTaken, PossibleDuplicate
+from ..errors import DuplicatePhoto, IdentityMismatch, InvalidArgument, LowQuality, NameTaken, PossibleDuplicate
 from ..image import ImageInput
-from ..messages import similarity_text
+from ..messages import low_quality_message, similarity_text
 from ..names import clean_name
 from ..pipeline import Photo
 from ..results import Candidate, EnrollResult
@@ -31,7 +31,7 @@ if TYPE_CHECKING:
 
 
 def enroll(gallery: Gallery, photo: ImageInput | Photo, name: str, face_index: int | None = None,
-           allow_lookalike: bool = False, note: str | None = None) -> EnrollResult:
+           allow_lookalike: bool = False, note: str | None = None, allow_low_quality: bool = False) -> EnrollResult:
     """`Gallery.enroll`."""
     store = gallery.store
     name = clean_name(name)
@@ -39,6 +39,9 @@ def enroll(gallery: Gallery, photo: ImageInput | Photo, name: str, face_index: i
     with store.session() as session:
         refuse_taken_name(store, session, name)
     refuse_duplicate_photo(gallery, photo, face)
+    quality = gallery.quality.assess(face, crop)
+    if quality is not None and quality.low and not allow_low_quality:
+        raise LowQuality(low_quality_message(quality), quality)
     rule = gallery.threshold_in_force()  # catches the index up: every face committed up to here is searched
     searched_to = gallery.index.seq
     lookalikes = _lookalikes(gallery, embedding, rule)
@@ -61,7 +64,7 @@ def enroll(gallery: Gallery, photo: ImageInput | Photo, name: str, face_index: i
     except IntegrityError:
         raise NameTaken(f"'{name}' is already enrolled; add this photo to that person instead", name) from None
     gallery.index.after_write(store)
-    return EnrollResult(identity_id, name, face_id, 1, face, crop, lookalikes, rule)
+    return EnrollResult(identity_id, name, face_id, 1, face, crop, lookalikes, rule, quality)
 
 
 def add_photo(gallery: Gallery, identity: str | int, photo: ImageInput | Photo, face_index: int | None = None,
@@ -83,7 +86,8 @@ def add_photo(gallery: Gallery, identity: str | int, photo: ImageInput | Photo, 
         face_id = store.add_face_to(session, person, _face_row(gallery, photo, face, crop, embedding))
         result = (person.id, person.name, face_id, len(person.faces))
     gallery.index.after_write(store)
-    return EnrollResult(*result, face, crop, [(n, s) for n, s in lookalikes if n != result[1]], rule)
+    return EnrollResult(*result, face, crop, [(n, s) for n, s in lookalikes if n != result[1]], rule,
+                        gallery.quality.assess(face, crop))
 
 
 def add_embeddings(gallery: Gallery, entries: list[dict]) -> list[int]:
@@ -116,7 +120,7 @@ def add_embeddings(gallery: Gallery, entries: list[dict]) -> list[int]:
 
 # ----- the checks ---------------------------------------------------------------------------------------------
 def one_face(gallery: Gallery, photo, face_index):
-    """(photo, the face to enrol, its aligned crop, its embedding), or the reason there is not exactly one."""
+    """(photo, the face to enroll, its aligned crop, its embedding), or the reason there is not exactly one."""
     photo, faces = gallery.detect(photo)
     face = chosen_face(photo, faces, face_index, "the photo", gallery.settings.min_face_size)
     crops, embeddings = gallery.pipeline.embed(photo, [face])

@@ -11,6 +11,12 @@ faces; the metrics are computed over that sample, as the spec defines them over 
 first people drawn, `SEARCHED_FACES` of them, are then searched for among all enrolled faces with the gallery's
 own vector index, which gives the confusable pairs, suspected duplicates and nearest-other-person similarities
 of those people against the whole gallery. `benchmarks/health_scale.py` times it at 100,000 faces.
+
+With sightings in memory (`facerec.gallery.sightings`), ClosestIsPositiveAccuracy and the four MedianDistances
+are computed over enrolled faces + sightings (`facerec.gallery.sightings_health`), so they are defined in a
+one-photo gallery; `enrolled_only` keeps the figures of the enrolled faces alone, and `sightings` the counts, the
+trend and the weak enrollments. Above `EXACT_LIMIT` faces the enrolled faces scored with the sightings are those
+of the people seen plus a sample of the others, up to `SAMPLE_FACES` besides.
 """
 
 from __future__ import annotations
@@ -22,6 +28,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..metrics import ClosestIsPositiveAccuracy, MedianDistances
+from . import sightings as sightings_memory
+from .sightings_health import sightings_health
 
 if TYPE_CHECKING:
     from . import Gallery
@@ -48,6 +56,8 @@ class HealthReport:
     threshold_policy: dict = field(default_factory=dict)  # the threshold in force and its expected FPIR
     policy_growth: list[dict] = field(default_factory=list)  # threshold and true-match rate vs gallery size
     sample: dict | None = None  # None: every face scored; else what was sampled (faces, people, seed, of how many)
+    enrolled_only: dict | None = None  # with sightings: the figures of the enrolled faces alone
+    sightings: dict = field(default_factory=dict)  # the memory: enabled, counts, trend, weak enrollments
 
     def to_dict(self) -> dict:
         def clean(value: float) -> float | None:
@@ -62,6 +72,10 @@ class HealthReport:
             "nearest_other_similarities": [round(s, 4) for s in self.nearest_other_similarities],
             "notes": self.notes, "threshold_policy": self.threshold_policy, "policy_growth": self.policy_growth,
             "sample": self.sample,
+            "enrolled_only": None if self.enrolled_only is None else {
+                "closest_is_positive_accuracy": clean(self.enrolled_only["closest_is_positive_accuracy"]),
+                "median_distances": {k: clean(v) for k, v in self.enrolled_only["median_distances"].items()}},
+            "sightings": self.sightings,
         }
 
 
@@ -83,11 +97,52 @@ def gallery_report(gallery: Gallery, top_pairs: int = 10) -> HealthReport:
         report = gallery_health(embeddings, identity_ids, names, rule.threshold, top_pairs)
     else:
         report = _sampled_report(gallery, people, faces, rule.threshold, top_pairs)
+    _with_sightings(gallery, report, faces, rule.threshold)
     report.threshold_policy = rule.to_dict()
     report.policy_growth = [{"faces": r.comparisons, "threshold": round(r.threshold, 4),
                              "expected_fpir": r.expected_fpir, "true_match_rate": r.true_match_rate}
                             for r in gallery.policy.growth()]
     return report
+
+
+def _with_sightings(gallery: Gallery, report: HealthReport, faces: int, threshold: float) -> None:
+    """Score the enrolled faces with the sightings memory, when it holds any (see the module docstring)."""
+    capacity = gallery.settings.sightings_memory
+    if not sightings_memory.enabled(gallery):
+        report.sightings = {"enabled": False, "sightings": 0, "capacity": capacity,
+                            "reason": sightings_memory.why_disabled(gallery)}
+        return
+    rows = gallery.store.sightings.rows(gallery.model_id)
+    if not len(rows):
+        report.sightings = {"enabled": True, "sightings": 0, "capacity": capacity}
+        report.notes.append("No sightings yet: each identification that names someone is kept (up to "
+                            f"{capacity:,}), and then the figures above include the faces the gallery has seen.")
+        return
+    embeddings, identity_ids = _enrolled_with(gallery, faces, sorted(set(rows.identity_ids.tolist())))
+    names = gallery.store.names(sorted(set(identity_ids.tolist())))
+    seen = sightings_health(embeddings, identity_ids, rows, names, threshold, capacity)
+    report.enrolled_only = {"closest_is_positive_accuracy": report.closest_is_positive_accuracy,
+                            "median_distances": report.median_distances}
+    report.closest_is_positive_accuracy, report.median_distances = (seen.closest_is_positive_accuracy,
+                                                                    seen.median_distances)
+    report.readings.update(_memory_readings(seen, threshold, report.nearest_other_similarities))
+    report.sightings = {"enabled": True, **seen.to_dict()}
+
+
+def _enrolled_with(gallery: Gallery, faces: int, seen_people: list[int]) -> tuple[np.ndarray, np.ndarray]:
+    """(embeddings, identity ids) of the enrolled faces scored with the sightings: all of them up to EXACT_LIMIT,
+    else the seen people's and a seeded sample of the others' (whole people) up to SAMPLE_FACES."""
+    store = gallery.store
+    if faces <= EXACT_LIMIT:
+        face_ids, embeddings = store.embeddings()
+        labels = store.face_labels()
+        return embeddings, np.array([labels[int(f)][0] for f in face_ids], dtype=np.int64)
+    identity_ids, face_counts = store.face_counts()
+    others = ~np.isin(identity_ids, seen_people)
+    order = np.random.default_rng(SAMPLE_SEED).permutation(np.flatnonzero(others))
+    taken = order[: int(np.searchsorted(np.cumsum(face_counts[order]), SAMPLE_FACES)) + 1]
+    _face_ids, face_identities, embeddings = store.faces_of(sorted(seen_people) + identity_ids[taken].tolist())
+    return embeddings, face_identities
 
 
 def _sampled_report(gallery: Gallery, people: int, faces: int, threshold: float, top_pairs: int) -> HealthReport:
@@ -269,6 +324,27 @@ def _readings(cipa: float, distances: dict[str, float], threshold: float, count:
            f"{twins} of {len(nearest_others)} people have a near-twin in the gallery: another person at or above "
            "the match threshold (see the suspected duplicates)."))
     return readings
+
+
+def _memory_readings(seen, threshold: float, nearest_others: list[float]) -> dict[str, str]:
+    """The readings of the figures scored over enrolled faces + sightings (the same sentences as for enrolled
+    faces, a sighting counting as another photo of its person), each saying what it rests on and its bias."""
+    readings = _readings(seen.closest_is_positive_accuracy, seen.median_distances, threshold,
+                         seen.enrolled_faces + seen.sightings, nearest_others)
+    by_user = seen.sources.get("confirmed", 0) + seen.sources.get("corrected", 0)
+    basis = (f"Over {_count(seen.enrolled_faces, 'enrolled face')} and {_count(seen.sightings, 'sighting')} of "
+             f"{_count(seen.people_seen, 'person', 'people')} (recent identifications kept as photos of their "
+             f"person: {by_user:,} confirmed or corrected by a user, the rest named automatically because they "
+             "cleared the threshold, which flatters these figures).")
+    readings["closest_is_positive_accuracy"] += " " + basis
+    for key in ("MedianDistance", "MedianClosestDistance", "MedianClosestPositiveDistance",
+                "MedianClosestVsClosestPositiveDistance"):
+        readings[key] += f" (With {_count(seen.sightings, 'sighting')}.)"
+    return readings
+
+
+def _count(count: int, one: str, many: str | None = None) -> str:
+    return f"{count:,} {one if count == 1 else (many or one + 's')}"
 
 
 def _look_alike_reading(distance: float, threshold: float, threshold_distance: str) -> str:

@@ -26,7 +26,8 @@ def model_warning(store: Store, model_id: str) -> str | None:
 
 
 def reindex(gallery: Gallery) -> int:
-    """`Gallery.reindex`: every face re-embedded in one transaction, then the index rebuilt."""
+    """`Gallery.reindex`: every face re-embedded in one transaction (the sightings memory emptied in it), then
+    the index rebuilt."""
     store = gallery.store
     with store.writing() as session, session.begin():
         faces = store.faces_for_update(session)
@@ -38,6 +39,8 @@ def reindex(gallery: Gallery) -> int:
             crops = np.stack([np.asarray(Image.open(io.BytesIO(f.crop_jpeg)).convert("RGB")) for f in chunk])
             for face, embedding in zip(chunk, gallery.pipeline.embedder.embed(crops)):
                 store.replace_embedding(session, face, embedding, gallery.model_id)
+        # Sightings keep no photo to re-embed, and another model's embeddings do not compare with these.
+        store.sightings.clear(session)
     gallery.index.rebuild(store)
     gallery.index.flush(store)
     return len(faces)

@@ -13,6 +13,7 @@ from ..image import ImageInput
 from ..pipeline import Photo
 from ..results import Candidate, FaceMatch, VerifyResult
 from ..threshold_policy import ThresholdInForce
+from . import sightings
 from .face_choice import chosen_face
 
 if TYPE_CHECKING:
@@ -20,7 +21,7 @@ if TYPE_CHECKING:
 
 
 def identify(gallery: Gallery, photo: ImageInput | Photo, top_k: int = 5, threshold: float | None = None,
-             fpir: float | None = None) -> list[FaceMatch]:
+             fpir: float | None = None, remember: bool = True) -> list[FaceMatch]:
     """`Gallery.identify`."""
     if top_k < 1:
         raise InvalidArgument("top_k must be at least 1")
@@ -30,7 +31,11 @@ def identify(gallery: Gallery, photo: ImageInput | Photo, top_k: int = 5, thresh
     _crops, embeddings = gallery.pipeline.embed(photo, faces)
     ranked = search(gallery, embeddings, top_k)
     rule = gallery.threshold_in_force(fpir=fpir, threshold=threshold)
-    return [_match(face, candidates, rule) for face, candidates in zip(faces, ranked)]
+    matches = [_match(face, candidates, rule, embedding) for face, candidates, embedding
+               in zip(faces, ranked, embeddings)]
+    if remember:
+        sightings.record(gallery, matches, embeddings)
+    return matches
 
 
 def search(gallery: Gallery, embeddings: np.ndarray, top_k: int = 5) -> list[list[Candidate]]:
@@ -69,8 +74,10 @@ def verify(gallery: Gallery, photo_a: ImageInput | Photo, photo_b: ImageInput | 
     return VerifyResult(similarity >= rule.threshold, similarity, rule.threshold, faces[0], faces[1], rule)
 
 
-def _match(face: DetectedFace, candidates: list[Candidate], rule: ThresholdInForce) -> FaceMatch:
+def _match(face: DetectedFace, candidates: list[Candidate], rule: ThresholdInForce,
+           embedding: np.ndarray) -> FaceMatch:
     if candidates and candidates[0].similarity >= rule.threshold:
-        return FaceMatch(face, candidates[0].name, candidates[0].similarity, candidates, rule.threshold, rule)
+        return FaceMatch(face, candidates[0].name, candidates[0].similarity, candidates, rule.threshold, rule,
+                         embedding)
     best = candidates[0].similarity if candidates else None
-    return FaceMatch(face, None, best, candidates, rule.threshold, rule)
+    return FaceMatch(face, None, best, candidates, rule.threshold, rule, embedding)

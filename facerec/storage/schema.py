@@ -6,6 +6,9 @@
   numbers follow commit order (SQLite serialises writers, and the PostgreSQL backend makes its writers queue for
   one lock), so a reader that has seen sequence s has seen every change up to s: a vector index saved or last
   caught up at s is brought up to date by replaying the rows after s. The last one fingerprints the database.
+- `sightings`: the recent-identifications memory (`facerec.gallery.sightings`): the embedding of a face that was
+  identified as (or confirmed or corrected to) an enrolled person, when, how, and how similar it was to that
+  person's enrolled faces. No photo. A bounded FIFO: the oldest rows go first. Deleted with their person.
 - `settings`: key/value pairs.
 
 Ids are never reused (AUTOINCREMENT on SQLite, sequences on PostgreSQL), so a journal row names one face forever.
@@ -18,7 +21,7 @@ from __future__ import annotations
 from datetime import datetime, timezone
 
 import numpy as np
-from sqlalchemy import JSON, DateTime, ForeignKey, Integer, LargeBinary, String, Text
+from sqlalchemy import JSON, DateTime, Float, ForeignKey, Integer, LargeBinary, String, Text
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
 from sqlalchemy.types import TypeDecorator
 
@@ -99,6 +102,18 @@ class JournalEntry(Base):
     seq: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
     op: Mapped[str] = mapped_column(String(8))  # "add" or "remove"
     face_id: Mapped[int] = mapped_column(Integer)
+
+
+class Sighting(Base):
+    __tablename__ = "sightings"
+    __table_args__ = {"sqlite_autoincrement": True}  # id order is arrival order: the FIFO drops the lowest ids
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    identity_id: Mapped[int] = mapped_column(ForeignKey("identities.id", ondelete="CASCADE"), index=True)
+    embedding: Mapped[bytes] = mapped_column(LargeBinary)  # float32; only ever read back, never searched
+    model_id: Mapped[str] = mapped_column(String(200))
+    similarity: Mapped[float] = mapped_column(Float)  # to the person's best-matching enrolled face, when seen
+    source: Mapped[str] = mapped_column(String(16))  # "identified", "confirmed" or "corrected"
+    seen_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow, index=True)
 
 
 class Setting(Base):

@@ -21,6 +21,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from ..errors import UnusableFile
 from .backends import backend_for
 from .schema import Face, Identity, JournalEntry, Setting, utcnow
+from .sightings import SightingsTable
 
 
 class Store:
@@ -43,6 +44,7 @@ class Store:
                                f"{self.backend.advice}. Nothing was changed.") from None
         self._writes = sessionmaker(self.write_engine, expire_on_commit=False)
         self._reads = sessionmaker(self.read_engine, expire_on_commit=False)
+        self.sightings = SightingsTable(self)
 
     @property
     def display_url(self) -> str:
@@ -254,9 +256,10 @@ class Store:
         session.flush()
 
     def delete_person(self, session: Session, person: Identity) -> None:
-        """The person and their faces, journalled."""
+        """The person, their faces (journalled) and their sightings."""
         for face in person.faces:
             session.add(JournalEntry(op="remove", face_id=face.id))
+        self.sightings.remove_person(session, person.id)
         session.delete(person)
 
     def faces_for_update(self, session: Session) -> list[Face]:

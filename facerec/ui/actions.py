@@ -63,7 +63,7 @@ def page_door(core: Callable, outputs: Sequence, status, hints: Hints | None = N
         except Exception as error:  # noqa: BLE001 - the page must never show a traceback
             _log(core, error)
             result = {component: None for component in outputs} | dict(on_failure or {})
-            result[status] = error_line(user_message(error, hints))
+            result[status] = error_line(user_message(error, hints), getattr(error, "heading", "Error"))
             if ok is not None:
                 result[ok] = False
             return result

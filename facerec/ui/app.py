@@ -28,5 +28,5 @@ def build_app(gallery: Gallery, admin_password: str | None = None) -> gr.Blocks:
         verify_tab.build(context, default_percent)
         _tab, people = gallery_tab.build(context, needs_password)
         health_tab.build(context, needs_password)
-        people.refresh_after(enroll.enrolled, enroll.ok, enroll.password)  # an enrolment shows in the list
+        people.refresh_after(enroll.enrolled, enroll.ok, enroll.password)  # an enrollment shows in the list
     return app

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 import gradio as gr
 
-from ..errors import MultipleFaces, PossibleDuplicate
+from ..errors import LowQuality, MultipleFaces, PossibleDuplicate
 from .actions import Instead, expose
 from .context import AppContext
 from .face_picker import chosen_face, detected_faces
@@ -14,12 +14,13 @@ from .text import markdown_text, plural
 from .uploads import PhotoInput, forget_upload, uploaded_photo
 
 LOOKALIKE_BOX = "Enroll anyway if the face matches someone already enrolled"
+LOW_QUALITY_BOX = "Enroll anyway if the photo is a poor enrollment photo"
 
 
 @dataclass
 class EnrollTab:
     password: gr.Textbox
-    enrolled: object  # the page event of a successful or failed enrolment (followed by the people list refresh)
+    enrolled: object  # the page event of a successful or failed enrollment (followed by the people list refresh)
     ok: gr.State
 
 
@@ -32,10 +33,12 @@ def build(context: AppContext, password_visible: bool) -> EnrollTab:
             faces = gr.Image(type="numpy", label="Faces found", interactive=False)
             crop = gr.Image(type="numpy", label="Aligned face (what is stored)", interactive=False)
         detect_status = gr.Markdown(elem_id="detect-status")
+        quality_note = gr.Markdown(elem_id="enroll-quality")
         name = gr.Textbox(label="Name")
         with gr.Row():
             face_choice = gr.Dropdown(label="Face to enroll", choices=[], value=None, allow_custom_value=True)
             allow_lookalike = gr.Checkbox(label=LOOKALIKE_BOX)
+            allow_low_quality = gr.Checkbox(label=LOW_QUALITY_BOX)
         note = gr.Textbox(label="Note (optional)", value="")
         password = gr.Textbox(label="Admin password", type="password", value="", visible=password_visible)
         button = gr.Button("Enroll", variant="primary")
@@ -45,35 +48,45 @@ def build(context: AppContext, password_visible: bool) -> EnrollTab:
     ok = gr.State(False)
 
     def detect(photo):
-        picture, choices, text, _count = detected_faces(gallery, photo, preselect_largest=True)
+        picture, choices, text, count = detected_faces(gallery, photo, preselect_largest=True)
+        # The preselected face's enrollment quality, before the user presses Enroll (the check repeats then).
+        quality = gallery.enrollment_quality(uploaded_photo(photo), chosen_face(choices["value"])) if count else None
         return {faces: picture, face_choice: choices, detect_status: text or "Upload a photo to see the faces "
-                                                                          "found in it."}
+                                                                          "found in it.",
+                quality_note: markdown_text(quality.sentence()) if quality else ""}
 
     def enroll(photo, name, face_choice=None, allow_lookalike=False, note=None, password="",
-               request: gr.Request = None):
+               allow_low_quality=False, request: gr.Request = None):
         context.require_admin(password, request)
         path = uploaded_photo(photo)
         result = gallery.enroll(path, name, face_index=chosen_face(face_choice, "face to enroll"),
-                                allow_lookalike=bool(allow_lookalike), note=note or None)
+                                allow_lookalike=bool(allow_lookalike), note=note or None,
+                                allow_low_quality=bool(allow_low_quality))
         forget_upload(path, context.web_cache)
         people = gallery.store.counts()[0]
         message = (f"Enrolled **{markdown_text(result.name)}** ({result.photos} photo). The gallery now has "
                    f"{plural(people, 'person', 'people')}.")
         if result.lookalikes:
             message += " Looks like: " + ", ".join(f"{markdown_text(n)} ({s:.3f})" for n, s in result.lookalikes)
+        if result.quality is not None:
+            message += " " + markdown_text(result.quality.sentence())
         return {crop: result.crop, status: message, details: result.to_dict()}
 
-    # A new photo: its faces, and nothing left of the previous enrolment's result.
+    # A new photo: its faces, and nothing left of the previous enrollment's result.
     expose([photo.change], detect, [photo], [faces, face_choice, detect_status], detect_status, api_name="detect",
-           also_clear=[status, crop, details], on_failure={face_choice: gr.update(choices=[], value=None)})
-    event = expose([button.click], enroll, [photo, name, face_choice, allow_lookalike, note, password],
+           also_clear=[status, crop, details, quality_note],
+           on_failure={face_choice: gr.update(choices=[], value=None)})
+    event = expose([button.click], enroll, [photo, name, face_choice, allow_lookalike, note, password,
+                                            allow_low_quality],
                    [crop, status, details], status, api_name="enroll", ok=ok,
                    page_hints={PossibleDuplicate: f"If this is a different person, tick '{LOOKALIKE_BOX}' and "
                                                   "press Enroll again.",
+                               LowQuality: f"To enroll it anyway, tick '{LOW_QUALITY_BOX}' and press Enroll again.",
                                MultipleFaces: Instead(lambda error: f"{error.photo} has {len(error.faces)} "
                                                                     "faces: pick the one to enroll under it")},
                    api_hints={PossibleDuplicate: "If this is a different person, call again with "
                                                  "allow_lookalike=True.",
+                              LowQuality: "To enroll it anyway, call again with allow_low_quality=True.",
                               MultipleFaces: "Pass face_choice, e.g. 'face #0' (numbered left to right, as /detect "
                                              "lists them)."})
     return EnrollTab(password, event, ok)

@@ -8,15 +8,16 @@ from __future__ import annotations
 
 import gradio as gr
 
-from ..drawing import policy_growth_plot, similarity_histogram
+from ..drawing import policy_growth_plot, sightings_trend_plot, similarity_histogram
 from ..gallery.health import HealthReport, figure_text, nearest_other_person_distance
 from ..metrics import MEDIAN_KEYS
 from .actions import expose, page_door
 from .context import AppContext
 from .text import html_text, plural
-from .views import FACES_CSS, TABLE_CSS, figures_table, pair_tiles
+from .views import FACES_CSS, TABLE_CSS, face_tiles, figures_table, pair_tiles
 
 HEADERS = ("metric", "value", "what it means")
+WEAK_SHOWN = 20  # weak enrollments shown with their face (all are in the JSON)
 
 
 def build(context: AppContext, password_visible: bool) -> gr.Tab:
@@ -28,6 +29,8 @@ def build(context: AppContext, password_visible: bool) -> gr.Tab:
         status = gr.Markdown(elem_id="health-status")
         report_view = gr.HTML(css_template=TABLE_CSS, elem_id="health-report")
         plot = gr.Plot(label="Nearest other person")
+        sightings_view = gr.HTML(css_template=TABLE_CSS + FACES_CSS, elem_id="sightings-report")
+        trend_plot = gr.Plot(label="Trend of the faces seen", format="png", elem_id="sightings-trend")
         pairs_view = gr.HTML(css_template=FACES_CSS, label="Most confusable pairs", elem_id="confusable-pairs")
         details = gr.JSON(visible=False)
         growth_text = gr.Markdown(elem_id="policy-growth")
@@ -45,14 +48,20 @@ def build(context: AppContext, password_visible: bool) -> gr.Tab:
         figure = similarity_histogram(report.nearest_other_similarities, report.threshold,
                                       "How close is each person to their nearest other person?")
         heading = "<h3>Most confusable pairs</h3>" if pairs else ""
-        return {report_view: report_html(report), plot: figure,
+        memory = report.sightings
+        weak = [(gallery.face_crop(gallery.get(w["identity_id"]).face_ids[0]),
+                 f"{w['name']}: {w['median_similarity']:.3f} over {plural(w['sightings'], 'sighting')}")
+                for w in memory.get("weak_enrollments", [])[:WEAK_SHOWN]]
+        trend = memory.get("trend") or []
+        return {report_view: report_html(report), plot: figure, sightings_view: sightings_html(memory, weak),
+                trend_plot: sightings_trend_plot(trend, memory["trend_unit"], report.threshold) if trend else None,
                 pairs_view: heading + pair_tiles(pairs), details: report.to_dict(),
                 status: f"Checked {plural(report.identities, 'person', 'people')} and "
                         f"{plural(report.faces, 'face')}."}
 
     def health_on_page(password="", request: gr.Request = None):
         if context.password_needed and not password:
-            return {report_view: "", plot: None, pairs_view: "", details: None,
+            return {report_view: "", plot: None, pairs_view: "", details: None, sightings_view: "", trend_plot: None,
                     status: "Type the admin password and press Check gallery health."}
         return health(password, request)
 
@@ -77,7 +86,7 @@ def build(context: AppContext, password_visible: bool) -> gr.Tab:
 
     event = expose([button.click, tab.select, password.submit], health, [password],
                    [report_view, plot, pairs_view, details], status, api_name="health", page_core=health_on_page,
-                   ok=ok)
+                   ok=ok, also_clear=[sightings_view, trend_plot])
     event.then(page_door(policy_growth, [growth_plot], growth_text), [ok, password], [growth_text, growth_plot],
                api_visibility="private")
     return tab
@@ -101,4 +110,30 @@ def report_html(report: HealthReport) -> str:
         lines.append(f"<p><strong>Suspected duplicates</strong> (above the match threshold): {listed}</p>")
     else:
         lines.append("<p>No suspected duplicates: no two people match each other above the threshold.</p>")
+    return "\n".join(lines)
+
+
+def sightings_html(memory: dict, weak_tiles: list[tuple[bytes | None, str]]) -> str:
+    """The sightings part: what the figures rest on, the trend in words, the weak enrollments with their faces."""
+    if not memory.get("enabled"):
+        return f"<h3>Sightings</h3><p>None kept: {html_text(memory.get('reason', 'off'))}.</p>"
+    if not memory.get("sightings"):
+        return ("<h3>Sightings</h3><p>None yet. Each identification that names someone is kept (up to "
+                f"{memory['capacity']:,}, no photo), and then the figures above include the faces the gallery "
+                "sees.</p>")
+    sources = ", ".join(f"{count:,} {source}" for source, count in sorted(memory["sources"].items()))
+    enrolled, seen = plural(memory["enrolled_faces"], "enrolled face"), plural(memory["sightings"], "sighting")
+    lines = [f"<h3>Sightings</h3><p>The figures above rest on <strong>{enrolled} and {seen}</strong> of "
+             f"{plural(memory['people_seen'], 'person', 'people')} ({html_text(sources)}; the memory keeps the "
+             f"latest {memory['capacity']:,}).</p>",
+             f"<p><strong>Trend:</strong> {html_text(memory['trend_reading'])}</p>"]
+    weak = memory["weak_enrollments"]
+    if weak:
+        rows = [(w["name"], f"{w['median_similarity']:.3f}", f"{plural(w['sightings'], 'sighting')}: "
+                 + " ".join(w["reasons"])) for w in weak]
+        lines += [f"<h3>Weak enrollments ({len(weak)})</h3><p>Replace these people's enrollment photo (Gallery tab: "
+                  "add a better photo, or enroll them again):</p>",
+                  figures_table(("person", "median similarity", "why"), rows), face_tiles(weak_tiles)]
+    else:
+        lines.append("<p>No weak enrollments: every person seen matches their enrollment photo well.</p>")
     return "\n".join(lines)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import gradio as gr
 
 from ..drawing import KNOWN, UNKNOWN, annotate
+from ..errors import InvalidArgument
 from .actions import expose
 from .context import AppContext
 from .text import markdown_text
@@ -13,6 +14,7 @@ from .threshold_controls import accepted_rate, parse_pinned, rate_and_pin
 from .uploads import PhotoInput, uploaded_photo
 
 HEADERS = ["face", "name", "similarity", "candidate 1", "candidate 2", "candidate 3"]
+MAX_NAMES = 1000  # names offered for a correction (any enrolled name may be typed)
 
 
 def build(context: AppContext, default_percent: float, password_visible: bool) -> gr.Tab:
@@ -34,8 +36,20 @@ def build(context: AppContext, default_percent: float, password_visible: bool) -
         button = gr.Button("Identify", variant="primary")
         status = gr.Markdown(elem_id="identify-status")
         table = gr.Dataframe(headers=HEADERS, label="Top candidates per face", interactive=False)
+        gr.Markdown("**Right or wrong?** With the admin password: confirm a face, or say who it really is. Each "
+                    "named face is already kept as a sighting for the Health tab; your answer makes it certain.")
+        with gr.Row():
+            feedback_face = gr.Dropdown(label="Face", choices=[], value=None, elem_id="feedback-face")
+            feedback_name = gr.Dropdown(label="Who it really is (for Correct)", choices=[], value=None,
+                                        allow_custom_value=True, elem_id="feedback-name")
+        with gr.Row():
+            confirm_button = gr.Button("Confirm", elem_id="confirm-sighting")
+            correct_button = gr.Button("Correct", elem_id="correct-sighting")
+            reject_button = gr.Button("Nobody enrolled", elem_id="reject-sighting")
+        feedback_status = gr.Markdown(elem_id="sighting-status")
         with gr.Accordion("Details (JSON)", open=False):
             details = gr.JSON()
+    seen = gr.State(None)  # per face of the last identification (admin only): [sighting id or None, embedding]
 
     def policy(fpir_percent, pinned_threshold):
         """The threshold identify would use now, for this gallery, in plain words."""
@@ -56,6 +70,7 @@ def build(context: AppContext, default_percent: float, password_visible: bool) -
             threshold, rate = None, None
         decoded = gallery.read(path)
         matches = gallery.identify(decoded, top_k=int(top_k), threshold=threshold, fpir=rate)
+        faces_seen = [[m.sighting_id, m.embedding] for m in matches] if admin else None
         if not admin:
             matches = [match.redacted() for match in matches]
         labels = [f"#{i} {m.label}" + ("" if m.similarity is None else f" {m.similarity:.3f}")
@@ -69,16 +84,60 @@ def build(context: AppContext, default_percent: float, password_visible: bool) -
                    + f". {matches[0].rule.sentence()}")
         if not admin:
             summary += " Only matching names are shown without the admin password."
+        face_names = [f"#{i} {m.label}" for i, m in enumerate(matches)]
+        names = [person.name for person in gallery.list()[:MAX_NAMES]] if admin else []
         return {picture: annotate(decoded.pixels, [m.face for m in matches], labels, colours), table: rows,
-                status: summary, details: [m.to_dict() for m in matches]}
+                status: summary, details: [m.to_dict() for m in matches], seen: faces_seen,
+                feedback_face: gr.update(choices=face_names if admin else [], value=face_names[0] if admin else None),
+                feedback_name: gr.update(choices=names, value=None)}
 
     def cleared(photo):
         """A new photo: nothing of the previous one's answer stays on the page."""
-        return {picture: None, table: None, status: "", details: None}
+        return {picture: None, table: None, status: "", details: None, seen: None, feedback_status: ""}
+
+    def chosen(face, faces_seen, password, request) -> tuple[int, list]:
+        context.require_admin(password, request)
+        if not faces_seen or not face:
+            raise InvalidArgument("identify a photo first (with the admin password), then pick one of its faces")
+        index = int(str(face).split()[0].lstrip("#"))
+        return index, faces_seen[index]
+
+    def confirm(face, faces_seen, password="", request: gr.Request = None):
+        index, (sighting_id, _embedding) = chosen(face, faces_seen, password, request)
+        if sighting_id is None:
+            raise InvalidArgument(f"face #{index} was not named, so there is nothing to confirm: pick who it is "
+                                  "and press Correct")
+        info = gallery.confirm_sighting(sighting_id)
+        return {feedback_status: f"Confirmed face #{index} as **{markdown_text(info.name)}**."}
+
+    def correct(face, name, faces_seen, password="", request: gr.Request = None):
+        index, (sighting_id, embedding) = chosen(face, faces_seen, password, request)
+        if not name:
+            raise InvalidArgument("pick who the face really is, then press Correct")
+        info = (gallery.correct_sighting(sighting_id, name) if sighting_id is not None
+                else gallery.label_face(embedding, name))
+        faces_seen[index][0] = info.id
+        return {seen: faces_seen, feedback_status: f"Face #{index} is **{markdown_text(info.name)}** (similarity "
+                                                   f"{info.similarity:.3f} to their enrollment); kept as a sighting."}
+
+    def reject(face, faces_seen, password="", request: gr.Request = None):
+        index, (sighting_id, _embedding) = chosen(face, faces_seen, password, request)
+        if sighting_id is None:
+            raise InvalidArgument(f"face #{index} was not kept as a sighting: nothing to forget")
+        info = gallery.reject_sighting(sighting_id)
+        faces_seen[index][0] = None
+        return {seen: faces_seen, feedback_status: f"Face #{index} is not {markdown_text(info.name)}: forgotten."}
 
     expose([fpir.change, pinned.change, tab.select, context.app.load], policy, [fpir, pinned], [threshold_note],
            threshold_note)
-    gr.on([photo.change], cleared, [photo], [picture, table, status, details], api_visibility="private")
+    gr.on([photo.change], cleared, [photo], [picture, table, status, details, seen, feedback_status],
+          api_visibility="private")
     expose([button.click], identify, [photo, pinned, top_k, password, fpir], [picture, table, status, details],
-           status, api_name="identify")
+           status, api_name="identify", also_clear=[seen, feedback_status],
+           extra_outputs=[feedback_face, feedback_name])
+    expose([confirm_button.click], confirm, [feedback_face, seen, password], [], feedback_status)
+    # `seen` is kept as it is when a correction fails (a mistyped name must not forget the photo's faces).
+    expose([correct_button.click], correct, [feedback_face, feedback_name, seen, password], [], feedback_status,
+           extra_outputs=[seen])
+    expose([reject_button.click], reject, [feedback_face, seen, password], [], feedback_status, extra_outputs=[seen])
     return tab

@@ -28,9 +28,10 @@ def html_text(text: object) -> str:
     return html.escape(str(text), quote=True)
 
 
-def error_line(message: str) -> str:
-    """A failed action's status line (Markdown): a red 'Error:' and the message as one plain sentence."""
-    return (f'<span style="color:{ERROR_COLOUR};font-weight:600">Error:</span> '
+def error_line(message: str, heading: str = "Error") -> str:
+    """A failed action's status line (Markdown): a red 'Error:' (or another `heading`, e.g. 'Warning' for a
+    refusal the user may override) and the message as one plain sentence."""
+    return (f'<span style="color:{ERROR_COLOUR};font-weight:600">{heading}:</span> '
             f"{markdown_text(sentence(message))}")
 
 

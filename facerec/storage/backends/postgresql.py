@@ -31,7 +31,7 @@ from ...errors import UnusableFile
 from ..schema import NAME_KEY_INDEX, Base
 from . import Backend
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2: the sightings table
 SCHEMA_VERSION_KEY = "schema_version"
 WRITE_LOCK = 0x66616365  # the advisory lock key every write transaction takes ("face")
 VECTOR_INDEX = "ix_faces_embedding_hnsw"
@@ -93,7 +93,7 @@ class PostgreSQLBackend(Backend):
         except ImportError:
             raise UnusableFile("a PostgreSQL gallery needs the 'postgres' extra: pip install 'facerec[postgres]'") \
                 from None
-        # Writes check a pooled connection is alive first (a server restart costs no failed enrolment); reads do
+        # Writes check a pooled connection is alive first (a server restart costs no failed enrollment); reads do
         # not spend that round trip: after a restart one read fails and the pool is renewed.
         writes, reads = create_engine(self.url, pool_pre_ping=True), create_engine(self.url)
         for engine in (writes, reads):

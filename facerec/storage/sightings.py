@@ -1,0 +1,105 @@
+"""The queries of the sightings table (`facerec.storage.schema.Sighting`): the recent-identifications memory.
+
+Writes take the caller's write transaction (`Store.writing()`), so a sighting and the trim that keeps the memory
+at its capacity commit together; reads open their own session. Rows of another model than the one asked for are
+never returned: their embeddings live in another space.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import TYPE_CHECKING
+
+import numpy as np
+from sqlalchemy import delete, func, select
+from sqlalchemy.orm import Session
+
+from .schema import Sighting, utcnow
+
+if TYPE_CHECKING:
+    from .store import Store
+
+
+@dataclass
+class SightingRows:
+    """Sightings in arrival order: ids [N], identity ids [N], embeddings [N, D], similarities [N], sources,
+    times (UTC)."""
+
+    ids: np.ndarray
+    identity_ids: np.ndarray
+    embeddings: np.ndarray
+    similarities: np.ndarray
+    sources: list[str]
+    seen_at: list[datetime]
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+
+class SightingsTable:
+    def __init__(self, store: Store) -> None:
+        self.store = store
+
+    def add(self, session: Session, identity_id: int, embedding: np.ndarray, model_id: str, similarity: float,
+            source: str, capacity: int, seen_at: datetime | None = None) -> int:
+        """One sighting; then the oldest beyond `capacity` are dropped. Returns its id."""
+        row = Sighting(identity_id=identity_id, embedding=np.asarray(embedding, np.float32).tobytes(),
+                       model_id=model_id, similarity=float(similarity), source=source, seen_at=seen_at or utcnow())
+        session.add(row)
+        session.flush()
+        self.trim(session, capacity)
+        return int(row.id)
+
+    def trim(self, session: Session, capacity: int) -> int:
+        """Drop the oldest sightings beyond `capacity`; how many went."""
+        boundary = session.scalar(select(Sighting.id).order_by(Sighting.id.desc()).offset(capacity).limit(1))
+        if boundary is None:
+            return 0
+        return int(session.execute(delete(Sighting).where(Sighting.id <= boundary)).rowcount or 0)
+
+    def get(self, session: Session, sighting_id: int) -> Sighting | None:
+        return session.get(Sighting, sighting_id)
+
+    def relabel(self, session: Session, sighting: Sighting, identity_id: int, source: str, similarity: float) -> None:
+        sighting.identity_id, sighting.source, sighting.similarity = identity_id, source, float(similarity)
+        session.flush()
+
+    def remove(self, session: Session, sighting: Sighting) -> None:
+        session.delete(sighting)
+        session.flush()
+
+    def remove_person(self, session: Session, identity_id: int) -> None:
+        """Every sighting of a person (also done by the database's ON DELETE CASCADE; explicit, so it never
+        depends on an engine's foreign-key setting)."""
+        session.execute(delete(Sighting).where(Sighting.identity_id == identity_id))
+
+    def clear(self, session: Session, keep_model_id: str | None = None) -> int:
+        """Every sighting (or every one not of `keep_model_id`); how many went."""
+        statement = delete(Sighting)
+        if keep_model_id is not None:
+            statement = statement.where(Sighting.model_id != keep_model_id)
+        return int(session.execute(statement).rowcount or 0)
+
+    def rows(self, model_id: str) -> SightingRows:
+        """Every sighting of this model, oldest first."""
+        with self.store.session() as session:
+            found = session.execute(select(Sighting.id, Sighting.identity_id, Sighting.embedding, Sighting.similarity,
+                                           Sighting.source, Sighting.seen_at)
+                                    .where(Sighting.model_id == model_id).order_by(Sighting.id)).all()
+        if not found:
+            return SightingRows(np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros((0, 512), np.float32),
+                                np.zeros(0), [], [])
+        return SightingRows(np.array([r[0] for r in found], np.int64), np.array([r[1] for r in found], np.int64),
+                            np.stack([np.frombuffer(r[2], np.float32) for r in found]),
+                            np.array([r[3] for r in found], np.float64), [str(r[4]) for r in found],
+                            [r[5] for r in found])
+
+    def count(self, model_id: str | None = None, identity_id: int | None = None) -> int:
+        statement = select(func.count(Sighting.id))
+        if model_id is not None:
+            statement = statement.where(Sighting.model_id == model_id)
+        if identity_id is not None:
+            statement = statement.where(Sighting.identity_id == identity_id)
+        with self.store.session() as session:
+            return int(session.scalar(statement))

@@ -1,0 +1,122 @@
+"""Enrollment quality (`facerec.quality`) on real photos with the shipped model and its shipped calibration: the
+features move the way they should, a poor photo is refused with its reasons unless allowed (Gallery and CLI), a
+good one passes, and the calibration belongs to the model it ships with."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from facerec.align import ARCFACE_TEMPLATE, align_face
+from facerec.errors import LowQuality
+from facerec.gallery import Gallery
+from facerec.quality.calibration import fit, one_shot_outcomes
+from facerec.quality.features import binomial_blur, eye_distance, sharpness, stability, yaw_ratio
+from facerec.quality.score import QualityModel
+from facerec.settings import Settings
+from poor_photos import poor_photo
+
+GOOD = ("Colin_Powell", 1)
+
+
+@pytest.fixture(scope="module")
+def gallery(tmp_path_factory):
+    opened = Gallery.open(tmp_path_factory.mktemp("quality_home"))
+    yield opened
+    opened.close()
+
+
+@pytest.fixture(scope="module")
+def good_crop(gallery, lfw_photo):
+    photo, faces = gallery.detect(lfw_photo(*GOOD))
+    return align_face(photo.pixels, faces[0].landmarks), faces[0]
+
+
+def test_the_shipped_calibration_is_for_the_shipped_model() -> None:
+    settings = Settings()
+    data = json.loads(settings.quality_calibration_path.read_text())
+    assert data["model_sha256"] == hashlib.sha256(settings.model_path.read_bytes()).hexdigest()
+    model = QualityModel.load(settings.quality_calibration_path)
+    assert 0.3 < model.low_score < 0.9 and model.source["identities"] == 150
+
+
+def test_features_move_the_way_they_should(gallery, good_crop) -> None:
+    crop, face = good_crop
+    assert sharpness(binomial_blur(binomial_blur(crop))) < sharpness(crop) - 0.3
+    assert yaw_ratio(ARCFACE_TEMPLATE) < 0.01
+    turned = ARCFACE_TEMPLATE.copy()
+    turned[2, 0] = ARCFACE_TEMPLATE[1, 0]  # the nose in line with an eye: a profile
+    assert yaw_ratio(turned) == pytest.approx(1.0, abs=0.02)
+    assert eye_distance(face.landmarks) == pytest.approx(np.linalg.norm(face.landmarks[1] - face.landmarks[0]))
+    # Heavy noise (a dark photo's sensor noise) makes the network read the face unreliably; blur does not (a
+    # blurred face changes little under more blur): that is what the sharpness feature is for.
+    embedder = gallery.pipeline.embedder
+    noisy = np.clip(crop + np.random.default_rng(0).normal(0, 25, crop.shape), 0, 255).astype(np.uint8)
+    assert stability(embedder, noisy) < stability(embedder, crop) - 0.03
+    assert 0.9 < stability(embedder, crop) <= 1.0
+
+
+def test_the_fit_recovers_a_known_logistic_rule() -> None:
+    rng = np.random.default_rng(0)
+    rows = rng.normal(size=(4000, 4))
+    truth = np.array([1.0, -0.5, 0.0, 2.0])
+    trials = np.full(4000, 20)
+    successes = rng.binomial(trials, 1 / (1 + np.exp(-(rows @ truth + 0.3))))
+    means, scales, coefficients, intercept = fit(rows, successes.astype(float), trials.astype(float))
+    np.testing.assert_allclose(coefficients / scales, truth, atol=0.06)
+    assert intercept - np.sum(coefficients * means / scales) == pytest.approx(0.3, abs=0.06)
+
+
+def test_one_shot_outcomes_count_rank_one_and_the_threshold() -> None:
+    enrolled = np.eye(3)[:2]  # person 0 along x, person 1 along y
+    queries = np.array([[0.9, 0.1, 0.0], [0.4, 0.6, 0.0], [0.1, 0.0, 0.99]])
+    queries /= np.linalg.norm(queries, axis=1, keepdims=True)
+    successes, trials = one_shot_outcomes(enrolled, np.array([0, 1]), enrolled, np.array([0, 1]), queries,
+                                          np.array([0, 0, 1]), threshold=-1.0)
+    assert successes.tolist() == [1, 0] and trials.tolist() == [2, 1]
+    strict, _ = one_shot_outcomes(enrolled, np.array([0, 1]), enrolled, np.array([0, 1]), queries,
+                                  np.array([0, 0, 1]), threshold=0.995)
+    assert strict.tolist() == [0, 0]
+
+
+def test_a_poor_photo_is_refused_with_its_reasons_unless_allowed(gallery, lfw_photo) -> None:
+    poor = poor_photo(lfw_photo(*GOOD))
+    counts = gallery.store.counts()
+    with pytest.raises(LowQuality) as refused:
+        gallery.enroll(poor, "Poor Photo")
+    assert "blurred" in str(refused.value) and refused.value.quality.low
+    assert "\n" not in str(refused.value)
+    assert gallery.store.counts() == counts  # nothing stored
+    result = gallery.enroll(poor, "Poor Photo", allow_low_quality=True)
+    assert result.quality.low and result.to_dict()["quality"]["reasons"]
+    good = gallery.enroll(lfw_photo(*GOOD), "Colin Powell", allow_lookalike=True)
+    assert not good.quality.low and good.quality.score > result.quality.score + 0.2
+    assert gallery.enrollment_quality(lfw_photo("Colin_Powell", 2)).low is False
+
+
+def test_the_cli_warns_and_proceeds_only_when_told(tmp_path, lfw_photo) -> None:
+    poor = tmp_path / "distant.jpg"
+    poor.write_bytes(poor_photo(lfw_photo(*GOOD)))
+    home = tmp_path / "home"
+
+    def facerec(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "facerec.cli", *args, "--home", str(home)],
+                              capture_output=True, text=True, timeout=300)
+
+    checked = facerec("quality", str(poor))
+    assert checked.returncode == 0 and "low: blurred" in checked.stdout
+    refused = facerec("enroll", str(poor), "--name", "Colin Powell")
+    assert refused.returncode != 0 and "Traceback" not in refused.stderr
+    assert "poor enrollment photo" in refused.stderr and "--allow-low-quality" in refused.stderr
+    assert len(refused.stderr.strip().splitlines()) == 1
+    listed = facerec("list", "--json")
+    assert json.loads(listed.stdout) == []
+    done = facerec("enroll", str(poor), "--name", "Colin Powell", "--allow-low-quality", "--json")
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["quality"]["low"] is True

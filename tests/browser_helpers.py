@@ -70,13 +70,16 @@ def enroll(page, photo: Path, name: str) -> None:
 
     The new photo's detection also empties the last enrollment's line; until that has happened the detect line
     still describes the previous photo, and a click on Enroll would race the detection (which then empties the
-    new result: seen in CI on a busy machine). So with a previous line on the page, wait for it to go first."""
+    new result: seen in CI on a busy machine, and again once detection also scored the face's enrollment quality).
+    So with a previous line on the page, wait for it to be emptied first."""
     panel = open_tab(page, "Enroll")
     status = page.locator("#enroll-status")
     previous = status.inner_text().strip()
     panel.locator(IMAGE_INPUT).set_input_files(str(photo))
     if previous:
-        expect(status).not_to_have_text(previous)
+        # Not merely "not the previous line": while detection runs, Gradio prefixes that line with
+        # "processing | 0.3s", which already differs. Emptied means the detection has finished.
+        expect(status).to_have_text("")
     expect(page.locator("#detect-status")).to_contain_text("face")
     panel.get_by_label("Name", exact=True).fill(name)
     panel.get_by_role("button", name="Enroll", exact=True).click()

@@ -18,7 +18,8 @@ import pytest
 
 from facerec.drawing import similarity_histogram
 from facerec.gallery import Gallery
-from facerec.gallery.health import figure_text, gallery_health
+from facerec.gallery.health import gallery_health
+from facerec.gallery.health_readings import figure_text
 from facerec.settings import Settings
 from facerec.ui.health_tab import report_html
 

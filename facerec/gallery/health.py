@@ -2,7 +2,7 @@
 
 Distances are Euclidean between unit vectors, so d = sqrt(2 - 2 cos): 0 for identical faces, sqrt(2) ~ 1.41 for
 unrelated (orthogonal) ones. The report says in plain words what each figure means, and why a figure is
-undefined (a one-photo-per-person gallery has no positives).
+undefined (a one-photo-per-person gallery has no positives): `facerec.gallery.health_readings`.
 
 Up to `EXACT_LIMIT` faces every face is scored (the metrics compare every face with every other: quadratic).
 Above it the report is **sampled**, so it answers in seconds at any size, and says so (`sample`, and a note):
@@ -29,6 +29,7 @@ import numpy as np
 
 from ..metrics import ClosestIsPositiveAccuracy, MedianDistances
 from . import sightings as sightings_memory
+from .health_readings import memory_readings, readings
 from .sightings_health import sightings_health
 
 if TYPE_CHECKING:
@@ -79,10 +80,6 @@ class HealthReport:
         }
 
 
-def similarity_to_distance(similarity: float) -> float:
-    return math.sqrt(max(0.0, 2.0 - 2.0 * similarity))
-
-
 def gallery_report(gallery: Gallery, top_pairs: int = 10) -> HealthReport:
     """`Gallery.health`: the report over every enrolled face (sampled above `EXACT_LIMIT`), at the threshold in
     force."""
@@ -125,7 +122,7 @@ def _with_sightings(gallery: Gallery, report: HealthReport, faces: int, threshol
                             "median_distances": report.median_distances}
     report.closest_is_positive_accuracy, report.median_distances = (seen.closest_is_positive_accuracy,
                                                                     seen.median_distances)
-    report.readings.update(_memory_readings(seen, threshold, report.nearest_other_similarities))
+    report.readings.update(memory_readings(seen, threshold, report.nearest_other_similarities))
     report.sightings = {"enabled": True, **seen.to_dict()}
 
 
@@ -214,7 +211,7 @@ def gallery_health(embeddings: np.ndarray, identity_ids: np.ndarray, names: dict
     report = HealthReport(
         identities=len(set(identity_ids.tolist())), faces=count, threshold=threshold,
         closest_is_positive_accuracy=cipa, median_distances=distances,
-        readings=_readings(cipa, distances, threshold, count, nearest),
+        readings=readings(cipa, distances, threshold, count, nearest),
         confusable_pairs=pairs[:top_pairs],
         suspected_duplicates=[p for p in pairs if p["similarity"] >= threshold],
         nearest_other_similarities=nearest, notes=notes,
@@ -249,110 +246,3 @@ def _cross_identity_pairs(embeddings: np.ndarray, identity_ids: np.ndarray, name
     pairs = [{"a": names[a], "b": names[b], "a_id": a, "b_id": b, "similarity": round(s, 4)}
              for (a, b), s in sorted(best_pair.items(), key=lambda kv: -kv[1])]
     return pairs, [nearest[i] for i in unique if i in nearest]
-
-
-def figure_text(value: float | None) -> str:
-    """A health figure as the page, the CLI and the readings print it: three decimals, or 'undefined'. Always from
-    the unrounded value, so the table and the sentence beside it never differ in the last digit."""
-    return "undefined" if value is None or math.isnan(value) else f"{value:.3f}"
-
-
-def nearest_other_person_distance(nearest_other_similarities: list[float]) -> float:
-    """Median, over people, of the distance from a person's faces to the nearest face of anyone else (NaN with
-    fewer than two people): how close the gallery's closest look-alikes are, leaving a person's own photos out."""
-    if not nearest_other_similarities:
-        return float("nan")
-    return similarity_to_distance(float(np.median(nearest_other_similarities)))
-
-
-def _readings(cipa: float, distances: dict[str, float], threshold: float, count: int,
-              nearest_others: list[float] | None = None) -> dict[str, str]:
-    """Each figure in plain words; `nearest_others`: per person, the similarity of their nearest other person."""
-    nearest_others = nearest_others or []
-    nearest_other = nearest_other_person_distance(nearest_others)
-    threshold_distance = figure_text(similarity_to_distance(threshold))
-    readings: dict[str, str] = {}
-    if math.isnan(cipa):
-        readings["closest_is_positive_accuracy"] = (
-            "Undefined: no enrolled person has two or more photos, so no face has a same-person neighbour to "
-            "find. Add a second photo of some people (Gallery tab, 'Add a photo to a person') to define it."
-        )
-    else:
-        readings["closest_is_positive_accuracy"] = (
-            f"{cipa:.1%} of faces whose person has several photos have another photo of the same person as their "
-            "nearest neighbour. Near 100% means the gallery separates people well; low values mean photos "
-            "of one person sit closer to other people than to each other."
-        )
-    md = distances["MedianDistance"]
-    readings["MedianDistance"] = (
-        "Undefined: fewer than two faces." if math.isnan(md) else
-        f"Typical distance between any two faces: {figure_text(md)}. Unrelated faces sit near 1.41; the match "
-        f"threshold corresponds to distance {threshold_distance}."
-    )
-    mc = distances["MedianClosestDistance"]
-    has_positives = not math.isnan(distances["MedianClosestPositiveDistance"])
-    if math.isnan(mc):
-        readings["MedianClosestDistance"] = "Undefined: fewer than two faces."
-    elif has_positives:
-        # The nearest face is often the person's own other photo: that says nothing about look-alikes.
-        readings["MedianClosestDistance"] = (
-            f"Typical distance from a face to its nearest other face: {figure_text(mc)}. For people with several "
-            "photos that face is usually their own other photo, so see the nearest other person below for "
-            "look-alikes.")
-    else:
-        readings["MedianClosestDistance"] = (
-            f"Typical distance from a face to its nearest other face (always another person here, as everyone "
-            f"has one photo): {figure_text(mc)}. " + _look_alike_reading(mc, threshold, threshold_distance))
-    positive = distances["MedianClosestPositiveDistance"]
-    readings["MedianClosestPositiveDistance"] = (
-        _no_positives() if not has_positives else
-        f"Typical distance from a face to the nearest other photo of the same person: {figure_text(positive)}. "
-        + (f"Below the threshold distance {threshold_distance}: a person's photos usually match each other, so a "
-           "new photo of them is usually recognised." if positive < similarity_to_distance(threshold) else
-           f"Above the threshold distance {threshold_distance}: a person's own photos often do not match each "
-           "other, so a new photo of them may not be recognised."))
-    gap = distances["MedianClosestVsClosestPositiveDistance"]
-    readings["MedianClosestVsClosestPositiveDistance"] = (
-        _no_positives() if math.isnan(gap) else
-        f"How much farther a person's own nearest photo is than their nearest face overall: typically "
-        f"{figure_text(gap)}. 0 means the nearest face is usually the same person's.")
-    twins = sum(similarity >= threshold for similarity in nearest_others)
-    readings["NearestOtherPerson"] = (
-        "Undefined: fewer than two people." if math.isnan(nearest_other) else
-        f"Typical distance from a person to the nearest face of anyone else: {figure_text(nearest_other)}. "
-        + (_look_alike_reading(nearest_other, threshold, threshold_distance) if not twins else
-           f"{twins} of {len(nearest_others)} people have a near-twin in the gallery: another person at or above "
-           "the match threshold (see the suspected duplicates)."))
-    return readings
-
-
-def _memory_readings(seen, threshold: float, nearest_others: list[float]) -> dict[str, str]:
-    """The readings of the figures scored over enrolled faces + sightings (the same sentences as for enrolled
-    faces, a sighting counting as another photo of its person), each saying what it rests on and its bias."""
-    readings = _readings(seen.closest_is_positive_accuracy, seen.median_distances, threshold,
-                         seen.enrolled_faces + seen.sightings, nearest_others)
-    by_user = seen.sources.get("confirmed", 0) + seen.sources.get("corrected", 0)
-    basis = (f"Over {_count(seen.enrolled_faces, 'enrolled face')} and {_count(seen.sightings, 'sighting')} of "
-             f"{_count(seen.people_seen, 'person', 'people')} (recent identifications kept as photos of their "
-             f"person: {by_user:,} confirmed or corrected by a user, the rest named automatically because they "
-             "cleared the threshold, which flatters these figures).")
-    readings["closest_is_positive_accuracy"] += " " + basis
-    for key in ("MedianDistance", "MedianClosestDistance", "MedianClosestPositiveDistance",
-                "MedianClosestVsClosestPositiveDistance"):
-        readings[key] += f" (With {_count(seen.sightings, 'sighting')}.)"
-    return readings
-
-
-def _count(count: int, one: str, many: str | None = None) -> str:
-    return f"{count:,} {one if count == 1 else (many or one + 's')}"
-
-
-def _look_alike_reading(distance: float, threshold: float, threshold_distance: str) -> str:
-    if distance > similarity_to_distance(threshold):
-        return f"Well above the threshold distance {threshold_distance}: different people are clearly distinct."
-    return (f"Below the threshold distance {threshold_distance}: many people have a near-twin in the gallery "
-            "(see the suspected duplicates).")
-
-
-def _no_positives() -> str:
-    return "Undefined: needs people with at least two photos (a one-photo-per-person gallery has no positives)."

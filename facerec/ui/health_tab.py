@@ -1,6 +1,6 @@
 """Health: how well the enrolled faces separate, in plain words, read again whenever the tab opens.
 
-Every figure is printed once from its unrounded value (`facerec.health.figure_text`), so the table and the
+Every figure is printed once from its unrounded value (`facerec.gallery.health_readings.figure_text`), so the table and the
 sentences beside it agree to the last digit; the confusable pairs show both whole faces.
 """
 
@@ -9,7 +9,8 @@ from __future__ import annotations
 import gradio as gr
 
 from ..drawing import policy_growth_plot, sightings_trend_plot, similarity_histogram
-from ..gallery.health import HealthReport, figure_text, nearest_other_person_distance
+from ..gallery.health import HealthReport
+from ..gallery.health_readings import figure_text, nearest_other_person_distance
 from ..metrics import MEDIAN_KEYS
 from .actions import expose, page_door
 from .context import AppContext

@@ -479,6 +479,9 @@ def cmd_health(args) -> int:
     return 0
 
 
+_TREND_UNITS = {"day": "per day", "sightings": "per block of sightings"}
+
+
 def _sightings_text(sightings: dict) -> str:
     """The health report's sightings part, for the terminal: what the figures rest on, the trend, weak enrollments."""
     if not sightings.get("enabled"):
@@ -488,7 +491,8 @@ def _sightings_text(sightings: dict) -> str:
     sources = ", ".join(f"{count} {source}" for source, count in sorted(sightings["sources"].items()))
     text = (f"\nsightings: the figures above rest on {sightings['enrolled_faces']:,} enrolled faces and "
             f"{sightings['sightings']:,} sightings of {sightings['people_seen']:,} people ({sources}; memory of "
-            f"{sightings['capacity']:,})\ntrend per {sightings['trend_unit']}: " + ", ".join(
+            f"{sightings['capacity']:,})\ntrend ({_TREND_UNITS.get(sightings['trend_unit'], '')}, "
+            "MedianClosestPositiveDistance): " + ", ".join(
                 f"{t['window']}: {t['MedianClosestPositiveDistance']}" for t in sightings["trend"])
             + f"\n{sightings['trend_reading']}")
     weak = sightings["weak_enrollments"]

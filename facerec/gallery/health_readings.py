@@ -100,8 +100,8 @@ def memory_readings(seen, threshold: float, nearest_others: list[float]) -> dict
     by_user = seen.sources.get("confirmed", 0) + seen.sources.get("corrected", 0)
     basis = (f"Over {_count(seen.enrolled_faces, 'enrolled face')} and {_count(seen.sightings, 'sighting')} of "
              f"{_count(seen.people_seen, 'person', 'people')} (recent identifications kept as photos of their "
-             f"person: {by_user:,} confirmed or corrected by a user, the rest named automatically because they "
-             "cleared the threshold, which flatters these figures).")
+             f"person: {seen.sightings - by_user:,} named automatically, because they cleared the threshold, which "
+             f"flatters these figures; {by_user:,} confirmed or corrected by a user).")
     found["closest_is_positive_accuracy"] += " " + basis
     for key in ("MedianDistance", "MedianClosestDistance", "MedianClosestPositiveDistance",
                 "MedianClosestVsClosestPositiveDistance"):

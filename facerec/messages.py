@@ -29,6 +29,11 @@ def sentences(*parts: str) -> str:
     return " ".join(sentence(part) for part in parts if part and str(part).strip())
 
 
+def plural(count: int, one: str, many: str | None = None) -> str:
+    """A count with its noun, the same in every shell: '1 person', '5 people', '2 faces', '1,204 sightings'."""
+    return f"{count:,} {one if count == 1 else (many or one + 's')}"
+
+
 def similarity_text(value: float) -> str:
     """A cosine similarity or similarity threshold, in [-1, 1]: three decimals ('0.612')."""
     return f"{value:.3f}"

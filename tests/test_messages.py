@@ -21,7 +21,7 @@ from PIL import Image
 from facerec.errors import InvalidImage, MultipleFaces, NoFace, PossibleDuplicate
 from facerec.gallery import Gallery
 from facerec.image import load_image
-from facerec.messages import percent_text, rate_text, sentence, sentences
+from facerec.messages import percent_text, plural, rate_text, sentence, sentences
 from facerec.settings import Settings
 from group_photos import group_photo
 
@@ -76,6 +76,9 @@ def test_one_format_for_rates_and_sentences() -> None:
     assert sentence("holiday.jpg is not an image") == "holiday.jpg is not an image."
     assert sentence("photos/a.png could not be read") == "photos/a.png could not be read."
     assert sentences("this face matches X", "", "if not, tick the box") == "This face matches X. If not, tick the box."
+    # counts read the same in the Health readings (gallery) and the tabs (UI): one function for both
+    assert plural(1, "person", "people") == "1 person" and plural(1204, "sighting") == "1,204 sightings"
+    assert plural(0, "face") == "0 faces"
 
 
 # ----- photos ----------------------------------------------------------------------------------------------------

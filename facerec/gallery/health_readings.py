@@ -12,6 +12,8 @@ import math
 
 import numpy as np
 
+from ..messages import plural
+
 
 def similarity_to_distance(similarity: float) -> float:
     return math.sqrt(max(0.0, 2.0 - 2.0 * similarity))
@@ -98,19 +100,15 @@ def memory_readings(seen, threshold: float, nearest_others: list[float]) -> dict
     found = readings(seen.closest_is_positive_accuracy, seen.median_distances, threshold,
                      seen.enrolled_faces + seen.sightings, nearest_others)
     by_user = seen.sources.get("confirmed", 0) + seen.sources.get("corrected", 0)
-    basis = (f"Over {_count(seen.enrolled_faces, 'enrolled face')} and {_count(seen.sightings, 'sighting')} of "
-             f"{_count(seen.people_seen, 'person', 'people')} (recent identifications kept as photos of their "
+    basis = (f"Over {plural(seen.enrolled_faces, 'enrolled face')} and {plural(seen.sightings, 'sighting')} of "
+             f"{plural(seen.people_seen, 'person', 'people')} (recent identifications kept as photos of their "
              f"person: {seen.sightings - by_user:,} named automatically, because they cleared the threshold, which "
              f"flatters these figures; {by_user:,} confirmed or corrected by a user).")
     found["closest_is_positive_accuracy"] += " " + basis
     for key in ("MedianDistance", "MedianClosestDistance", "MedianClosestPositiveDistance",
                 "MedianClosestVsClosestPositiveDistance"):
-        found[key] += f" (With {_count(seen.sightings, 'sighting')}.)"
+        found[key] += f" (With {plural(seen.sightings, 'sighting')}.)"
     return found
-
-
-def _count(count: int, one: str, many: str | None = None) -> str:
-    return f"{count:,} {one if count == 1 else (many or one + 's')}"
 
 
 def _look_alike_reading(distance: float, threshold: float, threshold_distance: str) -> str:

@@ -7,10 +7,11 @@ from dataclasses import dataclass
 import gradio as gr
 
 from ..errors import LowQuality, MultipleFaces, PossibleDuplicate
+from ..messages import plural
 from .actions import Instead, expose
 from .context import AppContext
 from .face_picker import chosen_face, detected_faces
-from .text import markdown_text, plural
+from .text import markdown_text
 from .uploads import PhotoInput, forget_upload, uploaded_photo
 
 LOOKALIKE_BOX = "Enroll anyway if the face matches someone already enrolled"

@@ -14,9 +14,10 @@ from pathlib import Path
 import gradio as gr
 
 from ..errors import IdentityMismatch, InvalidArgument, MultipleFaces
+from ..messages import plural
 from .actions import expose, page_door
 from .context import AppContext
-from .text import markdown_text, plural
+from .text import markdown_text
 from .uploads import EXPORT_LIFETIME_S, PhotoInput, delete_later, empty_web_cache, forget_upload, uploaded_photo
 from .views import FACES_CSS, face_tiles
 

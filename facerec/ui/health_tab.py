@@ -11,10 +11,11 @@ import gradio as gr
 from ..drawing import policy_growth_plot, sightings_trend_plot, similarity_histogram
 from ..gallery.health import HealthReport
 from ..gallery.health_readings import figure_text, nearest_other_person_distance
+from ..messages import plural
 from ..metrics import MEDIAN_KEYS
 from .actions import expose, page_door
 from .context import AppContext
-from .text import html_text, plural
+from .text import html_text
 from .views import FACES_CSS, TABLE_CSS, face_tiles, figures_table, pair_tiles
 
 HEADERS = ("metric", "value", "what it means")

@@ -35,6 +35,3 @@ def error_line(message: str, heading: str = "Error") -> str:
             f"{markdown_text(sentence(message))}")
 
 
-def plural(count: int, one: str, many: str | None = None) -> str:
-    """'1 person', '5 people', '2 faces'."""
-    return f"{count:,} {one if count == 1 else (many or one + 's')}"

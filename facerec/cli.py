@@ -217,6 +217,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("model", help="the fp32 ONNX export")
     p.add_argument("out")
     p.add_argument("--celeba", default="../shared/data/celeba112", help="training crops for the activation ranges")
+    p = command("center", cmd_center, "copy of an ONNX embedder that subtracts a share of its mean training "
+                                      "embedding (the 'train' extra; the share is chosen on held-out identities)")
+    p.add_argument("model", help="the ONNX embedder (int8 or fp32)")
+    p.add_argument("out")
+    p.add_argument("--strength", type=float, required=True, help="share of the mean subtracted, e.g. 0.5")
+    p.add_argument("--celeba", default="../shared/data/celeba112", help="training crops for the mean")
     p = command("export-onnx", cmd_export_onnx, "export trained weights to ONNX and check it against torch")
     p.add_argument("weights")
     p.add_argument("out")
@@ -763,6 +769,19 @@ def cmd_quantize(args) -> int:
         raise FaceRecError(str(error)) from None
     out = quantize_int8(args.model, calibration_crops(args.celeba), args.out)
     _emit(args, {"out": str(out), "bytes": out.stat().st_size}, text=f"int8 model written to {out}")
+    return 0
+
+
+def cmd_center(args) -> int:
+    try:
+        from .train.centering import centered_copy, centering_crops
+    except ImportError as error:
+        raise FaceRecError(str(error)) from None
+    if not 0 < args.strength <= 1:
+        raise FaceRecError(f"--strength must be in (0, 1]; got {args.strength}")
+    out = centered_copy(args.model, args.out, centering_crops(args.celeba), args.strength)
+    _emit(args, {"out": str(out), "strength": args.strength},
+          text=f"centered model (strength {args.strength}) written to {out}")
     return 0
 
 

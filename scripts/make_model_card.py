@@ -80,6 +80,7 @@ def main() -> None:
             "input": "float32 RGB [N, 3, 112, 112], values 0..255, ArcFace-template aligned (facerec.align)",
             "output": "float32 [N, 512], unit length; cosine similarity = dot product",
             "precision": onnx_precision(onnx),
+            "centering": onnx_centering(onnx, load(RESULTS / "embedding_options.json")),
         },
         "training": {
             "objective": (f"ArcFace (s={config.get('arcface_scale')}, m={config.get('arcface_margin')}) x "
@@ -203,6 +204,26 @@ def onnx_precision(path: Path) -> str:
         return "unknown (install the 'train' extra to read the graph)"
     ops = {node.op_type for node in onnx.load(str(path), load_external_data=False).graph.node}
     return "int8 (QDQ, per channel)" if "QuantizeLinear" in ops or "DequantizeLinear" in ops else "fp32"
+
+
+def onnx_centering(path: Path, options: dict) -> dict | str:
+    """The share of the mean training embedding the graph subtracts (facerec.train.centering), read from the
+    graph; the strength and rank-1 the held-out choice measured (benchmarks/embedding_options.py)."""
+    try:
+        from facerec.train.centering import embedding_center
+    except ImportError:
+        return "unknown (install the 'train' extra to read the graph)"
+    center = embedding_center(path)
+    if center is None:
+        return "none"
+    chosen = options.get("chosen", {})
+    uncentered = next((r for r in options.get("options", []) if r["name"] == "int8" and r["flip_tta"]), {})
+    return {"subtracted_vector_length": round(float((center ** 2).sum() ** 0.5), 4),
+            "strength": chosen.get("center_strength"),
+            "held_out_one_shot_rank1": {"centered": chosen.get("one_shot_rank1"),
+                                        "uncentered": uncentered.get("one_shot_rank1")},
+            "how": "unit embedding minus strength x the mean unit embedding of 2,000 seeded training crops, "
+                   "renormalised, inside the graph (`facerec center`)"}
 
 
 def card_training_identities(card_path: Path, logged_count: int | None) -> dict:

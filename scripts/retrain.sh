@@ -8,8 +8,8 @@
 # 4. ArcFace + distillation training in runs/v3 under a 3-epoch cosine schedule; bf16 autocast where the CPU has
 #    native bf16, else fp32; a checkpoint per epoch: run the same command again to resume after an interruption
 #    (a resumed call's seconds are added to the earlier calls' in $STEPS);
-# 5. export to ONNX (checked against torch), int8 quantisation (what ships: benchmarks/embedding_options.py
-#    chose it on held-out identities), threshold calibration, model card.
+# 5. export to ONNX (checked against torch), int8 quantisation and centering (what ships:
+#    benchmarks/embedding_options.py chose both on held-out identities), threshold calibration, model card.
 # Each step's wall time goes to models/training/retrain_steps.json, which the model card reports.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -44,7 +44,9 @@ timed train facerec train --celeba "$DATA/celeba112" --lfw-cache cache/lfw \
     --run-dir $RUN --stem high_res --epochs 3 --batch-size 128 --lr 0.015 --warmup-epochs 0.1 \
     --arcface-weight 1 --distill-weight 30 "$@"
 timed export facerec export-onnx $RUN/best.pt $RUN/model_fp32.onnx --check-cache cache/lfw
-timed quantize facerec quantize $RUN/model_fp32.onnx models/facerec-r18-arcface.onnx --celeba "$DATA/celeba112"
+timed quantize facerec quantize $RUN/model_fp32.onnx $RUN/model_int8.onnx --celeba "$DATA/celeba112"
+timed center facerec center $RUN/model_int8.onnx models/facerec-r18-arcface.onnx --strength $CENTER_STRENGTH \
+    --celeba "$DATA/celeba112"
 cp $RUN/train_log.jsonl models/training/train_log.jsonl
 cp $RUN/config.json models/training/train_config.json
 timed calibrate facerec calibrate --data "$DATA" --json models/training/calibration.json

@@ -100,6 +100,14 @@ def test_a_poor_photo_is_refused_with_its_reasons_unless_allowed(gallery, lfw_ph
     assert gallery.enrollment_quality(lfw_photo("Colin_Powell", 2)).low is False
 
 
+def test_quality_from_a_detection_already_made_equals_a_fresh_one(gallery, lfw_photo) -> None:
+    # The Enroll tab hands over the faces it has just drawn instead of detecting twice: same face, same figures.
+    photo, faces = gallery.detect(poor_photo(lfw_photo(*GOOD)))
+    fresh = gallery.enrollment_quality(poor_photo(lfw_photo(*GOOD)))
+    reused = gallery.enrollment_quality(photo, 0, faces)
+    assert reused.to_dict() == fresh.to_dict() and reused.low
+
+
 def test_the_cli_warns_and_proceeds_only_when_told(tmp_path, lfw_photo) -> None:
     poor = tmp_path / "distant.jpg"
     poor.write_bytes(poor_photo(lfw_photo(*GOOD)))

@@ -145,9 +145,12 @@ class Gallery:
         """
         return enrollment.add_embeddings(self, entries)
 
-    def enrollment_quality(self, photo: ImageInput | Photo, face_index: int | None = None) -> EnrollmentQuality | None:
-        """How likely the photo's face is to be recognised later if enrolled (None: no calibration ships)."""
-        _photo, face, crop, _embedding = enrollment.one_face(self, photo, face_index)
+    def enrollment_quality(self, photo: ImageInput | Photo, face_index: int | None = None,
+                           faces: list[DetectedFace] | None = None) -> EnrollmentQuality | None:
+        """How likely the photo's face is to be recognised later if enrolled (None: no calibration ships).
+        `faces`: what `detect` found in this decoded `photo`, so a caller that has just drawn them (the Enroll
+        tab) does not run the detector a second time."""
+        _photo, face, crop, _embedding = enrollment.one_face(self, photo, face_index, faces)
         return self.quality.assess(face, crop)
 
     # ----- search ---------------------------------------------------------------------------------------

@@ -119,9 +119,11 @@ def add_embeddings(gallery: Gallery, entries: list[dict]) -> list[int]:
 
 
 # ----- the checks ---------------------------------------------------------------------------------------------
-def one_face(gallery: Gallery, photo, face_index):
-    """(photo, the face to enroll, its aligned crop, its embedding), or the reason there is not exactly one."""
-    photo, faces = gallery.detect(photo)
+def one_face(gallery: Gallery, photo, face_index, faces: list[DetectedFace] | None = None):
+    """(photo, the face to enroll, its aligned crop, its embedding), or the reason there is not exactly one.
+    `faces`: the detection of `photo` (a decoded Photo) when the caller has it already."""
+    if faces is None or not isinstance(photo, Photo):
+        photo, faces = gallery.detect(photo)
     face = chosen_face(photo, faces, face_index, "the photo", gallery.settings.min_face_size)
     crops, embeddings = gallery.pipeline.embed(photo, [face])
     return photo, face, crops[0], embeddings[0]

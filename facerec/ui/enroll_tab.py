@@ -10,7 +10,7 @@ from ..errors import LowQuality, MultipleFaces, PossibleDuplicate
 from ..messages import plural
 from .actions import Instead, expose
 from .context import AppContext
-from .face_picker import chosen_face, detected_faces
+from .face_picker import chosen_face, detected_faces, faces_view
 from .text import markdown_text
 from .uploads import PhotoInput, forget_upload, uploaded_photo
 
@@ -49,9 +49,12 @@ def build(context: AppContext, password_visible: bool) -> EnrollTab:
     ok = gr.State(False)
 
     def detect(photo):
-        picture, choices, text, count = detected_faces(gallery, photo, preselect_largest=True)
-        # The preselected face's enrollment quality, before the user presses Enroll (the check repeats then).
-        quality = gallery.enrollment_quality(uploaded_photo(photo), chosen_face(choices["value"])) if count else None
+        found = gallery.detect(uploaded_photo(photo)) if photo else None
+        picture, choices, text, count = (faces_view(gallery, *found, preselect_largest=True) if found else
+                                         detected_faces(gallery, photo, preselect_largest=True))
+        # The preselected face's enrollment quality, from the same detection, before the user presses Enroll
+        # (the check repeats then).
+        quality = gallery.enrollment_quality(found[0], chosen_face(choices["value"]), found[1]) if count else None
         return {faces: picture, face_choice: choices, detect_status: text or "Upload a photo to see the faces "
                                                                           "found in it.",
                 quality_note: markdown_text(quality.sentence()) if quality else ""}

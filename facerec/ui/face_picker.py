@@ -10,10 +10,12 @@ from __future__ import annotations
 import gradio as gr
 
 from ..choice import largest_face_index
+from ..detect import DetectedFace
 from ..drawing import annotate
 from ..errors import InvalidArgument
 from ..gallery import Gallery
 from ..messages import no_face_message, sentence
+from ..pipeline import Photo
 from .uploads import uploaded_photo
 
 PREFIX = "face #"
@@ -40,7 +42,13 @@ def detected_faces(gallery: Gallery, photo, preselect_largest: bool, which: str 
     upload was cleared) gives an empty view. An unreadable upload raises InvalidImage."""
     if not photo:
         return None, gr.update(choices=[], value=None), "", 0
-    decoded, faces = gallery.detect(uploaded_photo(photo))
+    return faces_view(gallery, *gallery.detect(uploaded_photo(photo)), preselect_largest, which)
+
+
+def faces_view(gallery: Gallery, decoded: Photo, faces: list[DetectedFace], preselect_largest: bool,
+               which: str = "this photo"):
+    """`detected_faces` for a photo already decoded and detected (the Enroll tab goes on to judge the chosen
+    face's quality from the same detection instead of running the detector twice)."""
     if not faces:
         note = sentence(no_face_message(decoded.pixels.shape, gallery.settings.min_face_size, which))
         return decoded.pixels, gr.update(choices=[], value=None), note, 0

@@ -3,25 +3,30 @@
 #   pip install -e ".[train]" && bash scripts/retrain.sh            # add --device cuda to train on a GPU
 # 1. align LFW into cache/lfw (RetinaFace + facerec.align, the runtime's own code);
 # 2. dlib teacher descriptors of the LFW training people (celeba112's ship with the data);
-# 3. warm start: model v2 as it shipped (commit d2ae302, itself made by this script at that commit from model
-#    v1: 3 epochs of the same losses), read from this repository's history;
-# 4. ArcFace + distillation training in runs/v3 under a 3-epoch cosine schedule; bf16 autocast where the CPU has
-#    native bf16, else fp32; a checkpoint per epoch: run the same command again to resume after an interruption
-#    (a resumed call's seconds are added to the earlier calls' in $STEPS);
+# 3. warm start: model v3 as it shipped (commit 5065c8a, itself made by this script at that commit from v2),
+#    read from this repository's history;
+# 4. ArcFace + distillation training in two stages of the same losses, each a cosine schedule: runs/v4 (4 epochs
+#    from v3, peak lr 0.015), exported, then runs/v5 (3 epochs from v4, peak lr 0.01), what ships. bf16 autocast
+#    where the CPU has native bf16, else fp32; a checkpoint per epoch: run the same command again to resume after
+#    an interruption (a resumed call's seconds are added to the earlier calls' in $STEPS; a finished stage is
+#    skipped);
 # 5. export to ONNX (checked against torch), int8 quantisation and centering (what ships:
 #    benchmarks/embedding_options.py chose both on held-out identities), threshold calibration, model card.
 # Each step's wall time goes to models/training/retrain_steps.json, which the model card reports.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 DATA=${FACEREC_DATA:-../shared/data}
-V2_COMMIT=d2ae302  # the commit that shipped model v2 (high-resolution stem, int8; ArcFace + distillation from v1)
-RUN=runs/v3
+V3_COMMIT=5065c8a  # the commit that shipped model v3 (high-resolution stem, int8; ArcFace + distillation from v2)
+STAGE=runs/v4      # the intermediate stage, kept in the card's lineage
+RUN=runs/v5        # the stage that ships
+CENTER_STRENGTH=0.75 # share of the mean training embedding the shipped graph subtracts (embedding_options chose it)
 STEPS=models/training/retrain_steps.json
 mkdir -p cache runs models/training
 timed() {  # timed NAME COMMAND...: run, then record NAME's wall seconds in $STEPS (added to, when resuming)
     local name=$1 started=$SECONDS resuming=0
     shift
     [ "$name" = train ] && [ -f "$RUN/last.ckpt" ] && resuming=1
+    [ "$name" = train_v4 ] && [ -f "$STAGE/last.ckpt" ] && resuming=1
     "$@"
     python - "$STEPS" "$name" $((SECONDS - started)) $resuming <<'PY'
 import json, sys
@@ -38,11 +43,23 @@ complete() {  # complete CACHE: every photo of the cache's manifest has its dete
 complete cache/lfw || timed prepare_lfw facerec prepare "$DATA/lfw" cache/lfw  # resumes a partial cache
 [ -f cache/lfw_teacher.npz ] || timed teacher_targets_lfw \
     facerec teacher-targets cache/lfw cache/lfw_teacher.npz --training-only
-[ -f cache/v2.onnx ] || git show "$V2_COMMIT:models/facerec-r18-arcface.onnx" > cache/v2.onnx
-timed train facerec train --celeba "$DATA/celeba112" --lfw-cache cache/lfw \
-    --teacher "$DATA/teacher/celeba112_dlib.npz" cache/lfw_teacher.npz --warm-start cache/v2.onnx \
-    --run-dir $RUN --stem high_res --epochs 3 --batch-size 128 --lr 0.015 --warmup-epochs 0.1 \
-    --arcface-weight 1 --distill-weight 30 "$@"
+[ -f cache/v3.onnx ] || git show "$V3_COMMIT:models/facerec-r18-arcface.onnx" > cache/v3.onnx
+train_stage() {  # train_stage WARM_START RUN_DIR EPOCHS LR [ARGS...]: one stage of the recipe
+    local warm=$1 run=$2 epochs=$3 lr=$4
+    shift 4
+    facerec train --celeba "$DATA/celeba112" --lfw-cache cache/lfw \
+        --teacher "$DATA/teacher/celeba112_dlib.npz" cache/lfw_teacher.npz --warm-start "$warm" \
+        --run-dir "$run" --stem high_res --epochs "$epochs" --batch-size 128 --lr "$lr" --warmup-epochs 0.1 \
+        --arcface-weight 1 --distill-weight 30 "$@"
+}
+if [ ! -f $STAGE/model_fp32.onnx ]; then
+    timed train_v4 train_stage cache/v3.onnx $STAGE 4 0.015 "$@"
+    timed export_v4 facerec export-onnx $STAGE/best.pt $STAGE/model_fp32.onnx --check-cache cache/lfw
+fi
+mkdir -p models/training/lineage/v4
+cp $STAGE/train_log.jsonl models/training/lineage/v4/train_log.jsonl
+cp $STAGE/config.json models/training/lineage/v4/train_config.json
+timed train train_stage $STAGE/model_fp32.onnx $RUN 3 0.01 "$@"
 timed export facerec export-onnx $RUN/best.pt $RUN/model_fp32.onnx --check-cache cache/lfw
 timed quantize facerec quantize $RUN/model_fp32.onnx $RUN/model_int8.onnx --celeba "$DATA/celeba112"
 timed center facerec center $RUN/model_int8.onnx models/facerec-r18-arcface.onnx --strength $CENTER_STRENGTH \

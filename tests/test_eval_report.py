@@ -23,6 +23,7 @@ from facerec import training_identities
 from facerec.dataset import training_identity_keys
 from facerec.evaluation.oneshot import evaluate_one_shot
 from facerec.evaluation.report import cmc_figure, roc_det_figure, write_one_shot_report
+from facerec.messages import rate_text
 from facerec.settings import Settings
 
 TRAINED = ["Abdullah_Gul", "Adam_Sandler", "Alec_Baldwin", "Ali_Naimi", "Alejandro_Toledo"]  # >= 3 LFW photos
@@ -53,16 +54,25 @@ def test_a_perfect_score_draws_honest_axes_and_marks_the_operating_point(trained
 
     genuine, impostor = trained_result.genuine, trained_result.impostor
     assert genuine.min() > impostor.max()  # perfectly separated: every FAR or FRR is 0 somewhere
-    threshold = trained_result.figures["gallery_threshold"]
-    roc, det = roc_det_figure(genuine, impostor, threshold, "gallery threshold").axes
-    curve = det.get_lines()[0]
-    x, y = np.asarray(curve.get_xdata()), np.asarray(curve.get_ydata())
-    assert len(x) >= 2 and np.all(x > 0) and np.all(y > 0)  # the DET curve is drawn, zeros at the floor
-    for axis in (roc, det):
-        marks = [line for line in axis.get_lines() if line.get_label().startswith("gallery threshold")]
-        assert len(marks) == 1 and marks[0].get_marker() == "o", [line.get_label() for line in axis.get_lines()]
-        assert f"gallery threshold {threshold:.3f}: FAR 0 of {len(impostor):,}, TAR 1.000" == marks[0].get_label()
-    assert roc.get_lines()[-1].get_ydata()[0] == 1.0
+    # The mark states the measured FAR and TAR at the threshold: '0 of N' where no impostor reaches it (a
+    # threshold between the two classes), the rate otherwise (the gallery's own threshold for 6 people may let
+    # an impostor pair through: with model v5 it is 0.545 and one of the 30 pairs is above it).
+    gallery_threshold = trained_result.figures["gallery_threshold"]
+    separating = (genuine.min() + impostor.max()) / 2
+    gallery_far = float(np.mean(impostor >= gallery_threshold))
+    for label, threshold, far_text in (
+            ("gallery threshold", gallery_threshold, f"0 of {len(impostor):,}" if gallery_far == 0 else
+             rate_text(gallery_far)),
+            ("separating threshold", separating, f"0 of {len(impostor):,}")):
+        roc, det = roc_det_figure(genuine, impostor, threshold, label).axes
+        curve = det.get_lines()[0]
+        x, y = np.asarray(curve.get_xdata()), np.asarray(curve.get_ydata())
+        assert len(x) >= 2 and np.all(x > 0) and np.all(y > 0)  # the DET curve is drawn, zeros at the floor
+        for axis in (roc, det):
+            marks = [line for line in axis.get_lines() if line.get_label().startswith(label)]
+            assert len(marks) == 1 and marks[0].get_marker() == "o", [line.get_label() for line in axis.get_lines()]
+            assert f"{label} {threshold:.3f}: FAR {far_text}, TAR 1.000" == marks[0].get_label()
+        assert roc.get_lines()[-1].get_ydata()[0] == 1.0
 
     out = write_one_shot_report(trained_result, tmp_path / "report", "facerec eval ...")
     assert all((out / name).stat().st_size > 0 for name in ("cmc.png", "roc_det.png", "similarities.png"))

@@ -8,10 +8,11 @@ chosen on held-out identities (`benchmarks/embedding_options.py --center`), neve
 
 The mean comes from training crops only (2,000 photos drawn with a fixed seed from every non-held-out celeba112
 photo: a draw over photos, not one photo per identity, because the first photo of each identity is a different
-population, its mean half as long), embedded by the very model being edited, so the edit is deterministic and the edited file stays an
-onnxruntime-only embedder with the same input and output names. The runtime does not know it exists. A warm
-start reads only the network's weights (`facerec.train.warm_start`), so the next training stage starts from the
-uncentered network, and its center is derived again after it (`uncentered_copy` gives that network as ONNX).
+population, its mean half as long), embedded by the very model being edited, so the edit is deterministic and
+the edited file stays an onnxruntime-only embedder with the same input and output names. The runtime does not
+know it exists. A warm start reads only the network's weights (`facerec.train.warm_start`), so the next training
+stage starts from the uncentered network, and its center is derived again after it (`uncentered_copy` gives
+that network as ONNX).
 """
 
 from __future__ import annotations
@@ -26,7 +27,9 @@ from ..dataset import held_out_identities, list_identities
 
 CENTERING_PHOTOS = 2000
 CENTERING_SEED = 1
-CENTER_NAME = "embedding_center"
+CENTER_NAME = "embedding_center"  # the subtracted vector's initializer
+EDIT_NODES = ("center_subtract", "center_normalize")  # the two nodes the edit appends
+UNCENTERED = "_uncentered"  # suffix of the network's own output once the edit follows it
 
 
 def centering_crops(celeba_dir: str | Path, count: int = CENTERING_PHOTOS) -> np.ndarray:
@@ -63,12 +66,12 @@ def center_onnx(model: str | Path, out: str | Path, center: np.ndarray) -> Path:
         raise ValueError(f"{model} is centered already")
     output = graph.output[0].name
     producer = next(node for node in graph.node if output in node.output)
-    uncentered = output + "_uncentered"
+    uncentered = output + UNCENTERED
     producer.output[list(producer.output).index(output)] = uncentered
     graph.initializer.append(numpy_helper.from_array(np.asarray(center, np.float32)[None, :], CENTER_NAME))
     graph.node.extend([
-        helper.make_node("Sub", [uncentered, CENTER_NAME], [output + "_centered"], name="center_subtract"),
-        helper.make_node("LpNormalization", [output + "_centered"], [output], name="center_normalize", axis=1, p=2),
+        helper.make_node("Sub", [uncentered, CENTER_NAME], [output + "_centered"], name=EDIT_NODES[0]),
+        helper.make_node("LpNormalization", [output + "_centered"], [output], name=EDIT_NODES[1], axis=1, p=2),
     ])
     onnx.checker.check_model(proto)
     Path(out).parent.mkdir(parents=True, exist_ok=True)
@@ -87,13 +90,13 @@ def uncentered_copy(model: str | Path, out: str | Path) -> Path:
 
     proto = onnx.load(str(model))
     graph = proto.graph
-    edit = [node for node in graph.node if node.name in ("center_subtract", "center_normalize")]
+    edit = [node for node in graph.node if node.name in EDIT_NODES]
     if edit:
         output = graph.output[0].name
         for node in edit:
             graph.node.remove(node)
-        producer = next(node for node in graph.node if output + "_uncentered" in node.output)
-        producer.output[list(producer.output).index(output + "_uncentered")] = output
+        producer = next(node for node in graph.node if output + UNCENTERED in node.output)
+        producer.output[list(producer.output).index(output + UNCENTERED)] = output
         graph.initializer.remove(next(init for init in graph.initializer if init.name == CENTER_NAME))
     onnx.checker.check_model(proto)
     Path(out).parent.mkdir(parents=True, exist_ok=True)

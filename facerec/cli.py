@@ -223,6 +223,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("out")
     p.add_argument("--strength", type=float, required=True, help="share of the mean subtracted, e.g. 0.5")
     p.add_argument("--celeba", default="../shared/data/celeba112", help="training crops for the mean")
+    p = command("average", cmd_average, "one fp32 ONNX embedder whose weights are the mean of several stages' "
+                                        "(the 'train' extra; which stages is chosen on held-out identities)")
+    p.add_argument("out")
+    p.add_argument("models", nargs="+", help="fp32 ONNX exports of one architecture (at least two)")
+    p.add_argument("--weights", type=float, nargs="+", help="one weight per model (default: equal)")
     p = command("export-onnx", cmd_export_onnx, "export trained weights to ONNX and check it against torch")
     p.add_argument("weights")
     p.add_argument("out")
@@ -782,6 +787,23 @@ def cmd_center(args) -> int:
     out = centered_copy(args.model, args.out, centering_crops(args.celeba), args.strength)
     _emit(args, {"out": str(out), "strength": args.strength},
           text=f"centered model (strength {args.strength}) written to {out}")
+    return 0
+
+
+def cmd_average(args) -> int:
+    try:
+        from .train.averaging import average_onnx
+    except ImportError as error:
+        raise FaceRecError(str(error)) from None
+    missing = [model for model in args.models if not Path(model).is_file()]
+    if missing:
+        raise FaceRecError(f"no such model: {missing[0]}")
+    try:
+        out = average_onnx(args.models, args.out, args.weights)
+    except (ValueError, ImportError) as error:  # ImportError: onnx, of the 'train' extra
+        raise FaceRecError(str(error)) from None
+    _emit(args, {"out": str(out), "models": args.models, "weights": args.weights},
+          text=f"average of {len(args.models)} models written to {out}")
     return 0
 
 

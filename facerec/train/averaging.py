@@ -20,7 +20,7 @@ from typing import Sequence
 
 import numpy as np
 
-EDITED_OPS = ("DequantizeLinear", "QuantizeLinear")
+QUANTIZATION_OPS = ("DequantizeLinear", "QuantizeLinear")
 
 
 def average_onnx(models: Sequence[str | Path], out: str | Path, weights: Sequence[float] | None = None) -> Path:
@@ -39,7 +39,7 @@ def average_onnx(models: Sequence[str | Path], out: str | Path, weights: Sequenc
         raise ValueError("give one non-negative weight per model, not all zero")
     protos = [onnx.load(str(model)) for model in models]
     for model, proto in zip(models, protos):
-        if any(node.op_type in EDITED_OPS for node in proto.graph.node):
+        if any(node.op_type in QUANTIZATION_OPS for node in proto.graph.node):
             raise ValueError(f"{model} is quantised: average the fp32 exports, then quantise the average")
         if any(init.name == CENTER_NAME for init in proto.graph.initializer):
             raise ValueError(f"{model} is centered: average the uncentered exports, then center the average")

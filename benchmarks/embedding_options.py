@@ -85,8 +85,10 @@ def main() -> None:
         calibration = calibration_crops(Path(args.data) / "celeba112")
         models["int8"] = quantize_int8(Path(args.model), calibration, Path(args.work) / "int8.onnx")
     centering = centering_crops(Path(args.data) / "celeba112") if args.center else None
-    centered = {name: centered_copy(models["int8"], Path(args.work) / f"{name}.onnx", centering, strength)
-                for name, strength in ((f"int8_center{strength:g}", strength) for strength in args.center)}
+    centered = {}
+    for strength in args.center:
+        name = f"int8_center{strength:g}"
+        centered[name] = centered_copy(models["int8"], Path(args.work) / f"{name}.onnx", centering, strength)
     models.update({name: Path(path) for name, path in (o.split("=", 1) for o in args.other)})
     rows = [{"name": name, **measure(path, flip, crops, names)} for name, path in models.items()
             for flip in (True, False)]

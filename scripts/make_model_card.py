@@ -65,6 +65,7 @@ def main() -> None:
     sha256 = hashlib.sha256(onnx.read_bytes()).hexdigest()
     calibration = card_calibration(MODELS / f"{NAME}.json", TRAINING / "calibration.json", sha256)
     steps = load(TRAINING / "retrain_steps.json")
+    options = load(RESULTS / "embedding_options.json")
     evaluation, distractors = load(RESULTS / "eval_lfw2.json"), load(RESULTS / "eval_lfw2_distractors.json")
     pairs, peer, peer_pairs = load(RESULTS / "eval_pairs.json"), load(RESULTS / "peer.json"), load(
         RESULTS / "peer_pairs.json")
@@ -81,7 +82,7 @@ def main() -> None:
             "output": "float32 [N, 512], unit length; cosine similarity = dot product",
             "precision": onnx_precision(onnx),
             "weight_averaging": weight_averaging(load(RESULTS / "stage_average.json")),
-            "centering": onnx_centering(onnx, load(RESULTS / "embedding_options.json")),
+            "centering": onnx_centering(onnx, options),
         },
         "training": {
             "objective": (f"ArcFace (s={config.get('arcface_scale')}, m={config.get('arcface_margin')}) x "
@@ -124,7 +125,7 @@ def main() -> None:
         },
         "held_out_celeba": {
             "identities": run.get("validation_identities"), "photos": run.get("validation_images"),
-            "student_shipped": rounded(load(RESULTS / "embedding_options.json").get("chosen", {}),
+            "student_shipped": rounded(options.get("chosen", {}),
                                        ("one_shot_rank1", "one_shot_rank1_protocol_draw",
                                         "closest_is_positive_accuracy")),
             "last_stage_best_epoch": rounded(shipped),
@@ -141,7 +142,7 @@ def main() -> None:
                    "seconds": arm["last"].get("elapsed_seconds"), **rounded(arm["last"])}
             for name, arm in ablation.get("arms", {}).items()
         },
-        "embedding_options_held_out": load(RESULTS / "embedding_options.json"),
+        "embedding_options_held_out": options,
         **calibration_fields(calibration),
         "lfw": {
             "one_shot_rank1": evaluation.get("rank1"), "one_shot_rank5": evaluation.get("rank5"),

@@ -64,6 +64,8 @@ stage v5 runs/v4/model_fp32.onnx 3 0.01 30 "$@"
 [ -f runs/v6_warm.onnx ] || timed average_v4_v5 "" \
     facerec average runs/v6_warm.onnx runs/v4/model_fp32.onnx runs/v5/model_fp32.onnx
 stage v6 runs/v6_warm.onnx 3 0.01 40 "$@"
+cp runs/v6/train_log.jsonl models/training/train_log.jsonl  # the last stage: the card's shipped run
+cp runs/v6/config.json models/training/train_config.json
 timed average "" facerec average runs/averaged_fp32.onnx $(for run in $AVERAGED; do echo "$run/model_fp32.onnx"; done)
 timed quantize "" facerec quantize runs/averaged_fp32.onnx runs/averaged_int8.onnx --celeba "$DATA/celeba112"
 timed center "" facerec center runs/averaged_int8.onnx models/facerec-r18-arcface.onnx \

@@ -1,14 +1,16 @@
 """Accuracy AND speed of the embedding options, on held-out identities only (never LFW), in one run.
 
     python benchmarks/embedding_options.py --out benchmarks/results/embedding_options.json \
-        --model runs/v5/model_fp32.onnx [--other v1=cache/v1.onnx] [--int8 [--center 0.25 0.5 0.75 1]]
+        --model runs/v5/model_fp32.onnx [--other v1=cache/v1.onnx] [--int8 [--center 0.25 0.5 0.75 1]
+        [--similarity-map 0.5 0.7 0.8]]
 
 Accuracy: one-shot rank-1 and ClosestIsPositiveAccuracy on the 150 held-out CelebA identities (the aligned
 crops of celeba112, ~2,400 photos). Speed: milliseconds per face, batch of one, one onnxruntime thread, on the
 same crops. Options: test-time flip on/off, and with --int8 the statically quantised copy of the model that
 `facerec quantize` makes (onnxruntime QDQ, calibrated on training crops, never on held-out ones), and with
 --center the int8 model centered at each strength (`facerec center`: a share of its mean training embedding
-subtracted, `facerec.train.centering`). The rule (issue #11): the faster option wins when it keeps one-shot
+subtracted, `facerec.train.centering`), and with --similarity-map the int8 model with a similarity map at each
+share kept (`facerec similarity-map`, `facerec.train.similarity_map`: fitted on training crops). The rule (issue #11): the faster option wins when it keeps one-shot
 rank-1 within 0.5 point of the best; rank-1 here is the mean over 30 seeded draws of the enrolled photos (one
 draw's figure moves ~2 points with the draw; the protocol's single draw is reported beside it).
 """
@@ -32,6 +34,7 @@ from facerec.metrics import ClosestIsPositiveAccuracy  # noqa: E402
 from facerec.evaluation.figures import one_shot_rank1, one_shot_rank1_over_draws  # noqa: E402
 from facerec.train.centering import centered_copy, centering_crops  # noqa: E402
 from facerec.train.quantize import calibration_crops, quantize_int8  # noqa: E402
+from facerec.train.similarity_map import fitting_photos, mapped_copy  # noqa: E402
 
 TIMED_FACES = 100
 WITHIN = 0.005
@@ -68,6 +71,13 @@ def speed_rule(candidates: list[dict]) -> dict:
     return min(eligible, key=lambda r: r["ms_per_face_1_thread"])
 
 
+def _edit_field(name: str) -> dict:
+    """The edit an edited copy's name stands for: {"center_strength": s} or {"map_keep": k}."""
+    if name.startswith("int8_center"):
+        return {"center_strength": float(name.removeprefix("int8_center"))}
+    return {"map_keep": float(name.removeprefix("int8_map"))}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", default="../shared/data")
@@ -76,6 +86,9 @@ def main() -> None:
     parser.add_argument("--int8", action="store_true")
     parser.add_argument("--center", type=float, nargs="*", default=[],
                         help="strengths at which to center the int8 model (needs --int8)")
+    parser.add_argument("--similarity-map", type=float, nargs="*", default=[],
+                        help="shares of its own similarities kept by a similarity map of the int8 model (needs "
+                             "--int8)")
     parser.add_argument("--work", default="runs/embedding_options")
     parser.add_argument("--out", required=True)
     args = parser.parse_args()
@@ -85,22 +98,28 @@ def main() -> None:
         calibration = calibration_crops(Path(args.data) / "celeba112")
         models["int8"] = quantize_int8(Path(args.model), calibration, Path(args.work) / "int8.onnx")
     centering = centering_crops(Path(args.data) / "celeba112") if args.center else None
-    centered = {}
+    edited = {}  # the int8 model's graph edits: centered and mapped copies
     for strength in args.center:
         name = f"int8_center{strength:g}"
-        centered[name] = centered_copy(models["int8"], Path(args.work) / f"{name}.onnx", centering, strength)
+        edited[name] = centered_copy(models["int8"], Path(args.work) / f"{name}.onnx", centering, strength)
+    teacher = Path(args.data) / "teacher" / "celeba112_dlib.npz"
+    fitting = fitting_photos(Path(args.data) / "celeba112") if args.similarity_map else None
+    for keep in args.similarity_map:
+        name = f"int8_map{keep:g}"
+        edited[name] = mapped_copy(models["int8"], Path(args.work) / f"{name}.onnx", fitting, teacher, keep)
     models.update({name: Path(path) for name, path in (o.split("=", 1) for o in args.other)})
     rows = [{"name": name, **measure(path, flip, crops, names)} for name, path in models.items()
             for flip in (True, False)]
-    rows += [{"name": name, "center_strength": float(name.removeprefix("int8_center")),
-              **measure(path, True, crops, names)} for name, path in centered.items()]  # the flip default only
+    rows += [{"name": name, **_edit_field(name), **measure(path, True, crops, names)}
+             for name, path in edited.items()]  # the flip default only
     choice = speed_rule([r for r in rows if r["name"] in ("fp32", "int8")])
-    if choice["name"] == "int8" and choice["flip_tta"]:  # centering costs no time: taken where it raises rank-1
-        choice = max([choice] + [r for r in rows if "center_strength" in r], key=lambda r: r["one_shot_rank1"])
+    if choice["name"] == "int8" and choice["flip_tta"]:  # the edits cost no time: taken where they raise rank-1
+        choice = max([choice] + [r for r in rows if "center_strength" in r or "map_keep" in r],
+                     key=lambda r: r["one_shot_rank1"])
     result = {"held_out_identities": len(set(names)), "photos": len(names), "options": rows,
               "rule": f"fastest option within {WITHIN:.3f} one-shot rank-1 of the best; then, for int8 with "
-                      "flip, the centering strength with the best rank-1 if it beats none (one subtraction per "
-                      "face: no speed to trade)", "chosen": choice}
+                      "flip, the centering strength or similarity map with the best rank-1 if it beats none (one "
+                      "subtraction or one 512x512 product per face: no speed to trade)", "chosen": choice}
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text(json.dumps(result, indent=1))
     for r in rows:

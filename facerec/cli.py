@@ -195,6 +195,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--warmup-epochs", type=float, default=1.0, help="linear learning-rate warm-up (epochs)")
     p.add_argument("--arcface-weight", type=float, default=1.0)
     p.add_argument("--distill-weight", type=float, default=0.0)
+    p.add_argument("--structure-weight", type=float, default=0.0,
+                   help="weight of matching the batch's cosine similarities to the teacher's")
     p.add_argument("--warm-start", help="an ONNX embedder whose weights start the run")
     p.add_argument("--max-seconds", type=float, help="stop after the epoch during which this much time passed")
     p.add_argument("--stop-after-epoch", type=int,
@@ -223,6 +225,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("out")
     p.add_argument("--strength", type=float, required=True, help="share of the mean subtracted, e.g. 0.5")
     p.add_argument("--celeba", default="../shared/data/celeba112", help="training crops for the mean")
+    p = command("similarity-map", cmd_similarity_map, "copy of an ONNX embedder with a linear map that blends "
+                "its cosine similarities with the teacher's (the 'train' extra; the blend is chosen on held-out "
+                "identities)")
+    p.add_argument("model", help="the uncentered ONNX embedder (int8 or fp32)")
+    p.add_argument("out")
+    p.add_argument("--keep", type=float, required=True,
+                   help="share of the embedding's own similarities kept, in [0, 1] (the rest: the teacher's)")
+    p.add_argument("--celeba", default="../shared/data/celeba112", help="training crops the map is fitted on")
+    p.add_argument("--teacher", default="../shared/data/teacher/celeba112_dlib.npz",
+                   help="the teacher's descriptors of those crops and their mirrors")
     p = command("average", cmd_average, "one fp32 ONNX embedder whose weights are the mean of several stages' "
                                         "(the 'train' extra; which stages is chosen on held-out identities)")
     p.add_argument("out")
@@ -728,7 +740,8 @@ def cmd_train(args) -> int:
     faces = load_sources(args.celeba, args.lfw_cache, args.teacher)
     config = TrainConfig(head=args.head, stem=args.stem, epochs=args.epochs, batch_size=args.batch_size,
                          lr=args.lr, warmup_epochs=args.warmup_epochs, device=args.device, bf16=args.bf16, arcface_weight=args.arcface_weight,
-                         distill_weight=args.distill_weight, warm_start=args.warm_start,
+                         distill_weight=args.distill_weight, structure_weight=args.structure_weight,
+                         warm_start=args.warm_start,
                          max_seconds=args.max_seconds, stop_after_epoch=args.stop_after_epoch)
     record = train(config, faces, args.run_dir, log=lambda line: print(line, file=sys.stderr, flush=True))
     _emit(args, record, text=f"trained {record.get('epoch')} epochs; weights in {args.run_dir}")
@@ -787,6 +800,25 @@ def cmd_center(args) -> int:
     out = centered_copy(args.model, args.out, centering_crops(args.celeba), args.strength)
     _emit(args, {"out": str(out), "strength": args.strength},
           text=f"centered model (strength {args.strength}) written to {out}")
+    return 0
+
+
+def cmd_similarity_map(args) -> int:
+    try:
+        from .train.similarity_map import fitting_photos, mapped_copy
+    except ImportError as error:
+        raise FaceRecError(str(error)) from None
+    if not 0 <= args.keep <= 1:
+        raise FaceRecError(f"--keep must be in [0, 1]; got {args.keep}")
+    for path, what in ((args.model, "model"), (args.teacher, "teacher file")):
+        if not Path(path).is_file():
+            raise FaceRecError(f"no such {what}: {path}")
+    try:
+        out = mapped_copy(args.model, args.out, fitting_photos(args.celeba), args.teacher, args.keep)
+    except (ValueError, ImportError) as error:
+        raise FaceRecError(str(error)) from None
+    _emit(args, {"out": str(out), "keep": args.keep},
+          text=f"model with a similarity map (keep {args.keep}) written to {out}")
     return 0
 
 

@@ -25,6 +25,8 @@ import os
 import sys
 from pathlib import Path
 
+import numpy as np
+
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
@@ -83,6 +85,7 @@ def main() -> None:
             "precision": onnx_precision(onnx),
             "weight_averaging": weight_averaging(load(RESULTS / "stage_average.json")),
             "centering": onnx_centering(onnx, options),
+            "similarity_map": onnx_similarity_map(onnx, options),
         },
         "training": {
             "objective": (f"ArcFace (s={config.get('arcface_scale')}, m={config.get('arcface_margin')}) x "
@@ -244,6 +247,33 @@ def onnx_centering(path: Path, options: dict) -> dict | str:
                                         "uncentered": uncentered.get("one_shot_rank1")},
             "how": "unit embedding minus strength x the mean unit embedding of 2,000 seeded training crops, "
                    "renormalised, inside the graph (`facerec center`)"}
+
+
+def onnx_similarity_map(path: Path, options: dict) -> dict | str:
+    """The linear map after the network's unit output (facerec.train.similarity_map), read from the graph; the
+    share kept and the rank-1 the held-out choice measured (benchmarks/embedding_options.py)."""
+    try:
+        from facerec.train.similarity_map import similarity_map
+    except ImportError:
+        return "unknown (install the 'train' extra to read the graph)"
+    found = similarity_map(path)
+    if found is None:
+        return "none"
+    matrix, offset = found
+    chosen = options.get("chosen", {})
+    plain = next((r for r in options.get("options", []) if r["name"] == "int8" and r["flip_tta"]), {})
+    centered = [r for r in options.get("options", []) if "center_strength" in r]
+    best_centered = max(centered, key=lambda r: r["one_shot_rank1"]) if centered else {}
+    return {"keep": chosen.get("map_keep"),
+            "matrix_distance_from_identity": round(float(np.linalg.norm(matrix - np.eye(len(matrix)))
+                                                         / np.sqrt(len(matrix))), 4),
+            "offset_length": round(float(np.linalg.norm(offset)), 4),
+            "held_out_one_shot_rank1": {"mapped": chosen.get("one_shot_rank1"), "plain": plain.get("one_shot_rank1"),
+                                        "best_centered": best_centered.get("one_shot_rank1"),
+                                        "best_centered_strength": best_centered.get("center_strength")},
+            "how": "normalize(x A - b) of the network's unit output x, inside the graph; A, b fitted on 6,000 seeded "
+                   "training crops and their mirrors so that cosines approach keep x the embedding's own + "
+                   "(1 - keep) x the teacher's (`facerec similarity-map`)"}
 
 
 def card_training_identities(card_path: Path, logged_count: int | None) -> dict:

@@ -1,6 +1,6 @@
 """Weight averaging (`facerec average`): the averaged file's weights are the weighted mean of the stages', it is
 the same network (same inputs, unit outputs), and files that cannot be averaged meaningfully are refused in one
-line (int8, centered, another architecture)."""
+line (int8, centered, mapped, another architecture)."""
 
 from __future__ import annotations
 
@@ -78,9 +78,16 @@ def _cli(*args: str) -> subprocess.CompletedProcess:
 
 
 def test_what_cannot_be_averaged_is_refused_in_one_line(stages, tmp_path) -> None:
+    from facerec.train.centering import center_onnx
+    from facerec.train.similarity_map import map_onnx
+
     standard = _export(tmp_path, "standard", 3, stem="standard")
+    centered = center_onnx(stages[1], tmp_path / "centered.onnx", np.zeros(512, np.float32))
+    mapped = map_onnx(stages[1], tmp_path / "mapped.onnx", np.eye(512, dtype=np.float32), np.zeros(512, np.float32))
     cases = {
-        (Settings().model_path, stages[0]): "is quantised",  # the shipped int8 (and centered) model
+        (Settings().model_path, stages[0]): "is quantised",  # the shipped int8 (and edited) model
+        (stages[0], centered): "is centered",
+        (stages[0], mapped): "has a similarity map",
         (stages[0], standard): "not the same architecture",
         (stages[0],): "at least two models",
         (stages[0], tmp_path / "missing.onnx"): "no such model",

@@ -94,6 +94,31 @@ def test_one_epoch_checkpoints_logs_and_resumes(tiny_faces: FaceSet, tmp_path: P
     assert epochs == [1, 2]
 
 
+def test_similarity_structure_loss_is_zero_only_when_the_cosines_are_the_teachers() -> None:
+    from facerec.train.distill import similarity_structure_loss
+
+    torch.manual_seed(0)
+    teacher = torch.nn.functional.normalize(torch.randn(6, 128), dim=1)
+    same = torch.cat([teacher, torch.zeros(6, 384)], dim=1) * 3.0  # the teacher's geometry, at another scale
+    assert float(similarity_structure_loss(same, teacher)) < 1e-10
+    rotated = same @ torch.linalg.qr(torch.randn(512, 512))[0]  # cosines survive a rotation
+    assert float(similarity_structure_loss(rotated, teacher)) < 1e-10
+    other = torch.randn(6, 512)
+    assert float(similarity_structure_loss(other, teacher)) > 1e-3
+    with_missing = torch.cat([teacher, torch.full((1, 128), float("nan"))])
+    assert float(similarity_structure_loss(torch.cat([same, torch.randn(1, 512)]), with_missing)) < 1e-10
+    assert float(similarity_structure_loss(other[:1], teacher[:1])) == 0.0  # one row: no pair
+
+
+def test_training_with_the_structure_term_logs_it(tiny_faces: FaceSet, tmp_path: Path) -> None:
+    config = TrainConfig(head="arcface", stem="standard", epochs=1, batch_size=8, device="cpu", bf16=False,
+                         distill_weight=30.0, structure_weight=100.0)
+    record = train(config, tiny_faces, tmp_path, log=lambda _: None)
+    assert 0.0 < record["structure_loss"] <= 4.0
+    assert math.isclose(record["loss"], record["arcface_loss"] + 30.0 * record["distill_loss"]
+                        + 100.0 * record["structure_loss"], rel_tol=1e-6)
+
+
 def test_stop_after_epoch_keeps_the_full_schedule_and_resumes(tiny_faces: FaceSet, tmp_path: Path) -> None:
     """A run cut short by --stop-after-epoch learns under the schedule of all its epochs (its learning rate has
     not decayed to zero), and the same command without the cut finishes it."""

@@ -31,6 +31,7 @@ def average_onnx(models: Sequence[str | Path], out: str | Path, weights: Sequenc
     from onnx import numpy_helper
 
     from .centering import CENTER_NAME
+    from .similarity_map import MAP_NAMES
 
     if len(models) < 2:
         raise ValueError("averaging needs at least two models")
@@ -43,6 +44,8 @@ def average_onnx(models: Sequence[str | Path], out: str | Path, weights: Sequenc
             raise ValueError(f"{model} is quantised: average the fp32 exports, then quantise the average")
         if any(init.name == CENTER_NAME for init in proto.graph.initializer):
             raise ValueError(f"{model} is centered: average the uncentered exports, then center the average")
+        if any(init.name in MAP_NAMES for init in proto.graph.initializer):
+            raise ValueError(f"{model} has a similarity map: average the unmapped exports, then map the average")
     tensors = [{init.name: numpy_helper.to_array(init) for init in proto.graph.initializer} for proto in protos]
     for model, other in zip(models[1:], tensors[1:]):
         if {name: a.shape for name, a in other.items()} != {name: a.shape for name, a in tensors[0].items()}:

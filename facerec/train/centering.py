@@ -32,11 +32,17 @@ EDIT_NODES = ("center_subtract", "center_normalize")  # the two nodes the edit a
 UNCENTERED = "_uncentered"  # suffix of the network's own output once the edit follows it
 
 
-def centering_crops(celeba_dir: str | Path, count: int = CENTERING_PHOTOS) -> np.ndarray:
-    """uint8 [count, 112, 112, 3]: aligned training crops drawn with a fixed seed (never a held-out identity)."""
+def training_photos(celeba_dir: str | Path) -> list[Path]:
+    """Every celeba112 photo of a training identity (never a held-out one), in name then file order: what the
+    graph edits fitted after training draw from."""
     identities = list_identities(celeba_dir)
     held_out = held_out_identities(identities)
-    photos = [photo for name in sorted(identities) if name not in held_out for photo in identities[name]]
+    return [photo for name in sorted(identities) if name not in held_out for photo in identities[name]]
+
+
+def centering_crops(celeba_dir: str | Path, count: int = CENTERING_PHOTOS) -> np.ndarray:
+    """uint8 [count, 112, 112, 3]: aligned training crops drawn with a fixed seed (never a held-out identity)."""
+    photos = training_photos(celeba_dir)
     chosen = random.Random(CENTERING_SEED).sample(photos, min(count, len(photos)))
     return np.stack([np.asarray(Image.open(photo).convert("RGB")) for photo in chosen])
 

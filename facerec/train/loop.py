@@ -18,7 +18,7 @@ import torch
 from .augment import FaceAugmentation
 from .backbone import FaceEmbedder
 from .data import FaceSet
-from .distill import DistillationHead
+from .distill import DistillationHead, similarity_structure_loss
 from .heads import build_head, needs_identity_batches
 from .precision import use_bf16
 from .validate import validate
@@ -48,6 +48,7 @@ class TrainConfig:
     bf16: bool | None = None  # None: bf16 autocast only where the device computes bf16 natively
     arcface_weight: float = 1.0  # weight of the head's loss (0: distillation alone)
     distill_weight: float = 0.0  # weight of the cosine regression onto the teacher (0: no distillation)
+    structure_weight: float = 0.0  # weight of the batch similarity-structure match to the teacher (0: none)
     warm_start: str | None = None  # ONNX embedder whose weights start the run (moved to `stem` if it differs)
     validate_every: int = 1
     max_seconds: float | None = None  # stop early (after the current step) once this much time has passed
@@ -152,12 +153,14 @@ def train(config: TrainConfig, faces: FaceSet, run_dir: str | Path,
             if config.max_seconds and time.perf_counter() - started > config.max_seconds:
                 break
         seconds = time.perf_counter() - epoch_start
-        arcface_loss, distill_loss = torch.stack(losses).float().mean(dim=0).tolist()
+        arcface_loss, distill_loss, structure_loss = torch.stack(losses).float().mean(dim=0).tolist()
         record = {
             "epoch": epoch + 1,
-            "loss": config.arcface_weight * arcface_loss + config.distill_weight * distill_loss,
+            "loss": (config.arcface_weight * arcface_loss + config.distill_weight * distill_loss
+                     + config.structure_weight * structure_loss),
             "arcface_loss": arcface_loss,
             "distill_loss": distill_loss,
+            **({"structure_loss": structure_loss} if config.structure_weight else {}),
             "lr": lr,
             "images_per_second": len(losses) * config.batch_size / seconds,
             "epoch_seconds": round(seconds, 2),
@@ -237,7 +240,7 @@ def _build_parts(config: TrainConfig, faces: FaceSet, device: torch.device, impr
     augment = FaceAugmentation(enabled=config.augment)
     images = torch.from_numpy(faces.images[train_rows]).to(device)
     label_tensor = torch.from_numpy(labels).to(device)
-    if config.distill_weight and faces.teacher is None:
+    if (config.distill_weight or config.structure_weight) and faces.teacher is None:
         raise ValueError("distillation needs teacher targets (pass teacher files)")
     teacher = faces.teacher[train_rows] if faces.teacher is not None else np.full((len(train_rows), 2, 128), np.nan)
     targets = torch.from_numpy(np.ascontiguousarray(teacher, dtype=np.float32)).to(device)
@@ -270,7 +273,8 @@ def _initial_model(config: TrainConfig, faces: FaceSet) -> FaceEmbedder:
 
 
 def _step(config: TrainConfig, bf16: bool, device, parts: _RunParts, batch_rows) -> torch.Tensor:
-    """One optimisation step on the given training rows; returns the detached (ArcFace, distillation) losses."""
+    """One optimisation step on the given training rows; returns the detached (ArcFace, distillation, similarity
+    structure) losses."""
     index = torch.from_numpy(batch_rows).to(device)
     batch, flipped = parts.augment.with_flips(parts.images[index])
     batch = batch.contiguous(memory_format=torch.channels_last)
@@ -279,12 +283,14 @@ def _step(config: TrainConfig, bf16: bool, device, parts: _RunParts, batch_rows)
     embeddings = embeddings.float()
     zero = embeddings.sum() * 0.0
     arcface = parts.head(embeddings, parts.labels[index]) if config.arcface_weight else zero
-    distill = parts.distiller(embeddings, parts.targets[index, flipped.long()]) if config.distill_weight else zero
-    loss = config.arcface_weight * arcface + config.distill_weight * distill
+    targets = parts.targets[index, flipped.long()]
+    distill = parts.distiller(embeddings, targets) if config.distill_weight else zero
+    structure = similarity_structure_loss(embeddings, targets) if config.structure_weight else zero
+    loss = config.arcface_weight * arcface + config.distill_weight * distill + config.structure_weight * structure
     parts.optimizer.zero_grad(set_to_none=True)
     loss.backward()
     parts.optimizer.step()
-    return torch.stack([arcface.detach(), distill.detach()])
+    return torch.stack([arcface.detach(), distill.detach(), structure.detach()])
 
 
 def _keep_if_best(config: TrainConfig, model, record: dict, history: list[dict], run_dir: Path) -> None:

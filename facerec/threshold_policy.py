@@ -13,6 +13,12 @@ FPIR lower than this, never higher, for the same FAR. Identify and the enrollmen
 current gallery's N; verification compares two photos once (N = 1), so its FPIR is the per-comparison FAR.
 A user may pin a raw similarity threshold instead; its expected FPIR is still reported.
 
+A gallery of at least a few hundred people also measures its own stranger tail (`facerec.population_tail`):
+its faces of different people are stranger comparisons from the user's own population. Where that tail is
+heavier than the card's (the user's people look more alike than the calibration's), the threshold is the higher
+one, and the expected rates are the higher of the two estimates: the card is never trusted beyond what the
+gallery itself shows.
+
 FAR(t) and the genuine acceptance rate come from the model card's calibration (`facerec calibrate`). A card
 without it falls back, with a warning, to its older `far_curve` (extrapolated below its last point) or to its
 fixed FAR 1e-3 threshold.
@@ -26,6 +32,7 @@ from dataclasses import asdict, dataclass, field
 import numpy as np
 
 from .messages import percent_text, rate_text
+from .population_tail import PopulationTail
 
 DEFAULT_FPIR = 0.01
 RECALIBRATE = "run `facerec calibrate` to calibrate this model"
@@ -140,9 +147,13 @@ class ThresholdInForce:
     people: int | None = None
     warning: str | None = None
     notes: list[str] = field(default_factory=list)
+    population: PopulationTail | None = None  # the gallery's own stranger tail, where it was measured
+    raised_from: float | None = None  # the card's threshold, where the gallery's own tail raised it
 
     def to_dict(self) -> dict:
         data = asdict(self)
+        data["population"] = None if self.population is None else self.population.to_dict()
+        data["raised_from"] = None if self.raised_from is None else round(self.raised_from, 4)
         data["threshold"] = round(self.threshold, 4)
         for key in ("target_fpir", "expected_fpir", "far", "true_match_rate"):
             data[key] = None if data[key] is None else float(f"{data[key]:.4g}")
@@ -204,25 +215,29 @@ class ThresholdPolicy:
         return cls(ScoreCalibration.from_card(card, model_sha256), fpir, pinned_threshold)
 
     def for_gallery(self, faces: int, people: int | None = None, fpir: float | None = None,
-                    threshold: float | None = None) -> ThresholdInForce:
+                    threshold: float | None = None, population: PopulationTail | None = None) -> ThresholdInForce:
         """The threshold for searching (or checking a new face against) a gallery of `faces` enrolled faces.
-        `fpir` / `threshold` override the policy's rate / pinned threshold for this one decision."""
-        return self._decide(int(faces), people, fpir, threshold, verification=False)
+        `fpir` / `threshold` override the policy's rate / pinned threshold for this one decision; `population`
+        is the gallery's own stranger tail, where it has been measured."""
+        return self._decide(int(faces), people, fpir, threshold, verification=False, population=population)
 
-    def for_verification(self, fpir: float | None = None, threshold: float | None = None) -> ThresholdInForce:
+    def for_verification(self, fpir: float | None = None, threshold: float | None = None,
+                         population: PopulationTail | None = None) -> ThresholdInForce:
         """The threshold for comparing two photos (one comparison: the accepted rate is the per-comparison FAR)."""
-        return self._decide(1, None, fpir, threshold, verification=True)
+        return self._decide(1, None, fpir, threshold, verification=True, population=population)
 
     def growth(self, sizes=None, fpir: float | None = None) -> list[ThresholdInForce]:
         """The threshold in force (and expected true-match rate) as the gallery grows: 1 ... 1,000,000 faces."""
         sizes = sizes or [int(v) for v in np.unique(np.round(np.logspace(0, 6, 25)))]
         return [self.for_gallery(n, fpir=fpir) for n in sizes]
 
-    def _decide(self, comparisons: int, people, fpir, threshold, verification: bool) -> ThresholdInForce:
+    def _decide(self, comparisons: int, people, fpir, threshold, verification: bool,
+                population: PopulationTail | None = None) -> ThresholdInForce:
         calibration = self.calibration
         threshold = self.pinned_threshold if threshold is None and fpir is None else threshold
         pinned = threshold is not None or calibration.fixed_threshold is not None
-        notes = []
+        population = None if calibration.fixed_threshold is not None else population
+        notes, raised_from = [], None
         if threshold is None:
             target = self.fpir if fpir is None else _check_rate(fpir)
             # Per comparison, from the FPIR over N comparisons (an empty gallery gets the one-face threshold).
@@ -231,16 +246,27 @@ class ThresholdPolicy:
             if calibration.fixed_threshold is None and far < calibration.lowest_far:
                 notes.append(f"this gallery needs a false-accept rate of {rate_text(far)} per comparison, below "
                              f"the calibrated range (down to {rate_text(calibration.lowest_far)}): extrapolated")
+            own = population.threshold_at_far(far) if population is not None else None
+            if own is not None and own > threshold:
+                raised_from, threshold = threshold, own
+                notes.append(f"this gallery's own people look more alike than the model's calibration set "
+                             f"({population.pairs:,} pairs of its faces of different people measured), so the "
+                             f"threshold is raised from {raised_from:.3f} to {own:.3f} to keep the accepted rate")
         else:
             target = None
         far = calibration.far(threshold)
         interval = calibration.far_interval(threshold)
+        own_far = population.far(threshold) if population is not None and far is not None else None
+        if own_far is not None and own_far > far:  # the gallery's own estimate is the less optimistic one
+            far = own_far
+            interval = None if interval is None else (min(interval[0], own_far), max(interval[1], own_far))
         return ThresholdInForce(
             threshold=float(threshold), comparisons=comparisons, target_fpir=None if pinned else target,
             expected_fpir=None if far is None else _fpir(far, comparisons),
             expected_fpir_interval=None if interval is None else tuple(_fpir(f, comparisons) for f in interval),
             far=far, true_match_rate=calibration.true_match_rate(threshold), pinned=pinned,
-            verification=verification, people=people, warning=calibration.warning, notes=notes)
+            verification=verification, people=people, warning=calibration.warning, notes=notes,
+            population=population, raised_from=raised_from)
 
 
 def _fpir(far: float, comparisons: int) -> float:

@@ -7,7 +7,10 @@ photo; their other photos are queries. For a gallery of n people:
 - **non-mated searches**: every photo (enrolled or query) of the people NOT in the gallery; a false match
   (FPIR) when any gallery face reaches the threshold.
 The threshold is the one the policy gives a gallery of that many faces (`facerec.threshold_policy`), exactly
-what identify would use. Galleries smaller than the dataset are random draws of n people (several draws, so
+what identify would use: with the drawn gallery's own stranger tail (`facerec.population_tail`, measured on its
+enrolled faces alone, as the app does) where it has the people for one; each row also gives the figures at the
+model card's threshold alone (`card_only`), to show what the gallery's own tail changes. For the full gallery
+the tail is measured once on all n people, so a left-out person's own pairs are ~2/n of the pairs it rests on. Galleries smaller than the dataset are random draws of n people (several draws, so
 that there are ~1,000 mated searches); the full gallery takes each person out in turn for their non-mated
 searches (leave-one-out: a stranger meets the other n - 1 people). Searches are exact (all scores computed).
 Intervals: 95% percentile bootstrap over the people whose photos are searched (a person's photos, across
@@ -21,6 +24,7 @@ import math
 import numpy as np
 
 from ..calibrate import threshold_at_far
+from ..population_tail import measure_population_tail
 from ..threshold_policy import ThresholdPolicy
 
 MATED_SEARCHES_WANTED = 1000
@@ -65,22 +69,26 @@ def evaluate_open_set(gallery_vectors: np.ndarray, query_vectors: np.ndarray, qu
     results = []
     for size in sizes:
         if size >= people:
-            results.append(_full_gallery(scores, owner, is_query, policy))
+            results.append(_full_gallery(scores, owner, is_query, policy, gallery_vectors))
             continue
         per_draw = size * people_with_queries / people
         draws = int(min(MAX_DRAWS, max(1, math.ceil(MATED_SEARCHES_WANTED / max(per_draw, 1e-9)))))
-        rule = policy.for_gallery(size, size)
-        mated, non_mated = _Outcomes(people), _Outcomes(people)
+        card_rule = policy.for_gallery(size, size)
+        own, card = _Decisions(people), _Decisions(people)
         for _ in range(draws):
             members = np.sort(rng.choice(people, size, replace=False))
+            tail = measure_population_tail(gallery_vectors[members], members)
+            rule = policy.for_gallery(size, size, population=tail) if tail is not None else card_rule
             inside = np.isin(owner, members)
             sub = scores[:, members]
             best = sub.argmax(axis=1)
             top = sub[np.arange(len(sub)), best]
             searched = inside & is_query
-            mated.add(owner[searched], (members[best[searched]] == owner[searched]) & (top[searched] >= rule.threshold))
-            non_mated.add(owner[~inside], top[~inside] >= rule.threshold)
-        results.append(_row(size, draws, rule, mated, non_mated, rng))
+            named = members[best[searched]] == owner[searched]
+            for decisions, used in ((own, rule), (card, card_rule)):
+                decisions.add(used, owner[searched], named & (top[searched] >= used.threshold),
+                              owner[~inside], top[~inside] >= used.threshold)
+        results.append({**own.row(size, draws, rng), "card_only": card.row(size, draws, rng)})
     full = results[-1] if results and results[-1]["gallery_people"] == people else None
     target = None if policy.pinned_threshold is not None else policy.fpir
     for row in results:
@@ -91,7 +99,8 @@ def evaluate_open_set(gallery_vectors: np.ndarray, query_vectors: np.ndarray, qu
     summary = {
         "protocol": "mated: queries of gallery people; non-mated: all photos of people outside the gallery "
                     "(random draws of n people; leave-one-out for the full gallery); exact search; threshold from "
-                    "the policy for n enrolled faces; 95% bootstrap intervals over searched people",
+                    "the policy for n enrolled faces with the drawn gallery's own stranger tail (card_only: the "
+                    "model card's alone); 95% bootstrap intervals over searched people",
         "fpir_target": target,
         "pinned_threshold": policy.pinned_threshold,
         "calibration_warning": policy.calibration.warning,
@@ -100,6 +109,37 @@ def evaluate_open_set(gallery_vectors: np.ndarray, query_vectors: np.ndarray, qu
     if full is not None:
         summary.update(_oracle(scores, owner, is_query))
     return summary
+
+
+class _Decisions:
+    """The mated and non-mated outcomes of one way of setting the threshold, over a size's draws."""
+
+    def __init__(self, people: int) -> None:
+        self.mated, self.non_mated = _Outcomes(people), _Outcomes(people)
+        self.rules = []
+
+    def add(self, rule, mated_owners, identified, non_mated_owners, falsely_matched) -> None:
+        self.rules.append(rule)
+        self.mated.add(mated_owners, identified)
+        self.non_mated.add(non_mated_owners, falsely_matched)
+
+    def row(self, size: int, draws: int, rng) -> dict:
+        """The size's figures; threshold and expected FPIR are the means over the draws' rules."""
+        expected = [r.expected_fpir for r in self.rules]
+        intervals = [r.expected_fpir_interval for r in self.rules]
+        row = {"gallery_people": size, "gallery_faces": size, "draws": draws,
+               "threshold": round(float(np.mean([r.threshold for r in self.rules])), 4),
+               "expected_fpir": None if None in expected else float(np.mean(expected)),
+               "expected_fpir_interval": None if None in intervals else np.mean(intervals, axis=0).tolist(),
+               "non_mated_searches": self.non_mated.total, "fpir": self.non_mated.rate(),
+               "fpir_interval": self.non_mated.interval(rng), "mated_searches": self.mated.total,
+               "dir": self.mated.rate(), "dir_interval": self.mated.interval(rng)}
+        raised = sum(r.raised_from is not None for r in self.rules)
+        if raised:
+            row["threshold_range"] = [round(min(r.threshold for r in self.rules), 4),
+                                      round(max(r.threshold for r in self.rules), 4)]
+            row["raised_by_own_tail"] = f"{raised} of {draws} draws"
+        return row
 
 
 class _Outcomes:
@@ -131,20 +171,26 @@ class _Outcomes:
         return [float(low), float(high)]
 
 
-def _full_gallery(scores: np.ndarray, owner: np.ndarray, is_query: np.ndarray, policy: ThresholdPolicy) -> dict:
+def _full_gallery(scores: np.ndarray, owner: np.ndarray, is_query: np.ndarray, policy: ThresholdPolicy,
+                  gallery_vectors: np.ndarray) -> dict:
     people = scores.shape[1]
-    rule = policy.for_gallery(people, people)
-    stranger_rule = policy.for_gallery(people - 1, people - 1)  # a left-out person meets the other n - 1
+    tail = measure_population_tail(gallery_vectors, np.arange(people))
     best = scores.argmax(axis=1)
     top = scores[np.arange(len(scores)), best]
-    mated, non_mated = _Outcomes(people), _Outcomes(people)
-    mated.add(owner[is_query], (best[is_query] == owner[is_query]) & (top[is_query] >= rule.threshold))
-    non_mated.add(owner, _best_other(scores, owner) >= stranger_rule.threshold)
-    row = _row(people, 1, rule, mated, non_mated, np.random.default_rng(0))
-    row["non_mated_gallery"] = "leave-one-out: each person's photos against the other n - 1 people"
-    row["non_mated_gallery_people"] = people - 1
-    row["non_mated_threshold"] = round(stranger_rule.threshold, 4)
-    return row
+    best_other = _best_other(scores, owner)
+    rows = []
+    for population in (tail, None):
+        rule = policy.for_gallery(people, people, population=population)
+        stranger_rule = policy.for_gallery(people - 1, people - 1, population=population)  # meets the other n - 1
+        decisions = _Decisions(people)
+        decisions.add(rule, owner[is_query], (best[is_query] == owner[is_query]) & (top[is_query] >= rule.threshold),
+                      owner, best_other >= stranger_rule.threshold)
+        row = decisions.row(people, 1, np.random.default_rng(0))
+        row["non_mated_gallery"] = "leave-one-out: each person's photos against the other n - 1 people"
+        row["non_mated_gallery_people"] = people - 1
+        row["non_mated_threshold"] = round(stranger_rule.threshold, 4)
+        rows.append(row)
+    return {**rows[0], "card_only": rows[1]}
 
 
 def _best_other(scores: np.ndarray, owner: np.ndarray) -> np.ndarray:
@@ -152,15 +198,6 @@ def _best_other(scores: np.ndarray, owner: np.ndarray) -> np.ndarray:
     masked = scores.copy()
     masked[np.arange(len(scores)), owner] = -np.inf
     return masked.max(axis=1)
-
-
-def _row(size: int, draws: int, rule, mated: _Outcomes, non_mated: _Outcomes, rng) -> dict:
-    return {"gallery_people": size, "gallery_faces": size, "draws": draws,
-            "threshold": round(rule.threshold, 4), "expected_fpir": rule.expected_fpir,
-            "expected_fpir_interval": None if rule.expected_fpir_interval is None
-            else list(rule.expected_fpir_interval),
-            "non_mated_searches": non_mated.total, "fpir": non_mated.rate(), "fpir_interval": non_mated.interval(rng),
-            "mated_searches": mated.total, "dir": mated.rate(), "dir_interval": mated.interval(rng)}
 
 
 def _oracle(scores: np.ndarray, owner: np.ndarray, is_query: np.ndarray) -> dict:
@@ -192,11 +229,14 @@ def markdown_table(open_set: dict) -> str:
         return text
 
     lines = ["| gallery people | threshold | expected FPIR | measured FPIR (95% interval) | non-mated searches | "
-             "DIR (95% interval) | mated searches |", "|---|---|---|---|---|---|---|"]
+             "DIR (95% interval) | mated searches | card's threshold alone: threshold, FPIR, DIR |",
+             "|---|---|---|---|---|---|---|---|"]
     for row in open_set["sizes"]:
+        card = row.get("card_only")
+        card_text = (f"{card['threshold']:.4f}, {percent(card['fpir'])}, {percent(card['dir'])}" if card else "–")
         lines.append(f"| {row['gallery_people']:,} | {row['threshold']:.4f} | {percent(row['expected_fpir'])} | "
                      f"{percent(row['fpir'], row['fpir_interval'])} | {row['non_mated_searches']:,} | "
-                     f"{percent(row['dir'], row['dir_interval'])} | {row['mated_searches']:,} |")
+                     f"{percent(row['dir'], row['dir_interval'])} | {row['mated_searches']:,} | {card_text} |")
     lines += [f"\nWarning ({row['gallery_people']:,} people): {row['warning']}." for row in open_set["sizes"]
               if row.get("warning")]
     return "\n".join(lines)

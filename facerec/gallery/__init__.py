@@ -7,8 +7,9 @@ A thin facade over three parts, each in its own module:
 
 What the gallery does with them lives beside this file: `enrollment` (enroll, add a photo, bulk adds, with the
 enrollment quality check of `facerec.quality`), `search` (identify, verify), `sightings` (the memory of recent
-identifications), `people` (list, rename, delete), `transfer` (export/import), `reindex` (another model) and
-`health` (with `sightings_health`).
+identifications), `people` (list, rename, delete), `transfer` (export/import), `reindex` (another model),
+`health` (with `sightings_health`) and `population` (the gallery's own stranger tail, which the threshold policy
+reads).
 
 The vector index is brought up to date from the database's journal before every search, so several threads and
 processes can share one gallery. Every check that decides whether a write may happen (name taken, same photo
@@ -35,6 +36,7 @@ from ..vectors import open_index
 from ..vectors.faiss_index import refuse_to_replace_saved_index
 from . import enrollment, health, people, reindex, search, sightings, transfer
 from .health import HealthReport
+from .population import PopulationCache
 from .sightings import SightingInfo
 
 
@@ -44,6 +46,7 @@ class Gallery:
         self.pipeline = pipeline or FacePipeline(self.settings)
         # Before any file is created: without a pinned threshold, a missing or unreadable model card is an error.
         self.policy = self.settings.threshold_policy(self.pipeline.embedder.sha256)
+        self.population = PopulationCache()  # the gallery's own stranger tail, for the policy
         self.quality = QualityCheck(self.settings.quality_calibration_path, self.pipeline.embedder)
         home = self.settings.home
         if not home.exists():
@@ -97,11 +100,16 @@ class Gallery:
         decision. The people count is only reported, so it is read only when asked for."""
         self.index.sync(self.store)
         people_count = self.store.counts()[0] if with_people else None
-        return self.policy.for_gallery(len(self.index), people_count, fpir=fpir, threshold=threshold)
+        faces = len(self.index)
+        return self.policy.for_gallery(faces, people_count, fpir=fpir, threshold=threshold,
+                                       population=self.population.tail(self.store, faces))
 
     def verification_threshold(self, fpir: float | None = None, threshold: float | None = None) -> ThresholdInForce:
-        """The threshold verify uses: the same rule for one comparison (its FPIR is the per-comparison FAR)."""
-        return self.policy.for_verification(fpir=fpir, threshold=threshold)
+        """The threshold verify uses: the same rule for one comparison (its FPIR is the per-comparison FAR), with
+        the gallery's own stranger tail where it has one (the photos compared are likely of its population)."""
+        self.index.sync(self.store)
+        return self.policy.for_verification(fpir=fpir, threshold=threshold,
+                                            population=self.population.tail(self.store, len(self.index)))
 
     # ----- reading photos -------------------------------------------------------------------------------
     def read(self, photo: ImageInput, label: str | None = None) -> Photo:

@@ -1,0 +1,53 @@
+"""The gallery's own stranger tail (`facerec.population_tail`), measured from the store and kept until the
+gallery has changed enough to move it.
+
+Why a cache: identify and every enrollment's look-alike check ask for the threshold in force, and measuring the
+tail is one pass over up to 4,000 faces (~1 s). A tail estimated from N people barely moves when a few more are
+enrolled, so it is measured again only once the number of faces has changed by REMEASURE_SHARE (or by
+REMEASURE_FACES, whichever is more) since it was measured: a bulk enrollment of thousands of people measures it a
+few dozen times, not once per person.
+"""
+
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+
+from ..population_tail import MIN_PEOPLE, SAMPLE_FACES, SAMPLE_SEED, PopulationTail, measure_population_tail
+
+REMEASURE_SHARE = 0.10
+REMEASURE_FACES = 10
+
+
+class PopulationCache:
+    """One gallery's measured tail, with the face count it was measured at."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._measured_at: int | None = None
+        self._tail: PopulationTail | None = None
+
+    def tail(self, store, faces: int) -> PopulationTail | None:
+        """The tail for a gallery of `faces` enrolled faces (None below MIN_PEOPLE people)."""
+        if faces < MIN_PEOPLE:  # fewer faces than that cannot be that many people: no query needed
+            return None
+        with self._lock:
+            if self._measured_at is None or abs(faces - self._measured_at) > max(
+                    REMEASURE_FACES, REMEASURE_SHARE * self._measured_at):
+                self._tail = measure_population_tail(*_faces_to_measure(store))
+                self._measured_at = faces
+            return self._tail
+
+
+def _faces_to_measure(store) -> tuple[np.ndarray, np.ndarray]:
+    """(embeddings, identity ids) of every enrolled face, or of a seeded sample of whole people up to
+    SAMPLE_FACES faces."""
+    identity_ids, face_counts = store.face_counts()
+    if int(face_counts.sum()) <= SAMPLE_FACES:
+        taken = identity_ids.tolist()
+    else:
+        order = np.random.default_rng(SAMPLE_SEED).permutation(len(identity_ids))
+        taken = identity_ids[order[: int(np.searchsorted(np.cumsum(face_counts[order]), SAMPLE_FACES))]].tolist()
+    _face_ids, face_identities, embeddings = store.faces_of(taken)
+    return embeddings, face_identities

@@ -24,6 +24,7 @@ import numpy as np
 from PIL import Image
 
 from ..dataset import held_out_identities, list_identities
+from .graph_edit import reroute_output, without_edit
 
 CENTERING_PHOTOS = 2000
 CENTERING_SEED = 1
@@ -70,10 +71,7 @@ def center_onnx(model: str | Path, out: str | Path, center: np.ndarray) -> Path:
     graph = proto.graph
     if any(init.name == CENTER_NAME for init in graph.initializer):
         raise ValueError(f"{model} is centered already")
-    output = graph.output[0].name
-    producer = next(node for node in graph.node if output in node.output)
-    uncentered = output + UNCENTERED
-    producer.output[list(producer.output).index(output)] = uncentered
+    uncentered, output = reroute_output(graph, UNCENTERED)
     graph.initializer.append(numpy_helper.from_array(np.asarray(center, np.float32)[None, :], CENTER_NAME))
     graph.node.extend([
         helper.make_node("Sub", [uncentered, CENTER_NAME], [output + "_centered"], name=EDIT_NODES[0]),
@@ -92,22 +90,7 @@ def centered_copy(model: str | Path, out: str | Path, crops: np.ndarray, strengt
 
 def uncentered_copy(model: str | Path, out: str | Path) -> Path:
     """Write `model` without its centering (the network's own unit output); an uncentered model is copied."""
-    import onnx
-
-    proto = onnx.load(str(model))
-    graph = proto.graph
-    edit = [node for node in graph.node if node.name in EDIT_NODES]
-    if edit:
-        output = graph.output[0].name
-        for node in edit:
-            graph.node.remove(node)
-        producer = next(node for node in graph.node if output + UNCENTERED in node.output)
-        producer.output[list(producer.output).index(output + UNCENTERED)] = output
-        graph.initializer.remove(next(init for init in graph.initializer if init.name == CENTER_NAME))
-    onnx.checker.check_model(proto)
-    Path(out).parent.mkdir(parents=True, exist_ok=True)
-    onnx.save(proto, str(out))
-    return Path(out)
+    return without_edit(model, out, EDIT_NODES, (CENTER_NAME,), UNCENTERED)
 
 
 def embedding_center(model: str | Path) -> np.ndarray | None:

@@ -27,6 +27,7 @@ import numpy as np
 from PIL import Image
 
 from .centering import CENTER_NAME, training_photos
+from .graph_edit import reroute_output, without_edit
 
 MAP_PHOTOS = 6000
 MAP_SEED = 7
@@ -111,10 +112,7 @@ def map_onnx(model: str | Path, out: str | Path, matrix: np.ndarray, offset: np.
         raise ValueError(f"{model} has a similarity map already")
     if CENTER_NAME in names:
         raise ValueError(f"{model} is centered: map the uncentered model (the map's offset centers it)")
-    output = graph.output[0].name
-    producer = next(node for node in graph.node if output in node.output)
-    unmapped = output + UNMAPPED
-    producer.output[list(producer.output).index(output)] = unmapped
+    unmapped, output = reroute_output(graph, UNMAPPED)
     graph.initializer.extend([numpy_helper.from_array(np.asarray(matrix, np.float32), MAP_NAMES[0]),
                               numpy_helper.from_array(np.asarray(offset, np.float32)[None, :], MAP_NAMES[1])])
     graph.node.extend([
@@ -138,23 +136,7 @@ def mapped_copy(model: str | Path, out: str | Path, photos: list[Path], teacher_
 
 def unmapped_copy(model: str | Path, out: str | Path) -> Path:
     """Write `model` without its similarity map (the network's own unit output); an unmapped model is copied."""
-    import onnx
-
-    proto = onnx.load(str(model))
-    graph = proto.graph
-    edit = [node for node in graph.node if node.name in MAP_NODES]
-    if edit:
-        output = graph.output[0].name
-        for node in edit:
-            graph.node.remove(node)
-        producer = next(node for node in graph.node if output + UNMAPPED in node.output)
-        producer.output[list(producer.output).index(output + UNMAPPED)] = output
-        for init in [init for init in graph.initializer if init.name in MAP_NAMES]:
-            graph.initializer.remove(init)
-    onnx.checker.check_model(proto)
-    Path(out).parent.mkdir(parents=True, exist_ok=True)
-    onnx.save(proto, str(out))
-    return Path(out)
+    return without_edit(model, out, MAP_NODES, MAP_NAMES, UNMAPPED)
 
 
 def similarity_map(model: str | Path) -> tuple[np.ndarray, np.ndarray] | None:

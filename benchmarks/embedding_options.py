@@ -34,7 +34,9 @@ from facerec.metrics import ClosestIsPositiveAccuracy  # noqa: E402
 from facerec.evaluation.figures import one_shot_rank1, one_shot_rank1_over_draws  # noqa: E402
 from facerec.train.centering import centered_copy, centering_crops  # noqa: E402
 from facerec.train.quantize import calibration_crops, quantize_int8  # noqa: E402
-from facerec.train.similarity_map import fitting_photos, mapped_copy  # noqa: E402
+from facerec.train.similarity_map import (  # noqa: E402
+    fit_similarity_map, fitting_photos, map_onnx, model_views, teacher_views,
+)
 
 TIMED_FACES = 100
 WITHIN = 0.005
@@ -102,11 +104,14 @@ def main() -> None:
     for strength in args.center:
         name = f"int8_center{strength:g}"
         edited[name] = centered_copy(models["int8"], Path(args.work) / f"{name}.onnx", centering, strength)
-    teacher = Path(args.data) / "teacher" / "celeba112_dlib.npz"
-    fitting = fitting_photos(Path(args.data) / "celeba112") if args.similarity_map else None
+    if args.similarity_map:  # the int8 model's views of the fitting crops, embedded once for every share kept
+        fitting = fitting_photos(Path(args.data) / "celeba112")
+        targets = teacher_views(fitting, Path(args.data) / "teacher" / "celeba112_dlib.npz")
+        views = model_views(models["int8"], fitting)
     for keep in args.similarity_map:
         name = f"int8_map{keep:g}"
-        edited[name] = mapped_copy(models["int8"], Path(args.work) / f"{name}.onnx", fitting, teacher, keep)
+        edited[name] = map_onnx(models["int8"], Path(args.work) / f"{name}.onnx",
+                                *fit_similarity_map(views, targets, keep))
     models.update({name: Path(path) for name, path in (o.split("=", 1) for o in args.other)})
     rows = [{"name": name, **measure(path, flip, crops, names)} for name, path in models.items()
             for flip in (True, False)]

@@ -92,7 +92,10 @@ def main() -> None:
                           f"{config.get('arcface_weight')} + distillation x {config.get('distill_weight')}: a "
                           "linear projection (512->128, training only) of the embedding regressed by cosine onto "
                           "the teacher's centred, normalised descriptor of the same crop (of the mirrored crop "
-                          "when augmentation mirrors it)"),
+                          "when augmentation mirrors it)"
+                          + (f"; + similarity structure x {config['structure_weight']}: the mean squared difference "
+                             "between the batch's embedding cosines and its teacher targets' cosines, pair by pair"
+                             if config.get("structure_weight") else "")),
             "teacher": {
                 "model": "dlib_face_recognition_resnet_model_v1 (PyPI face_recognition_models), used at training "
                          "time only",
@@ -119,7 +122,9 @@ def main() -> None:
             "wall_seconds": {"train": history[-1]["elapsed_seconds"] if history else None, **steps},
             "history": [{"epoch": h["epoch"], "loss": round(h["loss"], 4),
                          "arcface_loss": round(h.get("arcface_loss", 0.0), 4),
-                         "distill_loss": round(h.get("distill_loss", 0.0), 4), "lr": h["lr"], **rounded(h)}
+                         "distill_loss": round(h.get("distill_loss", 0.0), 4),
+                         **({"structure_loss": round(h["structure_loss"], 5)} if "structure_loss" in h else {}),
+                         "lr": h["lr"], **rounded(h)}
                         for h in history],
             "retrain_command": "bash scripts/retrain.sh",
             "licences": "LFW: research use (University of Massachusetts). CelebA: non-commercial research only "
@@ -223,8 +228,9 @@ def weight_averaging(result: dict) -> dict | str:
     if not result:
         return "none"
     chosen = result["chosen"]
-    return {"stages": chosen["stages"], "how": "equal-weight mean of the stages' folded fp32 weights, then int8 "
-                                               "and centering (`facerec average`)",
+    return {"stages": chosen["stages"], "how": "equal-weight mean of the stages' folded fp32 weights (`facerec "
+                                               "average`), then int8 and the graph edit (architecture.centering "
+                                               "or architecture.similarity_map)",
             "held_out_one_shot_rank1": {r["name"]: round(r["one_shot_rank1"], 4) for r in result["candidates"]},
             "rule": result["rule"]}
 

@@ -31,8 +31,11 @@ def crops(celeba112) -> np.ndarray:
 
 @pytest.fixture(scope="module")
 def network(tmp_path_factory):
-    """The shipped model's network without any centering it ships with."""
-    return uncentered_copy(Settings().model_path, tmp_path_factory.mktemp("centering") / "network.onnx")
+    """The shipped model's network without the edit it ships with (centering or a similarity map)."""
+    from facerec.train.similarity_map import unmapped_copy
+
+    folder = tmp_path_factory.mktemp("centering")
+    return uncentered_copy(unmapped_copy(Settings().model_path, folder / "unmapped.onnx"), folder / "network.onnx")
 
 
 def test_the_centered_model_computes_the_renormalised_difference(network, crops, tmp_path) -> None:

@@ -3,7 +3,7 @@ whose people look more alike than the model's calibration set gets a higher thre
 named about as often as the user accepted; a gallery like the calibration set keeps the card's threshold.
 
 Real faces: celeba112 crops of training identities (one photo per person), embedded by the shipped ONNX model.
-"More alike" is made real by degrading every photo the same way (shrunk to 14 px and back): the model then sees
+"More alike" is made real by degrading every photo the same way (shrunk to 12 px and back): the model then sees
 less of what tells people apart, and strangers score higher against everyone, as in a gallery of poor photos.
 """
 
@@ -25,7 +25,7 @@ FPIR = 0.1  # 10%: measurable from 400 strangers (40 expected false matches)
 
 
 def _degraded(crop: np.ndarray) -> np.ndarray:
-    small = Image.fromarray(crop).resize((14, 14), Image.BILINEAR)
+    small = Image.fromarray(crop).resize((12, 12), Image.BILINEAR)
     return np.asarray(small.resize((112, 112), Image.BILINEAR))
 
 

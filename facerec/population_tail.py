@@ -112,8 +112,8 @@ def measure_population_tail(embeddings: np.ndarray, identity_ids: np.ndarray,
             continue
         fitted = fit_generalized_pareto(excesses[positive], pair_weights[positive])
         resampled.append((float(pair_weights.sum() / resampled_pairs), *fitted))
-    return PopulationTail(threshold, keep / pairs, shape, scale, pairs, len(faces_per_person), len(embeddings),
-                          tuple(resampled))
+    return PopulationTail(threshold, keep / pairs, shape, scale, int(pairs), len(faces_per_person),
+                          len(embeddings), tuple(resampled))
 
 
 def _between_people_pairs(faces_per_person: np.ndarray, weights: np.ndarray) -> float:

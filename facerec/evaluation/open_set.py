@@ -10,8 +10,9 @@ The threshold is the one the policy gives a gallery of that many faces (`facerec
 what identify would use: with the drawn gallery's own stranger tail (`facerec.population_tail`, measured on its
 enrolled faces alone, as the app does) where it has the people for one; each row also gives the figures at the
 model card's threshold alone (`card_only`), to show what the gallery's own tail changes. For the full gallery
-the tail is measured once on all n people, so a left-out person's own pairs are ~2/n of the pairs it rests on. Galleries smaller than the dataset are random draws of n people (several draws, so
-that there are ~1,000 mated searches); the full gallery takes each person out in turn for their non-mated
+the tail is measured once on all n people, so a left-out person's own pairs are ~2/n of the pairs it rests on.
+Galleries smaller than the dataset are random draws of n people (several draws, so that there are ~1,000 mated
+searches); the full gallery takes each person out in turn for their non-mated
 searches (leave-one-out: a stranger meets the other n - 1 people). Searches are exact (all scores computed).
 Intervals: 95% percentile bootstrap over the people whose photos are searched (a person's photos, across
 draws, rise and fall together).

@@ -30,6 +30,7 @@ import numpy as np
 from ..metrics import ClosestIsPositiveAccuracy, MedianDistances
 from . import sightings as sightings_memory
 from .health_readings import memory_readings, readings
+from .people_sample import draw_whole_people, people_reaching
 from .sightings_health import sightings_health
 
 if TYPE_CHECKING:
@@ -135,9 +136,8 @@ def _enrolled_with(gallery: Gallery, faces: int, seen_people: list[int]) -> tupl
         labels = store.face_labels()
         return embeddings, np.array([labels[int(f)][0] for f in face_ids], dtype=np.int64)
     identity_ids, face_counts = store.face_counts()
-    others = ~np.isin(identity_ids, seen_people)
-    order = np.random.default_rng(SAMPLE_SEED).permutation(np.flatnonzero(others))
-    taken = order[: int(np.searchsorted(np.cumsum(face_counts[order]), SAMPLE_FACES)) + 1]
+    others = np.flatnonzero(~np.isin(identity_ids, seen_people))
+    taken = draw_whole_people(face_counts, SAMPLE_FACES, SAMPLE_SEED, among=others)
     _face_ids, face_identities, embeddings = store.faces_of(sorted(seen_people) + identity_ids[taken].tolist())
     return embeddings, face_identities
 
@@ -145,14 +145,12 @@ def _enrolled_with(gallery: Gallery, faces: int, seen_people: list[int]) -> tupl
 def _sampled_report(gallery: Gallery, people: int, faces: int, threshold: float, top_pairs: int) -> HealthReport:
     store = gallery.store
     identity_ids, face_counts = store.face_counts()
-    order = np.random.default_rng(SAMPLE_SEED).permutation(len(identity_ids))
-    taken = order[: int(np.searchsorted(np.cumsum(face_counts[order]), SAMPLE_FACES)) + 1]
+    taken = draw_whole_people(face_counts, SAMPLE_FACES, SAMPLE_SEED)
     face_ids, face_identities, embeddings = store.faces_of(identity_ids[taken].tolist())
     names = store.names(np.unique(face_identities).tolist())
     sampled_people = len(names)
     # The first people drawn, whole, up to SEARCHED_FACES faces: against every enrolled face.
-    first = np.isin(face_identities, identity_ids[taken[: int(np.searchsorted(
-        np.cumsum(face_counts[taken]), SEARCHED_FACES)) + 1]])
+    first = np.isin(face_identities, identity_ids[taken[:people_reaching(face_counts[taken], SEARCHED_FACES)]])
     others = _pairs_in_gallery(gallery, embeddings[first], face_identities[first], dict(names))
     report = gallery_health(embeddings, face_identities, names, threshold, top_pairs, others)
     searched, searched_people = int(first.sum()), len(set(face_identities[first].tolist()))

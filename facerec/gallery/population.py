@@ -15,6 +15,7 @@ import threading
 import numpy as np
 
 from ..population_tail import MIN_PEOPLE, SAMPLE_FACES, SAMPLE_SEED, PopulationTail, measure_population_tail
+from .people_sample import draw_whole_people
 
 REMEASURE_SHARE = 0.10
 REMEASURE_FACES = 10
@@ -41,13 +42,9 @@ class PopulationCache:
 
 
 def _faces_to_measure(store) -> tuple[np.ndarray, np.ndarray]:
-    """(embeddings, identity ids) of every enrolled face, or of a seeded sample of whole people up to
+    """(embeddings, identity ids) of every enrolled face, or of a seeded sample of whole people of at most
     SAMPLE_FACES faces."""
     identity_ids, face_counts = store.face_counts()
-    if int(face_counts.sum()) <= SAMPLE_FACES:
-        taken = identity_ids.tolist()
-    else:
-        order = np.random.default_rng(SAMPLE_SEED).permutation(len(identity_ids))
-        taken = identity_ids[order[: int(np.searchsorted(np.cumsum(face_counts[order]), SAMPLE_FACES))]].tolist()
-    _face_ids, face_identities, embeddings = store.faces_of(taken)
+    taken = draw_whole_people(face_counts, SAMPLE_FACES, SAMPLE_SEED, reach=False)
+    _face_ids, face_identities, embeddings = store.faces_of(identity_ids[taken].tolist())
     return embeddings, face_identities

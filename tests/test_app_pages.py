@@ -6,6 +6,9 @@
 - Sizes: a single thumbnail is 112 px, not stretched; five are 112 px each; Identify numbers faces as the table
   rows; Health shows both whole faces of a confusable pair and never wraps a value; with second photos it does
   not call a person's own photo a near-twin.
+- One upload runs its photo's event once: Gradio fires an Image's `change` twice per upload, and the second
+  detection, finishing after a quick Enroll click, emptied the success line (seen in CI); the tabs listen to
+  `input` (upload, webcam, paste, clear: once each).
 Screenshots of each step (`browser_helpers`: where they go); tests/test_app_gallery_view.py covers point 1.
 """
 
@@ -207,3 +210,30 @@ def _image_sizes(page, images) -> list[tuple[int, int]]:
         assert natural == [112, 112], natural
         sizes.append((round(box["width"]), round(box["height"])))
     return sizes
+
+
+# ----- 5: one upload, one detection -------------------------------------------------------------------------------
+def test_one_upload_runs_its_photo_event_once_and_clearing_resets_it(page, data_dir):
+    photo = lfw(data_dir, STRANGER, 1)
+    joined: list[str] = []  # the queued events that carry this upload (the page's detections / clearings)
+    page.on("request", lambda request: joined.append(request.post_data)
+            if "queue/join" in request.url and photo.name in (request.post_data or "") else None)
+
+    def uploaded_once(tab: str, index: int, done) -> None:
+        """A photo replacing another one (what fired twice; a first upload into an empty Image fires once)."""
+        upload = open_tab(page, tab).locator(IMAGE_INPUT).nth(index)
+        upload.set_input_files(str(lfw(data_dir, ALAN, 1)))
+        page.wait_for_timeout(1500)
+        joined.clear()
+        upload.set_input_files(str(photo))
+        expect(done).to_be_visible()
+        page.wait_for_timeout(1500)  # the duplicate was sent in the same millisecond as the first
+        assert len(joined) == 1, f"{tab}: {len(joined)} events for one upload"
+
+    uploaded_once("Enroll", 0, page.locator("#detect-status").get_by_text("One face found."))
+    uploaded_once("Verify", 0, page.locator("#verify-a-faces-note").get_by_text("One face found."))
+    uploaded_once("Identify", 0, page.get_by_role("button", name="Identify", exact=True))
+
+    panel = open_tab(page, "Enroll")  # the clear button still resets the tab (an `input` with no photo)
+    panel.get_by_role("button", name="Remove Image").first.click()
+    expect(page.locator("#detect-status")).to_have_text("Upload a photo to see the faces found in it.")

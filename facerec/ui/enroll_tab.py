@@ -77,7 +77,7 @@ def build(context: AppContext, password_visible: bool) -> EnrollTab:
         return {crop: result.crop, status: message, details: result.to_dict()}
 
     # A new photo: its faces, and nothing left of the previous enrollment's result.
-    expose([photo.change], detect, [photo], [faces, face_choice, detect_status], detect_status, api_name="detect",
+    expose([photo.input], detect, [photo], [faces, face_choice, detect_status], detect_status, api_name="detect",
            also_clear=[status, crop, details, quality_note],
            on_failure={face_choice: gr.update(choices=[], value=None)})
     event = expose([button.click], enroll, [photo, name, face_choice, allow_lookalike, note, password,

@@ -130,7 +130,7 @@ def build(context: AppContext, default_percent: float, password_visible: bool) -
 
     expose([fpir.change, pinned.change, tab.select, context.app.load], policy, [fpir, pinned], [threshold_note],
            threshold_note)
-    gr.on([photo.change], cleared, [photo], [picture, table, status, details, seen, feedback_status],
+    gr.on([photo.input], cleared, [photo], [picture, table, status, details, seen, feedback_status],
           api_visibility="private")
     expose([button.click], identify, [photo, pinned, top_k, password, fpir], [picture, table, status, details],
            status, api_name="identify", also_clear=[seen, feedback_status],

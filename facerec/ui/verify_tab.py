@@ -53,7 +53,7 @@ def build(context: AppContext, default_percent: float) -> None:
                     note: text}
 
         # A new photo: its faces, and no verdict about the previous one.
-        expose([side["photo"].change], detect, [side["photo"]], [picture, choice, note], note,
+        expose([side["photo"].input], detect, [side["photo"]], [picture, choice, note], note,
                also_clear=[status, details],
                on_failure={picture: gr.update(value=None, visible=False),
                            choice: gr.update(choices=[], value=None, visible=False)})

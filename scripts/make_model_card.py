@@ -105,8 +105,9 @@ def main() -> None:
                            "fixed rectangle (18, 30, 94, 106) of the crop (facerec teacher-targets)",
             },
             "warm_start": config.get("warm_start") and (
-                f"{config['warm_start']}: the previous model as it shipped (see `lineage`), its weights mapped "
-                "back to torch (facerec.train.warm_start)"),
+                f"{config['warm_start']}: the fp32 weights this stage starts from, as scripts/retrain.sh makes "
+                "them (a shipped model, an earlier stage's export, or `facerec average` of earlier stages: see "
+                "`lineage`), mapped back to torch (facerec.train.warm_start)"),
             "lineage": lineage(TRAINING / "lineage"),
             "config": config,
             "device": run.get("device"), "precision": run.get("precision"),

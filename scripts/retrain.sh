@@ -9,7 +9,7 @@
 #    stage's end: runs/v4 (4 epochs from v3, peak lr 0.015), runs/v5 (3 epochs from v4, lr 0.01), runs/v6
 #    (3 epochs, lr 0.01, distillation weight 40, from the average of v4 and v5), runs/v7 (3 epochs, lr 0.01,
 #    distillation weight 40 and the batch's similarity structure matched to the teacher's x100, from the average
-#    of v4, v5 and v6). bf16 autocast where the CPU has
+#    of v4, v5 and v6), runs/v8 (the same as v7, from the average of v6 and v7). bf16 autocast where the CPU has
 #    native bf16, else fp32; a checkpoint per epoch: run the same command again to resume after an interruption
 #    (a resumed call's seconds are added to the earlier calls' in $STEPS; a finished stage is skipped);
 # 5. export each stage to ONNX (checked against torch); what ships is the average of the stages' weights
@@ -21,7 +21,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 DATA=${FACEREC_DATA:-../shared/data}
 V3_COMMIT=5065c8a  # the commit that shipped model v3 (high-resolution stem, int8; ArcFace + distillation from v2)
-AVERAGED="runs/v6 runs/v7"  # the stages whose weights ship, averaged (benchmarks/stage_average.py)
+AVERAGED="runs/v6 runs/v7 runs/v8"  # the stages whose weights ship, averaged (benchmarks/stage_average.py)
 STEPS=models/training/retrain_steps.json
 mkdir -p cache runs models/training
 timed() {  # timed NAME RUN_DIR COMMAND...: run, then record NAME's wall seconds in $STEPS (added to the earlier
@@ -69,8 +69,11 @@ stage v6 runs/v6_warm.onnx 3 0.01 40 "$@"
 [ -f runs/v7_warm.onnx ] || timed average_v4_v6 "" \
     facerec average runs/v7_warm.onnx runs/v4/model_fp32.onnx runs/v5/model_fp32.onnx runs/v6/model_fp32.onnx
 stage v7 runs/v7_warm.onnx 3 0.01 40 --structure-weight 100 "$@"
-cp runs/v7/train_log.jsonl models/training/train_log.jsonl  # the last stage: the card's shipped run
-cp runs/v7/config.json models/training/train_config.json
+[ -f runs/v8_warm.onnx ] || timed average_v6_v7 "" \
+    facerec average runs/v8_warm.onnx runs/v6/model_fp32.onnx runs/v7/model_fp32.onnx
+stage v8 runs/v8_warm.onnx 3 0.01 40 --structure-weight 100 "$@"
+cp runs/v8/train_log.jsonl models/training/train_log.jsonl  # the last stage: the card's shipped run
+cp runs/v8/config.json models/training/train_config.json
 timed average "" facerec average runs/averaged_fp32.onnx $(for run in $AVERAGED; do echo "$run/model_fp32.onnx"; done)
 timed quantize "" facerec quantize runs/averaged_fp32.onnx runs/averaged_int8.onnx --celeba "$DATA/celeba112"
 cp runs/averaged_int8.onnx models/facerec-r18-arcface.onnx  # no graph edit: none passed embedding_options' rule

@@ -17,10 +17,11 @@ from facerec.pipeline import FacePipeline
 from facerec.settings import Settings
 
 PEOPLE = 200  # the first 200 of the 779 two-photo people, in name order
-# Model v7 (shipped): 0.91; swapped channels 0.885, 12 px shift 0.865 (v6: 0.915, 0.87, 0.85 under a floor of
-# 0.885; v5: 0.915, 0.86, 0.85; v3: 0.875, 0.82, 0.825 under a floor of 0.85). The floor sits between the
-# two and moves with the shipped model: a better model shrugs off more.
-RANK1_FLOOR = 0.895
+# Model v8 (shipped): 0.915; swapped channels 0.895, 12 px shift 0.875 (v7: 0.91, 0.885, 0.865 under a floor of
+# 0.895; v6: 0.915, 0.87, 0.85 under 0.885; v5: 0.915, 0.86, 0.85; v3: 0.875, 0.82, 0.825 under 0.85). The floor
+# sits between the two and moves with the shipped model: a better model shrugs off more (the subset is fixed and
+# the model deterministic, so 0.01 is two people each way).
+RANK1_FLOOR = 0.905
 
 
 @pytest.fixture(scope="module")

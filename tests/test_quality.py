@@ -118,7 +118,8 @@ def test_the_cli_warns_and_proceeds_only_when_told(tmp_path, lfw_photo) -> None:
                               capture_output=True, text=True, timeout=300)
 
     checked = facerec("quality", str(poor))
-    assert checked.returncode == 0 and "low: blurred" in checked.stdout
+    # low, and blur among the reasons it names (with model v8 the blurred face's embedding is also unstable)
+    assert checked.returncode == 0 and "blurred" in checked.stdout.partition("low: ")[2]
     refused = facerec("enroll", str(poor), "--name", "Colin Powell")
     assert refused.returncode != 0 and "Traceback" not in refused.stderr
     assert "poor enrollment photo" in refused.stderr and "--allow-low-quality" in refused.stderr

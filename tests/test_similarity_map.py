@@ -44,7 +44,7 @@ def network(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def photos(celeba112):
-    return fitting_photos(celeba112, 160)  # seeded training photos: never a held-out identity
+    return fitting_photos(celeba112, 280)  # seeded training photos: never a held-out identity
 
 
 def test_the_mapped_model_computes_the_map_of_the_network(network, photos, tmp_path) -> None:
@@ -69,9 +69,9 @@ def test_the_mapped_model_computes_the_map_of_the_network(network, photos, tmp_p
 
 
 def test_the_fitted_map_moves_similarities_towards_the_teachers(network, photos, teacher_file, tmp_path) -> None:
-    fit, unseen = photos[:120], photos[120:]
+    fit, unseen = photos[:240], photos[240:]  # 40 unseen
     views, targets = model_views(network, fit), teacher_views(fit, teacher_file)
-    assert views.shape == (240, 512) and targets.shape == (240, 128)
+    assert views.shape == (480, 512) and targets.shape == (480, 128)
     assert np.allclose(np.linalg.norm(targets, axis=1), 1, atol=1e-5)
     # keep 1: the embedding's own similarities are the target, so the map stays (almost) the identity's effect
     matrix, offset = fit_similarity_map(views, targets, keep=1.0, steps=200)
@@ -85,9 +85,9 @@ def test_the_fitted_map_moves_similarities_towards_the_teachers(network, photos,
     wanted = 0.5 * _off_diagonal(plain) + 0.5 * _off_diagonal(teacher)
     before = np.mean((_off_diagonal(plain) - wanted) ** 2)
     after = np.mean((_off_diagonal(moved) - wanted) ** 2)
-    # at least a fifth of the squared distance to the blend gone on unseen photos (model v8: 0.0062 -> 0.0046; its own
-    # similarities already sit nearer the teacher's than v7's did, so there is less left for the map to move)
-    assert after < 0.8 * before, (before, after)
+    # fitted on 240 photos: with 120, model v8 (already nearer the teacher than v7) kept 0.73 of the squared
+    # distance to the blend on unseen photos, a 512x512 map fitted on too few faces; with 240, 0.55
+    assert after < 0.7 * before, (before, after)
     with pytest.raises(ValueError, match="keep"):
         fit_similarity_map(views, targets, keep=1.5)
 

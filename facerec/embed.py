@@ -7,10 +7,13 @@ cosine similarity between two faces is their dot product, in [-1, 1].
 from __future__ import annotations
 
 import hashlib
+import json
+import threading
 from pathlib import Path
 
 import numpy as np
 
+from .embedder_check import EXACT, CheckReference, EmbedderCheck, check
 from .errors import FaceRecError, InvalidArgument
 from .onnx_session import LazySession
 
@@ -25,17 +28,25 @@ class FaceEmbedder:
         flip_tta: also embed the mirrored crop and average (test-time augmentation; ~2x the compute).
         batch_size: crops per onnxruntime call.
         num_threads: onnxruntime intra-op threads (0 = onnxruntime's default, all cores).
+        exact: run the graph's own arithmetic (graph optimisations off) instead of the fused kernels, skipping the
+            self-check (the model card's reference is made this way).
+
+    On first use the embedder checks its fused kernels against the reference embeddings in the model card beside
+    the file (`facerec.embedder_check`) and runs the exact graph instead where they disagree on this CPU.
     """
 
     def __init__(self, model_path: str | Path, flip_tta: bool = True, batch_size: int = 32,
-                 num_threads: int = 0) -> None:
+                 num_threads: int = 0, exact: bool = False) -> None:
         self.model_path = Path(model_path)
         if not self.model_path.is_file():
             raise FaceRecError(f"model file not found: {self.model_path}")
         self.flip_tta = flip_tta
         self.batch_size = batch_size
         self.num_threads = num_threads
-        self._session = LazySession(self.model_path, num_threads)
+        self._fast = LazySession(self.model_path, num_threads)
+        self._exact = LazySession(self.model_path, num_threads, exact=True)
+        self._check: EmbedderCheck | None = EmbedderCheck(EXACT, None, "asked for", "") if exact else None
+        self._check_lock = threading.Lock()
 
     @property
     def model_id(self) -> str:
@@ -75,8 +86,25 @@ class FaceEmbedder:
                                  for start in range(0, len(batch), self.batch_size)])
         return (result / np.linalg.norm(result, axis=1, keepdims=True)).astype(np.float32)
 
+    @property
+    def self_check(self) -> EmbedderCheck:
+        """Which path embeds here (fused kernels or the exact graph) and why; runs the check on first call."""
+        if self._check is None:
+            with self._check_lock:
+                if self._check is None:
+                    self._check = check(lambda batch: self._fast.get().run(None, {"images": batch})[0],
+                                        self._card_reference(), self.sha256)
+        return self._check
+
+    def _card_reference(self) -> CheckReference | None:
+        try:
+            return CheckReference.from_card(json.loads(self.model_path.with_suffix(".json").read_text()))
+        except (OSError, ValueError):
+            return None
+
     def _run(self, batch: np.ndarray) -> np.ndarray:
-        return self._session.get().run(None, {"images": np.ascontiguousarray(batch)})[0]
+        session = self._exact if self.self_check.switched else self._fast
+        return session.get().run(None, {"images": np.ascontiguousarray(batch)})[0]
 
 
 def checked_embeddings(vectors: np.ndarray, dimension: int = 512, normalise: bool = False) -> np.ndarray:

@@ -8,12 +8,16 @@ import threading
 class LazySession:
     """Creates the `onnxruntime.InferenceSession` on first use; safe to share between threads.
 
-    `model` is a file path or the model's bytes; `num_threads` 0 lets onnxruntime use every core.
+    `model` is a file path or the model's bytes; `num_threads` 0 lets onnxruntime use every core. `exact` turns
+    graph optimisations off: onnxruntime then runs the graph node by node as written (an int8 QDQ graph as fp32
+    operators between its quantise/dequantise steps), the same arithmetic on every CPU, instead of fusing it into
+    int8 kernels whose results depend on the processor (`facerec.embedder_check`).
     """
 
-    def __init__(self, model, num_threads: int = 0) -> None:
+    def __init__(self, model, num_threads: int = 0, exact: bool = False) -> None:
         self._model = model
         self.num_threads = num_threads
+        self.exact = exact
         self._session = None
         self._lock = threading.Lock()
 
@@ -26,6 +30,8 @@ class LazySession:
                     options = ort.SessionOptions()
                     options.intra_op_num_threads = self.num_threads
                     options.log_severity_level = 3
+                    if self.exact:
+                        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
                     # Idle worker threads would otherwise spin for a while after each run, taking the cores
                     # the gallery search (a multi-threaded BLAS product) needs right after embedding.
                     options.add_session_config_entry("session.intra_op.allow_spinning", "0")

@@ -242,7 +242,8 @@ class Gallery:
                 "home": str(self.settings.home), "database": self.store.display_url,
                 "store_crops": self.settings.store_crops, "model_warning": self.model_warning(),
                 "sightings": self.store.sightings.count(self.model_id),
-                "sightings_memory": self.settings.sightings_memory if sightings.enabled(self) else 0}
+                "sightings_memory": self.settings.sightings_memory if sightings.enabled(self) else 0,
+                "embedder": self.pipeline.embedder.self_check.to_dict()}
 
     def model_warning(self) -> str | None:
         return reindex.model_warning(self.store, self.model_id)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import gradio as gr
 
 from ..drawing import policy_growth_plot, sightings_trend_plot, similarity_histogram
+from ..embedder_check import EmbedderCheck
 from ..gallery.health import HealthReport
 from ..gallery.health_readings import figure_text, nearest_other_person_distance
 from ..messages import plural
@@ -55,7 +56,8 @@ def build(context: AppContext, password_visible: bool) -> gr.Tab:
                  f"{w['name']}: {w['median_similarity']:.3f} over {plural(w['sightings'], 'sighting')}")
                 for w in memory.get("weak_enrollments", [])[:WEAK_SHOWN]]
         trend = memory.get("trend") or []
-        return {report_view: report_html(report), plot: figure, sightings_view: sightings_html(memory, weak),
+        page = report_html(report) + embedder_html(gallery.pipeline.embedder.self_check)
+        return {report_view: page, plot: figure, sightings_view: sightings_html(memory, weak),
                 trend_plot: sightings_trend_plot(trend, memory["trend_unit"], report.threshold) if trend else None,
                 pairs_view: heading + pair_tiles(pairs), details: report.to_dict(),
                 status: f"Checked {plural(report.identities, 'person', 'people')} and "
@@ -113,6 +115,19 @@ def report_html(report: HealthReport) -> str:
     else:
         lines.append("<p>No suspected duplicates: no two people match each other above the threshold.</p>")
     return "\n".join(lines)
+
+
+def embedder_html(check: EmbedderCheck) -> str:
+    """Which arithmetic embeds faces on this server, in one paragraph (`facerec.embedder_check`)."""
+    if check.switched:
+        return ("<p><strong>Embedder: exact graph.</strong> On this CPU the fast int8 kernels disagreed with the "
+                f"model card's reference embeddings (lowest cosine {check.min_cosine:.4f}, below "
+                f"{check.to_dict()['threshold']}), so faces are embedded with the model's exact arithmetic: the "
+                "same embeddings as on every other CPU, but slower.</p>")
+    if check.min_cosine is None:
+        return f"<p>Embedder: fast int8 kernels, not checked ({html_text(check.reason)}).</p>"
+    return ("<p>Embedder: fast int8 kernels, checked against the model card's reference embeddings on this CPU "
+            f"(lowest cosine {check.min_cosine:.4f}).</p>")
 
 
 def sightings_html(memory: dict, weak_tiles: list[tuple[bytes | None, str]]) -> str:

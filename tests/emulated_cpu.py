@@ -1,0 +1,63 @@
+"""Run Python under an emulated CPU without AVX-512 or VNNI (not a test module): Debian's qemu-user, `-cpu Haswell`
+(AVX2 + FMA, as many servers and laptops still are).
+
+onnxruntime picks its int8 kernels from CPUID, so under this emulation it runs the very kernels an AVX2-only
+machine runs (the ones that saturate with 8-bit weights), slowly: ~1.6 s per face for the fused int8 graph.
+
+    embeddings = fused_embeddings({"shipped": model_path}, {"lfw": crops})   # {"shipped/lfw": [N, 512]}
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import sysconfig
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+QEMU = shutil.which("qemu-x86_64")
+CPU_MODEL = "Haswell"
+REPO_ROOT = Path(__file__).resolve().parents[1]
+
+# Runs under the emulator: every model's fused session (onnxruntime's default optimisations, one thread) on every
+# input set, single view, saved to an npz as "<model>/<inputs>".
+WORKER = """
+import sys, numpy as np, onnxruntime as ort
+models, inputs, out = sys.argv[1].split(","), np.load(sys.argv[2]), sys.argv[3]
+print(" ".join(ort.get_available_providers()), flush=True)
+results = {}
+for spec in models:
+    name, path = spec.split("=", 1)
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = 1
+    options.log_severity_level = 3
+    session = ort.InferenceSession(path, options, providers=["CPUExecutionProvider"])
+    for key in inputs.files:
+        batch = inputs[key].transpose(0, 3, 1, 2).astype(np.float32)
+        results[name + "/" + key] = np.concatenate(
+            [session.run(None, {"images": batch[i:i + 8]})[0] for i in range(0, len(batch), 8)])
+np.savez(out, **results)
+"""
+
+
+def available() -> bool:
+    return QEMU is not None
+
+
+def fused_embeddings(models: dict[str, Path], inputs: dict[str, np.ndarray], timeout: int = 900) -> dict:
+    """{f"{model}/{inputs}": unit embeddings [N, 512]} from each model's fused session on the emulated CPU."""
+    with tempfile.TemporaryDirectory(prefix="facerec-qemu-") as folder:
+        np.savez(Path(folder) / "inputs.npz", **inputs)
+        out = Path(folder) / "out.npz"
+        environment = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO_ROOT), sysconfig.get_paths()["purelib"]]),
+                       "OMP_NUM_THREADS": "1"}
+        python = os.path.realpath(sys.executable)  # the interpreter itself: qemu-user runs one binary, no venv shim
+        subprocess.run([QEMU, "-cpu", CPU_MODEL, python, "-c", WORKER,
+                        ",".join(f"{name}={path}" for name, path in models.items()), str(Path(folder) / "inputs.npz"),
+                        str(out)], env=environment, check=True, timeout=timeout, capture_output=True)
+        with np.load(out) as saved:
+            return {key: saved[key] / np.linalg.norm(saved[key], axis=1, keepdims=True) for key in saved.files}

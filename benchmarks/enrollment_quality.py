@@ -27,6 +27,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from facerec.cache import load_cache, read_results  # noqa: E402
 from facerec.embed import FaceEmbedder  # noqa: E402
+from facerec.provenance import write_result  # noqa: E402
 from facerec.quality import QualityModel  # noqa: E402
 from facerec.quality.calibration import one_shot_outcomes  # noqa: E402
 from facerec.quality.features import measure  # noqa: E402
@@ -97,7 +98,7 @@ def main() -> None:
         "quality_calibration": settings.quality_calibration_path.name,
     }
     args.json.parent.mkdir(parents=True, exist_ok=True)
-    args.json.write_text(json.dumps(summary, indent=1) + "\n")
+    write_result(args.json, summary, settings.model_path, threads=0, embedder=embedder)
     print(json.dumps(summary, indent=1))
     print("\n| enrollment photos | enrollments | mean score | rank-1 | named at the threshold |")
     print("|---|---:|---:|---:|---:|")

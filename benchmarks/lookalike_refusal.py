@@ -15,7 +15,6 @@ person turned away; the person is then put back either way. The threshold is the
 from __future__ import annotations
 
 import argparse
-import json
 import random
 import sys
 import tempfile
@@ -32,6 +31,7 @@ from facerec.errors import FaceRecError, PossibleDuplicate  # noqa: E402
 from facerec.evaluation.embedding import embed_photos  # noqa: E402
 from facerec.evaluation.oneshot import plan_protocol  # noqa: E402
 from facerec.gallery import Gallery  # noqa: E402
+from facerec.provenance import write_result  # noqa: E402
 from facerec.settings import Settings  # noqa: E402
 
 
@@ -102,10 +102,9 @@ def main() -> None:
         "refused": refusals, "skipped": skipped, "seconds": round(time.perf_counter() - started, 1),
         "command": "python benchmarks/lookalike_refusal.py " + " ".join(sys.argv[1:]),
     }
-    text = json.dumps(result, indent=1)
     if args.json:
         Path(args.json).parent.mkdir(parents=True, exist_ok=True)
-        Path(args.json).write_text(text + "\n")
+        write_result(args.json, result, settings.model_path, threads=0, embedder=gallery.pipeline.embedder)
     print(f"look-alike refusals of new, different people: {len(refusals)}/{trials} = "
           f"{result['refusal_rate']:.2%} (95% {result['refusal_rate_interval_95'][0]:.2%}-"
           f"{result['refusal_rate_interval_95'][1]:.2%}) at threshold {result['threshold']} "

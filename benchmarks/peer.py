@@ -30,6 +30,7 @@ from facerec.align import align_face  # noqa: E402
 from facerec.choice import central_face  # noqa: E402
 from facerec.evaluation.oneshot import plan_protocol  # noqa: E402
 from facerec.pipeline import FacePipeline  # noqa: E402
+from facerec.provenance import write_result  # noqa: E402
 from facerec.settings import Settings  # noqa: E402
 
 
@@ -43,7 +44,7 @@ def rank1(gallery: np.ndarray, queries: np.ndarray, euclidean: bool) -> float:
 
 
 def embed_both(photos: list[Path]):
-    """(facerec embeddings, dlib embeddings, timing) of the central face of each photo."""
+    """(facerec embeddings, dlib embeddings, timing, facerec's embedder) of the central face of each photo."""
     import face_recognition
 
     pipeline = FacePipeline(Settings(num_threads=1))
@@ -61,7 +62,7 @@ def embed_both(photos: list[Path]):
         start = time.perf_counter()
         theirs.append(face_recognition.face_encodings(photo.pixels, known_face_locations=[(y1, x2, y2, x1)])[0])
         timing["dlib_embed"] += time.perf_counter() - start
-    return np.array(ours), np.array(theirs), timing
+    return np.array(ours), np.array(theirs), timing, pipeline.embedder
 
 
 def pairs_accuracy(embeddings: np.ndarray, row: dict, pairs, folds: int, euclidean: bool) -> dict:
@@ -92,7 +93,7 @@ def main() -> None:
 
         pairs, folds = read_pairs(Path(args.data) / "protocols" / "lfw_pairs.txt", Path(args.data) / "lfw")
         photos = sorted({p for a, b, _ in pairs for p in (a, b)})
-        ours, theirs, timing = embed_both(photos)
+        ours, theirs, timing, embedder = embed_both(photos)
         row = {p: i for i, p in enumerate(photos)}
         result = {"protocol": "LFW pairs, 10-fold", "photos": len(photos),
                   "facerec": pairs_accuracy(ours, row, pairs, folds, euclidean=False),
@@ -103,13 +104,13 @@ def main() -> None:
                                                                / result["ms_per_face_embed"]["facerec"])
         print(json.dumps(result, indent=1))
         if args.out:
-            Path(args.out).write_text(json.dumps(result, indent=1))
+            write_result(args.out, result, Settings().model_path, threads=1, embedder=embedder)
         return
     enrolled, queries, _ = plan_protocol(Path(args.data) / "lfw", 2, False, 51)
     names = list(enrolled)
     query_of = {name: path for name, path in queries}
     photos = [enrolled[n] for n in names] + [query_of[n] for n in names]
-    ours, theirs, timing = embed_both(photos)
+    ours, theirs, timing, embedder = embed_both(photos)
     half = len(names)
     count = len(photos)
     result = {
@@ -130,7 +131,7 @@ def main() -> None:
                                                            / result["facerec"]["ms_per_face_embed"])
     print(json.dumps(result, indent=1))
     if args.out:
-        Path(args.out).write_text(json.dumps(result, indent=1))
+        write_result(args.out, result, Settings().model_path, threads=1, embedder=embedder)
 
 
 if __name__ == "__main__":

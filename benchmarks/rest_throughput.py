@@ -40,6 +40,7 @@ from app_server import running_app  # noqa: E402 - starts app.py the way the tes
 from facerec.api_keys import ApiKeys  # noqa: E402
 from facerec.dataset import list_identities  # noqa: E402
 from facerec.gallery import Gallery  # noqa: E402
+from facerec.provenance import write_result  # noqa: E402
 from facerec.settings import Settings  # noqa: E402
 
 WARM_UP = 8
@@ -155,7 +156,7 @@ def main() -> None:
     print(text)
     if args.out:
         Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-        Path(args.out).write_text(text + "\n")
+        write_result(args.out, results, Settings.from_env().model_path, threads=0)
 
 
 if __name__ == "__main__":

@@ -27,6 +27,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from facerec.choice import largest_face_index  # noqa: E402
 from facerec.dataset import list_identities  # noqa: E402
 from facerec.gallery import Gallery  # noqa: E402
+from facerec.provenance import write_result  # noqa: E402
+from facerec.settings import Settings  # noqa: E402
 
 QUERIES = range(1, 5)  # photos 2-5
 
@@ -91,7 +93,7 @@ def main() -> None:
         "sightings_in_full_memory": full.sightings["sightings"],
     }
     args.json.parent.mkdir(parents=True, exist_ok=True)
-    args.json.write_text(json.dumps(result, indent=1) + "\n")
+    write_result(args.json, result, Settings().model_path, threads=0)
     print(json.dumps(result, indent=1))
 
 

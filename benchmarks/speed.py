@@ -29,6 +29,7 @@ from facerec.detect import FaceDetector  # noqa: E402
 from facerec.embed import FaceEmbedder  # noqa: E402
 from facerec.gallery import Gallery  # noqa: E402
 from facerec.image import load_image  # noqa: E402
+from facerec.provenance import write_result  # noqa: E402
 from facerec.settings import Settings  # noqa: E402
 
 
@@ -80,7 +81,7 @@ def main() -> None:
     results = {k: round(v, 2) if isinstance(v, float) else v for k, v in results.items()}
     print(json.dumps(results, indent=1))
     if args.out:
-        Path(args.out).write_text(json.dumps(results, indent=1))
+        write_result(args.out, results, model, threads=args.threads)
 
 
 if __name__ == "__main__":

@@ -1,7 +1,7 @@
 """Which training stages to average (`facerec average`), chosen on held-out identities only (never LFW).
 
     python benchmarks/stage_average.py --stage v4=runs/v4/model_fp32.onnx --stage v5=runs/v5/model_fp32.onnx \
-        --stage v6=runs/v6/model_fp32.onnx --out benchmarks/results/stage_average.json
+        --stage v6=runs/v6/model_fp32.onnx --out models/training/stage_average.json
 
 Every stage alone and the equal-weight average of every set of two or more consecutive stages (the later ones
 always in: the average should contain what the recipe learnt last) are measured the same way as
@@ -12,7 +12,6 @@ mean over 30 enrollment draws). The rule: the best-scoring candidate; a single s
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 
@@ -21,6 +20,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from embedding_options import held_out_crops, measure  # noqa: E402
 
+from facerec.provenance import write_result  # noqa: E402
 from facerec.train.averaging import average_onnx  # noqa: E402
 
 
@@ -51,7 +51,7 @@ def main() -> None:
               "rule": "the candidate with the best held-out one-shot rank-1 (mean over 30 draws), fp32 with flip",
               "chosen": chosen}
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-    Path(args.out).write_text(json.dumps(result, indent=1))
+    write_result(args.out, result, None, threads=0)
     for r in rows:
         print(f"{r['name']:14} rank1={r['one_shot_rank1']:.4f} (protocol draw "
               f"{r['one_shot_rank1_protocol_draw']:.4f}) CIPA={r['closest_is_positive_accuracy']:.4f}")

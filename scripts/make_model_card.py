@@ -1,6 +1,8 @@
 """Write the model card `models/facerec-r18-arcface.json` from the training logs and the measured results.
 
     python scripts/make_model_card.py
+    python scripts/make_model_card.py --self-check-only   # a new model file: its self-check first, so that the
+                                                         # measurements run on the path users get, then the card
 
 Every figure comes from a file that a command wrote; nothing numeric is typed in here:
 - models/training/train_config.json, train_log.jsonl: the shipped run (`facerec train`, copied by retrain.sh);
@@ -10,7 +12,10 @@ Every figure comes from a file that a command wrote; nothing numeric is typed in
   made it for this model file (it writes the card directly), else models/training/calibration.json (from
   `facerec calibrate --json models/training/calibration.json`);
 - benchmarks/results/*.json: `facerec eval`, `facerec eval-pairs`, `benchmarks/peer.py`, `benchmarks/speed.py`,
-  `benchmarks/enrollment_quality.py`;
+  `benchmarks/enrollment_quality.py`, `benchmarks/embedding_options.py`: each must record (`provenance`) that it
+  measured this very model file, or the card is not written;
+- models/training/stage_average.json: which training stages were averaged (`benchmarks/stage_average.py`);
+- the self-check: the exact embeddings of synthetic faces (`facerec.embedder_check`), computed here;
 - models/facerec-r18-arcface.quality.json: the enrollment-quality calibration (`scripts/calibrate_quality.py`);
 - the training identities (`training_identities`, which `facerec eval` warns about): listed from the data folder
   ($FACEREC_DATA, else ../shared/data) by the protocol's own rule (`facerec.dataset.training_identity_keys`) and
@@ -33,6 +38,8 @@ sys.path.insert(0, str(ROOT))
 from facerec import training_identities  # noqa: E402
 from facerec.calibrate import legacy_fields  # noqa: E402
 from facerec.dataset import training_identity_keys  # noqa: E402
+from facerec.embed import FaceEmbedder  # noqa: E402
+from facerec.embedder_check import exact_reference  # noqa: E402
 
 MODELS, TRAINING, RESULTS = ROOT / "models", ROOT / "models" / "training", ROOT / "benchmarks" / "results"
 NAME = "facerec-r18-arcface"
@@ -48,6 +55,40 @@ def load(path: Path) -> dict:
     return json.loads(path.read_text()) if path.exists() else {}
 
 
+def load_measured(path: Path, sha256: str) -> dict:
+    """A results file of the shipped model: refused (SystemExit) when its provenance names another model file, or
+    none (a figure of another model would be reported as this one's)."""
+    result = load(path)
+    if not result:
+        return {}
+    measured = (result.get("provenance") or {}).get("model_sha256")
+    if measured != sha256:
+        raise SystemExit(f"{path.relative_to(ROOT)} measured model {str(measured)[:12]}, not the shipped "
+                         f"{sha256[:12]}: run its command again (its docstring) before making the card")
+    return result
+
+
+def measured_on(*results: dict) -> list[dict]:
+    """Where the card's measured figures came from: each distinct CPU, thread count and commit, once."""
+    seen, records = set(), []
+    for result in results:
+        record = result.get("provenance")
+        if not record:
+            continue
+        key = (record["cpu"]["model"], tuple(record["cpu"]["flags"]), record.get("threads"), record.get("commit"))
+        if key not in seen:
+            seen.add(key)
+            records.append({k: record.get(k) for k in ("cpu", "threads", "commit", "onnxruntime", "date")})
+    return records
+
+
+def self_check(onnx: Path, sha256: str) -> dict:
+    """The exact embeddings of the synthetic reference faces, which every user's embedder compares its fused kernels
+    with on first use (`facerec.embedder_check`)."""
+    embedder = FaceEmbedder(onnx, flip_tta=False, exact=True)
+    return exact_reference(embedder.embed_single_view, sha256).to_card()
+
+
 def load_lines(path: Path) -> list[dict]:
     return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
 
@@ -58,6 +99,12 @@ def rounded(record: dict, keys=HELD_OUT_KEYS) -> dict:
 
 def main() -> None:
     onnx = MODELS / f"{NAME}.onnx"
+    if "--self-check-only" in sys.argv[1:]:
+        card = load(MODELS / f"{NAME}.json")
+        card["self_check"] = self_check(onnx, hashlib.sha256(onnx.read_bytes()).hexdigest())
+        (MODELS / f"{NAME}.json").write_text(json.dumps(card, indent=1) + "\n")
+        print(f"self-check reference for {onnx.name} written into its card")
+        return
     run = load(TRAINING / "train_config.json")
     config = run.get("config", {})
     history = load_lines(TRAINING / "train_log.jsonl")
@@ -67,10 +114,13 @@ def main() -> None:
     sha256 = hashlib.sha256(onnx.read_bytes()).hexdigest()
     calibration = card_calibration(MODELS / f"{NAME}.json", TRAINING / "calibration.json", sha256)
     steps = load(TRAINING / "retrain_steps.json")
-    options = load(RESULTS / "embedding_options.json")
-    evaluation, distractors = load(RESULTS / "eval_lfw2.json"), load(RESULTS / "eval_lfw2_distractors.json")
-    pairs, peer, peer_pairs = load(RESULTS / "eval_pairs.json"), load(RESULTS / "peer.json"), load(
-        RESULTS / "peer_pairs.json")
+    options = load_measured(RESULTS / "embedding_options.json", sha256)
+    evaluation = load_measured(RESULTS / "eval_lfw2.json", sha256)
+    distractors = load_measured(RESULTS / "eval_lfw2_distractors.json", sha256)
+    pairs, peer = load_measured(RESULTS / "eval_pairs.json", sha256), load_measured(RESULTS / "peer.json", sha256)
+    peer_pairs, speed = load_measured(RESULTS / "peer_pairs.json", sha256), load_measured(
+        RESULTS / "speed_1thread.json", sha256)
+    quality_validity = load_measured(RESULTS / "enrollment_quality.json", sha256)
     card = {
         "name": NAME,
         "file": onnx.name,
@@ -83,7 +133,7 @@ def main() -> None:
             "input": "float32 RGB [N, 3, 112, 112], values 0..255, ArcFace-template aligned (facerec.align)",
             "output": "float32 [N, 512], unit length; cosine similarity = dot product",
             "precision": onnx_precision(onnx),
-            "weight_averaging": weight_averaging(load(RESULTS / "stage_average.json")),
+            "weight_averaging": weight_averaging(load(TRAINING / "stage_average.json")),
             "centering": onnx_centering(onnx, options),
             "similarity_map": onnx_similarity_map(onnx, options),
         },
@@ -170,11 +220,12 @@ def main() -> None:
                             "--json benchmarks/results/eval_pairs.json"],
             "note": "measured once, after training; the pairs protocol overlaps training people: reported, "
                     "not tuned to",
+            "measured_on": measured_on(evaluation, distractors, pairs),
         },
         "peer_face_recognition_dlib": {"one_shot": peer, "pairs": peer_pairs},
-        "speed_this_machine": load(RESULTS / "speed_1thread.json"),
-        "enrollment_quality": enrollment_quality(MODELS / f"{NAME}.quality.json", sha256,
-                                               load(RESULTS / "enrollment_quality.json")),
+        "speed": speed,
+        "enrollment_quality": enrollment_quality(MODELS / f"{NAME}.quality.json", sha256, quality_validity),
+        "self_check": self_check(onnx, sha256),
         "training_identities": card_training_identities(MODELS / f"{NAME}.json", run.get("training_identities")),
     }
     (MODELS / f"{NAME}.json").write_text(json.dumps(card, indent=1) + "\n")
@@ -214,13 +265,21 @@ def lineage(folder: Path) -> list[dict]:
 
 
 def onnx_precision(path: Path) -> str:
-    """"int8 (QDQ, per channel)" when the graph quantises its weights, else "fp32" (read from the graph itself)."""
+    """"int8 (QDQ, per channel, N-bit weights)" when the graph quantises its weights, else "fp32" (read from the
+    graph itself): 7-bit weights are what keeps U8S8 kernels from saturating on CPUs without VNNI."""
     try:
         import onnx
+
+        from facerec.train.quantize import weight_range
     except ImportError:
         return "unknown (install the 'train' extra to read the graph)"
     ops = {node.op_type for node in onnx.load(str(path), load_external_data=False).graph.node}
-    return "int8 (QDQ, per channel)" if "QuantizeLinear" in ops or "DequantizeLinear" in ops else "fp32"
+    if "QuantizeLinear" not in ops and "DequantizeLinear" not in ops:
+        return "fp32"
+    low, high = weight_range(path)
+    bits = 7 if low >= -64 and high <= 63 else 8
+    return (f"int8 (QDQ, per channel, {bits}-bit weights in [{low}, {high}], uint8 activations)"
+            + ("; no U8S8 saturation on CPUs without VNNI" if bits == 7 else ""))
 
 
 def weight_averaging(result: dict) -> dict | str:

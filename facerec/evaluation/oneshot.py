@@ -27,6 +27,7 @@ import numpy as np
 
 from ..dataset import choose_enrolled, list_identities
 from ..gallery import Gallery
+from ..provenance import provenance
 from ..settings import Settings
 from ..training_identities import overlap_warning, seen_in_training
 from .embedding import EmbeddedPhotos, embed_photos
@@ -82,6 +83,7 @@ def evaluate_one_shot(data_dir: str | Path, settings: Settings, max_per_identity
             figures["tar_at_far"] = tar_at_far(genuine, impostor)
             figures["gallery_threshold"] = gallery.threshold
             figures["threshold_policy"] = gallery.threshold_in_force(with_people=True).to_dict()
+            figures["provenance"] = provenance(settings.model_path, settings.num_threads, gallery.pipeline.embedder)
             if open_set:
                 owner = {name: i for i, name in enumerate(gallery_names)}
                 figures["open_set"] = evaluate_open_set(

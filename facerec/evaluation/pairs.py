@@ -10,6 +10,7 @@ from pathlib import Path
 import numpy as np
 
 from ..pipeline import FacePipeline
+from ..provenance import provenance
 from .embedding import embed_photos
 
 
@@ -72,5 +73,7 @@ def evaluate_pairs(pairs_file: str | Path, data_dir: str | Path, pipeline: FaceP
                                                     pipeline.settings.model_card()),
                "photos": len(unique), "detection_failures": len(photos.detection_failures),
                "unreadable": len(photos.unreadable), "seconds": round(photos.seconds, 2),
-               "photos_per_second": round(photos.photos_per_second, 2)}
+               "photos_per_second": round(photos.photos_per_second, 2),
+               "provenance": provenance(pipeline.settings.model_path, pipeline.settings.num_threads,
+                                        pipeline.embedder)}
     return PairsResult(figures, same, similarities)

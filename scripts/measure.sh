@@ -46,5 +46,9 @@ step $RESULTS/eval_pairs.json facerec eval-pairs "$DATA/protocols/lfw_pairs.txt"
 step $RESULTS/enrollment_quality.json python benchmarks/enrollment_quality.py --cache cache/lfw \
     --json $RESULTS/enrollment_quality.json
 step $RESULTS/peer_pairs.json python benchmarks/peer.py --data "$DATA" --pairs --out $RESULTS/peer_pairs.json
+step $RESULTS/lookalike_refusal.json python benchmarks/lookalike_refusal.py --lfw "$DATA/lfw" \
+    --json $RESULTS/lookalike_refusal.json
+step $RESULTS/sightings_health.json python benchmarks/sightings_health.py --data "$DATA" \
+    --json $RESULTS/sightings_health.json
 python scripts/make_model_card.py
 python scripts/results_tables.py --write

@@ -110,6 +110,24 @@ def peer_block() -> str:
             f"{peer['provenance']['date'][:10]}.")
 
 
+def speed_block() -> str:
+    one, every = load("speed_1thread"), load("speed_all")
+    if not one or not every:
+        return "(no speed_1thread.json / speed_all.json)"
+    rows = ["| stage | 1 thread | all cores |", "|---|---|---|",
+            f"| detection, 250x250 photo | {one['detect_ms_250x250']:.1f} ms | {every['detect_ms_250x250']:.1f} ms |",
+            f"| detection, 1280x960 photo | {one['detect_ms_1280x960']:.0f} ms | {every['detect_ms_1280x960']:.0f} ms |",
+            f"| alignment, per face | {one['align_ms_per_face']:.1f} ms | {every['align_ms_per_face']:.1f} ms |"]
+    for label, key in (("no flip", "embed_faces_per_s_batch{}"),
+                       ("flip, the default", "embed_faces_per_s_batch{}_flip_tta")):
+        rows.append(f"| embedding, faces/s at batch 1 / 32 ({label}) | {one[key.format(1)]:.1f} / "
+                    f"{one[key.format(32)]:.1f} | {every[key.format(1)]:.1f} / {every[key.format(32)]:.1f} |")
+    rows.append(f"| identify, ms per photo end to end (one face, 100 people) | "
+                f"{one['identify_ms_per_photo_end_to_end']:.0f} ms | {every['identify_ms_per_photo_end_to_end']:.0f} ms |")
+    cores = every["provenance"]["cpu"]["cores"]
+    return "\n".join(rows) + f"\n\nOn {cpu_text(one)}, {cores} cores, model {model_text(one)}."
+
+
 def _figure(value, digits: int = 3) -> str:
     return "–" if value is None else f"{value:.{digits}f}"
 
@@ -121,7 +139,8 @@ def _ratio(ratio, peer: dict) -> str:
     return f"**{ratio:.2f}x** ({ms[0]:.1f} vs {ms[1]:.1f} ms per face)"
 
 
-BLOCKS: dict[str, Callable[[], str]] = {"accuracy": accuracy_block, "cpus": cpus_block, "peer": peer_block}
+BLOCKS: dict[str, Callable[[], str]] = {"accuracy": accuracy_block, "cpus": cpus_block, "peer": peer_block,
+                                        "speed": speed_block}
 
 
 def generated(text: str) -> str:
@@ -129,7 +148,8 @@ def generated(text: str) -> str:
         pattern = re.compile(rf"(<!-- results:{name} -->\n).*?(\n<!-- /results:{name} -->)", re.S)
         if not pattern.search(text):
             raise SystemExit(f"README.md has no generated block '{name}'")
-        text = pattern.sub(lambda match: match.group(1) + make() + match.group(2), text)
+        block = make()
+        text = pattern.sub(lambda match, block=block: match.group(1) + block + match.group(2), text)
     return text
 
 

@@ -1,0 +1,83 @@
+"""Figures that say where they come from: every results file names its model file, commit, CPU and threads; the
+model card refuses a results file of another model; the README's results tables are what the files say."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from facerec.provenance import file_sha256, write_result
+from facerec.settings import Settings
+
+ROOT = Path(__file__).resolve().parents[1]
+RESULTS = ROOT / "benchmarks" / "results"
+
+
+def script(name: str):
+    """A module of scripts/ imported by path (they are run as scripts, not installed)."""
+    spec = importlib.util.spec_from_file_location(name, ROOT / "scripts" / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_write_result_records_model_commit_cpu_threads_and_date(tmp_path: Path) -> None:
+    model = Settings().model_path
+    written = write_result(tmp_path / "out.json", {"rank1": 0.5}, model, threads=1)
+    saved = json.loads((tmp_path / "out.json").read_text())
+    assert saved == written and saved["rank1"] == 0.5
+    record = saved["provenance"]
+    assert record["model_sha256"] == file_sha256(model) and record["threads"] == 1
+    assert len(record["commit"].split("+")[0]) == 40
+    assert record["cpu"]["model"] and "avx2" in record["cpu"]["flags"] and record["cpu"]["int8_dot_product"]
+    assert record["date"].endswith("Z")
+
+
+@pytest.mark.parametrize("path", sorted(RESULTS.glob("*.json")), ids=lambda p: p.name)
+def test_every_results_file_names_its_model_commit_cpu_and_threads(path: Path) -> None:
+    record = json.loads(path.read_text()).get("provenance")
+    assert record, f"{path.name} has no provenance record"
+    for key in ("model_sha256", "commit", "cpu", "threads", "date"):
+        assert key in record, f"{path.name}: provenance lacks {key}"
+    assert record["cpu"]["model"], path.name
+    # Files measured before results recorded their CPU carry what git and the closing notes say, marked as such.
+    assert record["cpu"]["flags"] or "recorded_afterwards" in record, f"{path.name}: no CPU flags"
+
+
+def test_the_card_refuses_a_results_file_of_another_model(tmp_path: Path) -> None:
+    card = script("make_model_card")
+    result = tmp_path / "eval.json"
+    write_result(result, {"rank1": 0.9}, Settings().model_path, threads=0)
+    shipped = file_sha256(Settings().model_path)
+    assert card.load_measured(result, shipped)["rank1"] == 0.9
+    card.ROOT = tmp_path  # its message names the file relative to the repository
+    with pytest.raises(SystemExit, match="not the shipped"):
+        card.load_measured(result, "0" * 64)
+    unrecorded = tmp_path / "old.json"
+    unrecorded.write_text(json.dumps({"rank1": 0.978}))  # v1's pairs figure lived on in the card like this
+    with pytest.raises(SystemExit, match="measured model None"):
+        card.load_measured(unrecorded, shipped)
+
+
+def test_the_shipped_card_was_made_from_results_of_the_shipped_model() -> None:
+    card = json.loads(Settings().model_card_path.read_text())
+    shipped = file_sha256(Settings().model_path)
+    assert card["sha256"] == shipped and card["self_check"]["model_sha256"] == shipped
+    for name in ("eval_lfw2", "eval_lfw2_distractors", "eval_pairs", "peer", "peer_pairs", "speed_1thread",
+                 "enrollment_quality", "embedding_options"):
+        assert json.loads((RESULTS / f"{name}.json").read_text())["provenance"]["model_sha256"] == shipped, name
+
+
+def test_the_readme_results_tables_are_generated_from_the_results_files() -> None:
+    checked = subprocess.run([sys.executable, str(ROOT / "scripts" / "results_tables.py"), "--check"],
+                             capture_output=True, text=True, timeout=60)
+    assert checked.returncode == 0, checked.stderr
+    readme = (ROOT / "README.md").read_text()
+    for block in ("cpus", "accuracy", "peer"):
+        assert f"<!-- results:{block} -->" in readme
+    assert "Haswell" in readme and "AVX2" in readme  # the every-CPU table names its CPUs

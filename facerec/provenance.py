@@ -22,13 +22,19 @@ def file_sha256(path: str | Path) -> str:
     return hashlib.sha256(Path(path).read_bytes()).hexdigest()
 
 
+# What measuring writes (results, the card, calibrations): a change there is not a change of the measuring code.
+MEASUREMENT_OUTPUTS = (":(exclude)benchmarks/results", ":(exclude)models/*.json", ":(exclude)models/training")
+
+
 def commit() -> str:
-    """The checkout's commit, with '+changes' when tracked files differ from it; 'unknown' outside git."""
+    """The checkout's commit, with '+changes' when tracked files other than measurement outputs differ from it;
+    'unknown' outside git."""
     try:
         head = subprocess.run(["git", "-C", str(REPO_ROOT), "rev-parse", "HEAD"], capture_output=True, text=True,
                               timeout=10, check=True).stdout.strip()
-        dirty = subprocess.run(["git", "-C", str(REPO_ROOT), "status", "--porcelain", "--untracked-files=no"],
-                               capture_output=True, text=True, timeout=10, check=True).stdout.strip()
+        dirty = subprocess.run(["git", "-C", str(REPO_ROOT), "status", "--porcelain", "--untracked-files=no", "--",
+                                ".", *MEASUREMENT_OUTPUTS], capture_output=True, text=True, timeout=10,
+                               check=True).stdout.strip()
     except (OSError, subprocess.SubprocessError):
         return "unknown"
     return head + ("+changes" if dirty else "")

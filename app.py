@@ -24,6 +24,7 @@ from facerec.gallery import Gallery
 from facerec.settings import Settings
 
 PASSWORD_ENV = "FACEREC_ADMIN_PASSWORD"
+TRUSTED_PROXIES_ENV = "FACEREC_TRUSTED_PROXIES"
 WEB_CACHE = "webcache"  # Gradio's cache, inside the gallery folder
 
 
@@ -46,7 +47,22 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--fpir", type=float,
                         help="accepted stranger-match rate, 0.01 = 1%% (default): sets the threshold for the gallery")
     parser.add_argument("--threshold", type=float, help="pin the match threshold (cosine) instead of --fpir")
+    parser.add_argument("--trusted-proxy", metavar="ADDRESS", action="append", default=None,
+                        help="a reverse proxy whose X-Forwarded-For header names the real client (repeat for several; "
+                             f"default: ${TRUSTED_PROXIES_ENV}, comma-separated, else none: the header is ignored)")
     return parser
+
+
+def trusted_proxies(args: argparse.Namespace, environ=os.environ) -> list[str]:
+    """The addresses whose X-Forwarded-For / X-Forwarded-Proto headers are believed: --trusted-proxy, else
+    $FACEREC_TRUSTED_PROXIES, else none.
+
+    Why none by default: uvicorn believes those headers from 127.0.0.1, and this app binds 127.0.0.1, so every
+    client looked like a proxy and could name any address it liked: a new address per wrong admin password dodged
+    the lockout, and naming someone else's address locked them out."""
+    if args.trusted_proxy:
+        return [address.strip() for address in args.trusted_proxy if address.strip()]
+    return [address.strip() for address in environ.get(TRUSTED_PROXIES_ENV, "").split(",") if address.strip()]
 
 
 def admin_password(args: argparse.Namespace, environ=os.environ) -> tuple[str | None, list[str]]:
@@ -97,6 +113,7 @@ def _api_state(api) -> str:
 def main(argv: list[str] | None = None) -> int:
     os.umask(0o077)  # the gallery, the web cache and exports hold faces: owner only
     args = build_parser().parse_args(argv)
+    os.environ["FORWARDED_ALLOW_IPS"] = ",".join(trusted_proxies(args))  # read by uvicorn when Gradio starts it
     password, warnings = admin_password(args)
     for warning in warnings:
         print(f"warning: {warning}", file=sys.stderr, flush=True)

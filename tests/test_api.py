@@ -421,6 +421,20 @@ def test_malformed_requests_are_one_line_422_or_400(api, keys, lfw_photo):
     assert message.startswith("A name cannot contain") and "U+001B" in message
 
 
+def test_ids_and_offsets_past_64_bits_are_422_not_500(api, keys):
+    """They were 500 OverflowError (#29 row 4)."""
+    admin = {"X-API-Key": keys.admin}
+    for method, path in (("get", "/people/9223372036854775808"), ("delete", "/people/99999999999999999999"),
+                         ("post", "/sightings/99999999999999999999/confirm"), ("delete", "/sightings/-1"),
+                         ("get", "/people/0")):
+        refused(api.request(method, path, headers=admin), 422, "invalid_request")
+    refused(api.post("/sightings/1/correct", json={"person_id": 10**20}, headers=admin), 422, "invalid_request")
+    refused(api.get("/people", params={"offset": 10**20}, headers=admin), 422, "invalid_request")
+    far = api.get("/people", params={"offset": 2**63 - 1}, headers=admin)
+    assert far.status_code == 200 and far.json()["people"] == []
+    refused(api.get("/people/9223372036854775807", headers=admin), 404, "unknown_person")
+
+
 def test_list_is_paged_and_searchable(api, keys, lfw_photo):
     enrolled = [enroll(api, keys, lfw_photo(person, 1), f"Paged {person.replace('_', ' ')}") for person in PAGED]
     read = {"X-API-Key": keys.read}

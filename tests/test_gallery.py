@@ -348,6 +348,19 @@ def test_list_get_rename_and_stats(gallery, lfw_photo) -> None:
     json.dumps(stats)  # the UI and CLI print it as JSON
 
 
+def test_search_takes_percent_underscore_and_backslash_as_letters(gallery, lfw_photo) -> None:
+    """LIKE's wildcards were live: '%' listed everyone, and '\\' escaped on PostgreSQL only (#29 row 5)."""
+    gallery.rename(display(PEOPLE[0]), "Alan_Ball 100%")
+    gallery.rename(display(PEOPLE[1]), "Back\\slash Person")
+    assert [p.name for p in gallery.list("%")] == ["Alan_Ball 100%"]
+    assert [p.name for p in gallery.list("_")] == ["Alan_Ball 100%"]
+    assert [p.name for p in gallery.list("0%")] == ["Alan_Ball 100%"]
+    assert [p.name for p in gallery.list("\\")] == ["Back\\slash Person"]
+    assert [p.name for p in gallery.list("k\\s")] == ["Back\\slash Person"]
+    assert gallery.list("a%b") == [] and gallery.list("/") == []
+    assert gallery.list_page("%", 0, 10) == ([gallery.get("Alan_Ball 100%")], 1)
+
+
 def test_add_photo_gives_two_photos(gallery, lfw_photo) -> None:
     result = gallery.add_photo(display(PEOPLE[0]), lfw_photo(PEOPLE[0], 2))
     assert result.photos == 2 and result.name == display(PEOPLE[0])

@@ -72,8 +72,12 @@ def _errors(*statuses: int) -> dict:
     return {status: {"model": schemas.Error} for status in statuses}
 
 
-PersonId = Annotated[int, PathParam(description="the person's id (from enrollment or the people list)")]
-SightingId = Annotated[int, PathParam(description="the sighting's id (sighting_id of a face identify named)")]
+# Ids and offsets are 64-bit in the database: a larger number is a malformed request (422), not an OverflowError.
+MAX_ID = 2**63 - 1
+PersonId = Annotated[int, PathParam(ge=1, le=MAX_ID, description="the person's id (from enrollment or the people "
+                                                                  "list)")]
+SightingId = Annotated[int, PathParam(ge=1, le=MAX_ID, description="the sighting's id (sighting_id of a face "
+                                                                    "identify named)")]
 Photo = Annotated[UploadFile, File(description="a JPEG, PNG, WebP or BMP photo, at most 15 MB and 40 megapixels")]
 FaceIndex = Annotated[int | None, Form(ge=0, description="which face, when the photo has several (from 0, as "
                                                            "the multiple_faces error lists them)")]
@@ -120,7 +124,7 @@ def build_router(context: ApiContext) -> APIRouter:
     @router.get("/people", response_model=schemas.PeoplePage, dependencies=[READ], tags=["people"],
                 summary="List or search enrolled people, a page at a time")
     async def list_people(search: Annotated[str | None, Query(description="part of the name, any letter case")] = None,
-                          offset: Annotated[int, Query(ge=0)] = 0,
+                          offset: Annotated[int, Query(ge=0, le=MAX_ID)] = 0,
                           limit: Annotated[int, Query(ge=1, le=MAX_PAGE)] = 50):
         people, total = await context.run(gallery.list_page, search or None, offset, limit)
         return schemas.PeoplePage(people=[schemas.Person.of(p) for p in people], total=total, offset=offset,

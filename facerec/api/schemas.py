@@ -80,7 +80,7 @@ class Sighting(BaseModel):
 
 
 class Correction(BaseModel):
-    person_id: int = Field(description="who the face really is")
+    person_id: int = Field(ge=1, le=2**63 - 1, description="who the face really is")
 
 
 class Enrolled(BaseModel):

@@ -192,7 +192,9 @@ class Store:
 
     def _people(self, query: str | None):
         statement = select(Identity)
-        return statement.where(self.backend.name_key(Identity.name).contains(query.lower())) if query else statement
+        # autoescape: '%' and '_' in a search are letters, not LIKE wildcards, on both backends (ESCAPE '/').
+        return (statement.where(self.backend.name_key(Identity.name).contains(query.lower(), autoescape=True))
+                if query else statement)
 
     def identity_ids(self, session: Session, names: Iterable[str]) -> dict[str, int]:
         """{name: identity id} of the people with exactly these names."""

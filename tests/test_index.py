@@ -168,3 +168,51 @@ def test_large_hnsw_gallery_projects_and_returns_exact_similarities(tmp_path) ->
         _, found = reopened.index.search(queries, 5)
         assert not np.isin(found, [top]).any()
         assert np.mean(found[1:, 0] == expected_ids[1:, 0]) >= 0.95
+
+
+# ----- index files a crash or a mistake left behind (#29 row 6) -------------------------------------------------
+def _gallery_home_with_index(tmp_path):
+    """A one-face gallery (embeddings added in bulk: no photo needed) whose index is saved in its folder."""
+    from facerec.gallery import Gallery
+    from facerec.settings import Settings
+
+    home = tmp_path / "home"
+    with Gallery(Settings(home=home)) as gallery:
+        gallery.add_embeddings([{"name": "Someone", "embedding": unit_vectors(1, seed=3)[0]}])
+    assert (home / "index.faiss").is_file()
+    return home
+
+
+def test_temp_files_of_killed_saves_are_removed_when_the_index_is_opened(tmp_path) -> None:
+    import os
+    import subprocess
+    import sys
+
+    from facerec.gallery import Gallery
+    from facerec.settings import Settings
+
+    home = _gallery_home_with_index(tmp_path)
+    finished = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    dead = int(finished.stdout)  # a process that has exited, as a SIGKILLed save's would have
+    stale = [home / f".index.faiss.{dead}.140000000000.tmp", home / f".index.json.{dead}.140000000000.tmp"]
+    live = home / f".index.faiss.{os.getpid()}.1.tmp"  # a save in progress in a live process: not touched
+    for path in stale + [live]:
+        path.write_bytes(b"\0" * 4096)
+    with Gallery(Settings(home=home)) as gallery:
+        assert len(gallery.list()) == 1
+    assert not any(path.exists() for path in stale) and live.exists()
+
+
+def test_an_index_file_that_is_a_folder_is_one_clear_line_and_leaves_no_temp_file(tmp_path) -> None:
+    import subprocess
+    import sys
+
+    home = _gallery_home_with_index(tmp_path)
+    (home / "index.faiss").unlink()
+    (home / "index.faiss").mkdir()
+    for _ in range(2):
+        result = subprocess.run([sys.executable, "-m", "facerec.cli", "stats", "--home", str(home)],
+                                capture_output=True, text=True, timeout=120)
+        assert result.returncode == 1 and "Traceback" not in result.stderr, result.stderr
+        assert result.stderr.strip().count("\n") == 0 and "is not a file (a folder?)" in result.stderr
+    assert not list(home.glob(".index*.tmp"))

@@ -269,18 +269,23 @@ class FaceIndex(VectorIndex):
             if self._saved_as == self._state() and (folder / INDEX_FILE).is_file() \
                     and (folder / INDEX_META_FILE).is_file():
                 return
+            _refuse_non_files(folder)
             head = store.journal_entry(self.seq) if store is not None and self.seq else None
             tmp = folder / f".{INDEX_FILE}.{os.getpid()}.{threading.get_ident()}.tmp"
-            os.close(os.open(tmp, os.O_CREAT | os.O_TRUNC | os.O_WRONLY, 0o600))  # private before any byte lands
-            faiss.write_index(self._index, str(tmp))
-            _replace_durably(tmp, folder / INDEX_FILE)
-            meta = {"seq": self.seq, "model_id": model_id, "kind": self.kind, "count": int(self._index.ntotal),
-                    "ids_digest": _ids_digest(self._physical_ids()), "tombstones": sorted(self._tombstones),
-                    "built_for": self._built_for, "head": list(head) if head else None}
             tmp_meta = folder / f".{INDEX_META_FILE}.{os.getpid()}.{threading.get_ident()}.tmp"
-            with open(os.open(tmp_meta, os.O_CREAT | os.O_TRUNC | os.O_WRONLY, 0o600), "w") as handle:
-                handle.write(json.dumps(meta))
-            _replace_durably(tmp_meta, folder / INDEX_META_FILE)
+            try:
+                os.close(os.open(tmp, os.O_CREAT | os.O_TRUNC | os.O_WRONLY, 0o600))  # private before any byte
+                faiss.write_index(self._index, str(tmp))
+                _replace_durably(tmp, folder / INDEX_FILE)
+                meta = {"seq": self.seq, "model_id": model_id, "kind": self.kind, "count": int(self._index.ntotal),
+                        "ids_digest": _ids_digest(self._physical_ids()), "tombstones": sorted(self._tombstones),
+                        "built_for": self._built_for, "head": list(head) if head else None}
+                with open(os.open(tmp_meta, os.O_CREAT | os.O_TRUNC | os.O_WRONLY, 0o600), "w") as handle:
+                    handle.write(json.dumps(meta))
+                _replace_durably(tmp_meta, folder / INDEX_META_FILE)
+            finally:  # a failed save leaves no copy of the embeddings behind
+                tmp.unlink(missing_ok=True)
+                tmp_meta.unlink(missing_ok=True)
             _fsync(folder)
             self._saved_as = self._state()
 
@@ -292,6 +297,8 @@ class FaceIndex(VectorIndex):
 
         index = cls(kind, **options)
         index.folder, index.model_id = folder, model_id
+        _refuse_non_files(folder)
+        _remove_stale_temp_files(folder)
         head = store.journal_head()
         _refuse_foreign_database(folder, store, head)
         try:
@@ -364,6 +371,35 @@ def _refuse_foreign_database(folder: Path, store: Store, head: int) -> None:
     if recorded and seq and store.journal_entry(seq) != (str(recorded[0]), int(recorded[1])):
         raise UnusableFile(f"the gallery database's journal differs from the one its saved index was made from "
                            f"(entry {seq}): gallery.db was replaced by another gallery's database; {advice}")
+
+
+def _refuse_non_files(folder: Path) -> None:
+    """index.faiss / index.json must be files (or absent): a folder of that name would fail every save."""
+    for name in (INDEX_FILE, INDEX_META_FILE):
+        path = folder / name
+        if path.exists() and not path.is_file():
+            raise UnusableFile(f"{path} is not a file (a folder?): move it out of the way; the index is rebuilt "
+                               "from the database")
+
+
+def _remove_stale_temp_files(folder: Path) -> None:
+    """Delete the temp files of saves that a killed process never finished (`.index.faiss.<pid>.<thread>.tmp`:
+    each a full copy of the embeddings, which would outlive every deletion); a live process's are left alone."""
+    for path in folder.glob(f".{INDEX_FILE[:5]}*.tmp"):
+        parts = path.name.split(".")
+        if len(parts) < 4 or not parts[-3].isdigit() or _process_alive(int(parts[-3])):
+            continue
+        path.unlink(missing_ok=True)
+
+
+def _process_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OverflowError, ValueError):
+        return True  # another user's process, or not a pid at all: leave the file
+    return True
 
 
 def _replace_durably(tmp: Path, final: Path) -> None:

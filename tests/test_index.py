@@ -216,3 +216,57 @@ def test_an_index_file_that_is_a_folder_is_one_clear_line_and_leaves_no_temp_fil
         assert result.returncode == 1 and "Traceback" not in result.stderr, result.stderr
         assert result.stderr.strip().count("\n") == 0 and "is not a file (a folder?)" in result.stderr
     assert not list(home.glob(".index*.tmp"))
+
+
+# ----- a saved index that lies (#29 row 2) ----------------------------------------------------------------------
+def _bulk_gallery(home, names: list[str], seed: int):
+    from facerec.gallery import Gallery
+    from facerec.settings import Settings
+
+    vectors = unit_vectors(len(names), seed=seed)
+    with Gallery(Settings(home=home)) as gallery:
+        gallery.add_embeddings([{"name": n, "embedding": v} for n, v in zip(names, vectors)])
+    return vectors
+
+
+def _open(home):
+    from facerec.gallery import Gallery
+    from facerec.settings import Settings
+
+    return Gallery(Settings(home=home))
+
+
+def test_another_gallerys_index_copied_in_is_rebuilt_not_searched(tmp_path) -> None:
+    import shutil
+
+    _bulk_gallery(tmp_path / "small", ["Small A", "Small B", "Small C"], seed=1)
+    vectors = _bulk_gallery(tmp_path / "big", [f"Big {i}" for i in range(5)], seed=2)
+    for name in ("index.faiss", "index.json"):  # the same journal shape ("add", 3): the old check let it in
+        shutil.copy(tmp_path / "small" / name, tmp_path / "big" / name)
+    with _open(tmp_path / "big") as gallery:
+        assert gallery.notices and "another gallery's index" in " ".join(gallery.notices)
+        similarities, ids = gallery.index.search(vectors, 1)
+        assert [gallery.store.face_labels([int(i)])[int(i)][1] for i in ids[:, 0]] == [f"Big {i}" for i in range(5)]
+        assert np.all(similarities <= 1.0)
+
+
+@pytest.mark.parametrize("checksum", [True, False], ids=["with checksum", "older save without one"])
+def test_a_damaged_vector_is_caught_and_no_similarity_exceeds_one(tmp_path, checksum) -> None:
+    home = tmp_path / "home"
+    vectors = _bulk_gallery(home, ["Al Sharpton", "Other Person"], seed=3)
+    data = bytearray((home / "index.faiss").read_bytes())
+    offset = bytes(data).find(vectors[0].astype(np.float32).tobytes())
+    assert offset > 0
+    data[offset + 3] ^= 0x40  # one exponent byte of the first stored number: that vector is no longer unit length
+    (home / "index.faiss").write_bytes(bytes(data))
+    if not checksum:
+        meta = json.loads((home / "index.json").read_text())
+        meta.pop("sha256", None)
+        (home / "index.json").write_text(json.dumps(meta))
+    with _open(home) as gallery:
+        reason = "is not the file its last save wrote" if checksum else "not 1 (damaged)"
+        assert reason in " ".join(gallery.notices), gallery.notices
+        stranger = unit_vectors(1, seed=99)
+        similarities, ids = gallery.index.search(np.vstack([stranger, vectors]), 1)
+        assert np.all(similarities <= 1.0) and similarities[0, 0] < 0.3  # a stranger matches nobody
+        assert list(ids[1:, 0]) == sorted(gallery.index.reconstruct_ids())

@@ -36,6 +36,7 @@ import numpy as np
 
 from ..errors import UnusableFile
 from ..storage import Store
+from . import index_integrity as integrity
 from .base import VectorIndex
 from .hnsw import PROJECTION_MIN_FACES, is_graph_index, new_graph_index, search_parameters
 
@@ -119,11 +120,16 @@ class FaceIndex(VectorIndex):
         with self.lock:
             k = max(1, min(k, len(self)))
             if self.kind == "flat" and len(self) >= PARALLEL_SCAN_MIN and len(queries) < FAISS_BLAS_QUERIES:
-                return self._parallel_exact_search(queries, k)
-            if self.kind != "hnsw":
-                return self._index.search(queries, k)
-            excluded = self._selector[0] if self._selector is not None else None
-            return self._index.search(queries, k, params=search_parameters(self._index, self.ef_search, k, excluded))
+                similarities, ids = self._parallel_exact_search(queries, k)
+            elif self.kind != "hnsw":
+                similarities, ids = self._index.search(queries, k)
+            else:
+                excluded = self._selector[0] if self._selector is not None else None
+                similarities, ids = self._index.search(queries, k, params=search_parameters(
+                    self._index, self.ef_search, k, excluded))
+        # Cosines of unit vectors: rounding aside, never above 1 (a stored vector that is not of unit length is
+        # refused when the index is opened; this bound holds whatever slips through).
+        return np.minimum(similarities, np.float32(1.0)), ids
 
     def _parallel_exact_search(self, queries: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
         """Exact top-k as a matrix product over views of FAISS's storage (no copy); caller holds the lock."""
@@ -276,8 +282,10 @@ class FaceIndex(VectorIndex):
             try:
                 os.close(os.open(tmp, os.O_CREAT | os.O_TRUNC | os.O_WRONLY, 0o600))  # private before any byte
                 faiss.write_index(self._index, str(tmp))
+                checksum = integrity.file_sha256(tmp)
                 _replace_durably(tmp, folder / INDEX_FILE)
                 meta = {"seq": self.seq, "model_id": model_id, "kind": self.kind, "count": int(self._index.ntotal),
+                        "sha256": checksum,
                         "ids_digest": _ids_digest(self._physical_ids()), "tombstones": sorted(self._tombstones),
                         "built_for": self._built_for, "head": list(head) if head else None}
                 with open(os.open(tmp_meta, os.O_CREAT | os.O_TRUNC | os.O_WRONLY, 0o600), "w") as handle:
@@ -305,11 +313,13 @@ class FaceIndex(VectorIndex):
             meta = json.loads((folder / INDEX_META_FILE).read_text())
             if meta.get("model_id") != model_id or meta.get("kind") != kind:
                 raise ValueError("it was made for another model or index kind")
+            integrity.check_checksum(folder / INDEX_FILE, meta.get("sha256"))
             loaded = faiss.read_index(str(folder / INDEX_FILE))
             if kind == "hnsw" and not is_graph_index(loaded):
                 raise ValueError("it is an HNSW index in an older layout")
             if loaded.ntotal != meta.get("count"):
                 raise ValueError("it does not match its metadata")
+            integrity.check_unit_lengths(faiss.downcast_index(loaded.index), index.dimension)
             with index.lock:
                 index._index, index.seq = loaded, int(meta["seq"])
                 if _ids_digest(index._physical_ids()) != meta.get("ids_digest"):
@@ -318,6 +328,7 @@ class FaceIndex(VectorIndex):
                 index._built_for = int(meta.get("built_for", loaded.ntotal))
                 index._saved_as = index._state()
             index.catch_up(store, verify_count=True)
+            integrity.check_against_database(index.reconstruct_ids(), index._index.reconstruct, store)
         except Exception as error:  # missing, unreadable, stale beyond repair: the database decides
             existed = (folder / INDEX_FILE).exists() or (folder / INDEX_META_FILE).exists()
             index.rebuild(store)

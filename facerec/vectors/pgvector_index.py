@@ -89,7 +89,7 @@ class PgVectorIndex(VectorIndex):
                 for column, (face_id, distance) in enumerate(found):
                     ids[row, column], similarities[row, column] = face_id, -distance
         width = max(1, min(k, int((ids >= 0).sum(axis=1).max(initial=0))))
-        return similarities[:, :width], ids[:, :width]
+        return np.minimum(similarities[:, :width], np.float32(1.0)), ids[:, :width]  # rounding never above 1
 
     def reconstruct_all(self) -> tuple[np.ndarray, np.ndarray]:
         """The table's own vectors: there is no other copy."""

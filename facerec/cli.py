@@ -96,8 +96,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--face", type=int, help="face index when the photo has several faces (left to right, from 0)")
     p.add_argument("--force", action="store_true",
                    help="add it even if the face does not match this person (or matches someone else better)")
+    p.add_argument("--allow-low-quality", action="store_true",
+                   help="add it even if the face is unlikely to be recognised later (small, blurred, turned away)")
     p.set_defaults(hints={MultipleFaces: _pick_face("--face N"),
-                          IdentityMismatch: "If you are sure it is them, run the command again with --force."})
+                          IdentityMismatch: "If you are sure it is them, run the command again with --force.",
+                          LowQuality: "To add it anyway, run the command again with --allow-low-quality."})
     p = command("enroll-dir", cmd_enroll_dir, "enroll a folder of <identity>/<photo> files")
     p.add_argument("directory")
     p.add_argument("--all", action="store_true", help="enroll every photo, not only the first of each person")
@@ -380,7 +383,8 @@ def cmd_sightings(args) -> int:
 
 def cmd_add_photo(args) -> int:
     with _gallery(args) as gallery:
-        result = gallery.add_photo(args.name, args.photo, face_index=args.face, allow_mismatch=args.force)
+        result = gallery.add_photo(args.name, args.photo, face_index=args.face, allow_mismatch=args.force,
+                                   allow_low_quality=args.allow_low_quality)
     _emit(args, result.to_dict(), text=f"added a photo to '{result.name}' ({result.photos} photos)")
     return 0
 
@@ -396,7 +400,7 @@ def cmd_enroll_dir(args) -> int:
         for name, path in photos:
             try:
                 if name in known:  # the folder says who it is, as it does for enroll's look-alike check
-                    gallery.add_photo(name, path, allow_mismatch=True)
+                    gallery.add_photo(name, path, allow_mismatch=True, allow_low_quality=True)
                 else:
                     gallery.enroll(path, name, allow_lookalike=True, allow_low_quality=True)
                     known.add(name)

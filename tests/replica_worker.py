@@ -105,7 +105,8 @@ def perform(gallery: Gallery, work: Path, other: str, operation: dict, recoverin
             return {"recovered": True}
     if kind == "add_photo":
         try:
-            assert gallery.add_photo(operation["name"], operation["photo"], allow_mismatch=True).photos == 2
+            assert gallery.add_photo(operation["name"], operation["photo"], allow_mismatch=True,
+                                     allow_low_quality=True).photos == 2
             return {"recovered": False}
         except DuplicatePhoto:
             if not recovering:

@@ -33,7 +33,7 @@ from PIL import Image
 from gallery_backends import PostgresGalleries, SQLiteGalleries
 
 from facerec.errors import (
-    DuplicatePhoto, FaceRecError, InvalidArgument, InvalidImage, ModelMismatch, MultipleFaces, NoFace,
+    DuplicatePhoto, FaceRecError, IdentityMismatch, InvalidArgument, InvalidImage, ModelMismatch, MultipleFaces, NoFace,
     PossibleDuplicate, UnknownIdentity,
 )
 from facerec.gallery import Gallery
@@ -359,6 +359,30 @@ def test_search_takes_percent_underscore_and_backslash_as_letters(gallery, lfw_p
     assert [p.name for p in gallery.list("k\\s")] == ["Back\\slash Person"]
     assert gallery.list("a%b") == [] and gallery.list("/") == []
     assert gallery.list_page("%", 0, 10) == ([gallery.get("Alan_Ball 100%")], 1)
+
+
+def test_add_photo_checks_the_identity_again_inside_its_write(empty_gallery, lfw_photo, tmp_path,
+                                                              monkeypatch) -> None:
+    """A face committed between add-photo's identity check and its write, which matches the photo better than the
+    person it is added to, refuses it: the check is repeated inside the write transaction (#29 review). The
+    competing commit runs exactly there (`between_check_and_write`), so the race is certain, not timed."""
+    import io
+
+    from facerec.gallery import enrollment
+
+    photo = lfw_photo("Colin_Powell", 2)
+    same_face = tmp_path / "reencoded.jpg"  # other bytes, the same face: nearly the same embedding
+    buffer = io.BytesIO()
+    Image.open(photo).save(buffer, "JPEG", quality=80)
+    same_face.write_bytes(buffer.getvalue())
+    empty_gallery.enroll(lfw_photo("Colin_Powell", 1), "Bob")  # an enrollment under the wrong name
+    (match,) = empty_gallery.identify(photo, remember=False)
+    assert match.name == "Bob"  # so the first check lets the photo be added to Bob
+    monkeypatch.setattr(enrollment, "between_check_and_write",
+                        lambda: empty_gallery.enroll(same_face, "Colin Powell", allow_lookalike=True))
+    with pytest.raises(IdentityMismatch, match="Colin Powell"):
+        empty_gallery.add_photo("Bob", photo)
+    assert empty_gallery.get("Bob").photos == 1 and empty_gallery.get("Colin Powell").photos == 1
 
 
 def test_add_photo_gives_two_photos(gallery, lfw_photo) -> None:

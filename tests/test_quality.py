@@ -100,6 +100,24 @@ def test_a_poor_photo_is_refused_with_its_reasons_unless_allowed(gallery, lfw_ph
     assert gallery.enrollment_quality(lfw_photo("Colin_Powell", 2)).low is False
 
 
+def test_a_poor_photo_added_to_a_person_is_refused_like_a_first_photo(tmp_path, lfw_photo) -> None:
+    """add-photo measured the quality and stored the photo anyway (#29 row 8)."""
+    poor = tmp_path / "distant.jpg"
+    poor.write_bytes(poor_photo(lfw_photo(*GOOD)))
+    with Gallery.open(tmp_path / "home") as gallery:
+        gallery.enroll(lfw_photo("Colin_Powell", 2), "Colin Powell")
+        counts = gallery.store.counts()
+        with pytest.raises(LowQuality) as refused:
+            gallery.add_photo("Colin Powell", poor)
+        assert "blurred" in str(refused.value) and gallery.store.counts() == counts
+    cli = subprocess.run([sys.executable, "-m", "facerec.cli", "add-photo", "Colin Powell", str(poor), "--home",
+                          str(tmp_path / "home")], capture_output=True, text=True, timeout=300)
+    assert cli.returncode != 0 and "--allow-low-quality" in cli.stderr and "Traceback" not in cli.stderr
+    with Gallery.open(tmp_path / "home") as gallery:
+        added = gallery.add_photo("Colin Powell", poor, allow_low_quality=True, allow_mismatch=True)
+        assert added.photos == 2 and added.quality.low
+
+
 def test_quality_from_a_detection_already_made_equals_a_fresh_one(gallery, lfw_photo) -> None:
     # The Enroll tab hands over the faces it has just drawn instead of detecting twice: same face, same figures.
     photo, faces = gallery.detect(poor_photo(lfw_photo(*GOOD)))

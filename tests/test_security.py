@@ -20,7 +20,6 @@ import io
 import json
 import os
 import shutil
-import sqlite3
 import stat
 import subprocess
 import sys
@@ -405,9 +404,16 @@ def test_8_malformed_manifests_are_refused_in_one_line(unchanged, pipeline, expo
 # ----- 10: simultaneous enrollments ---------------------------------------------------------------------------
 def race(home: Path, enrollments: list[tuple[Gallery, Path, str]], hold_lock: bool) -> list[str]:
     """Run the enrollments in threads started together; returns each outcome (the name, or the refusal's type).
-    With `hold_lock`, another writer holds the database lock while they run, so all of them pass every check made
-    before their transactions and reach their writes together: the race made certain."""
+    With `hold_lock`, each enrollment waits after its first checks (`enrollment.between_check_and_write`) until
+    every one has passed them, so all reach their writes together with nothing committed yet: only the checks
+    repeated inside the write transaction can stop the duplicates. The race made certain, not timed (a held
+    database lock and a sleep let a slow machine's threads see an earlier commit in their first checks)."""
+    from unittest import mock
+
+    from facerec.gallery import enrollment
+
     start = threading.Barrier(len(enrollments))
+    checked = threading.Barrier(len(enrollments) if hold_lock else 1)
     outcomes: list[str] = []
 
     def enroll(gallery, photo, name):
@@ -417,18 +423,12 @@ def race(home: Path, enrollments: list[tuple[Gallery, Path, str]], hold_lock: bo
         except (DuplicatePhoto, PossibleDuplicate) as refused:
             outcomes.append(type(refused).__name__)
 
-    blocker = sqlite3.connect(home / "gallery.db", timeout=60, isolation_level=None) if hold_lock else None
-    if blocker is not None:
-        blocker.execute("BEGIN IMMEDIATE")
-    threads = [threading.Thread(target=enroll, args=enrollment) for enrollment in enrollments]
-    for thread in threads:
-        thread.start()
-    if blocker is not None:
-        time.sleep(8)  # detection and embedding of every photo at once, on a busy machine
-        blocker.execute("ROLLBACK")
-        blocker.close()
-    for thread in threads:
-        thread.join(timeout=120)
+    with mock.patch.object(enrollment, "between_check_and_write", lambda: checked.wait(timeout=120)):
+        threads = [threading.Thread(target=enroll, args=enrollment_args) for enrollment_args in enrollments]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(timeout=180)
     assert len(outcomes) == len(enrollments)
     return outcomes
 

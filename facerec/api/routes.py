@@ -150,14 +150,17 @@ def build_router(context: ApiContext) -> APIRouter:
 
     @router.post("/people/{person_id}/photos", status_code=201, response_model=schemas.Enrolled,
                  dependencies=[ADMIN], tags=["people"], summary="Add another photo of a person",
-                 responses=_errors(400, 404, 409, 413))
+                 responses=_errors(400, 404, 409, 413, 422))
     async def add_photo(person_id: PersonId, photo: Photo, face_index: FaceIndex = None,
                         allow_mismatch: Annotated[bool, Form(description="add it even if the face does not match "
-                                                                         "this person")] = False):
-        """Refused with 409 when the face does not match this person, or matches someone else better."""
+                                                                         "this person")] = False,
+                        allow_low_quality: Annotated[bool, Form(description="add it even if the face is a poor "
+                                                                            "photo to recognise them by")] = False):
+        """Refused with 409 when the face does not match this person, or matches someone else better; with 422
+        `low_quality` when the face is unlikely to be recognised later, unless `allow_low_quality`."""
         decoded = await context.photo(photo)
         result = await context.run(gallery.add_photo, person_id, decoded, face_index=face_index,
-                                   allow_mismatch=allow_mismatch)
+                                   allow_mismatch=allow_mismatch, allow_low_quality=allow_low_quality)
         return schemas.Enrolled.of(result)
 
     # ----- search ---------------------------------------------------------------------------------------

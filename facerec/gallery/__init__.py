@@ -136,13 +136,15 @@ class Gallery:
         return enrollment.enroll(self, photo, name, face_index, allow_lookalike, note, allow_low_quality)
 
     def add_photo(self, identity: str | int, photo: ImageInput | Photo, face_index: int | None = None,
-                  allow_mismatch: bool = False) -> EnrollResult:
+                  allow_mismatch: bool = False, allow_low_quality: bool = False) -> EnrollResult:
         """Add another photo of an enrolled person; `lookalikes` in the result lists other people it resembles.
 
         Raises IdentityMismatch, unless `allow_mismatch`, when the face is not this person's: it matches none of
-        their faces at the threshold (the enrollment look-alike test), or it matches someone else better.
+        their faces at the threshold (the enrollment look-alike test), or it matches someone else better (checked
+        again inside the write, against faces committed meanwhile); LowQuality, unless `allow_low_quality`, on
+        the same rule as `enroll`.
         """
-        return enrollment.add_photo(self, identity, photo, face_index, allow_mismatch)
+        return enrollment.add_photo(self, identity, photo, face_index, allow_mismatch, allow_low_quality)
 
     def add_embeddings(self, entries: list[dict]) -> list[int]:
         """Bulk enrollment of precomputed embeddings in one transaction (evaluation, imports, benchmarks).

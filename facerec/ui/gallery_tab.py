@@ -13,7 +13,7 @@ from pathlib import Path
 
 import gradio as gr
 
-from ..errors import IdentityMismatch, InvalidArgument, MultipleFaces
+from ..errors import IdentityMismatch, InvalidArgument, LowQuality, MultipleFaces
 from ..messages import plural
 from .actions import expose, page_door
 from .context import AppContext
@@ -24,6 +24,7 @@ from .views import FACES_CSS, face_tiles
 THUMBNAILS_SHOWN = 60
 DELETE_BOX = "Yes, delete this person and all their photos"
 MISMATCH_BOX = "Add anyway if the face does not match this person"
+ADD_LOW_QUALITY_BOX = "Add anyway if the photo is a poor photo to recognise them by"
 
 
 @dataclass
@@ -67,6 +68,7 @@ def build(context: AppContext, password_visible: bool) -> tuple[gr.Tab, PeopleLi
             add_name = gr.Textbox(label="Name", elem_id="add-photo-name")
             add_image = PhotoInput(image_mode=None, type="filepath", label="Photo")
             add_anyway = gr.Checkbox(label=MISMATCH_BOX)
+            add_low_quality = gr.Checkbox(label=ADD_LOW_QUALITY_BOX)
             add_button = gr.Button("Add photo")
             add_status = gr.Markdown(elem_id="add-photo-status")
         with gr.Accordion("Export / import", open=False):
@@ -125,13 +127,15 @@ def build(context: AppContext, password_visible: bool) -> tuple[gr.Tab, PeopleLi
         return {delete_status: f"Deleted **{markdown_text(info.name)}** and {plural(info.photos, 'photo')}.",
                 manage_json: info.to_dict(), delete_confirm: False}
 
-    def add_photo(name, photo, password="", allow_mismatch=False, request: gr.Request = None):
+    def add_photo(name, photo, password="", allow_mismatch=False, allow_low_quality=False,
+                  request: gr.Request = None):
         context.require_admin(password, request)
         path = uploaded_photo(photo)
-        result = gallery.add_photo(name, path, allow_mismatch=bool(allow_mismatch))
+        result = gallery.add_photo(name, path, allow_mismatch=bool(allow_mismatch),
+                                   allow_low_quality=bool(allow_low_quality))
         forget_upload(path, context.web_cache)
         return {add_status: f"Added a photo to **{markdown_text(result.name)}** ({result.photos} photos).",
-                manage_json: result.to_dict(), add_image: None, add_anyway: False}
+                manage_json: result.to_dict(), add_image: None, add_anyway: False, add_low_quality: False}
 
     def export_gallery(include_crops=True, password="", request: gr.Request = None):
         context.require_admin(password, request)
@@ -166,12 +170,14 @@ def build(context: AppContext, password_visible: bool) -> tuple[gr.Tab, PeopleLi
            "rename")
     action(delete_button, delete, [delete_name, delete_confirm, password], [delete_status, manage_json],
            delete_status, "delete", extra=[delete_confirm])
-    action(add_button, add_photo, [add_name, add_image, password, add_anyway], [add_status, manage_json], add_status,
-           "add_photo", extra=[add_image, add_anyway],
+    action(add_button, add_photo, [add_name, add_image, password, add_anyway, add_low_quality],
+           [add_status, manage_json], add_status, "add_photo", extra=[add_image, add_anyway, add_low_quality],
            page_hints={IdentityMismatch: f"If you are sure it is them, tick '{MISMATCH_BOX}' and press Add photo "
                                          "again.",
+                       LowQuality: f"To add it anyway, tick '{ADD_LOW_QUALITY_BOX}' and press Add photo again.",
                        MultipleFaces: "Use a photo that shows only this person."},
            api_hints={IdentityMismatch: "If you are sure it is them, call again with allow_mismatch=True.",
+                      LowQuality: "To add it anyway, call again with allow_low_quality=True.",
                       MultipleFaces: "Use a photo that shows only this person."})
     action(export_button, export_gallery, [export_crops, password], [export_file, export_status], export_status,
            "export")

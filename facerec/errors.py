@@ -95,5 +95,9 @@ class UnusableFile(FaceRecError):
     belong with the others. Raised before anything is written, so the folder is left exactly as it was."""
 
 
+class StorageFull(FaceRecError):
+    """The gallery's disk (or the database server's) is full: the write was rolled back, nothing was saved."""
+
+
 class AccessDenied(FaceRecError):
     """The admin password is missing or wrong, or too many wrong passwords came from this client."""

@@ -14,6 +14,7 @@ answered with a one-line 500 and its traceback goes to the server log.
 | 413 | an upload over the size limit, a photo over the pixel limit |
 | 422 | not an image, truncated, no face, several faces (and no face index), a missing or mistyped field |
 | 503 | the API is off: no key has been created |
+| 507 | the gallery's disk is full: the write was rolled back (identify still answers; its sighting is not kept) |
 """
 
 from __future__ import annotations
@@ -26,7 +27,8 @@ from starlette.exceptions import HTTPException
 
 from ..errors import (
     AccessDenied, DuplicatePhoto, FaceRecError, IdentityMismatch, ImageTooLarge, InvalidImage, ModelMismatch,
-    LowQuality, MultipleFaces, NameTaken, NoFace, PossibleDuplicate, UnknownIdentity, UnknownSighting, UnusableFile,
+    LowQuality, MultipleFaces, NameTaken, NoFace, PossibleDuplicate, StorageFull, UnknownIdentity, UnknownSighting,
+    UnusableFile,
 )
 from ..messages import sentence
 
@@ -47,11 +49,12 @@ STATUS_OF = (
     (IdentityMismatch, 409, "identity_mismatch"),
     (ModelMismatch, 409, "model_mismatch"),
     (AccessDenied, 403, "forbidden"),
+    (StorageFull, 507, "storage_full"),
     (UnusableFile, 500, "unusable_file"),
     (FaceRecError, 400, "invalid_argument"),
 )
 CODE_OF_HTTP_STATUS = {400: "bad_request", 401: "unauthorized", 403: "forbidden", 404: "not_found",
-                       405: "method_not_allowed", 413: "too_large", 503: "api_off"}
+                       405: "method_not_allowed", 413: "too_large", 503: "api_off", 507: "storage_full"}
 
 
 class ApiError(Exception):

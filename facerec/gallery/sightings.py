@@ -14,12 +14,14 @@ all of them go when the gallery changes model (`reindex`), since embeddings of t
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
+from sqlalchemy.exc import SQLAlchemyError
 
-from ..errors import InvalidArgument, UnknownSighting
+from ..errors import InvalidArgument, StorageFull, UnknownSighting
 from ..results import FaceMatch
 from .people import find_identity
 
@@ -27,6 +29,7 @@ if TYPE_CHECKING:
     from . import Gallery
 
 IDENTIFIED, CONFIRMED, CORRECTED = "identified", "confirmed", "corrected"
+log = logging.getLogger("facerec.gallery")
 
 
 @dataclass
@@ -57,13 +60,20 @@ def record(gallery: Gallery, matches: list[FaceMatch], embeddings: np.ndarray) -
     if not named or not enabled(gallery):
         return
     store = gallery.store
-    with store.writing() as session, session.begin():
-        for match, embedding in named:
-            person = store.identity_by_id(session, match.candidates[0].identity_id)
-            if person is None:  # deleted since the search
-                continue
-            match.sighting_id = store.sightings.add(session, person.id, embedding, gallery.model_id,
-                                                    match.similarity, IDENTIFIED, gallery.settings.sightings_memory)
+    try:
+        with store.writing() as session, session.begin():
+            for match, embedding in named:
+                person = store.identity_by_id(session, match.candidates[0].identity_id)
+                if person is None:  # deleted since the search
+                    continue
+                match.sighting_id = store.sightings.add(session, person.id, embedding, gallery.model_id,
+                                                        match.similarity, IDENTIFIED,
+                                                        gallery.settings.sightings_memory)
+    except (StorageFull, SQLAlchemyError) as error:  # best effort: the answer matters more than the memory of it
+        for match, _embedding in named:
+            match.sighting_id = None
+        log.warning("facerec: an identification was answered but not kept as a sighting (%s)",
+                    " ".join(str(error).split())[:200])
 
 
 def confirm(gallery: Gallery, sighting_id: int) -> SightingInfo:

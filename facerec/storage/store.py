@@ -8,17 +8,18 @@ a backend stores them is the store's business.
 
 from __future__ import annotations
 
+import errno
 import json
 from collections.abc import Iterable
 from datetime import datetime
 
 import numpy as np
-from sqlalchemy import func, insert, select
+from sqlalchemy import event, func, insert, select
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session, sessionmaker
 
-from ..errors import UnusableFile
+from ..errors import StorageFull, UnusableFile
 from .backends import backend_for
 from .schema import Face, Identity, JournalEntry, Setting, utcnow
 from .sightings import SightingsTable
@@ -42,6 +43,7 @@ class Store:
             reason = " ".join(str(getattr(error, "orig", None) or error).split())[:200]
             raise UnusableFile(f"cannot open the gallery database {self.backend.describe()} ({reason}); "
                                f"{self.backend.advice}. Nothing was changed.") from None
+        event.listen(self.write_engine, "handle_error", _disk_full_as_storage_full)
         self._writes = sessionmaker(self.write_engine, expire_on_commit=False)
         self._reads = sessionmaker(self.read_engine, expire_on_commit=False)
         self.sightings = SightingsTable(self)
@@ -311,3 +313,19 @@ def _encoded(vector: np.ndarray) -> bytes:
 
 def _decoded(value: bytes) -> np.ndarray:
     return np.frombuffer(value, dtype=np.float32)
+
+
+SQLITE_FULL = 13
+POSTGRESQL_DISK_FULL = "53100"
+
+
+def _disk_full_as_storage_full(context) -> Exception | None:
+    """A write that failed because the disk is full becomes one plain sentence (StorageFull), whatever the
+    backend said (SQLite's "database or disk is full", PostgreSQL's SQLSTATE 53100); other errors pass through."""
+    error = context.original_exception
+    full = (getattr(error, "sqlite_errorcode", None) == SQLITE_FULL or getattr(error, "sqlstate", None) ==
+            POSTGRESQL_DISK_FULL or "disk is full" in str(error) or isinstance(error, OSError) and error.errno ==
+            errno.ENOSPC)
+    if full:
+        return StorageFull("the gallery's disk is full: nothing was saved; free some space and try again")
+    return None

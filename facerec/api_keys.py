@@ -19,32 +19,16 @@ import secrets
 from dataclasses import dataclass
 from datetime import datetime, timezone
 
-from sqlalchemy import DateTime, Integer, String, func, select
-from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+from sqlalchemy import func, select
 
 from .errors import InvalidArgument
 from .names import clean_name
 from .storage import Store, utcnow
+from .storage.schema import ApiKeyRow
 
 ROLES = ("read", "admin")
 KEY_PREFIX = "frk_"  # facerec key: recognisable in a config file or a secret scanner
 SHOWN_CHARACTERS = 8  # of the random part, kept in the clear so `api-key list` can tell keys apart
-
-
-class _Base(DeclarativeBase):
-    pass
-
-
-class ApiKeyRow(_Base):
-    __tablename__ = "api_keys"
-    __table_args__ = {"sqlite_autoincrement": True}  # a revoked key's id is never given to another
-    id: Mapped[int] = mapped_column(Integer, primary_key=True)
-    name: Mapped[str] = mapped_column(String(200))
-    role: Mapped[str] = mapped_column(String(16))
-    key_sha256: Mapped[str] = mapped_column(String(64), unique=True, index=True)
-    shown: Mapped[str] = mapped_column(String(32))
-    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
-    revoked_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
 
 
 @dataclass(frozen=True)
@@ -69,11 +53,11 @@ class ApiKey:
 
 
 class ApiKeys:
-    """The keys of one gallery database. Creates its table on first use (an older gallery simply has no keys)."""
+    """The keys of one gallery database. Their table is part of the schema (made when a SQLite gallery opens, and
+    by `facerec db upgrade` on PostgreSQL, which a replica never changes): nothing here creates tables."""
 
     def __init__(self, store: Store) -> None:
         self.store = store
-        _Base.metadata.create_all(store.write_engine)
 
     def create(self, role: str, name: str | None = None) -> tuple[ApiKey, str]:
         """A new key with `role` ("read" or "admin"): (its record, the key itself, to be shown once)."""

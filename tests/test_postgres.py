@@ -58,7 +58,8 @@ def test_db_upgrade_makes_the_schema_and_a_gallery_refuses_a_database_without_it
     assert first.returncode == 0, first.stderr
     done = json.loads(first.stdout)["done"]
     assert {"created the pgvector extension", "created table faces", "created table journal",
-            "created table sightings", "created index ix_faces_embedding_hnsw", "schema version none -> 2"} <= set(done)
+            "created table sightings", "created table api_keys", "created index ix_faces_embedding_hnsw",
+            "schema version none -> 3"} <= set(done)
     again = cli("db", "upgrade", "--db", url)
     assert again.returncode == 0 and "the schema is up to date" in again.stdout
     assert postgres.sql(url, "SELECT attstorage FROM pg_attribute WHERE attrelid = 'faces'::regclass "
@@ -80,11 +81,12 @@ def test_db_upgrade_makes_the_schema_and_a_gallery_refuses_a_database_without_it
 
     # A gallery made by the facerec before the sightings memory (schema 1): refused until upgraded, then kept.
     postgres.sql(url, "DROP TABLE sightings")
+    postgres.sql(url, "DROP TABLE api_keys")
     postgres.sql(url, "UPDATE settings SET value = '1' WHERE key = 'schema_version'")
-    with pytest.raises(UnusableFile, match="schema version 1, this facerec needs 2"):
+    with pytest.raises(UnusableFile, match="schema version 1, this facerec needs 3"):
         Gallery(Settings.from_env(home=tmp_path / "home", database_url=url))
     upgraded = json.loads(cli("db", "upgrade", "--db", url, "--json").stdout)["done"]
-    assert upgraded == ["created table sightings", "schema version 1 -> 2"]
+    assert sorted(upgraded) == ["created table api_keys", "created table sightings", "schema version 1 -> 3"]
     assert postgres.sql(url, "SELECT name FROM identities") == [("Abdullah Gul",)]
     found = json.loads(cli("identify", str(lfw_photo("Abdullah_Gul", 2)), "--db", url, "--home", str(home),
                            "--json").stdout)
@@ -226,3 +228,26 @@ def test_a_second_gallery_counts_the_first_ones_writes(postgres, tmp_path):
         writer.add_embeddings([{"name": "p1", "embedding": vectors[20]}])  # a second face of p1
         assert reader.threshold_in_force().comparisons == len(reader.index) == 20 == writer.store.counts()[1]
         assert [c.name for c in reader.search(vectors[20][None], 1)[0]] == ["p1"]
+
+
+def test_api_keys_never_change_the_schema_of_a_postgresql_gallery(postgres, tmp_path):
+    """A replica opens the database as a role that may not change the schema: the keys' table comes from
+    `facerec db upgrade` like every other table, and using keys issues no DDL (#29 review: `create_all` ran at
+    run time)."""
+    from sqlalchemy import event
+
+    from facerec.api_keys import ApiKeys
+    from facerec.storage import Store
+
+    url = postgres.new_database()
+    store = Store(url)
+    statements: list[str] = []
+    event.listen(store.write_engine, "before_cursor_execute",
+                 lambda _c, _cursor, statement, *_rest: statements.append(statement))
+    try:
+        keys = ApiKeys(store)
+        _record, key = keys.create("read", "replica test")
+        assert keys.authenticate(key) is not None and len(keys.list()) == 1
+    finally:
+        store.dispose()
+    assert statements and not [s for s in statements if s.lstrip().upper().startswith(("CREATE", "ALTER", "DROP"))]

@@ -120,3 +120,17 @@ class Setting(Base):
     __tablename__ = "settings"
     key: Mapped[str] = mapped_column(String(100), primary_key=True)
     value: Mapped[str] = mapped_column(Text)
+
+
+class ApiKeyRow(Base):
+    """A REST API key (`facerec.api_keys`): only its SHA-256 and its first characters are kept."""
+
+    __tablename__ = "api_keys"
+    __table_args__ = {"sqlite_autoincrement": True}  # a revoked key's id is never given to another
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    name: Mapped[str] = mapped_column(String(200))
+    role: Mapped[str] = mapped_column(String(16))
+    key_sha256: Mapped[str] = mapped_column(String(64), unique=True, index=True)
+    shown: Mapped[str] = mapped_column(String(32))
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    revoked_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)

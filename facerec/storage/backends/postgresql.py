@@ -31,7 +31,7 @@ from ...errors import UnusableFile
 from ..schema import NAME_KEY_INDEX, Base
 from . import Backend
 
-SCHEMA_VERSION = 2  # 2: the sightings table
+SCHEMA_VERSION = 3  # 2: the sightings table; 3: the API keys table (was created at run time before)
 SCHEMA_VERSION_KEY = "schema_version"
 WRITE_LOCK = 0x66616365  # the advisory lock key every write transaction takes ("face")
 VECTOR_INDEX = "ix_faces_embedding_hnsw"

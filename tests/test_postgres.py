@@ -251,3 +251,30 @@ def test_api_keys_never_change_the_schema_of_a_postgresql_gallery(postgres, tmp_
     finally:
         store.dispose()
     assert statements and not [s for s in statements if s.lstrip().upper().startswith(("CREATE", "ALTER", "DROP"))]
+
+
+def test_identify_does_not_wait_for_the_gallerys_write_lock(postgres, tmp_path, lfw_photo):
+    """Identify is a read: the sighting it keeps is written under its own lock, so it answers while another
+    replica's enrollment or a reindex holds the gallery's write lock (#29 review: it queued behind them)."""
+    import threading
+
+    import psycopg
+
+    from facerec.storage.backends.postgresql import WRITE_LOCK
+    from postgres_server import libpq_uri
+
+    url = postgres.new_database()
+    with Gallery(Settings.from_env(home=tmp_path / "home", database_url=url)) as gallery:
+        gallery.enroll(lfw_photo("Abdullah_Gul", 1), "Abdullah Gul")
+        answers = []
+        with psycopg.connect(libpq_uri(url), autocommit=True) as holder:
+            holder.execute(f"SELECT pg_advisory_lock({WRITE_LOCK})")  # as a long write elsewhere would
+            worker = threading.Thread(target=lambda: answers.extend(gallery.identify(lfw_photo("Abdullah_Gul", 2))))
+            worker.start()
+            worker.join(timeout=60)
+            finished_while_held = not worker.is_alive()
+            holder.execute(f"SELECT pg_advisory_unlock({WRITE_LOCK})")
+        worker.join(timeout=60)
+    assert finished_while_held, "identify waited for the gallery's write lock"
+    assert [m.name for m in answers] == ["Abdullah Gul"] and answers[0].sighting_id is not None
+    assert postgres.sql(url, "SELECT COUNT(*) FROM sightings") == [(1,)]

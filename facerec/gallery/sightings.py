@@ -61,7 +61,7 @@ def record(gallery: Gallery, matches: list[FaceMatch], embeddings: np.ndarray) -
         return
     store = gallery.store
     try:
-        with store.writing() as session, session.begin():
+        with store.writing_sightings() as session, session.begin():
             for match, embedding in named:
                 person = store.identity_by_id(session, match.candidates[0].identity_id)
                 if person is None:  # deleted since the search
@@ -89,7 +89,7 @@ def correct(gallery: Gallery, sighting_id: int, identity: str | int) -> Sighting
 def reject(gallery: Gallery, sighting_id: int) -> SightingInfo:
     """The user says the face is nobody enrolled: it is forgotten."""
     store = gallery.store
-    with store.writing() as session, session.begin():
+    with store.writing_sightings() as session, session.begin():
         sighting = _sighting(gallery, session, sighting_id)
         info = SightingInfo(sighting.id, store.names([sighting.identity_id])[sighting.identity_id], "rejected",
                             sighting.similarity)
@@ -101,7 +101,7 @@ def label_face(gallery: Gallery, embedding: np.ndarray, identity: str | int) -> 
     """A face that was not named (below the threshold), labelled by the user: a new corrected sighting."""
     _refuse_when_disabled(gallery)
     store = gallery.store
-    with store.writing() as session, session.begin():
+    with store.writing_sightings() as session, session.begin():
         person = find_identity(store, session, identity)
         similarity = _similarity_to(gallery, person.id, embedding)
         sighting_id = store.sightings.add(session, person.id, embedding, gallery.model_id, similarity, CORRECTED,
@@ -118,13 +118,13 @@ def forget_when_disabled(gallery: Gallery) -> int:
 
 def clear(gallery: Gallery) -> int:
     """Forget every sighting (the model changed, or the user asked); how many went."""
-    with gallery.store.writing() as session, session.begin():
+    with gallery.store.writing_sightings() as session, session.begin():
         return gallery.store.sightings.clear(session)
 
 
 def _relabel(gallery: Gallery, sighting_id: int, identity: str | int | None, source: str) -> SightingInfo:
     store = gallery.store
-    with store.writing() as session, session.begin():
+    with store.writing_sightings() as session, session.begin():
         sighting = _sighting(gallery, session, sighting_id)
         person = (store.identity_by_id(session, sighting.identity_id) if identity is None
                   else find_identity(store, session, identity))

@@ -43,8 +43,10 @@ class Store:
             reason = " ".join(str(getattr(error, "orig", None) or error).split())[:200]
             raise UnusableFile(f"cannot open the gallery database {self.backend.describe()} ({reason}); "
                                f"{self.backend.advice}. Nothing was changed.") from None
-        event.listen(self.write_engine, "handle_error", _disk_full_as_storage_full)
+        for engine in {self.write_engine, self.backend.sightings_engine}:
+            event.listen(engine, "handle_error", _disk_full_as_storage_full)
         self._writes = sessionmaker(self.write_engine, expire_on_commit=False)
+        self._sighting_writes = sessionmaker(self.backend.sightings_engine, expire_on_commit=False)
         self._reads = sessionmaker(self.read_engine, expire_on_commit=False)
         self.sightings = SightingsTable(self)
 
@@ -59,6 +61,11 @@ class Store:
     def session(self) -> Session:
         """A session for reads."""
         return self._reads()
+
+    def writing_sightings(self) -> Session:
+        """A session for one write transaction of sightings only, which on PostgreSQL does not queue for the
+        gallery's write lock (`Backend.sightings_engine`)."""
+        return self._sighting_writes()
 
     def dispose(self) -> None:
         self.backend.dispose()

@@ -26,6 +26,12 @@ class Backend:
     def __init__(self, url: str) -> None:
         self.url = url
         self.write_engine, self.read_engine = self._engines()
+        self.sightings_engine = self._sightings_engine()
+
+    def _sightings_engine(self) -> Engine:
+        """Where sightings are written: the write engine, unless the backend can let them skip the gallery's
+        write lock (an identify is a read; its sighting should not queue behind enrollments or a reindex)."""
+        return self.write_engine
 
     def _engines(self) -> tuple[Engine, Engine]:
         engine = create_engine(self.url)
@@ -56,8 +62,8 @@ class Backend:
         return func.lower(column)
 
     def dispose(self) -> None:
-        self.write_engine.dispose()
-        self.read_engine.dispose()
+        for engine in {self.write_engine, self.read_engine, self.sightings_engine}:
+            engine.dispose()
 
 
 def backend_for(url: str) -> Backend:

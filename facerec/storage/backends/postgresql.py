@@ -34,6 +34,7 @@ from . import Backend
 SCHEMA_VERSION = 3  # 2: the sightings table; 3: the API keys table (was created at run time before)
 SCHEMA_VERSION_KEY = "schema_version"
 WRITE_LOCK = 0x66616365  # the advisory lock key every write transaction takes ("face")
+SIGHTINGS_LOCK = 0x73696768  # the one sightings' writes take instead ("sigh"): they queue only among themselves
 VECTOR_INDEX = "ix_faces_embedding_hnsw"
 HNSW_M, HNSW_EF_CONSTRUCTION = 16, 64  # pgvector's defaults, measured in benchmarks/scale.py
 _UPPER, _LOWER = "ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz"
@@ -104,6 +105,20 @@ class PostgreSQLBackend(Backend):
             connection.exec_driver_sql(f"SELECT pg_advisory_xact_lock({WRITE_LOCK})")
 
         return writes, reads
+
+    def _sightings_engine(self) -> Engine:
+        """Sightings take their own advisory lock, not the gallery's: identify (which keeps each named face as a
+        sighting) no longer waits for enrollments in every replica or for a whole reindex. They touch no journal
+        and no face, so the gallery's ordering guarantees do not need them; their own lock keeps the memory's
+        trimming to its capacity one writer at a time."""
+        sightings = create_engine(self.url, pool_pre_ping=True)
+        event.listen(sightings, "connect", lambda connection, _record: register_vector_adapters(connection))
+
+        @event.listens_for(sightings, "begin")
+        def _queue(connection) -> None:
+            connection.exec_driver_sql(f"SELECT pg_advisory_xact_lock({SIGHTINGS_LOCK})")
+
+        return sightings
 
     def open(self) -> None:
         """Check that `upgrade` made this database's schema (it is never changed on open)."""

@@ -25,6 +25,7 @@ from facerec.settings import Settings
 
 PASSWORD_ENV = "FACEREC_ADMIN_PASSWORD"
 TRUSTED_PROXIES_ENV = "FACEREC_TRUSTED_PROXIES"
+UPLOAD_QUOTA_ENV = "FACEREC_UPLOAD_QUOTA_MB"
 WEB_CACHE = "webcache"  # Gradio's cache, inside the gallery folder
 
 
@@ -51,6 +52,14 @@ def build_parser() -> argparse.ArgumentParser:
                         help="a reverse proxy whose X-Forwarded-For header names the real client (repeat for several; "
                              f"default: ${TRUSTED_PROXIES_ENV}, comma-separated, else none: the header is ignored)")
     return parser
+
+
+def upload_quota_bytes(environ=os.environ) -> int:
+    """What all recent uploads together may hold: $FACEREC_UPLOAD_QUOTA_MB, else 512 MiB (facerec.ui.upload_quota)."""
+    from facerec.ui.upload_quota import DEFAULT_LIMIT_BYTES
+
+    value = environ.get(UPLOAD_QUOTA_ENV, "").strip()
+    return int(float(value) * (1 << 20)) if value else DEFAULT_LIMIT_BYTES
 
 
 def trusted_proxies(args: argparse.Namespace, environ=os.environ) -> list[str]:
@@ -130,8 +139,11 @@ def main(argv: list[str] | None = None) -> int:
         web_cache = private_web_cache(Path(gallery.settings.home))
         os.environ["GRADIO_TEMP_DIR"] = str(web_cache)
 
+    from starlette.middleware import Middleware
+
     from facerec.api import API_PREFIX, api_mount, build_api
     from facerec.ui import build_app, forget_served_files  # imports Gradio, which reads GRADIO_TEMP_DIR
+    from facerec.ui.upload_quota import UploadQuota
 
     app = build_app(gallery, admin_password=password)
     # Imports and exports in flight go where the UI's go: this run's private web cache (or GRADIO_TEMP_DIR).
@@ -144,7 +156,9 @@ def main(argv: list[str] | None = None) -> int:
         app.queue(default_concurrency_limit=4).launch(
             server_name=args.host, server_port=args.port, share=args.share,
             max_file_size=gallery.settings.max_upload_bytes, show_error=False, footer_links=["api"],
-            app_kwargs={"routes": [api_mount(api)]},  # before Gradio's own routes
+            app_kwargs={"routes": [api_mount(api)],  # before Gradio's own routes
+                        "middleware": [Middleware(UploadQuota, folder=Path(os.environ["GRADIO_TEMP_DIR"]),
+                                                  limit_bytes=upload_quota_bytes())]},
         )
     finally:
         gallery.close()

@@ -75,3 +75,26 @@ def test_forwarded_headers_are_ignored_unless_the_proxy_is_trusted(tmp_path: Pat
         assert "Too many wrong admin passwords from this address" in messages[-1], messages
         _table, _thumbs, people = _client(app, "10.0.0.2").predict("", PASSWORD, api_name="/list")
         assert people == []
+
+
+def test_anonymous_uploads_have_a_quota(tmp_path: Path) -> None:
+    """Gradio's upload route takes files from anyone; 30 x 10 MB filled the gallery's disk in seconds (#29 row 3).
+    With a quota of 2 MB, uploads of 600 kB are taken until the web cache holds 2 MB, then refused with 507."""
+    import os
+
+    import httpx
+
+    from app_server import running_app
+    from facerec.ui.upload_quota import folder_bytes
+
+    with running_app(tmp_path / "home", admin_password=PASSWORD,
+                     extra_env={"FACEREC_UPLOAD_QUOTA_MB": "2"}) as app:
+        cache = tmp_path / "home-gradio-tmp"
+        statuses = []
+        for n in range(8):
+            answer = httpx.post(f"{app.url}gradio_api/upload",
+                                files={"files": (f"photo{n}.jpg", os.urandom(600_000), "image/jpeg")}, timeout=60)
+            statuses.append(answer.status_code)
+        assert statuses[:4] == [200] * 4 and statuses[4:] == [507] * 4, statuses
+        assert answer.json()["code"] == "upload_quota" and "try again in a few minutes" in answer.json()["error"]
+        assert folder_bytes(cache) < 2 * (1 << 20) + 600_000

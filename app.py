@@ -54,6 +54,14 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def launch_problem(error: OSError, args: argparse.Namespace) -> str:
+    """Why the web server did not start, in facerec's terms (Gradio's message names `server_port` of launch())."""
+    if "port" in str(error).lower():
+        return (f"port {args.port} on {args.host} is in use (another facerec, or another program): start with "
+                f"--port N, for example --port {args.port + 1}")
+    return f"the web server could not start ({' '.join(str(error).split())[:200]})"
+
+
 def upload_quota_bytes(environ=os.environ) -> int:
     """What all recent uploads together may hold: $FACEREC_UPLOAD_QUOTA_MB, else 512 MiB (facerec.ui.upload_quota)."""
     from facerec.ui.upload_quota import DEFAULT_LIMIT_BYTES
@@ -153,13 +161,21 @@ def main(argv: list[str] | None = None) -> int:
     print(f"facerec: gallery {Path(gallery.settings.home).resolve()} ({gallery.store.counts()[0]} people)", flush=True)
     print(f"facerec: REST API at {API_PREFIX} (docs at {API_PREFIX}/docs): {_api_state(api)}", flush=True)
     try:
-        app.queue(default_concurrency_limit=4).launch(
-            server_name=args.host, server_port=args.port, share=args.share,
-            max_file_size=gallery.settings.max_upload_bytes, show_error=False, footer_links=["api"],
-            app_kwargs={"routes": [api_mount(api)],  # before Gradio's own routes
-                        "middleware": [Middleware(UploadQuota, folder=Path(os.environ["GRADIO_TEMP_DIR"]),
-                                                  limit_bytes=upload_quota_bytes())]},
-        )
+        try:  # quiet: Gradio's own lines name its launch() parameters, not facerec's options
+            app.queue(default_concurrency_limit=4).launch(
+                server_name=args.host, server_port=args.port, share=args.share, quiet=True, prevent_thread_lock=True,
+                max_file_size=gallery.settings.max_upload_bytes, show_error=False, footer_links=["api"],
+                app_kwargs={"routes": [api_mount(api)],  # before Gradio's own routes
+                            "middleware": [Middleware(UploadQuota, folder=Path(os.environ["GRADIO_TEMP_DIR"]),
+                                                      limit_bytes=upload_quota_bytes())]},
+            )
+        except OSError as error:
+            print(f"error: {launch_problem(error, args)}", file=sys.stderr, flush=True)
+            return 1
+        print(f"facerec: running on {app.local_url}"
+              + (f", public link {app.share_url}" if args.share and app.share_url else
+                 " (add --share for a public link)" if not args.share else ""), flush=True)
+        app.block_thread()
     finally:
         gallery.close()
         if web_cache is not None:

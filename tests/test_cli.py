@@ -162,3 +162,30 @@ def test_every_extra_the_cli_names_exists() -> None:
     named = set(re.findall(r"'(\w+)'\s+extra", helped.stdout)) | set(re.findall(r"facerec\[(\w+)\]",
                                                                                 teacher.INSTALL_HINT))
     assert named and named <= extras, (named, extras)
+
+
+def test_the_app_speaks_facerec_options_on_a_busy_port_and_at_start(tmp_path) -> None:
+    """A busy port gave Gradio's traceback about `server_port` of launch(), and every start Gradio's advice to
+    set `share=True` in launch() (#31 item 2): facerec's own sentences name --port and --share."""
+    import socket
+    import time
+
+    from app_server import REPO_ROOT, running_app
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        busy = subprocess.run([sys.executable, "app.py", "--home", str(tmp_path / "busy"), "--port", str(port)],
+                              cwd=REPO_ROOT, capture_output=True, text=True, timeout=180)
+    assert busy.returncode == 1 and "Traceback" not in busy.stderr, busy.stderr
+    assert busy.stderr.strip().splitlines() == [f"error: port {port} on 127.0.0.1 is in use (another facerec, or "
+                                                f"another program): start with --port N, for example --port "
+                                                f"{port + 1}"]
+    with running_app(tmp_path / "home") as app:
+        deadline = time.monotonic() + 30
+        while "facerec: running on" not in app.log_text() and time.monotonic() < deadline:
+            time.sleep(0.5)
+        log = app.log_text()
+    assert f"facerec: running on http://127.0.0.1:{app.port}/ (add --share for a public link)" in log
+    assert "share=True" not in log and "launch()" not in log

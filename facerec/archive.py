@@ -3,7 +3,8 @@
 Layout (a zip): `gallery.json` = {"format": "facerec-gallery-v1", "faces": [record, ...]}; `embeddings.npy` =
 [N, D] floats, row i belonging to record i; optional `crops/<face id>.jpg`, 112x112 aligned faces. A record:
 {"name", "note", "model_id", "photo_sha256", "box": [x1, y1, x2, y2] or [], "landmarks": 5 [x, y] pairs or [],
-"crop": entry name or null}.
+"crop": entry name or null}, and optionally the history an import keeps: "enrolled_at" (when the person was
+enrolled), "updated_at" (last renamed) and "added_at" (when this face was added), ISO 8601 with a time zone.
 
 A file to import may come from anywhere (another site, an attacker, a damaged disk), so `read_export` checks all
 of it before the gallery writes anything, and reads it within `ImportLimits`: each entry is streamed and reading
@@ -24,7 +25,8 @@ import os
 import warnings
 import zipfile
 import zlib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import BinaryIO
 
@@ -70,6 +72,21 @@ class ImportedFace:
     landmarks: list[list[float]]
     crop_jpeg: bytes | None
     vector: np.ndarray | None
+    history: dict = field(default_factory=dict)  # enrolled_at / updated_at / added_at: aware datetimes
+
+
+HISTORY_KEYS = ("enrolled_at", "updated_at", "added_at")
+
+
+def _moment(value: object, label: str) -> datetime:
+    """An ISO 8601 date and time with its time zone, not in the future: what an export's history may say."""
+    try:
+        moment = datetime.fromisoformat(value) if isinstance(value, str) and len(value) <= 40 else None
+    except ValueError:
+        moment = None
+    if moment is None or moment.tzinfo is None or moment > datetime.now(timezone.utc) + timedelta(days=1):
+        raise _refused(f"{label} must be a past date and time with its time zone (ISO 8601)")
+    return moment.astimezone(timezone.utc)
 
 
 def read_export(path: str | Path, model_id: str, dimension: int,
@@ -124,7 +141,7 @@ class _Reader:
             else:
                 vector = None
             faces.append(ImportedFace(record["name"], record["note"], record["model_id"], record["photo_sha256"],
-                                      record["box"], record["landmarks"], crop, vector))
+                                      record["box"], record["landmarks"], crop, vector, record["history"]))
         return faces
 
     def _read(self, name: str, limit: int) -> bytes:
@@ -191,8 +208,10 @@ class _Reader:
         crop = record.get("crop")
         if crop is not None and not isinstance(crop, str):
             raise _refused(f"{label}: crop must be the name of an entry of the file, or null")
+        history = {key: _moment(record[key], f"{label}: {key}") for key in HISTORY_KEYS
+                   if record.get(key) is not None}
         return {"name": name, "note": note, "model_id": record["model_id"], "photo_sha256": record["photo_sha256"],
-                "box": box, "landmarks": landmarks, "crop": crop or None}
+                "box": box, "landmarks": landmarks, "crop": crop or None, "history": history}
 
     def _vectors(self, count: int) -> np.ndarray:
         info = self.entries.get(EMBEDDINGS)

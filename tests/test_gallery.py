@@ -471,6 +471,42 @@ def test_export_then_import_into_a_fresh_gallery_round_trips(gallery, lfw_photo,
 
 
 # ----- privacy mode ---------------------------------------------------------------------------------------
+def test_export_then_import_keeps_the_history(gallery, tmp_path, pipeline) -> None:
+    """Imported people showed the import time as enrolled: the export had no dates (#31 item 4). A round trip now
+    keeps what a user calls the history: when each person was enrolled and last renamed, when each photo was
+    added, notes and photo counts. (Database ids are the receiving gallery's own.)"""
+    from datetime import datetime, timedelta, timezone
+
+    from facerec.storage.schema import Face, Identity
+
+    past = datetime(2021, 3, 4, 5, 6, 7, tzinfo=timezone.utc)
+    with gallery.store.writing() as session, session.begin():
+        for offset, person in enumerate(session.query(Identity).order_by(Identity.id)):
+            person.created_at = past + timedelta(days=offset)
+            person.updated_at = past + timedelta(days=offset, hours=1)
+            person.note = f"note {offset}"
+        for offset, face in enumerate(session.query(Face).order_by(Face.id)):
+            face.created_at = past + timedelta(days=offset, minutes=30)
+    before = {p.name: p for p in gallery.list()}
+    added_before = sorted(row[0] for row in sql(gallery.settings.home, "SELECT created_at FROM faces"))
+    gallery.export(tmp_path / "history.zip")
+
+    with open_gallery(tmp_path / "receiver", pipeline) as receiver:
+        assert receiver.import_(tmp_path / "history.zip")["added"] == len(PEOPLE)
+        after = {p.name: p for p in receiver.list()}
+        added_after = sorted(row[0] for row in sql(receiver.settings.home, "SELECT created_at FROM faces"))
+
+    def utc(moment: datetime) -> datetime:
+        return (moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)).astimezone(timezone.utc)
+
+    assert set(after) == set(before)
+    for name, person in before.items():
+        assert (after[name].note, after[name].photos) == (person.note, person.photos)
+        assert utc(after[name].created_at) == utc(person.created_at) < past + timedelta(days=5)
+        assert utc(after[name].updated_at) == utc(person.updated_at)
+    assert [str(a)[:19] for a in added_after] == [str(b)[:19] for b in added_before]
+
+
 def test_privacy_mode_stores_no_face_crops(gallery, lfw_photo, tmp_path, pipeline) -> None:
     archive = tmp_path / "with_crops.zip"
     gallery.export(archive, include_crops=True)

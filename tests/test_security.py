@@ -368,7 +368,8 @@ def test_7_padded_and_case_duplicate_names_in_one_file(unchanged, pipeline, expo
 
 
 @pytest.mark.parametrize("case", ["list", "faces_number", "missing_keys", "null_name", "more_records",
-                                  "no_vectors", "bad_box", "not_json", "wrong_format", "missing_crop"])
+                                  "no_vectors", "bad_box", "not_json", "wrong_format", "bad_date", "future_date",
+                                  "missing_crop"])
 def test_8_malformed_manifests_are_refused_in_one_line(unchanged, pipeline, export, tmp_path, case):
     vectors = None
     drop: tuple = ()
@@ -392,6 +393,12 @@ def test_8_malformed_manifests_are_refused_in_one_line(unchanged, pipeline, expo
         manifest, word, extra = None, "not valid JSON", {"gallery.json": b"{not json"}
     elif case == "wrong_format":
         manifest, word = (lambda d: {**d, "format": "something-else"}), "format"
+    elif case == "bad_date":
+        manifest, word = (lambda d: {**d, "faces": [{**d["faces"][0], "enrolled_at": "yesterday"},
+                                                    *d["faces"][1:]]}), "enrolled_at must be a past date"
+    elif case == "future_date":
+        manifest, word = (lambda d: {**d, "faces": [{**d["faces"][0], "added_at": "2999-01-01T00:00:00+00:00"},
+                                                    *d["faces"][1:]]}), "added_at must be a past date"
     else:
         manifest, word = (lambda d: {**d, "faces": [{**d["faces"][0], "crop": "crops/none.jpg"},
                                                     *d["faces"][1:]]}), "not in the file"

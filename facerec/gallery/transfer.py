@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import json
 import zipfile
+from datetime import timezone
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -35,7 +36,9 @@ def export(store: Store, path: str | Path, include_crops: bool = True) -> int:
                         archive.writestr(crop_name, face.crop_jpeg)
                     records.append({"name": person.name, "note": person.note, "model_id": face.model_id,
                                     "photo_sha256": face.photo_sha256, "box": face.box,
-                                    "landmarks": face.landmarks, "crop": crop_name})
+                                    "landmarks": face.landmarks, "crop": crop_name,
+                                    "enrolled_at": _iso(person.created_at), "updated_at": _iso(person.updated_at),
+                                    "added_at": _iso(face.created_at)})
                     vectors.append(face.vector)
             buffer = io.BytesIO()
             np.save(buffer, np.stack(vectors) if vectors else np.zeros((0, 512), np.float32))
@@ -69,12 +72,16 @@ def import_(gallery: Gallery, path: str | Path, limits: ImportLimits = ImportLim
             present.setdefault(face.name, []).append((face.photo_sha256, face.box))
             added.append(face)
         new_names = [name for name in dict.fromkeys(face.name for face in added) if name not in ids]
-        notes = {face.name: face.note for face in reversed(added)}  # the first record's note for a new person
-        ids.update(store.create_identities(session, [{"name": n, "note": notes[n]} for n in new_names], now))
+        first = {face.name: face for face in reversed(added)}  # a new person's note and dates: its first record's
+        ids.update(store.create_identities(session, [
+            {"name": n, "note": first[n].note, "created_at": first[n].history.get("enrolled_at", now),
+             "updated_at": first[n].history.get("updated_at", first[n].history.get("enrolled_at", now))}
+            for n in new_names], now))
         store.add_faces(session, [{"identity_id": ids[face.name], "model_id": gallery.model_id,
                                    "embedding": face.vector, "photo_sha256": face.photo_sha256,
                                    "box": face.box, "landmarks": face.landmarks,
-                                   "crop_jpeg": face.crop_jpeg if gallery.settings.store_crops else None}
+                                   "crop_jpeg": face.crop_jpeg if gallery.settings.store_crops else None,
+                                   "created_at": face.history.get("added_at", now)}
                                   for face in added], now)
     gallery.index.after_write(store)
     return {"added": len(added), "skipped": skipped}
@@ -85,3 +92,10 @@ def _refuse_case_clashes(store: Store, session, names: list[str]) -> None:
     for taken in store.names_with_keys(session, list(keys)):
         raise InvalidArgument(f"cannot import this file: it names '{keys[name_key(taken)]}', which differs "
                               f"only in letter case from enrolled '{taken}'. Nothing was imported.")
+
+
+def _iso(moment) -> str | None:
+    """A stored date as ISO 8601 in UTC (SQLite hands back naive datetimes that are UTC)."""
+    if moment is None:
+        return None
+    return (moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)).astimezone(timezone.utc).isoformat()

@@ -243,21 +243,23 @@ class Store:
         return record.id
 
     def create_identities(self, session: Session, people: list[dict], now: datetime) -> dict[str, int]:
-        """New people from {"name", optional "note"} rows, in one statement; {name: identity id}."""
+        """New people from {"name", optional "note", "created_at", "updated_at"} rows, in one statement;
+        {name: identity id}."""
         if not people:
             return {}
         created = session.scalars(insert(Identity).returning(Identity.id, sort_by_parameter_order=True),
-                                  [{"note": None, **person, "created_at": now, "updated_at": now}
+                                  [{"note": None, "created_at": now, "updated_at": now, **person}
                                    for person in people])
         return dict(zip([person["name"] for person in people], created))
 
     def add_faces(self, session: Session, rows: list[dict], now: datetime) -> list[int]:
         """Faces in one statement, journalled; each row: identity_id, embedding (float32 vector), model_id,
-        photo_sha256, box, landmarks, crop_jpeg (or None). Returns the new face ids in row order."""
+        photo_sha256, box, landmarks, crop_jpeg (or None), optional created_at (else `now`). Returns the new
+        face ids in row order."""
         if not rows:
             return []
         face_ids = list(session.scalars(insert(Face).returning(Face.id, sort_by_parameter_order=True),
-                                        [{**row, "embedding": _encoded(row["embedding"]), "created_at": now}
+                                        [{"created_at": now, **row, "embedding": _encoded(row["embedding"])}
                                          for row in rows]))
         session.execute(insert(JournalEntry), [{"op": "add", "face_id": f} for f in face_ids])
         return face_ids

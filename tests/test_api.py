@@ -435,6 +435,20 @@ def test_ids_and_offsets_past_64_bits_are_422_not_500(api, keys):
     refused(api.get("/people/9223372036854775807", headers=admin), 404, "unknown_person")
 
 
+def test_dates_have_one_format_in_every_answer(api, keys, lfw_photo):
+    """updated_at carried "+00:00" only in PATCH answers (#31 item 6)."""
+    person = enroll(api, keys, lfw_photo(BLAIR, 1), "Date Format")
+    admin = {"X-API-Key": keys.admin}
+    answers = [api.get(f"/people/{person['identity_id']}", headers=admin).json(),
+               api.patch(f"/people/{person['identity_id']}", json={"name": "Date Formats"}, headers=admin).json(),
+               api.get(f"/people/{person['identity_id']}", headers=admin).json(),
+               next(p for p in api.get("/people", params={"search": "date formats"}, headers=admin).json()["people"])]
+    for answer in answers:
+        for key in ("created_at", "updated_at"):
+            assert answer[key].endswith("+00:00"), (key, answer[key])
+    delete(api, keys, person["identity_id"])
+
+
 def test_list_is_paged_and_searchable(api, keys, lfw_photo):
     enrolled = [enroll(api, keys, lfw_photo(person, 1), f"Paged {person.replace('_', ' ')}") for person in PAGED]
     read = {"X-API-Key": keys.read}

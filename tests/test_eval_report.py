@@ -123,3 +123,13 @@ def test_the_model_card_lists_exactly_the_protocols_training_identities(data_dir
     assert keys == set(training_identity_keys(data_dir / "celeba112", data_dir / "lfw"))
     assert "lfw/George_W_Bush" in keys and "lfw/Alan_Ball" not in keys  # 530 photos vs the 2 of a test person
     assert len(card["training_identities"]["keys"]) < 40_000  # compact: the card stays a small text file
+
+
+def test_a_report_without_confusions_says_so_under_its_heading(trained_result, tmp_path):
+    """A perfect score printed the confusions' heading over an empty table (#31 item 6)."""
+    assert trained_result.figures["rank1"] == 1.0 and not trained_result.confusions
+    write_one_shot_report(trained_result, tmp_path / "report", "facerec eval ...")
+    summary = (tmp_path / "report" / "summary.md").read_text()
+    heading = summary.index("## Worst confusions")
+    assert "None: every query's rank-1 match was the right person." in summary[heading:]
+    assert "| query | truth | matched | similarity |" not in summary

@@ -170,10 +170,13 @@ def write_one_shot_report(result, out_dir: str | Path, command: str) -> Path:
         f"| photos/s (end to end) | {figures['photos_per_second']:.2f} |",
         "", "Plots: `cmc.png`, `roc_det.png` (the dot: the gallery's threshold), `similarities.png`.", "",
         "## Worst confusions (wrong rank-1 match, highest similarity first)", "",
-        "| query | truth | matched | similarity |", "|---|---|---|---|",
     ]
-    lines += [f"| {Path(c['query']).name} | {c['truth']} | {c['matched']} | {c['similarity']:.3f} |"
-              for c in result.confusions[:20]]
+    if result.confusions:
+        lines += ["| query | truth | matched | similarity |", "|---|---|---|---|"]
+        lines += [f"| {Path(c['query']).name} | {c['truth']} | {c['matched']} | {c['similarity']:.3f} |"
+                  for c in result.confusions[:20]]
+    else:  # an empty table under the heading read as a missing one
+        lines.append("None: every query's rank-1 match was the right person.")
     (out_dir / "summary.md").write_text("\n".join(lines) + "\n")
     return out_dir
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from datetime import datetime, timezone
+
 import numpy as np
 from sqlalchemy.exc import IntegrityError
 
@@ -81,8 +83,14 @@ def delete(store: Store, identity: str | int) -> IdentityInfo:
 
 
 def info(person: Identity) -> IdentityInfo:
-    return IdentityInfo(person.id, person.name, len(person.faces), person.note, person.created_at,
-                        person.updated_at, [f.id for f in person.faces])
+    return IdentityInfo(person.id, person.name, len(person.faces), person.note, _utc(person.created_at),
+                        _utc(person.updated_at), [f.id for f in person.faces])
+
+
+def _utc(moment: datetime) -> datetime:
+    """One form for every answer: aware UTC (SQLite hands stored times back naive, a fresh rename aware, so the
+    API's updated_at carried "+00:00" only after a PATCH)."""
+    return (moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)).astimezone(timezone.utc)
 
 
 def _cleaned_or_none(name: object) -> str | None:

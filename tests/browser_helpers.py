@@ -25,6 +25,9 @@ CHROMIUM = Path(os.environ.get("FACEREC_CHROMIUM", "/usr/bin/chromium"))
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
                  "--disable-sync", "--no-first-run", "--disable-quic"]
 TIMEOUT_MS = 60_000  # page loads and uploads can take seconds on a busy 2-core machine; inference is < 1 s
+# Assertions wait for what they expect (a status line, a table) up to the same bound, not Playwright's 5 s default:
+# on a loaded machine identify took over 3.6 s and a test failed on the clock, not on the page (#31 item 10).
+expect.set_options(timeout=TIMEOUT_MS)
 IMAGE_INPUT = 'input[type=file][accept="image/*"]'  # the Image upload (a Dataframe has a CSV one too)
 VIEWPORT = {"width": 1280, "height": 1000}
 

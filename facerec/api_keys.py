@@ -17,13 +17,13 @@ import hashlib
 import hmac
 import secrets
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import datetime
 
 from sqlalchemy import func, select
 
 from .errors import InvalidArgument
 from .names import clean_name
-from .storage import Store, utcnow
+from .storage import Store, as_utc, utcnow
 from .storage.schema import ApiKeyRow
 
 ROLES = ("read", "admin")
@@ -108,9 +108,4 @@ def _digest(key: str) -> str:
 
 
 def _record(row: ApiKeyRow) -> ApiKey:
-    return ApiKey(row.id, row.name, row.role, row.shown, _utc(row.created_at), _utc(row.revoked_at))
-
-
-def _utc(moment: datetime | None) -> datetime | None:
-    """Times are written in UTC; SQLite gives them back without their zone."""
-    return moment.replace(tzinfo=timezone.utc) if moment is not None and moment.tzinfo is None else moment
+    return ApiKey(row.id, row.name, row.role, row.shown, as_utc(row.created_at), as_utc(row.revoked_at))

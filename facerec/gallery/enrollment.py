@@ -39,9 +39,7 @@ def enroll(gallery: Gallery, photo: ImageInput | Photo, name: str, face_index: i
     with store.session() as session:
         refuse_taken_name(store, session, name)
     refuse_duplicate_photo(gallery, photo, face)
-    quality = gallery.quality.assess(face, crop)
-    if quality is not None and quality.low and not allow_low_quality:
-        raise LowQuality(low_quality_message(quality), quality)
+    quality = _refuse_low_quality(gallery, face, crop, allow_low_quality)
     rule = gallery.threshold_in_force()  # catches the index up: every face committed up to here is searched
     searched_to = gallery.index.seq
     lookalikes = _lookalikes(gallery, embedding, rule)
@@ -74,9 +72,7 @@ def add_photo(gallery: Gallery, identity: str | int, photo: ImageInput | Photo, 
     store = gallery.store
     photo, face, crop, embedding = one_face(gallery, photo, face_index)
     refuse_duplicate_photo(gallery, photo, face)
-    quality = gallery.quality.assess(face, crop)
-    if quality is not None and quality.low and not allow_low_quality:  # the same rule as a first photo's
-        raise LowQuality(low_quality_message(quality), quality)
+    quality = _refuse_low_quality(gallery, face, crop, allow_low_quality)  # the same rule as a first photo's
     with store.session() as session:
         person = find_identity(store, session, identity)
         name, own_faces = person.name, [f.id for f in person.faces]
@@ -164,6 +160,14 @@ def refuse_duplicate_photo(gallery: Gallery, photo: Photo, face: DetectedFace, s
     for sha, box, name in gallery.store.faces_of_photo(session, photo.sha256):
         if same_face(photo.sha256, list(face.box), sha, box):
             raise DuplicatePhoto(f"this photo (this face) is already enrolled, as '{name}'", name)
+
+
+def _refuse_low_quality(gallery: Gallery, face: DetectedFace, crop: np.ndarray, allowed: bool):
+    """The face's enrollment quality; LowQuality when it is low and not `allowed`."""
+    quality = gallery.quality.assess(face, crop)
+    if quality is not None and quality.low and not allowed:
+        raise LowQuality(low_quality_message(quality), quality)
+    return quality
 
 
 def _lookalikes(gallery: Gallery, embedding: np.ndarray, rule: ThresholdInForce,

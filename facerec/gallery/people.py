@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
-
 import numpy as np
 from sqlalchemy.exc import IntegrityError
 
 from ..errors import InvalidArgument, NameTaken, UnknownIdentity
 from ..names import clean_name, name_key
 from ..results import IdentityInfo
-from ..storage import Identity, Store
+from ..storage import Identity, Store, as_utc
 
 
 def find_identity(store: Store, session, identity: str | int) -> Identity:
@@ -83,14 +81,10 @@ def delete(store: Store, identity: str | int) -> IdentityInfo:
 
 
 def info(person: Identity) -> IdentityInfo:
-    return IdentityInfo(person.id, person.name, len(person.faces), person.note, _utc(person.created_at),
-                        _utc(person.updated_at), [f.id for f in person.faces])
-
-
-def _utc(moment: datetime) -> datetime:
-    """One form for every answer: aware UTC (SQLite hands stored times back naive, a fresh rename aware, so the
-    API's updated_at carried "+00:00" only after a PATCH)."""
-    return (moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)).astimezone(timezone.utc)
+    # One form in every answer (SQLite hands stored times back naive, a fresh rename aware: the API's updated_at
+    # carried "+00:00" only after a PATCH).
+    return IdentityInfo(person.id, person.name, len(person.faces), person.note, as_utc(person.created_at),
+                        as_utc(person.updated_at), [f.id for f in person.faces])
 
 
 def _cleaned_or_none(name: object) -> str | None:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import io
 import json
 import zipfile
-from datetime import timezone
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -15,7 +14,7 @@ from PIL import Image
 from ..archive import EXPORT_FORMAT, ImportLimits, open_private, read_export
 from ..errors import InvalidArgument
 from ..names import name_key
-from ..storage import Store, utcnow
+from ..storage import Store, as_utc, utcnow
 from .enrollment import same_face
 
 if TYPE_CHECKING:
@@ -95,7 +94,5 @@ def _refuse_case_clashes(store: Store, session, names: list[str]) -> None:
 
 
 def _iso(moment) -> str | None:
-    """A stored date as ISO 8601 in UTC (SQLite hands back naive datetimes that are UTC)."""
-    if moment is None:
-        return None
-    return (moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)).astimezone(timezone.utc).isoformat()
+    """A stored date as ISO 8601 in UTC."""
+    return None if moment is None else as_utc(moment).isoformat()

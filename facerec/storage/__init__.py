@@ -3,7 +3,7 @@ them (`store.Store`) and one module per database engine (`backends`)."""
 
 from .backends import backend_for
 from .backends.sqlite import database_file
-from .schema import Face, Identity, JournalEntry, Setting, utcnow
+from .schema import Face, Identity, JournalEntry, Setting, as_utc, utcnow
 from .store import Store, chunked
 
 
@@ -16,4 +16,5 @@ def upgrade(url: str) -> list[str]:
         backend.dispose()
 
 
-__all__ = ["Face", "Identity", "JournalEntry", "Setting", "Store", "chunked", "database_file", "upgrade", "utcnow"]
+__all__ = ["Face", "Identity", "JournalEntry", "Setting", "Store", "as_utc", "chunked", "database_file", "upgrade",
+           "utcnow"]

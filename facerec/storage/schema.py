@@ -34,6 +34,13 @@ def utcnow() -> datetime:
     return datetime.now(timezone.utc)
 
 
+def as_utc(moment: datetime | None) -> datetime | None:
+    """A stored time as aware UTC: times are written in UTC, and SQLite hands them back without their zone."""
+    if moment is None:
+        return None
+    return (moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)).astimezone(timezone.utc)
+
+
 class Embedding(TypeDecorator):
     """A float32 embedding as bytes in Python: a BLOB on SQLite, `vector(512)` on PostgreSQL (pgvector), where
     the driver moves it as a NumPy array (`facerec.storage.backends.postgresql` registers the conversions)."""

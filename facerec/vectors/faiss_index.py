@@ -35,6 +35,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import UnusableFile
+from ..provenance import file_sha256
 from ..storage import Store
 from . import index_integrity as integrity
 from .base import VectorIndex
@@ -282,7 +283,7 @@ class FaceIndex(VectorIndex):
             try:
                 os.close(os.open(tmp, os.O_CREAT | os.O_TRUNC | os.O_WRONLY, 0o600))  # private before any byte
                 faiss.write_index(self._index, str(tmp))
-                checksum = integrity.file_sha256(tmp)
+                checksum = file_sha256(tmp)
                 _replace_durably(tmp, folder / INDEX_FILE)
                 meta = {"seq": self.seq, "model_id": model_id, "kind": self.kind, "count": int(self._index.ntotal),
                         "sha256": checksum,

@@ -10,24 +10,16 @@ database and says why.
 
 from __future__ import annotations
 
-import hashlib
 from pathlib import Path
 
 import numpy as np
 
+from ..provenance import file_sha256
 from ..storage import Store
 
 UNIT_TOLERANCE = 1e-2  # fp16 storage (flat16) keeps lengths within ~1e-3; damage is orders of magnitude off
 SAMPLED_FACES = 32  # faces compared with the database on load: enough to tell another gallery's index
 CHUNK = 65_536
-
-
-def file_sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for block in iter(lambda: handle.read(1 << 22), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def check_checksum(path: Path, expected: str | None) -> None:

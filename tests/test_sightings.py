@@ -164,8 +164,8 @@ def test_deleting_a_person_removes_their_sightings(backend, gallery, home) -> No
 def test_the_memory_is_a_bounded_fifo(backend, home, base, lfw_people) -> None:
     with Gallery(settings_for(backend, home, sightings_memory=5), pipeline=base[1]) as small:
         newest = max(r[0] for r in rows(backend, home, "SELECT id FROM sightings"))
-        kept = [m.sighting_id for _n, photos in lfw_people[:8] for m in small.identify(photos[1])
-                if m.sighting_id is not None]
+        kept = [m.sighting_id for _n, photos in lfw_people[:8] for m in small.identify(photos[0])
+                if m.sighting_id is not None]  # the enrolled photos: not yet sightings, so each is a new one
         assert len(kept) >= 6 and min(kept) > newest
         assert sorted(r[0] for r in rows(backend, home, "SELECT id FROM sightings")) == sorted(kept)[-5:]
         assert small.health().sightings["sightings"] == 5
@@ -208,18 +208,20 @@ def test_drift_and_a_weak_enrollment_show_in_the_trend(gallery, lfw_people) -> N
     owners = [labels[int(f)][0] for f in face_ids]
     start = utcnow() - timedelta(days=3)
     with store.writing() as session, session.begin():
-        for day, mix in enumerate((0.1, 0.35, 0.6)):
+        for day, mix in enumerate((0.1, 0.25, 0.4)):  # automatic sightings: all above the threshold, as kept
             for row in range(1, 61):
                 other = enrolled[(row + 7) % len(enrolled)]
                 vector = (1 - mix) * enrolled[row] + mix * other + 0.01 * rng.standard_normal(512)
-                store.sightings.add(session, owners[row], vector / np.linalg.norm(vector), gallery.model_id,
-                                    float(enrolled[row] @ vector), "identified", 10_000, start + timedelta(days=day))
+                vector /= np.linalg.norm(vector)
+                store.sightings.add(session, owners[row], vector, gallery.model_id, float(enrolled[row] @ vector),
+                                    "identified", 10_000, start + timedelta(days=day))
         stranger = enrolled[99] * 0.5 + enrolled[98] * 0.5  # "how they look now": far from person 0's enrollment
         for _ in range(4):
             vector = 0.35 * enrolled[0] + stranger + 0.005 * rng.standard_normal(512)
             store.sightings.add(session, owners[0], vector / np.linalg.norm(vector), gallery.model_id, 0.5,
                                 "confirmed", 10_000, start + timedelta(days=2))
     memory = gallery.health().sightings
+    assert memory["sightings"] == 3 * 60 + 4  # every one above the threshold: Health reads them all
     assert memory["trend_unit"] == "day" and len(memory["trend"]) == 3
     rising = [t["MedianClosestPositiveDistance"] for t in memory["trend"]]
     assert rising == sorted(rising) and rising[-1] - rising[0] > 0.05
@@ -227,3 +229,52 @@ def test_drift_and_a_weak_enrollment_show_in_the_trend(gallery, lfw_people) -> N
     weakest = memory["weak_enrollments"][0]
     assert weakest["name"] == lfw_people[0][0] and weakest["sightings"] == 4
     assert any("agree with each other" in reason for reason in weakest["reasons"])
+
+
+# ----- sightings no caller can poison (#28) ------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def strangers(lfw) -> list[Path]:
+    """Photos of LFW's one-photo people: nobody in the module gallery."""
+    return [photos[0] for photos in list_identities(lfw).values() if len(photos) == 1][:12]
+
+
+def test_a_lowered_pin_or_a_looser_rate_names_strangers_but_keeps_no_sighting_of_them(backend, gallery, home,
+                                                                                     strangers) -> None:
+    default_named = sum(m.name is not None for photo in strangers for m in gallery.identify(photo, remember=False))
+    before = rows(backend, home, "SELECT COUNT(*) FROM sightings")[0][0]
+    pinned = [m for photo in strangers[:6] for m in gallery.identify(photo, threshold=-1)]
+    loose = [m for photo in strangers[6:] for m in gallery.identify(photo, fpir=0.999999)]
+    assert all(m.name is not None for m in pinned + loose)  # the caller's rule answers the call...
+    kept = [m for m in pinned + loose if m.sighting_id is not None]
+    assert len(kept) == default_named  # ...but only what the default rate names reaches the memory
+    assert rows(backend, home, "SELECT COUNT(*) FROM sightings")[0][0] == before + default_named
+
+
+def test_the_same_photo_identified_again_is_one_sighting(backend, gallery, home, lfw_people) -> None:
+    photo = lfw_people[3][1][0]  # an enrolled photo: named, and not yet a sighting
+    before = rows(backend, home, "SELECT COUNT(*) FROM sightings")[0][0]
+    ids = {gallery.identify(photo)[0].sighting_id for _ in range(4)}
+    assert len(ids) == 1 and None not in ids
+    assert rows(backend, home, "SELECT COUNT(*) FROM sightings")[0][0] == before + 1
+
+
+def test_a_flood_of_identifications_never_evicts_what_a_user_confirmed(backend, home, base, lfw_people) -> None:
+    with Gallery(settings_for(backend, home, sightings_memory=4), pipeline=base[1]) as small:
+        confirmed = small.identify(lfw_people[0][1][0])[0]
+        small.confirm_sighting(confirmed.sighting_id)
+        corrected = small.identify(lfw_people[1][1][0])[0]
+        small.correct_sighting(corrected.sighting_id, lfw_people[2][0])
+        flood = [m.sighting_id for _n, photos in lfw_people[3:12] for m in small.identify(photos[0])]
+        assert len([f for f in flood if f is not None]) >= 6
+        kept = {r[0]: r[1] for r in rows(backend, home, "SELECT id, source FROM sightings")}
+    assert len(kept) == 4
+    assert kept[confirmed.sighting_id] == "confirmed" and kept[corrected.sighting_id] == "corrected"
+
+
+def test_health_leaves_out_sightings_kept_under_a_looser_rule(backend, gallery, home) -> None:
+    threshold = gallery.threshold_in_force().threshold
+    before = gallery.health().sightings["sightings"]
+    assert before > 0
+    lowest = rows(backend, home, "SELECT id FROM sightings ORDER BY id LIMIT 1")[0][0]
+    backend.sql(home, "UPDATE sightings SET similarity = ? WHERE id = ?", (threshold - 0.2, lowest))  # an old row
+    assert gallery.health().sightings["sightings"] == before - 1

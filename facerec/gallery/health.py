@@ -110,7 +110,7 @@ def _with_sightings(gallery: Gallery, report: HealthReport, faces: int, threshol
         report.sightings = {"enabled": False, "sightings": 0, "capacity": capacity,
                             "reason": sightings_memory.why_disabled(gallery)}
         return
-    rows = gallery.store.sightings.rows(gallery.model_id)
+    rows = sightings_memory.trustworthy(gallery.store.sightings.rows(gallery.model_id), threshold)
     if not len(rows):
         report.sightings = {"enabled": True, "sightings": 0, "capacity": capacity}
         report.notes.append("No sightings yet: each identification that names someone is kept (up to "

@@ -33,8 +33,9 @@ def identify(gallery: Gallery, photo: ImageInput | Photo, top_k: int = 5, thresh
     rule = gallery.threshold_in_force(fpir=fpir, threshold=threshold)
     matches = [_match(face, candidates, rule, embedding) for face, candidates, embedding
                in zip(faces, ranked, embeddings)]
-    if remember:
-        sightings.record(gallery, matches, embeddings)
+    if remember:  # kept only at the default rate's threshold: a caller's pin or rate never reaches the memory
+        trusted = rule if fpir is None and threshold is None else gallery.threshold_in_force()
+        sightings.record(gallery, matches, embeddings, trusted.threshold)
     return matches
 
 

@@ -2,12 +2,21 @@
 
 A one-photo-per-person gallery has no positives, so its health figures that need them are undefined. But every
 confident identification is a fresh photo of an enrolled person with its label: `record` keeps (embedding,
-person, time) of each face of `identify` whose match clears the threshold in force, and a user's one click turns
-a face into a labelled one (`confirm`, `correct`; `reject` says it was nobody enrolled and forgets it). The
-health report then scores enrolled faces and sightings together (`facerec.gallery.sightings_health`).
+person, time) of each face of `identify` that clears the threshold the policy sets for the gallery's default
+stranger-match rate, and a user's one click turns a face into a labelled one (`confirm`, `correct`; `reject` says
+it was nobody enrolled and forgets it). The health report then scores enrolled faces and sightings together
+(`facerec.gallery.sightings_health`).
 
-Bounded: at most `Settings.sightings_memory` rows (default 10,000), the oldest dropped first; no photo is ever
-kept. None at all in privacy mode (`store_crops` off) or with a memory of 0: a gallery opened so forgets those
+Trust: what a caller controls never reaches the memory. An identify with a lowered pin or a looser rate still
+answers at it, but its faces are kept only where they clear the default-rate threshold, so an automatic sighting
+is exactly as trustworthy as the gallery's own answer at the rate it promises, whoever asked (any caller may
+write one: a kept sighting says nothing the same caller could not learn from a default identify). The same photo
+sent again is one sighting, not many (a near-identical face of the same person is not added twice), so a caller
+cannot fill the memory with one face. What a user confirmed or corrected is evicted only after every automatic
+sighting; Health reads automatic sightings only at or above today's default-rate threshold.
+
+Bounded: at most `Settings.sightings_memory` rows (default 10,000), the oldest automatic ones dropped first; no
+photo is ever kept. None at all in privacy mode (`store_crops` off) or with a memory of 0: a gallery opened so forgets those
 kept before. A person's sightings go with them;
 all of them go when the gallery changes model (`reindex`), since embeddings of two models do not compare.
 """
@@ -29,6 +38,7 @@ if TYPE_CHECKING:
     from . import Gallery
 
 IDENTIFIED, CONFIRMED, CORRECTED = "identified", "confirmed", "corrected"
+SAME_PHOTO_COSINE = 0.995  # a face this close to a kept sighting of the same person is that photo again
 log = logging.getLogger("facerec.gallery")
 
 
@@ -54,9 +64,11 @@ def why_disabled(gallery: Gallery) -> str:
     return "the sightings memory is off (FACEREC_SIGHTINGS=0)"
 
 
-def record(gallery: Gallery, matches: list[FaceMatch], embeddings: np.ndarray) -> None:
-    """Keep each named face of an identification as a sighting of that person (sets `match.sighting_id`)."""
-    named = [(match, embedding) for match, embedding in zip(matches, embeddings) if match.name is not None]
+def record(gallery: Gallery, matches: list[FaceMatch], embeddings: np.ndarray, trusted_threshold: float) -> None:
+    """Keep each face of an identification named at or above `trusted_threshold` (the default rate's threshold,
+    whatever the caller asked for) as a sighting of that person; sets `match.sighting_id`."""
+    named = [(match, embedding) for match, embedding in zip(matches, embeddings)
+             if match.name is not None and match.similarity >= trusted_threshold]
     if not named or not enabled(gallery):
         return
     store = gallery.store
@@ -66,14 +78,34 @@ def record(gallery: Gallery, matches: list[FaceMatch], embeddings: np.ndarray) -
                 person = store.identity_by_id(session, match.candidates[0].identity_id)
                 if person is None:  # deleted since the search
                     continue
-                match.sighting_id = store.sightings.add(session, person.id, embedding, gallery.model_id,
-                                                        match.similarity, IDENTIFIED,
-                                                        gallery.settings.sightings_memory)
+                match.sighting_id = _same_photo_kept(gallery, session, person.id, embedding)
+                if match.sighting_id is None:
+                    match.sighting_id = store.sightings.add(session, person.id, embedding, gallery.model_id,
+                                                            match.similarity, IDENTIFIED,
+                                                            gallery.settings.sightings_memory)
     except (StorageFull, SQLAlchemyError) as error:  # best effort: the answer matters more than the memory of it
         for match, _embedding in named:
             match.sighting_id = None
         log.warning("facerec: an identification was answered but not kept as a sighting (%s)",
                     " ".join(str(error).split())[:200])
+
+
+def _same_photo_kept(gallery: Gallery, session, identity_id: int, embedding: np.ndarray) -> int | None:
+    """The id of a kept sighting of this person that is this face again (cosine >= SAME_PHOTO_COSINE), if any."""
+    ids, kept = gallery.store.sightings.embeddings_of(session, identity_id, gallery.model_id)
+    if not len(ids):
+        return None
+    similarities = kept @ np.asarray(embedding, np.float32)
+    best = int(np.argmax(similarities))
+    return int(ids[best]) if similarities[best] >= SAME_PHOTO_COSINE else None
+
+
+def trustworthy(rows, threshold: float):
+    """The sightings Health may read: every one a user confirmed or corrected, and automatic ones at or above
+    `threshold` (today's default-rate threshold: rows kept under an older, looser rule are left out)."""
+    keep = np.array([source != IDENTIFIED or similarity >= threshold
+                     for source, similarity in zip(rows.sources, rows.similarities)], bool)
+    return rows.select(keep) if len(rows) else rows
 
 
 def confirm(gallery: Gallery, sighting_id: int) -> SightingInfo:

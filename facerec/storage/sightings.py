@@ -17,6 +17,8 @@ from sqlalchemy.orm import Session
 
 from .schema import Sighting, utcnow
 
+USER_LABELLED = ("confirmed", "corrected")  # sources a person vouched for: evicted last
+
 if TYPE_CHECKING:
     from .store import Store
 
@@ -36,6 +38,12 @@ class SightingRows:
     def __len__(self) -> int:
         return len(self.ids)
 
+    def select(self, keep: np.ndarray) -> SightingRows:
+        """The rows where the boolean mask `keep` is true."""
+        keep = np.asarray(keep, bool)
+        return SightingRows(self.ids[keep], self.identity_ids[keep], self.embeddings[keep], self.similarities[keep],
+                            [s for s, k in zip(self.sources, keep) if k], [t for t, k in zip(self.seen_at, keep) if k])
+
 
 class SightingsTable:
     def __init__(self, store: Store) -> None:
@@ -52,11 +60,32 @@ class SightingsTable:
         return int(row.id)
 
     def trim(self, session: Session, capacity: int) -> int:
-        """Drop the oldest sightings beyond `capacity`; how many went."""
-        boundary = session.scalar(select(Sighting.id).order_by(Sighting.id.desc()).offset(capacity).limit(1))
-        if boundary is None:
+        """Drop sightings beyond `capacity`, automatic ones first (oldest first), so that what a user confirmed or
+        corrected is never evicted by a flood of identifications; how many went."""
+        total = int(session.scalar(select(func.count(Sighting.id))))
+        excess = total - capacity
+        if excess <= 0:
             return 0
-        return int(session.execute(delete(Sighting).where(Sighting.id <= boundary)).rowcount or 0)
+        removed = 0
+        for user_labelled in (False, True):  # automatic first, then (only if they alone overflow) the user's
+            is_labelled = Sighting.source.in_(USER_LABELLED)
+            chosen = select(Sighting.id).where(is_labelled if user_labelled else ~is_labelled) \
+                .order_by(Sighting.id).limit(excess - removed)
+            ids = list(session.scalars(chosen))
+            if ids:
+                removed += int(session.execute(delete(Sighting).where(Sighting.id.in_(ids))).rowcount or 0)
+            if removed >= excess:
+                break
+        return removed
+
+    def embeddings_of(self, session: Session, identity_id: int, model_id: str) -> tuple[np.ndarray, np.ndarray]:
+        """(ids [N], embeddings [N, D]) of one person's sightings of this model."""
+        found = session.execute(select(Sighting.id, Sighting.embedding).where(
+            Sighting.identity_id == identity_id, Sighting.model_id == model_id)).all()
+        if not found:
+            return np.zeros(0, np.int64), np.zeros((0, 0), np.float32)
+        return (np.array([r[0] for r in found], np.int64),
+                np.stack([np.frombuffer(r[1], np.float32) for r in found]))
 
     def get(self, session: Session, sighting_id: int) -> Sighting | None:
         return session.get(Sighting, sighting_id)

@@ -204,6 +204,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--max-seconds", type=float, help="stop after the epoch during which this much time passed")
     p.add_argument("--stop-after-epoch", type=int,
                    help="end after this epoch, keeping the learning-rate schedule of --epochs (resumable)")
+    p.add_argument("--train-fraction", type=float, default=1.0,
+                   help="train on this seeded fraction of the training identities (the data-slope measurement)")
     p.add_argument("--device", default="auto", help="auto (cuda if present, else cpu), cpu or cuda")
     precision = p.add_mutually_exclusive_group()
     precision.add_argument("--fp32", action="store_const", const=False, dest="bf16",
@@ -744,11 +746,15 @@ def cmd_train(args) -> int:
     except ImportError as error:
         raise FaceRecError(str(error)) from None
     faces = load_sources(args.celeba, args.lfw_cache, args.teacher)
+    if args.train_fraction < 1:
+        from .train.data import keep_identity_fraction
+        keep_identity_fraction(faces, args.train_fraction)
     config = TrainConfig(head=args.head, stem=args.stem, epochs=args.epochs, batch_size=args.batch_size,
                          lr=args.lr, warmup_epochs=args.warmup_epochs, device=args.device, bf16=args.bf16, arcface_weight=args.arcface_weight,
                          distill_weight=args.distill_weight, structure_weight=args.structure_weight,
                          warm_start=args.warm_start,
-                         max_seconds=args.max_seconds, stop_after_epoch=args.stop_after_epoch)
+                         max_seconds=args.max_seconds, stop_after_epoch=args.stop_after_epoch,
+                         notes={"train_fraction": args.train_fraction} if args.train_fraction < 1 else {})
     record = train(config, faces, args.run_dir, log=lambda line: print(line, file=sys.stderr, flush=True))
     _emit(args, record, text=f"trained {record.get('epoch')} epochs; weights in {args.run_dir}")
     return 0

@@ -91,6 +91,21 @@ def attach_teacher(faces: FaceSet, teacher_files: Sequence[str | Path]) -> None:
     faces.teacher_raw = raw[:, 0].copy()
 
 
+def keep_identity_fraction(faces: FaceSet, fraction: float, seed: int = 0) -> None:
+    """Train on a seeded `fraction` of the training identities only (the rest become split "unused").
+
+    Why identities and not photos: the question this answers is whether more *people* would help (new sources,
+    such as unlabelled photos the teacher describes, add people), so the measurement halves the people and keeps
+    each kept person's photos. Validation rows are untouched, so runs on different fractions are scored alike."""
+    if not 0 < fraction <= 1:
+        raise ValueError(f"the training fraction must be in (0, 1], not {fraction}")
+    train_identities = sorted({faces.identities[r] for r in faces.rows("train")})
+    rng = np.random.default_rng(seed)
+    kept = set(rng.permutation(train_identities)[: round(fraction * len(train_identities))].tolist())
+    faces.splits = [split if split != "train" or identity in kept else "unused"
+                    for split, identity in zip(faces.splits, faces.identities)]
+
+
 def lfw_training_rows(names: list[str]) -> list[int]:
     """Rows of an LFW cache that the protocol lets us train on: people with >= 3 photos (never the 779
     two-photo evaluation people, never the one-photo distractors)."""

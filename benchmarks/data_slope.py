@@ -33,7 +33,7 @@ FRACTIONS = {"half": (0.5, 2), "whole": (1.0, 1)}  # name -> (share of identitie
 
 
 def train_command(data: Path, warm: Path, run: Path, fraction: float, epochs: int) -> list[str]:
-    return ["facerec", "train", "--celeba", str(data / "celeba112"), "--lfw-cache", "cache/lfw",
+    return ["facerec-train", "train", "--celeba", str(data / "celeba112"), "--lfw-cache", "cache/lfw",
             "--teacher", str(data / "teacher" / "celeba112_dlib.npz"), "cache/lfw_teacher.npz",
             "--warm-start", str(warm), "--run-dir", str(run), "--epochs", str(epochs),
             "--train-fraction", str(fraction), *RECIPE]
@@ -59,7 +59,7 @@ def main() -> None:
         if process.wait():
             raise SystemExit(f"training {name} failed: see {args.work / name / 'train.log'}")
         run = args.work / name
-        subprocess.run(["facerec", "export-onnx", str(run / "embedder.pt"), str(run / "model_fp32.onnx"),
+        subprocess.run(["facerec-train", "export-onnx", str(run / "embedder.pt"), str(run / "model_fp32.onnx"),
                         "--check-cache", "cache/lfw"], check=True)
     crops, names = held_out_crops(args.data / "celeba112")
     scores = {"start": measure(args.warm_start, True, crops, names)}

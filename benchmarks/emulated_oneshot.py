@@ -3,7 +3,7 @@
     apt-get install qemu-user
     python benchmarks/emulated_oneshot.py --cpu Haswell --workers 2 --out benchmarks/results/eval_lfw2_emulated_haswell.json
 
-Why: the embedder's fused int8 kernels are what differ between processors (`facerec.embedder_check`); detection and
+Why: the embedder's fused int8 kernels are what differ between processors (`facerec.faces.embedder_check`); detection and
 alignment are fp32, the same on every CPU to rounding. So the protocol of `facerec eval ../shared/data/lfw
 --max-per-identity 2` (seed 51: 779 people enrolled from one photo, their other photo queried, 1-NN) is run with
 the CLI's own steps (`facerec.evaluation.embedding.embed_photos`: decode, detect, central face, align), the crops are
@@ -29,17 +29,17 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from facerec.embed import FaceEmbedder  # noqa: E402
+from facerec.faces.embed import FaceEmbedder  # noqa: E402
 from facerec.evaluation.embedding import embed_photos  # noqa: E402
 from facerec.evaluation.oneshot import plan_protocol  # noqa: E402
-from facerec.pipeline import FacePipeline  # noqa: E402
+from facerec.faces.pipeline import FacePipeline  # noqa: E402
 from facerec.provenance import write_result  # noqa: E402
 from facerec.settings import Settings  # noqa: E402
 
 # Runs under the emulator: FaceEmbedder (the shipped settings: flip, self-check) on one chunk of crops.
 WORKER = """
 import json, sys, numpy as np
-from facerec.embed import FaceEmbedder
+from facerec.faces.embed import FaceEmbedder
 from facerec.settings import Settings
 embedder = FaceEmbedder(Settings().model_path, num_threads=1)
 np.save(sys.argv[2], embedder.embed(np.load(sys.argv[1])))

@@ -1,11 +1,11 @@
 """Is the enrollment quality score valid? Recognition on LFW by the quality of the enrollment photo.
 
-    facerec prepare ../shared/data/lfw cache/lfw      # once: RetinaFace + alignment of every LFW photo
+    facerec-train prepare ../shared/data/lfw cache/lfw      # once: RetinaFace + alignment of every LFW photo
     python benchmarks/enrollment_quality.py [--cache cache/lfw] [--json benchmarks/results/enrollment_quality.json]
 
 The 779 LFW evaluation people (exactly two photos), one-shot, both ways: every person enrolled from photo 1 and
 photo 2 identified, then the other way round (1,558 enrollments). Each enrollment photo gets the shipped quality
-score (`facerec.quality`, calibrated on held-out CelebA identities, never on LFW: this is its test). Outcome per
+score (`facerec.faces.quality`, calibrated on held-out CelebA identities, never on LFW: this is its test). Outcome per
 enrollment: is the other photo ranked first among the 779 enrolled (rank-1), and is it named at the threshold the
 policy sets for a gallery of 779 faces. Reported: the lowest-quality tenth against the rest, the quartiles, the
 enrollments the score flags as low against the others, and how often each reason is given. Photos the detector
@@ -25,12 +25,12 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from facerec.cache import load_cache, read_results  # noqa: E402
-from facerec.embed import FaceEmbedder  # noqa: E402
+from facerec.datasets.cache import load_cache, read_results  # noqa: E402
+from facerec.faces.embed import FaceEmbedder  # noqa: E402
 from facerec.provenance import write_result  # noqa: E402
-from facerec.quality import QualityModel  # noqa: E402
-from facerec.quality.calibration import one_shot_outcomes  # noqa: E402
-from facerec.quality.features import measure  # noqa: E402
+from facerec.faces.quality import QualityModel  # noqa: E402
+from facerec.faces.quality.calibration import one_shot_outcomes  # noqa: E402
+from facerec.faces.quality.features import measure  # noqa: E402
 from facerec.settings import Settings  # noqa: E402
 
 

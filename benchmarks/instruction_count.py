@@ -36,9 +36,9 @@ os.environ["OMP_NUM_THREADS"] = "1"
 sys.path.insert(0, sys.argv[4])
 from pathlib import Path
 import numpy as np
-from facerec.align import align_face
-from facerec.choice import central_face
-from facerec.pipeline import FacePipeline
+from facerec.faces.align import align_face
+from facerec.faces.choice import central_face
+from facerec.faces.pipeline import FacePipeline
 from facerec.settings import Settings
 library, count, photos = sys.argv[1], int(sys.argv[2]), sys.argv[3].split(",")[: int(sys.argv[2])]
 pipeline = FacePipeline(Settings(num_threads=1))

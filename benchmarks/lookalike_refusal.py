@@ -9,7 +9,7 @@ deleted, so the gallery holds 4,847 people who are all someone else, and enrolle
 through `Gallery.enroll` (detection, alignment, embedding and the look-alike check, as the app does; the face
 nearest the photo's centre, the one the dataset labels). A refusal (PossibleDuplicate) is a new, different
 person turned away; the person is then put back either way. The threshold is the policy's for the gallery size
-(`facerec.threshold_policy`, default accepted stranger-match rate 1%). LFW is measured here, never tuned on.
+(`facerec.openset.threshold_policy`, default accepted stranger-match rate 1%). LFW is measured here, never tuned on.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from tqdm import tqdm
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from facerec.choice import central_face  # noqa: E402
+from facerec.faces.choice import central_face  # noqa: E402
 from facerec.errors import FaceRecError, PossibleDuplicate  # noqa: E402
 from facerec.evaluation.embedding import embed_photos  # noqa: E402
 from facerec.evaluation.oneshot import plan_protocol  # noqa: E402

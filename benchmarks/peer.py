@@ -26,10 +26,10 @@ import numpy as np  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from facerec.align import align_face  # noqa: E402
-from facerec.choice import central_face  # noqa: E402
+from facerec.faces.align import align_face  # noqa: E402
+from facerec.faces.choice import central_face  # noqa: E402
 from facerec.evaluation.oneshot import plan_protocol  # noqa: E402
-from facerec.pipeline import FacePipeline  # noqa: E402
+from facerec.faces.pipeline import FacePipeline  # noqa: E402
 from facerec.provenance import write_result  # noqa: E402
 from facerec.settings import Settings  # noqa: E402
 

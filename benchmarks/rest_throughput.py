@@ -37,8 +37,8 @@ sys.path.insert(0, str(ROOT / "tests"))
 
 from app_server import running_app  # noqa: E402 - starts app.py the way the tests do
 
-from facerec.api_keys import ApiKeys  # noqa: E402
-from facerec.dataset import list_identities  # noqa: E402
+from facerec.access.api_keys import ApiKeys  # noqa: E402
+from facerec.datasets.folders import list_identities  # noqa: E402
 from facerec.gallery import Gallery  # noqa: E402
 from facerec.provenance import write_result  # noqa: E402
 from facerec.settings import Settings  # noqa: E402

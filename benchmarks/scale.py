@@ -47,10 +47,10 @@ from sqlalchemy.engine import make_url
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from facerec.dataset import choose_enrolled, list_identities  # noqa: E402
+from facerec.datasets.folders import choose_enrolled, list_identities  # noqa: E402
 from facerec.evaluation.embedding import embed_photos  # noqa: E402
 from facerec.gallery import Gallery  # noqa: E402
-from facerec.pipeline import FacePipeline  # noqa: E402
+from facerec.faces.pipeline import FacePipeline  # noqa: E402
 from facerec.provenance import write_result  # noqa: E402
 from facerec.settings import Settings  # noqa: E402
 from facerec.vectors.faiss_index import FaceIndex  # noqa: E402

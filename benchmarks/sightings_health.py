@@ -24,8 +24,8 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from facerec.choice import largest_face_index  # noqa: E402
-from facerec.dataset import list_identities  # noqa: E402
+from facerec.faces.choice import largest_face_index  # noqa: E402
+from facerec.datasets.folders import list_identities  # noqa: E402
 from facerec.gallery import Gallery  # noqa: E402
 from facerec.provenance import write_result  # noqa: E402
 from facerec.settings import Settings  # noqa: E402

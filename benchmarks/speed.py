@@ -23,12 +23,12 @@ from PIL import Image
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from facerec.align import align_face  # noqa: E402
-from facerec.dataset import list_identities  # noqa: E402
-from facerec.detect import FaceDetector  # noqa: E402
-from facerec.embed import FaceEmbedder  # noqa: E402
+from facerec.faces.align import align_face  # noqa: E402
+from facerec.datasets.folders import list_identities  # noqa: E402
+from facerec.faces.detect import FaceDetector  # noqa: E402
+from facerec.faces.embed import FaceEmbedder  # noqa: E402
 from facerec.gallery import Gallery  # noqa: E402
-from facerec.image import load_image  # noqa: E402
+from facerec.faces.image import load_image  # noqa: E402
 from facerec.provenance import write_result  # noqa: E402
 from facerec.settings import Settings  # noqa: E402
 

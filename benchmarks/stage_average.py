@@ -1,4 +1,4 @@
-"""Which training stages to average (`facerec average`), chosen on held-out identities only (never LFW).
+"""Which training stages to average (`facerec-train average`), chosen on held-out identities only (never LFW).
 
     python benchmarks/stage_average.py --stage v4=runs/v4/model_fp32.onnx --stage v5=runs/v5/model_fp32.onnx \
         --stage v6=runs/v6/model_fp32.onnx --out models/training/stage_average.json

@@ -1,6 +1,6 @@
 """What processor this is, in the terms that change facerec's answers or speed.
 
-int8 kernels behave differently with and without VNNI (`facerec.embedder_check`), bf16 training pays only with
+int8 kernels behave differently with and without VNNI (`facerec.faces.embedder_check`), bf16 training pays only with
 native bf16 (`facerec.train.precision`), and every published figure names the CPU it was measured on
 (`facerec.provenance`): all three read the same few flags from here.
 """

@@ -55,7 +55,7 @@ class PossibleDuplicate(FaceRecError):
 
 
 class LowQuality(FaceRecError):
-    """The face to enroll is unlikely to be recognised later (`facerec.quality`); `quality` says why. Enrolling
+    """The face to enroll is unlikely to be recognised later (`facerec.faces.quality`); `quality` says why. Enrolling
     it anyway is the caller's choice (`allow_low_quality`)."""
 
     heading = "Warning"  # how the web page labels it: nothing is wrong with the photo as a file

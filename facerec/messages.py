@@ -72,7 +72,7 @@ def no_face_message(pixels_shape: tuple[int, ...], min_face_size: float, photo: 
 
 
 def low_quality_message(quality) -> str:
-    """Why a face is a poor enrollment photo (`facerec.quality.EnrollmentQuality`), as one sentence without the
+    """Why a face is a poor enrollment photo (`facerec.faces.quality.EnrollmentQuality`), as one sentence without the
     shell's way to proceed."""
     why = "; ".join(quality.reasons) if quality.reasons else "several small problems together"
     return (f"this face is a poor enrollment photo ({why}): a later photo of this person would be recognised with "

@@ -13,7 +13,7 @@ import json
 import subprocess
 from pathlib import Path
 
-from .cpu import describe_cpu
+from facerec.cpu import describe_cpu
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 
@@ -47,7 +47,7 @@ def commit() -> str:
 
 def provenance(model_path: str | Path | None, threads: int | None, embedder=None) -> dict:
     """The record a results file carries. `threads`: the onnxruntime/BLAS threads the measurement used (0 = all
-    cores); `embedder` (a `facerec.embed.FaceEmbedder`): adds which path it ran (fused kernels or exact graph)."""
+    cores); `embedder` (a `facerec.faces.embed.FaceEmbedder`): adds which path it ran (fused kernels or exact graph)."""
     import onnxruntime
 
     record = {"model_sha256": file_sha256(model_path) if model_path else None,

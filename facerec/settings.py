@@ -12,8 +12,8 @@ import sys
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from .errors import UnusableFile
-from .threshold_policy import ThresholdPolicy
+from facerec.errors import UnusableFile
+from facerec.openset.threshold_policy import ThresholdPolicy
 
 MODEL_NAME = "facerec-r18-arcface"
 
@@ -36,7 +36,7 @@ class Settings:
     """Everything configurable.
 
     `fpir` is the accepted stranger-match rate (false-positive identification rate, 0.01 = 1%) from which
-    `facerec.threshold_policy` derives the threshold in force for the current gallery size; a
+    `facerec.openset.threshold_policy` derives the threshold in force for the current gallery size; a
     `similarity_threshold` (cosine) pins the threshold instead.
     """
 
@@ -121,7 +121,7 @@ class Settings:
             return {}
 
     def threshold_policy(self, model_sha256: str | None = None) -> ThresholdPolicy:
-        """The one rule for every decision that compares faces (`facerec.threshold_policy`): the accepted
+        """The one rule for every decision that compares faces (`facerec.openset.threshold_policy`): the accepted
         stranger-match rate `fpir` over the model card's calibration, or the pinned `similarity_threshold`.
 
         Without a pinned threshold a missing or unreadable card, or one with nothing to derive a threshold from, is
@@ -140,7 +140,7 @@ class Settings:
         if problem is not None:
             if self.similarity_threshold is None:
                 raise UnusableFile(f"the model card {path} {problem}: it gives the match threshold. Put the card "
-                                   "back next to the model (or run `facerec calibrate`), or set a threshold "
+                                   "back next to the model (or run `facerec-train calibrate`), or set a threshold "
                                    "(--threshold or FACEREC_THRESHOLD).")
             card = {}  # a pinned threshold needs nothing from the card (no expected FPIR without it)
         return ThresholdPolicy.from_card(card, self.fpir, self.similarity_threshold, model_sha256)

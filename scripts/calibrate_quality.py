@@ -1,8 +1,8 @@
-"""Fit the enrollment quality score (`facerec.quality`) for the shipped model on held-out CelebA identities.
+"""Fit the enrollment quality score (`facerec.faces.quality`) for the shipped model on held-out CelebA identities.
 
     python scripts/calibrate_quality.py [--data ../shared/data] [--model models/facerec-r18-arcface.onnx]
 
-Held-out identities only (`facerec.dataset.held_out_identities`: never trained on, never LFW). Each of their
+Held-out identities only (`facerec.datasets.folders.held_out_identities`: never trained on, never LFW). Each of their
 photos is enrolled three ways: as it is, shrunk (the face drawn at 12-80% of the crop's resolution and restored,
 as a small face in a photo would be) and blurred (a 5x5 binomial filter applied 1-4 times). Each enrollment stands
 alone for its person beside the first photo of every other held-out person; the outcome is the share of the
@@ -11,7 +11,7 @@ person's other photos whose nearest enrolled face is theirs (rank-1, the one-sho
 the score should say how good the photo is, not how strict one gallery is (a photo that is ranked first less often
 is also named less often, at any threshold). The
 fit (binomial logistic regression over size, pose, sharpness, stability), the score under which a photo counts as
-low (that of the worst `facerec.quality.score.LOW_SHARE` of the photos as they are) and a table of predicted vs observed
+low (that of the worst `facerec.faces.quality.score.LOW_SHARE` of the photos as they are) and a table of predicted vs observed
 recognition by score band go to `<model>.quality.json`, next to the model, with the model's sha256.
 
 The face's landmarks in a crop come from running the detector on the crop (the alignment keeps how far the nose
@@ -32,14 +32,14 @@ from PIL import Image
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from facerec.align import ARCFACE_TEMPLATE  # noqa: E402
-from facerec.choice import central_face  # noqa: E402
-from facerec.dataset import held_out_identities, list_identities  # noqa: E402
-from facerec.detect import FaceDetector  # noqa: E402
-from facerec.embed import FaceEmbedder  # noqa: E402
-from facerec.quality.calibration import fitted_model, one_shot_outcomes  # noqa: E402
-from facerec.quality.features import binomial_blur, measure  # noqa: E402
-from facerec.quality.score import FEATURES, LOW_SHARE, design_row  # noqa: E402
+from facerec.faces.align import ARCFACE_TEMPLATE  # noqa: E402
+from facerec.faces.choice import central_face  # noqa: E402
+from facerec.datasets.folders import held_out_identities, list_identities  # noqa: E402
+from facerec.faces.detect import FaceDetector  # noqa: E402
+from facerec.faces.embed import FaceEmbedder  # noqa: E402
+from facerec.faces.quality.calibration import fitted_model, one_shot_outcomes  # noqa: E402
+from facerec.faces.quality.features import binomial_blur, measure  # noqa: E402
+from facerec.faces.quality.score import FEATURES, LOW_SHARE, design_row  # noqa: E402
 from facerec.settings import Settings  # noqa: E402
 
 SEED = 0

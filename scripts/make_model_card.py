@@ -5,20 +5,20 @@
                                                          # measurements run on the path users get, then the card
 
 Every figure comes from a file that a command wrote; nothing numeric is typed in here:
-- models/training/train_config.json, train_log.jsonl: the shipped run (`facerec train`, copied by retrain.sh);
+- models/training/train_config.json, train_log.jsonl: the shipped run (`facerec-train train`, copied by retrain.sh);
 - models/training/retrain_steps.json: wall seconds of each step of `scripts/retrain.sh`;
 - models/training/ablation.json: `scripts/ablation.py` (held-out identities only), with the teacher's figures;
-- the threshold calibration on held-out identities: the card's own `calibration` section when `facerec calibrate`
+- the threshold calibration on held-out identities: the card's own `calibration` section when `facerec-train calibrate`
   made it for this model file (it writes the card directly), else models/training/calibration.json (from
-  `facerec calibrate --json models/training/calibration.json`);
+  `facerec-train calibrate --json models/training/calibration.json`);
 - benchmarks/results/*.json: `facerec eval`, `facerec eval-pairs`, `benchmarks/peer.py`, `benchmarks/speed.py`,
   `benchmarks/enrollment_quality.py`, `benchmarks/embedding_options.py`: each must record (`provenance`) that it
   measured this very model file, or the card is not written;
 - models/training/stage_average.json: which training stages were averaged (`benchmarks/stage_average.py`);
-- the self-check: the exact embeddings of synthetic faces (`facerec.embedder_check`), computed here;
+- the self-check: the exact embeddings of synthetic faces (`facerec.faces.embedder_check`), computed here;
 - models/facerec-r18-arcface.quality.json: the enrollment-quality calibration (`scripts/calibrate_quality.py`);
 - the training identities (`training_identities`, which `facerec eval` warns about): listed from the data folder
-  ($FACEREC_DATA, else ../shared/data) by the protocol's own rule (`facerec.dataset.training_identity_keys`) and
+  ($FACEREC_DATA, else ../shared/data) by the protocol's own rule (`facerec.datasets.folders.training_identity_keys`) and
   checked against the identity count the training run logged; without the data the card's current list is kept.
 """
 
@@ -30,16 +30,15 @@ import os
 import sys
 from pathlib import Path
 
-import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from facerec import training_identities  # noqa: E402
-from facerec.calibrate import legacy_fields  # noqa: E402
-from facerec.dataset import training_identity_keys  # noqa: E402
-from facerec.embed import FaceEmbedder  # noqa: E402
-from facerec.embedder_check import exact_reference  # noqa: E402
+from facerec.openset.calibrate import legacy_fields  # noqa: E402
+from facerec.datasets.folders import training_identity_keys  # noqa: E402
+from facerec.faces.embed import FaceEmbedder  # noqa: E402
+from facerec.faces.embedder_check import exact_reference  # noqa: E402
 
 MODELS, TRAINING, RESULTS = ROOT / "models", ROOT / "models" / "training", ROOT / "benchmarks" / "results"
 NAME = "facerec-r18-arcface"
@@ -84,7 +83,7 @@ def measured_on(*results: dict) -> list[dict]:
 
 def self_check(onnx: Path, sha256: str) -> dict:
     """The exact embeddings of the synthetic reference faces, which every user's embedder compares its fused kernels
-    with on first use (`facerec.embedder_check`)."""
+    with on first use (`facerec.faces.embedder_check`)."""
     embedder = FaceEmbedder(onnx, flip_tta=False, exact=True)
     return exact_reference(embedder.embed_single_view, sha256).to_card()
 
@@ -130,12 +129,13 @@ def main() -> None:
             "backbone": STEMS.get(config.get("stem", ""), config.get("stem")),
             "head": "BatchNorm2d -> Dropout -> global depthwise conv over the last map -> BatchNorm -> "
                     "Linear(512, 512) -> BatchNorm1d; L2 normalisation inside the ONNX graph",
-            "input": "float32 RGB [N, 3, 112, 112], values 0..255, ArcFace-template aligned (facerec.align)",
+            "input": "float32 RGB [N, 3, 112, 112], values 0..255, ArcFace-template aligned (facerec.faces.align)",
             "output": "float32 [N, 512], unit length; cosine similarity = dot product",
             "precision": onnx_precision(onnx),
             "weight_averaging": weight_averaging(load(TRAINING / "stage_average.json")),
-            "centering": onnx_centering(onnx, options),
-            "similarity_map": onnx_similarity_map(onnx, options),
+            "graph_edit": "none: the network's unit output is the embedding (a centering and a similarity map "
+                          "after it were measured on held-out identities and rejected: benchmarks/results/"
+                          "embedding_options.json)",
         },
         "training": {
             "objective": (f"ArcFace (s={config.get('arcface_scale')}, m={config.get('arcface_margin')}) x "
@@ -152,11 +152,11 @@ def main() -> None:
                 "licence": "released into the public domain by its author (Davis King); trained on ~3 million "
                            "faces whose identities avoid LFW's",
                 "targets": "dlib descriptor of each aligned 112x112 training crop and its mirror, face box = the "
-                           "fixed rectangle (18, 30, 94, 106) of the crop (facerec teacher-targets)",
+                           "fixed rectangle (18, 30, 94, 106) of the crop (facerec-train teacher-targets)",
             },
             "warm_start": config.get("warm_start") and (
                 f"{config['warm_start']}: the fp32 weights this stage starts from, as scripts/retrain.sh makes "
-                "them (a shipped model, an earlier stage's export, or `facerec average` of earlier stages: see "
+                "them (a shipped model, an earlier stage's export, or `facerec-train average` of earlier stages: see "
                 "`lineage`), mapped back to torch (facerec.train.warm_start)"),
             "lineage": lineage(TRAINING / "lineage"),
             "config": config,
@@ -283,63 +283,15 @@ def onnx_precision(path: Path) -> str:
 
 
 def weight_averaging(result: dict) -> dict | str:
-    """The stages whose fp32 weights were averaged into the shipped network (`facerec average`), with the held-out
+    """The stages whose fp32 weights were averaged into the shipped network (`facerec-train average`), with the held-out
     measurement that chose them (benchmarks/stage_average.py)."""
     if not result:
         return "none"
     chosen = result["chosen"]
     return {"stages": chosen["stages"], "how": "equal-weight mean of the stages' folded fp32 weights (`facerec "
-                                               "average`), then int8 and the graph edit (architecture.centering "
-                                               "or architecture.similarity_map)",
+                                               "average`), then int8",
             "held_out_one_shot_rank1": {r["name"]: round(r["one_shot_rank1"], 4) for r in result["candidates"]},
             "rule": result["rule"]}
-
-
-def onnx_centering(path: Path, options: dict) -> dict | str:
-    """The share of the mean training embedding the graph subtracts (facerec.train.centering), read from the
-    graph; the strength and rank-1 the held-out choice measured (benchmarks/embedding_options.py)."""
-    try:
-        from facerec.train.centering import embedding_center
-    except ImportError:
-        return "unknown (install the 'train' extra to read the graph)"
-    center = embedding_center(path)
-    if center is None:
-        return "none"
-    chosen = options.get("chosen", {})
-    uncentered = next((r for r in options.get("options", []) if r["name"] == "int8" and r["flip_tta"]), {})
-    return {"subtracted_vector_length": round(float((center ** 2).sum() ** 0.5), 4),
-            "strength": chosen.get("center_strength"),
-            "held_out_one_shot_rank1": {"centered": chosen.get("one_shot_rank1"),
-                                        "uncentered": uncentered.get("one_shot_rank1")},
-            "how": "unit embedding minus strength x the mean unit embedding of 2,000 seeded training crops, "
-                   "renormalised, inside the graph (`facerec center`)"}
-
-
-def onnx_similarity_map(path: Path, options: dict) -> dict | str:
-    """The linear map after the network's unit output (facerec.train.similarity_map), read from the graph; the
-    share kept and the rank-1 the held-out choice measured (benchmarks/embedding_options.py)."""
-    try:
-        from facerec.train.similarity_map import similarity_map
-    except ImportError:
-        return "unknown (install the 'train' extra to read the graph)"
-    found = similarity_map(path)
-    if found is None:
-        return "none"
-    matrix, offset = found
-    chosen = options.get("chosen", {})
-    plain = next((r for r in options.get("options", []) if r["name"] == "int8" and r["flip_tta"]), {})
-    centered = [r for r in options.get("options", []) if "center_strength" in r]
-    best_centered = max(centered, key=lambda r: r["one_shot_rank1"]) if centered else {}
-    return {"keep": chosen.get("map_keep"),
-            "matrix_distance_from_identity": round(float(np.linalg.norm(matrix - np.eye(len(matrix)))
-                                                         / np.sqrt(len(matrix))), 4),
-            "offset_length": round(float(np.linalg.norm(offset)), 4),
-            "held_out_one_shot_rank1": {"mapped": chosen.get("one_shot_rank1"), "plain": plain.get("one_shot_rank1"),
-                                        "best_centered": best_centered.get("one_shot_rank1"),
-                                        "best_centered_strength": best_centered.get("center_strength")},
-            "how": "normalize(x A - b) of the network's unit output x, inside the graph; A, b fitted on 6,000 seeded "
-                   "training crops and their mirrors so that cosines approach keep x the embedding's own + "
-                   "(1 - keep) x the teacher's (`facerec similarity-map`)"}
 
 
 def card_training_identities(card_path: Path, logged_count: int | None) -> dict:
@@ -356,7 +308,7 @@ def card_training_identities(card_path: Path, logged_count: int | None) -> dict:
 
 
 def card_calibration(card_path: Path, calibration_file: Path, sha256: str) -> dict:
-    """The calibration the card carries: `facerec calibrate` writes it straight into the card (and, with
+    """The calibration the card carries: `facerec-train calibrate` writes it straight into the card (and, with
     `--json models/training/calibration.json`, to that file too). Rewriting the card keeps the card's own
     calibration when it was made for this model file; otherwise the file's is used."""
     current = load(card_path).get("calibration") or {}
@@ -366,7 +318,7 @@ def card_calibration(card_path: Path, calibration_file: Path, sha256: str) -> di
 
 
 def calibration_fields(calibration: dict) -> dict:
-    """The card's `calibration` (read by `facerec.threshold_policy.ScoreCalibration.from_card`) and the older
+    """The card's `calibration` (read by `facerec.openset.threshold_policy.ScoreCalibration.from_card`) and the older
     `thresholds` / `far_curve` derived from it; a calibration file of the older format (FAR >= 1e-5 only, no tail)
     is carried over as it was, and the threshold policy falls back to its `far_curve` with a warning."""
     if calibration.get("version", 0) >= 2:

@@ -34,7 +34,7 @@ step $RESULTS/peer.json python benchmarks/peer.py --data "$DATA" --out $RESULTS/
 step $RESULTS/speed_1thread.json python benchmarks/speed.py --data "$DATA" --threads 1 --out $RESULTS/speed_1thread.json
 step $RESULTS/speed_all.json python benchmarks/speed.py --data "$DATA" --threads 0 --out $RESULTS/speed_all.json
 [ "$(python -c "import json; print(json.load(open('models/training/calibration.json')).get('model_sha256'))")" = "$SHA" ] \
-    || facerec calibrate --model "$MODEL" --data "$DATA" --json models/training/calibration.json
+    || facerec-train calibrate --model "$MODEL" --data "$DATA" --json models/training/calibration.json
 [ "$(python -c "import json; print(json.load(open('${MODEL%.onnx}.quality.json')).get('model_sha256'))")" = "$SHA" ] \
     || python scripts/calibrate_quality.py --data "$DATA"
 step $RESULTS/eval_lfw2.json facerec eval "$DATA/lfw" --max-per-identity 2 --json $RESULTS/eval_lfw2.json
@@ -42,7 +42,7 @@ step $RESULTS/eval_lfw2_distractors.json facerec eval "$DATA/lfw" --max-per-iden
     --json $RESULTS/eval_lfw2_distractors.json
 step $RESULTS/eval_pairs.json facerec eval-pairs "$DATA/protocols/lfw_pairs.txt" "$DATA/lfw" \
     --json $RESULTS/eval_pairs.json
-[ -f cache/lfw/results.tsv ] || facerec prepare "$DATA/lfw" cache/lfw
+[ -f cache/lfw/results.tsv ] || facerec-train prepare "$DATA/lfw" cache/lfw
 step $RESULTS/enrollment_quality.json python benchmarks/enrollment_quality.py --cache cache/lfw \
     --json $RESULTS/enrollment_quality.json
 step $RESULTS/peer_pairs.json python benchmarks/peer.py --data "$DATA" --pairs --out $RESULTS/peer_pairs.json

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Reproduce the shipped model from ../shared/data on this machine: one command, every step resumable.
 #   pip install -e ".[train]" && bash scripts/retrain.sh            # add --device cuda to train on a GPU
-# 1. align LFW into cache/lfw (RetinaFace + facerec.align, the runtime's own code);
+# 1. align LFW into cache/lfw (RetinaFace + facerec.faces.align, the runtime's own code);
 # 2. dlib teacher descriptors of the LFW training people (celeba112's ship with the data);
 # 3. warm start: model v3 as it shipped (commit 5065c8a, itself made by this script at that commit from v2),
 #    read from this repository's history;
@@ -42,20 +42,20 @@ PY
 complete() {  # complete CACHE: every photo of the cache's manifest has its detection result (a finished prepare)
     [ -f "$1/results.tsv" ] && [ "$(wc -l < "$1/results.tsv")" -eq "$(wc -l < "$1/manifest.tsv")" ]
 }
-complete cache/lfw || timed prepare_lfw "" facerec prepare "$DATA/lfw" cache/lfw  # resumes a partial cache
+complete cache/lfw || timed prepare_lfw "" facerec-train prepare "$DATA/lfw" cache/lfw  # resumes a partial cache
 [ -f cache/lfw_teacher.npz ] || timed teacher_targets_lfw "" \
-    facerec teacher-targets cache/lfw cache/lfw_teacher.npz --training-only
+    facerec-train teacher-targets cache/lfw cache/lfw_teacher.npz --training-only
 [ -f cache/v3.onnx ] || git show "$V3_COMMIT:models/facerec-r18-arcface.onnx" > cache/v3.onnx
 stage() {  # stage NAME WARM_START EPOCHS LR DISTILL_WEIGHT [ARGS...]: train runs/NAME (skipped once exported),
     #        export it, keep its logs in the card's lineage
     local name=$1 warm=$2 epochs=$3 lr=$4 distill=$5 run=runs/$1
     shift 5
     if [ ! -f "$run/model_fp32.onnx" ]; then
-        timed "train_$name" "$run" facerec train --celeba "$DATA/celeba112" --lfw-cache cache/lfw \
+        timed "train_$name" "$run" facerec-train train --celeba "$DATA/celeba112" --lfw-cache cache/lfw \
             --teacher "$DATA/teacher/celeba112_dlib.npz" cache/lfw_teacher.npz --warm-start "$warm" \
             --run-dir "$run" --stem high_res --epochs "$epochs" --batch-size 128 --lr "$lr" --warmup-epochs 0.1 \
             --arcface-weight 1 --distill-weight "$distill" "$@"
-        timed "export_$name" "" facerec export-onnx "$run/best.pt" "$run/model_fp32.onnx" --check-cache cache/lfw
+        timed "export_$name" "" facerec-train export-onnx "$run/best.pt" "$run/model_fp32.onnx" --check-cache cache/lfw
     fi
     mkdir -p "models/training/lineage/$name"
     cp "$run/train_log.jsonl" "models/training/lineage/$name/train_log.jsonl"
@@ -64,18 +64,18 @@ stage() {  # stage NAME WARM_START EPOCHS LR DISTILL_WEIGHT [ARGS...]: train run
 stage v4 cache/v3.onnx 4 0.015 30 "$@"
 stage v5 runs/v4/model_fp32.onnx 3 0.01 30 "$@"
 [ -f runs/v6_warm.onnx ] || timed average_v4_v5 "" \
-    facerec average runs/v6_warm.onnx runs/v4/model_fp32.onnx runs/v5/model_fp32.onnx
+    facerec-train average runs/v6_warm.onnx runs/v4/model_fp32.onnx runs/v5/model_fp32.onnx
 stage v6 runs/v6_warm.onnx 3 0.01 40 "$@"
 [ -f runs/v7_warm.onnx ] || timed average_v4_v6 "" \
-    facerec average runs/v7_warm.onnx runs/v4/model_fp32.onnx runs/v5/model_fp32.onnx runs/v6/model_fp32.onnx
+    facerec-train average runs/v7_warm.onnx runs/v4/model_fp32.onnx runs/v5/model_fp32.onnx runs/v6/model_fp32.onnx
 stage v7 runs/v7_warm.onnx 3 0.01 40 --structure-weight 100 "$@"
 [ -f runs/v8_warm.onnx ] || timed average_v6_v7 "" \
-    facerec average runs/v8_warm.onnx runs/v6/model_fp32.onnx runs/v7/model_fp32.onnx
+    facerec-train average runs/v8_warm.onnx runs/v6/model_fp32.onnx runs/v7/model_fp32.onnx
 stage v8 runs/v8_warm.onnx 3 0.01 40 --structure-weight 100 "$@"
 cp runs/v8/train_log.jsonl models/training/train_log.jsonl  # the last stage: the card's shipped run
 cp runs/v8/config.json models/training/train_config.json
-timed average "" facerec average runs/averaged_fp32.onnx $(for run in $AVERAGED; do echo "$run/model_fp32.onnx"; done)
-timed quantize "" facerec quantize runs/averaged_fp32.onnx runs/averaged_int8.onnx --celeba "$DATA/celeba112"
+timed average "" facerec-train average runs/averaged_fp32.onnx $(for run in $AVERAGED; do echo "$run/model_fp32.onnx"; done)
+timed quantize "" facerec-train quantize runs/averaged_fp32.onnx runs/averaged_int8.onnx --celeba "$DATA/celeba112"
 cp runs/averaged_int8.onnx models/facerec-r18-arcface.onnx  # no graph edit: none passed embedding_options' rule
-timed calibrate "" facerec calibrate --data "$DATA" --json models/training/calibration.json
+timed calibrate "" facerec-train calibrate --data "$DATA" --json models/training/calibration.json
 python scripts/make_model_card.py

@@ -35,7 +35,7 @@ import numpy as np
 
 from facerec.errors import DuplicatePhoto, InvalidArgument, UnknownIdentity
 from facerec.gallery import Gallery
-from facerec.pipeline import FacePipeline
+from facerec.faces.pipeline import FacePipeline
 from facerec.settings import Settings
 
 

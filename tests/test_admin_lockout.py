@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from facerec.admin import AdminGuard
+from facerec.access.admin import AdminGuard
 from facerec.errors import AccessDenied
 
 PASSWORD = "correct horse"

@@ -6,7 +6,7 @@ import hashlib
 
 import pytest
 
-from facerec.api_keys import ApiKeys
+from facerec.access.api_keys import ApiKeys
 from facerec.errors import InvalidArgument
 from facerec.storage import Store
 

@@ -10,9 +10,12 @@ from pathlib import Path
 import pytest
 
 
-def facerec(*args: str, home: Path) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "facerec.cli", *args, "--home", str(home)],
+def facerec(*args: str, home: Path, module: str = "facerec.cli") -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", module, *args, "--home", str(home)],
                           capture_output=True, text=True, timeout=300)
+
+
+TRAIN = "facerec.train.cli"  # `facerec-train`: the model-making commands, apart from the app's
 
 
 @pytest.fixture(scope="module")
@@ -25,8 +28,13 @@ def test_version_and_help() -> None:
     assert version.returncode == 0 and version.stdout.startswith("facerec ")
     helped = subprocess.run([sys.executable, "-m", "facerec.cli", "--help"], capture_output=True, text=True)
     assert helped.returncode == 0
-    for command in ("enroll", "identify", "eval", "eval-pairs", "health", "prepare", "train", "export-onnx"):
+    for command in ("enroll", "identify", "eval", "eval-pairs", "health"):
         assert command in helped.stdout
+    for research in ("prepare", "train", "export-onnx", "quantize", "teacher-targets", "calibrate"):
+        assert f" {research} " not in helped.stdout  # the app's command line holds no model making...
+    trainer = subprocess.run([sys.executable, "-m", TRAIN, "--help"], capture_output=True, text=True)
+    for research in ("prepare", "train", "export-onnx", "quantize", "teacher-targets", "calibrate", "average"):
+        assert research in trainer.stdout  # ...facerec-train does
 
 
 def test_usage_error_exits_2(home: Path) -> None:
@@ -119,14 +127,14 @@ def test_prepare_builds_a_resumable_cache(home: Path, lfw: Path, tmp_path: Path)
             (dataset / person / photo.name).symlink_to(photo)
     (dataset / "Ai_Sugiyama" / "broken.jpg").write_bytes(b"not a jpeg")
     out = tmp_path / "cache"
-    first = facerec("prepare", str(dataset), str(out), "--json", home=home)
+    first = facerec("prepare", str(dataset), str(out), "--json", home=home, module=TRAIN)
     assert first.returncode == 0, first.stderr
     summary = json.loads(first.stdout)
     assert summary["photos"] == 5 and summary["detected"] == 4 and summary["identities"] == 2
     assert summary["unreadable"] == ["Ai_Sugiyama/broken.jpg"] and summary["fallbacks"] == []
     faces = np.load(out / "faces.npy", mmap_mode="r")
     assert faces.shape == (5, 112, 112, 3) and faces[:4].mean() > 20
-    again = facerec("prepare", str(dataset), str(out), "--json", home=home)  # resumes: nothing left to do
+    again = facerec("prepare", str(dataset), str(out), "--json", home=home, module=TRAIN)  # resumes: nothing left to do
     assert json.loads(again.stdout)["detected"] == 4
     assert len((out / "results.tsv").read_text().strip().splitlines()) == 1 + 5
 
@@ -155,7 +163,7 @@ def test_every_extra_the_cli_names_exists() -> None:
 
     extras = set(tomllib.loads((Path(__file__).resolve().parents[1] / "pyproject.toml").read_text())["project"]
                  ["optional-dependencies"])
-    helped = subprocess.run([sys.executable, "-m", "facerec.cli", "teacher-targets", "--help"], capture_output=True,
+    helped = subprocess.run([sys.executable, "-m", TRAIN, "teacher-targets", "--help"], capture_output=True,
                             text=True)
     from facerec.train import teacher
 

@@ -1,4 +1,4 @@
-"""Detection (facerec.detect), alignment (facerec.align) and face choice (facerec.choice) on real LFW / celeba112
+"""Detection (facerec.faces.detect), alignment (facerec.faces.align) and face choice (facerec.faces.choice) on real LFW / celeba112
 photos. The RetinaFace ONNX session is created once for the module; composite photos are built in tmp_path.
 """
 
@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from facerec.align import (
+from facerec.faces.align import (
     ALIGNED_SIZE,
     ARCFACE_TEMPLATE,
     align_face,
@@ -19,9 +19,9 @@ from facerec.align import (
     similarity_transform,
     warp_affine,
 )
-from facerec.choice import central_face, largest_face, largest_face_index
-from facerec.detect import DetectedFace, FaceDetector
-from facerec.image import load_image
+from facerec.faces.choice import central_face, largest_face, largest_face_index
+from facerec.faces.detect import DetectedFace, FaceDetector
+from facerec.faces.image import load_image
 
 # Frontal LFW photos of three different people, each with exactly one detected face.
 BUSH, POWELL, BLAIR = ("George_W_Bush", 1), ("Colin_Powell", 2), ("Tony_Blair", 3)

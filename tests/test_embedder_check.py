@@ -22,10 +22,10 @@ import pytest
 import emulated_cpu
 from conftest import in_ci
 from facerec.cpu import describe_cpu
-from facerec.embed import FaceEmbedder
-from facerec.embedder_check import EXACT, FAST, MIN_COSINE, CheckReference
-from facerec.pipeline import FacePipeline
-from facerec.reference_faces import reference_faces
+from facerec.faces.embed import FaceEmbedder
+from facerec.faces.embedder_check import EXACT, FAST, MIN_COSINE, CheckReference
+from facerec.faces.pipeline import FacePipeline
+from facerec.faces.reference_faces import reference_faces
 from facerec.settings import Settings
 
 SHIPPED = Settings().model_path

@@ -19,8 +19,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from facerec import training_identities
-from facerec.dataset import training_identity_keys
+from facerec.datasets import training_identities
+from facerec.datasets.folders import training_identity_keys
 from facerec.evaluation.oneshot import evaluate_one_shot
 from facerec.evaluation.report import cmc_figure, roc_det_figure, write_one_shot_report
 from facerec.messages import rate_text

@@ -38,9 +38,9 @@ from facerec.errors import (
 )
 from facerec.gallery import Gallery
 from facerec.vectors.faiss_index import INDEX_FILE, INDEX_META_FILE
-from facerec.results import FaceMatch
+from facerec.gallery.results import FaceMatch
 from facerec.settings import Settings
-from facerec.threshold_policy import ThresholdPolicy
+from facerec.openset.threshold_policy import ThresholdPolicy
 from group_photos import group_photo
 
 PEOPLE = ("Alan_Ball", "Art_Hoffmann", "Biljana_Plavsic")
@@ -177,7 +177,7 @@ def test_other_photo_of_each_enrolled_person_is_identified_by_name(gallery, lfw_
 
 def test_threshold_comes_from_the_model_card(gallery) -> None:
     # The model card's calibration, at the accepted stranger-match rate, for this gallery's size
-    # (facerec.threshold_policy; tests/test_threshold_policy.py covers the rule itself).
+    # (facerec.openset.threshold_policy; tests/test_threshold_policy.py covers the rule itself).
     card = json.loads(gallery.settings.model_card_path.read_text())
     policy = ThresholdPolicy.from_card(card, gallery.settings.fpir)
     assert gallery.threshold == pytest.approx(policy.for_gallery(len(PEOPLE)).threshold)

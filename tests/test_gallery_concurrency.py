@@ -168,7 +168,7 @@ def wait_for_file(path: Path, timeout: float = 180.0) -> None:
 
 # ----- the test ----------------------------------------------------------------------------------------------
 def test_threads_and_processes_enrol_and_search_without_loss(tmp_path, lfw) -> None:
-    from facerec.align import align_face
+    from facerec.faces.align import align_face
     from facerec.gallery import Gallery
     from facerec.settings import Settings
 

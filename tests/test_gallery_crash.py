@@ -23,7 +23,7 @@ import numpy as np
 import pytest
 
 from facerec.gallery import Gallery
-from facerec.pipeline import FacePipeline
+from facerec.faces.pipeline import FacePipeline
 from facerec.settings import Settings
 
 pytestmark = pytest.mark.skipif(not hasattr(signal, "SIGKILL"), reason="needs POSIX SIGKILL")

@@ -16,7 +16,7 @@ import re
 import numpy as np
 import pytest
 
-from facerec.drawing import similarity_histogram
+from facerec.faces.drawing import similarity_histogram
 from facerec.gallery import Gallery
 from facerec.gallery.health import gallery_health
 from facerec.gallery.health_readings import figure_text

@@ -1,4 +1,4 @@
-"""facerec.image.load_image: every accepted input becomes an upright RGB uint8 [H, W, 3] array; everything else is
+"""facerec.faces.image.load_image: every accepted input becomes an upright RGB uint8 [H, W, 3] array; everything else is
 refused with InvalidImage and a one-line reason.
 
 Inputs are made from a real LFW photo (read in place from the dataset); derived files go only to tmp_path.
@@ -20,7 +20,7 @@ import pytest
 from PIL import Image, ImageFile
 
 from facerec.errors import FaceRecError, InvalidImage
-from facerec.image import load_image
+from facerec.faces.image import load_image
 
 PERSON, INDEX = "George_W_Bush", 1
 

@@ -20,7 +20,7 @@ from PIL import Image
 
 from facerec.errors import InvalidImage, MultipleFaces, NoFace, PossibleDuplicate
 from facerec.gallery import Gallery
-from facerec.image import load_image
+from facerec.faces.image import load_image
 from facerec.messages import percent_text, plural, rate_text, sentence, sentences
 from facerec.settings import Settings
 from group_photos import group_photo

@@ -11,9 +11,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from facerec.choice import central_face
-from facerec.dataset import choose_enrolled, list_identities
-from facerec.pipeline import FacePipeline
+from facerec.faces.choice import central_face
+from facerec.datasets.folders import choose_enrolled, list_identities
+from facerec.faces.pipeline import FacePipeline
 from facerec.settings import Settings
 
 PEOPLE = 200  # the first 200 of the 779 two-photo people, in name order

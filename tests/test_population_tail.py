@@ -1,4 +1,4 @@
-"""The gallery's own stranger tail (`facerec.population_tail`) and what the threshold policy does with it: a gallery
+"""The gallery's own stranger tail (`facerec.openset.population_tail`) and what the threshold policy does with it: a gallery
 whose people look more alike than the model's calibration set gets a higher threshold, and its strangers are then
 named about as often as the user accepted; a gallery like the calibration set keeps the card's threshold.
 
@@ -13,12 +13,12 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from facerec.dataset import held_out_identities, list_identities
-from facerec.embed import FaceEmbedder
+from facerec.datasets.folders import held_out_identities, list_identities
+from facerec.faces.embed import FaceEmbedder
 from facerec.gallery import Gallery
-from facerec.population_tail import MIN_PEOPLE, measure_population_tail
+from facerec.openset.population_tail import MIN_PEOPLE, measure_population_tail
 from facerec.settings import Settings
-from facerec.threshold_policy import ThresholdPolicy
+from facerec.openset.threshold_policy import ThresholdPolicy
 
 GALLERY_PEOPLE, STRANGERS = 400, 400
 FPIR = 0.1  # 10%: measurable from 400 strangers (40 expected false matches)

@@ -236,7 +236,7 @@ def test_api_keys_never_change_the_schema_of_a_postgresql_gallery(postgres, tmp_
     run time)."""
     from sqlalchemy import event
 
-    from facerec.api_keys import ApiKeys
+    from facerec.access.api_keys import ApiKeys
     from facerec.storage import Store
 
     url = postgres.new_database()

@@ -1,4 +1,4 @@
-"""Enrollment quality (`facerec.quality`) on real photos with the shipped model and its shipped calibration: the
+"""Enrollment quality (`facerec.faces.quality`) on real photos with the shipped model and its shipped calibration: the
 features move the way they should, a poor photo is refused with its reasons unless allowed (Gallery and CLI), a
 good one passes, and the calibration belongs to the model it ships with."""
 
@@ -13,12 +13,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from facerec.align import ARCFACE_TEMPLATE, align_face
+from facerec.faces.align import ARCFACE_TEMPLATE, align_face
 from facerec.errors import LowQuality
 from facerec.gallery import Gallery
-from facerec.quality.calibration import fit, one_shot_outcomes
-from facerec.quality.features import binomial_blur, eye_distance, sharpness, stability, yaw_ratio
-from facerec.quality.score import QualityModel
+from facerec.faces.quality.calibration import fit, one_shot_outcomes
+from facerec.faces.quality.features import binomial_blur, eye_distance, sharpness, stability, yaw_ratio
+from facerec.faces.quality.score import QualityModel
 from facerec.settings import Settings
 from poor_photos import poor_photo
 

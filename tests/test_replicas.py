@@ -24,7 +24,7 @@ from pathlib import Path
 
 import pytest
 
-from facerec.pipeline import FacePipeline
+from facerec.faces.pipeline import FacePipeline
 from facerec.settings import Settings
 
 pytestmark = pytest.mark.skipif(not hasattr(signal, "SIGKILL"), reason="needs POSIX SIGKILL")

@@ -35,8 +35,8 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from facerec.admin import AdminGuard
-from facerec.archive import ImportLimits
+from facerec.access.admin import AdminGuard
+from facerec.gallery.archive import ImportLimits
 from facerec.errors import (
     AccessDenied, DuplicatePhoto, IdentityMismatch, InvalidArgument, PossibleDuplicate, UnusableFile,
 )

@@ -18,11 +18,11 @@ import pytest
 
 from gallery_backends import PostgresGalleries, SQLiteGalleries
 
-from facerec.choice import largest_face_index
-from facerec.dataset import list_identities
+from facerec.faces.choice import largest_face_index
+from facerec.datasets.folders import list_identities
 from facerec.errors import InvalidArgument, UnknownSighting
 from facerec.gallery import Gallery
-from facerec.metrics import MEDIAN_KEYS, ClosestIsPositiveAccuracy, MedianDistances
+from facerec.evaluation.metrics import MEDIAN_KEYS, ClosestIsPositiveAccuracy, MedianDistances
 from facerec.settings import Settings
 from facerec.storage import utcnow
 

@@ -17,13 +17,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from facerec.calibrate import FAR_LEVELS, legacy_fields
+from facerec.openset.calibrate import FAR_LEVELS, legacy_fields
 from facerec.errors import InvalidArgument, PossibleDuplicate
 from facerec.gallery import Gallery
 from facerec.messages import similarity_text
 from facerec.settings import Settings
-from facerec.tail import fit_generalized_pareto, pareto_quantile, pareto_survival
-from facerec.threshold_policy import ScoreCalibration, ThresholdPolicy
+from facerec.openset.tail import fit_generalized_pareto, pareto_quantile, pareto_survival
+from facerec.openset.threshold_policy import ScoreCalibration, ThresholdPolicy
 
 PERSON = "Abdullah_Gul"  # photo 1 enrolled; photo 2 is the probe (same person, similarity ~0.76)
 STRANGER = "Andy_Rooney"  # a one-photo LFW person, never enrolled
@@ -43,6 +43,11 @@ def pad(gallery: Gallery, count: int, seed: int) -> None:
 
 def facerec(*args: str) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "facerec.cli", *args], capture_output=True, text=True, timeout=600)
+
+
+def facerec_train(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "facerec.train.cli", *args], capture_output=True, text=True,
+                          timeout=600)
 
 
 @pytest.fixture(scope="module")
@@ -237,7 +242,7 @@ def test_cli_reports_and_uses_the_same_rule(gallery_with_person, lfw_photo) -> N
 def test_calibrate_command_writes_the_card(data_dir, tmp_path) -> None:
     card_path = tmp_path / "model.json"
     card_path.write_text(json.dumps({"name": "copy", "sha256": "kept as it was"}))
-    result = facerec("calibrate", "--data", str(data_dir), "--identities", "5", "--resamples", "20",
+    result = facerec_train("calibrate", "--data", str(data_dir), "--identities", "5", "--resamples", "20",
                      "--card", str(card_path), "--json", str(tmp_path / "calibration.json"))
     assert result.returncode == 0, result.stderr
     card = json.loads(card_path.read_text())

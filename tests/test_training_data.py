@@ -10,8 +10,8 @@ import pytest
 
 pytest.importorskip("torch", reason="training tests need the 'train' extra")
 
-from facerec.cache import prepare_cache  # noqa: E402
-from facerec.dataset import list_identities  # noqa: E402
+from facerec.datasets.cache import prepare_cache  # noqa: E402
+from facerec.datasets.folders import list_identities  # noqa: E402
 from facerec.train.data import lfw_training_rows, load_sources  # noqa: E402
 from facerec.train.precision import cpu_has_native_bf16  # noqa: E402
 

@@ -52,15 +52,9 @@ def test_onnx_weights_map_back_exactly_from_an_fp32_export(aligned_faces: np.nda
 
 
 def test_the_shipped_int8_model_warm_starts_a_run(aligned_faces: np.ndarray, tmp_path) -> None:
-    """The shipped model is int8 (QDQ): its dequantised weights start the next round of training. Its graph edit
-    (a centering or a similarity map, appended after the network's output) is not part of the network: the warm
-    start computes the network without it."""
-    from facerec.train.centering import uncentered_copy
-    from facerec.train.similarity_map import unmapped_copy
-
+    """The shipped model is int8 (QDQ): its dequantised weights start the next round of training."""
     model = load_onnx_weights(Settings().model_path, aligned_faces[:32])
-    model_path = uncentered_copy(unmapped_copy(Settings().model_path, tmp_path / "unmapped.onnx"),
-                                 tmp_path / "network.onnx")
+    model_path = Settings().model_path
     batch = aligned_faces[32:].transpose(0, 3, 1, 2).astype(np.float32)
     shipped = _onnx_embeddings(model_path, batch)
     assert float((_torch_embeddings(model, batch) * shipped).sum(axis=1).min()) > 0.99

@@ -19,8 +19,8 @@ from collections.abc import Callable
 from fastapi import Depends, Request, Security
 from fastapi.security import APIKeyHeader
 
-from ..api_keys import ApiKey, ApiKeys
-from .errors import ApiError
+from facerec.access.api_keys import ApiKey, ApiKeys
+from facerec.api.errors import ApiError
 
 KEY_HEADER = "X-API-Key"
 ROLE_RANK = {"read": 0, "admin": 1}

@@ -25,12 +25,12 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException
 
-from ..errors import (
+from facerec.errors import (
     AccessDenied, DuplicatePhoto, FaceRecError, IdentityMismatch, ImageTooLarge, InvalidImage, ModelMismatch,
     LowQuality, MultipleFaces, NameTaken, NoFace, PossibleDuplicate, StorageFull, UnknownIdentity, UnknownSighting,
     UnusableFile,
 )
-from ..messages import sentence
+from facerec.messages import sentence
 
 log = logging.getLogger("facerec.api")
 

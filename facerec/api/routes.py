@@ -21,12 +21,12 @@ from fastapi.responses import FileResponse
 from fastapi.routing import APIRoute
 from starlette.background import BackgroundTask
 
-from ..errors import UnusableFile
-from ..gallery import Gallery
-from . import schemas
-from .auth import ADMIN, READ
-from .errors import error_response
-from .uploads import read_upload, upload_label
+from facerec.errors import UnusableFile
+from facerec.gallery import Gallery
+from facerec.api import schemas
+from facerec.api.auth import ADMIN, READ
+from facerec.api.errors import error_response
+from facerec.api.uploads import read_upload, upload_label
 
 MAX_PAGE = 500
 

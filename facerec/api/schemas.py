@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ..results import EnrollResult, FaceMatch, IdentityInfo
-from ..threshold_policy import ThresholdInForce
+from facerec.gallery.results import EnrollResult, FaceMatch, IdentityInfo
+from facerec.openset.threshold_policy import ThresholdInForce
 
 
 class Error(BaseModel):
@@ -18,7 +18,7 @@ class Error(BaseModel):
 
 
 class ThresholdPolicy(BaseModel):
-    """How the threshold was set and what it means for this gallery (`facerec.threshold_policy`)."""
+    """How the threshold was set and what it means for this gallery (`facerec.openset.threshold_policy`)."""
 
     model_config = ConfigDict(extra="allow")
     threshold: float = Field(description="cosine similarity in [-1, 1] at or above which a face is a match")
@@ -62,7 +62,7 @@ class Lookalike(BaseModel):
 
 
 class Quality(BaseModel):
-    """`facerec.quality`: the calibrated chance that a later photo of this person is recognised as them first."""
+    """`facerec.faces.quality`: the calibrated chance that a later photo of this person is recognised as them first."""
 
     model_config = ConfigDict(extra="allow")
     score: float = Field(description="in [0, 1]")

@@ -14,13 +14,13 @@ from fastapi import FastAPI
 from starlette.exceptions import HTTPException
 from starlette.routing import Mount
 
-from .. import __version__
-from ..api_keys import ApiKeys
-from ..gallery import Gallery
-from .auth import KEY_HEADER
-from .errors import error_response
-from .routes import ApiContext, build_router
-from .uploads import MULTIPART_ALLOWANCE, BodyLimit
+from facerec import __version__
+from facerec.access.api_keys import ApiKeys
+from facerec.gallery import Gallery
+from facerec.api.auth import KEY_HEADER
+from facerec.api.errors import error_response
+from facerec.api.routes import ApiContext, build_router
+from facerec.api.uploads import MULTIPART_ALLOWANCE, BodyLimit
 
 API_PREFIX = "/api/v1"
 DESCRIPTION = f"""Enroll people from one photo and identify them in any photo: the same gallery, thresholds and

@@ -15,7 +15,7 @@ from fastapi import UploadFile
 from starlette.exceptions import HTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from .errors import error_response
+from facerec.api.errors import error_response
 
 MULTIPART_ALLOWANCE = 1 << 20  # form fields, part headers and boundaries beside the files
 

@@ -2,7 +2,7 @@
 
 Dataset photos are framed on the labelled person, so the face nearest the image centre is taken (the rule the
 training crops were made with). A photo with no detected face falls back to its central square
-(`facerec.cache.central_square_crop`) and is counted as a detection failure; an unreadable file is counted too.
+(`facerec.datasets.cache.central_square_crop`) and is counted as a detection failure; an unreadable file is counted too.
 """
 
 from __future__ import annotations
@@ -13,11 +13,11 @@ from pathlib import Path
 
 import numpy as np
 
-from ..align import align_face
-from ..cache import central_square_crop
-from ..choice import central_face
-from ..errors import FaceRecError
-from ..pipeline import FacePipeline
+from facerec.faces.align import align_face
+from facerec.datasets.cache import central_square_crop
+from facerec.faces.choice import central_face
+from facerec.errors import FaceRecError
+from facerec.faces.pipeline import FacePipeline
 
 
 @dataclass

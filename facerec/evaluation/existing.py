@@ -2,18 +2,18 @@
 
 A probe whose folder name is enrolled is a mated search (its person should come back); any other folder is a
 non-mated search that should come back "unknown" at the gallery's threshold (the one in force for its size,
-`facerec.threshold_policy`).
+`facerec.openset.threshold_policy`).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from ..dataset import list_identities
-from ..gallery import Gallery
-from .embedding import embed_photos
-from .figures import embedding_metrics, genuine_impostor, tar_at_far
-from .oneshot import training_overlap
+from facerec.datasets.folders import list_identities
+from facerec.gallery import Gallery
+from facerec.evaluation.embedding import embed_photos
+from facerec.evaluation.figures import embedding_metrics, genuine_impostor, tar_at_far
+from facerec.evaluation.oneshot import training_overlap
 
 
 def evaluate_existing(gallery: Gallery, probe_dir, progress_factory=None) -> dict:

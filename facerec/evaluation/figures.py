@@ -7,8 +7,8 @@ import random
 
 import numpy as np
 
-from ..calibrate import threshold_at_far
-from ..metrics import ClosestIsPositiveAccuracy, MedianDistances
+from facerec.openset.calibrate import threshold_at_far
+from facerec.evaluation.metrics import ClosestIsPositiveAccuracy, MedianDistances
 
 FARS = (1e-3, 1e-2)
 

@@ -11,7 +11,7 @@ With `distractors`, identities with a single photo are enrolled too. Figures:
   photo) similarities;
 - the spec's embedding metrics over enrolled + query embeddings under their true labels;
 - `training_overlap`: how many of the evaluated people the model was trained on (from its model card,
-  `facerec.training_identities`), with a warning when any are: their scores overstate accuracy on new people.
+  `facerec.datasets.training_identities`), with a warning when any are: their scores overstate accuracy on new people.
 
 `n_gallery` is the number of people enrolled in the closed-set gallery (every evaluated person, distractors
 included); the open-set galleries are smaller draws, and each of their rows says how many people it held out.
@@ -25,14 +25,14 @@ from pathlib import Path
 
 import numpy as np
 
-from ..dataset import choose_enrolled, list_identities
-from ..gallery import Gallery
-from ..provenance import provenance
-from ..settings import Settings
-from ..training_identities import overlap_warning, seen_in_training
-from .embedding import EmbeddedPhotos, embed_photos
-from .figures import embedding_metrics, genuine_impostor, tar_at_far
-from .open_set import evaluate_open_set, parse_sizes
+from facerec.datasets.folders import choose_enrolled, list_identities
+from facerec.gallery import Gallery
+from facerec.provenance import provenance
+from facerec.settings import Settings
+from facerec.datasets.training_identities import overlap_warning, seen_in_training
+from facerec.evaluation.embedding import EmbeddedPhotos, embed_photos
+from facerec.evaluation.figures import embedding_metrics, genuine_impostor, tar_at_far
+from facerec.evaluation.open_set import evaluate_open_set, parse_sizes
 
 CMC_RANKS = 10
 

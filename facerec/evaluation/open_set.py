@@ -6,8 +6,8 @@ photo; their other photos are queries. For a gallery of n people:
   right person at or above the threshold in force;
 - **non-mated searches**: every photo (enrolled or query) of the people NOT in the gallery; a false match
   (FPIR) when any gallery face reaches the threshold.
-The threshold is the one the policy gives a gallery of that many faces (`facerec.threshold_policy`), exactly
-what identify would use: with the drawn gallery's own stranger tail (`facerec.population_tail`, measured on its
+The threshold is the one the policy gives a gallery of that many faces (`facerec.openset.threshold_policy`), exactly
+what identify would use: with the drawn gallery's own stranger tail (`facerec.openset.population_tail`, measured on its
 enrolled faces alone, as the app does) where it has the people for one; each row also gives the figures at the
 model card's threshold alone (`card_only`), to show what the gallery's own tail changes. For the full gallery
 the tail is measured once on all n people, so a left-out person's own pairs are ~2/n of the pairs it rests on.
@@ -24,9 +24,9 @@ import math
 
 import numpy as np
 
-from ..calibrate import threshold_at_far
-from ..population_tail import measure_population_tail
-from ..threshold_policy import ThresholdPolicy
+from facerec.openset.calibrate import threshold_at_far
+from facerec.openset.population_tail import measure_population_tail
+from facerec.openset.threshold_policy import ThresholdPolicy
 
 MATED_SEARCHES_WANTED = 1000
 MAX_DRAWS = 200

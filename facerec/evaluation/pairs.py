@@ -9,9 +9,9 @@ from pathlib import Path
 
 import numpy as np
 
-from ..pipeline import FacePipeline
-from ..provenance import provenance
-from .embedding import embed_photos
+from facerec.faces.pipeline import FacePipeline
+from facerec.provenance import provenance
+from facerec.evaluation.embedding import embed_photos
 
 
 @dataclass
@@ -63,7 +63,7 @@ def evaluate_pairs(pairs_file: str | Path, data_dir: str | Path, pipeline: FaceP
         threshold = best_threshold(similarities[train], same[train])
         thresholds.append(threshold)
         accuracies.append(float(np.mean((similarities[test] >= threshold) == same[test])))
-    from .oneshot import training_overlap
+    from facerec.evaluation.oneshot import training_overlap
 
     policy = pipeline.settings.threshold_policy(pipeline.embedder.sha256)
     figures = {"accuracy_mean": float(np.mean(accuracies)), "accuracy_std": float(np.std(accuracies)),

@@ -110,7 +110,7 @@ def roc_det_figure(genuine, impostor, threshold: float | None = None, threshold_
 
 def _rate(rate: float, pairs: int) -> str:
     """A measured rate: '0 of N' when no error was seen, else short scientific notation."""
-    from ..messages import rate_text
+    from facerec.messages import rate_text
 
     return f"0 of {pairs:,}" if rate == 0 else rate_text(rate)
 
@@ -202,7 +202,7 @@ def write_pairs_report(result, out_dir: str | Path, command: str) -> Path:
 
 def report_warnings(figures: dict) -> list[str]:
     """The warnings a summary opens with: training people among the evaluated, figures from too few searches."""
-    from .open_set import warnings as open_set_warnings
+    from facerec.evaluation.open_set import warnings as open_set_warnings
 
     found = [(figures.get("training_overlap") or {}).get("warning")]
     found += open_set_warnings(figures.get("open_set") or {})

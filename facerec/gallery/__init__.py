@@ -3,10 +3,10 @@
 A thin facade over three parts, each in its own module:
 - the store (`facerec.storage`): the database, the source of truth, and every query made of it;
 - the vector index (`facerec.vectors`): searches the enrolled faces' embeddings and follows the database;
-- the photo pipeline (`facerec.pipeline`): decode, detect, align, embed.
+- the photo pipeline (`facerec.faces.pipeline`): decode, detect, align, embed.
 
 What the gallery does with them lives beside this file: `enrollment` (enroll, add a photo, bulk adds, with the
-enrollment quality check of `facerec.quality`), `search` (identify, verify), `sightings` (the memory of recent
+enrollment quality check of `facerec.faces.quality`), `search` (identify, verify), `sightings` (the memory of recent
 identifications), `people` (list, rename, delete), `transfer` (export/import), `reindex` (another model),
 `health` (with `sightings_health`) and `population` (the gallery's own stranger tail, which the threshold policy
 reads).
@@ -23,21 +23,21 @@ from pathlib import Path
 
 import numpy as np
 
-from ..archive import ImportLimits
-from ..detect import DetectedFace
-from ..image import ImageInput
-from ..pipeline import FacePipeline, Photo
-from ..results import Candidate, EnrollResult, FaceMatch, IdentityInfo, VerifyResult
-from ..quality import EnrollmentQuality, QualityCheck
-from ..settings import Settings
-from ..storage import Store, database_file
-from ..threshold_policy import ThresholdInForce
-from ..vectors import open_index
-from ..vectors.faiss_index import refuse_to_replace_saved_index
-from . import enrollment, health, people, reindex, search, sightings, transfer
-from .health import HealthReport
-from .population import PopulationCache
-from .sightings import SightingInfo
+from facerec.gallery.archive import ImportLimits
+from facerec.faces.detect import DetectedFace
+from facerec.faces.image import ImageInput
+from facerec.faces.pipeline import FacePipeline, Photo
+from facerec.gallery.results import Candidate, EnrollResult, FaceMatch, IdentityInfo, VerifyResult
+from facerec.faces.quality import EnrollmentQuality, QualityCheck
+from facerec.settings import Settings
+from facerec.storage import Store, database_file
+from facerec.openset.threshold_policy import ThresholdInForce
+from facerec.vectors import open_index
+from facerec.vectors.faiss_index import refuse_to_replace_saved_index
+from facerec.gallery import enrollment, health, people, reindex, search, sightings, transfer
+from facerec.gallery.health import HealthReport
+from facerec.gallery.population import PopulationCache
+from facerec.gallery.sightings import SightingInfo
 
 
 class Gallery:
@@ -96,7 +96,7 @@ class Gallery:
     def threshold_in_force(self, fpir: float | None = None, threshold: float | None = None,
                            with_people: bool = False) -> ThresholdInForce:
         """The threshold identify and the look-alike check use for this gallery now, with its expected
-        stranger-match rate (`facerec.threshold_policy`); `fpir` / `threshold` override the settings for one
+        stranger-match rate (`facerec.openset.threshold_policy`); `fpir` / `threshold` override the settings for one
         decision. The people count is only reported, so it is read only when asked for."""
         self.index.sync(self.store)
         people_count = self.store.counts()[0] if with_people else None
@@ -128,8 +128,8 @@ class Gallery:
         """Enroll a new person from one photo.
 
         Raises MultipleFaces (unless `face_index` picks one), NoFace, DuplicatePhoto, NameTaken (also in another
-        letter case), InvalidArgument (an unusable name: `facerec.names`), LowQuality when the face is unlikely
-        to be recognised later (`facerec.quality`; its reasons in the message), unless `allow_low_quality`, and
+        letter case), InvalidArgument (an unusable name: `facerec.gallery.names`), LowQuality when the face is unlikely
+        to be recognised later (`facerec.faces.quality`; its reasons in the message), unless `allow_low_quality`, and
         PossibleDuplicate when the face matches another identity at or above the threshold (a duplicate or
         look-alike), unless `allow_lookalike`. The result carries the face's quality.
         """
@@ -265,6 +265,6 @@ class Gallery:
 
     def import_(self, path: str | Path, limits: ImportLimits = ImportLimits()) -> dict:
         """Add the people of an exported zip, all or nothing. The whole file is checked first (names, vectors,
-        crops, within `limits`; `facerec.archive`), then one transaction adds every face. Faces already present
+        crops, within `limits`; `facerec.gallery.archive`), then one transaction adds every face. Faces already present
         (same photo and face) are skipped; faces from another model are re-embedded from their crops."""
         return transfer.import_(self, path, limits)

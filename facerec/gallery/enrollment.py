@@ -12,22 +12,22 @@ from typing import TYPE_CHECKING
 import numpy as np
 from sqlalchemy.exc import IntegrityError
 
-from ..archive import encode_crop
-from ..detect import DetectedFace
-from ..embed import checked_embeddings
-from ..errors import DuplicatePhoto, IdentityMismatch, InvalidArgument, LowQuality, NameTaken, PossibleDuplicate
-from ..image import ImageInput
-from ..messages import low_quality_message, similarity_text
-from ..names import clean_name
-from ..pipeline import Photo
-from ..results import Candidate, EnrollResult
-from ..storage import utcnow
-from ..threshold_policy import ThresholdInForce
-from .face_choice import chosen_face
-from .people import find_identity, refuse_taken_name
+from facerec.gallery.archive import encode_crop
+from facerec.faces.detect import DetectedFace
+from facerec.faces.embed import checked_embeddings
+from facerec.errors import DuplicatePhoto, IdentityMismatch, InvalidArgument, LowQuality, NameTaken, PossibleDuplicate
+from facerec.faces.image import ImageInput
+from facerec.messages import low_quality_message, similarity_text
+from facerec.gallery.names import clean_name
+from facerec.faces.pipeline import Photo
+from facerec.gallery.results import Candidate, EnrollResult
+from facerec.storage import utcnow
+from facerec.openset.threshold_policy import ThresholdInForce
+from facerec.gallery.face_choice import chosen_face
+from facerec.gallery.people import find_identity, refuse_taken_name
 
 if TYPE_CHECKING:
-    from . import Gallery
+    from facerec.gallery import Gallery
 
 
 def enroll(gallery: Gallery, photo: ImageInput | Photo, name: str, face_index: int | None = None,

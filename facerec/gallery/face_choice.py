@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from ..detect import DetectedFace
-from ..errors import InvalidArgument, MultipleFaces, NoFace
-from ..messages import no_face_message
-from ..pipeline import Photo
+from facerec.faces.detect import DetectedFace
+from facerec.errors import InvalidArgument, MultipleFaces, NoFace
+from facerec.messages import no_face_message
+from facerec.faces.pipeline import Photo
 
 
 def chosen_face(photo: Photo, faces: list[DetectedFace], index: int | None, label: str,

@@ -27,14 +27,14 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..metrics import ClosestIsPositiveAccuracy, MedianDistances
-from . import sightings as sightings_memory
-from .health_readings import memory_readings, readings
-from .people_sample import draw_whole_people, people_reaching
-from .sightings_health import sightings_health
+from facerec.evaluation.metrics import ClosestIsPositiveAccuracy, MedianDistances
+from facerec.gallery import sightings as sightings_memory
+from facerec.gallery.health_readings import memory_readings, readings
+from facerec.gallery.people_sample import draw_whole_people, people_reaching
+from facerec.gallery.sightings_health import sightings_health
 
 if TYPE_CHECKING:
-    from . import Gallery
+    from facerec.gallery import Gallery
 
 EXACT_LIMIT = 2_000  # faces: every one scored up to here (the metrics are quadratic: ~2 s on two cores)
 SAMPLE_FACES = 1_000  # above it: about this many faces, whole people, drawn at random

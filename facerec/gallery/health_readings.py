@@ -12,7 +12,7 @@ import math
 
 import numpy as np
 
-from ..messages import plural
+from facerec.messages import plural
 
 
 def similarity_to_distance(similarity: float) -> float:

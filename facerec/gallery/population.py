@@ -1,4 +1,4 @@
-"""The gallery's own stranger tail (`facerec.population_tail`), measured from the store and kept until the
+"""The gallery's own stranger tail (`facerec.openset.population_tail`), measured from the store and kept until the
 gallery has changed enough to move it.
 
 Why a cache: identify and every enrollment's look-alike check ask for the threshold in force, and measuring the
@@ -14,8 +14,8 @@ import threading
 
 import numpy as np
 
-from ..population_tail import MIN_PEOPLE, SAMPLE_FACES, SAMPLE_SEED, PopulationTail, measure_population_tail
-from .people_sample import draw_whole_people
+from facerec.openset.population_tail import MIN_PEOPLE, SAMPLE_FACES, SAMPLE_SEED, PopulationTail, measure_population_tail
+from facerec.gallery.people_sample import draw_whole_people
 
 REMEASURE_SHARE = 0.10
 REMEASURE_FACES = 10

@@ -9,11 +9,11 @@ from typing import TYPE_CHECKING
 import numpy as np
 from PIL import Image
 
-from ..errors import FaceRecError
-from ..storage import Store
+from facerec.errors import FaceRecError
+from facerec.storage import Store
 
 if TYPE_CHECKING:
-    from . import Gallery
+    from facerec.gallery import Gallery
 
 
 def model_warning(store: Store, model_id: str) -> str | None:

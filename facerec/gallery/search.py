@@ -6,18 +6,18 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..detect import DetectedFace
-from ..errors import InvalidArgument, ModelMismatch, NoFace
-from ..messages import no_face_message
-from ..image import ImageInput
-from ..pipeline import Photo
-from ..results import Candidate, FaceMatch, VerifyResult
-from ..threshold_policy import ThresholdInForce
-from . import sightings
-from .face_choice import chosen_face
+from facerec.faces.detect import DetectedFace
+from facerec.errors import InvalidArgument, ModelMismatch, NoFace
+from facerec.messages import no_face_message
+from facerec.faces.image import ImageInput
+from facerec.faces.pipeline import Photo
+from facerec.gallery.results import Candidate, FaceMatch, VerifyResult
+from facerec.openset.threshold_policy import ThresholdInForce
+from facerec.gallery import sightings
+from facerec.gallery.face_choice import chosen_face
 
 if TYPE_CHECKING:
-    from . import Gallery
+    from facerec.gallery import Gallery
 
 
 def identify(gallery: Gallery, photo: ImageInput | Photo, top_k: int = 5, threshold: float | None = None,

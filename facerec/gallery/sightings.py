@@ -30,12 +30,12 @@ from typing import TYPE_CHECKING
 import numpy as np
 from sqlalchemy.exc import SQLAlchemyError
 
-from ..errors import InvalidArgument, StorageFull, UnknownSighting
-from ..results import FaceMatch
-from .people import find_identity
+from facerec.errors import InvalidArgument, StorageFull, UnknownSighting
+from facerec.gallery.results import FaceMatch
+from facerec.gallery.people import find_identity
 
 if TYPE_CHECKING:
-    from . import Gallery
+    from facerec.gallery import Gallery
 
 IDENTIFIED, CONFIRMED, CORRECTED = "identified", "confirmed", "corrected"
 SAME_PHOTO_COSINE = 0.995  # a face this close to a kept sighting of the same person is that photo again

@@ -25,8 +25,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..metrics import MEDIAN_KEYS, ClosestIsPositiveAccuracy, MedianDistances
-from ..storage.sightings import SightingRows
+from facerec.evaluation.metrics import MEDIAN_KEYS, ClosestIsPositiveAccuracy, MedianDistances
+from facerec.storage.sightings import SightingRows
 
 BATCH = 500  # sightings per metric update
 DRIFT = 0.05  # rise of MedianClosestPositiveDistance (Euclidean, unit vectors) that counts as drift

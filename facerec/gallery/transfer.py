@@ -1,4 +1,4 @@
-"""Export and import: the portable gallery file (`facerec.archive`) written from, and read into, a gallery."""
+"""Export and import: the portable gallery file (`facerec.gallery.archive`) written from, and read into, a gallery."""
 
 from __future__ import annotations
 
@@ -11,14 +11,14 @@ from typing import TYPE_CHECKING
 import numpy as np
 from PIL import Image
 
-from ..archive import EXPORT_FORMAT, ImportLimits, open_private, read_export
-from ..errors import InvalidArgument
-from ..names import name_key
-from ..storage import Store, as_utc, utcnow
-from .enrollment import same_face
+from facerec.gallery.archive import EXPORT_FORMAT, ImportLimits, open_private, read_export
+from facerec.errors import InvalidArgument
+from facerec.gallery.names import name_key
+from facerec.storage import Store, as_utc, utcnow
+from facerec.gallery.enrollment import same_face
 
 if TYPE_CHECKING:
-    from . import Gallery
+    from facerec.gallery import Gallery
 
 
 def export(store: Store, path: str | Path, include_crops: bool = True) -> int:

@@ -1,10 +1,10 @@
 """Where the gallery's identities, faces and vectors are kept: the tables (`schema`), the one object that queries
 them (`store.Store`) and one module per database engine (`backends`)."""
 
-from .backends import backend_for
-from .backends.sqlite import database_file
-from .schema import Face, Identity, JournalEntry, Setting, as_utc, utcnow
-from .store import Store, chunked
+from facerec.storage.backends import backend_for
+from facerec.storage.backends.sqlite import database_file
+from facerec.storage.schema import Face, Identity, JournalEntry, Setting, as_utc, utcnow
+from facerec.storage.store import Store, chunked
 
 
 def upgrade(url: str) -> list[str]:

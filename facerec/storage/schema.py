@@ -26,7 +26,7 @@ from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
 from sqlalchemy.types import TypeDecorator
 
 EMBEDDING_DIMENSION = 512  # the shipped model's; a PostgreSQL column (and its HNSW index) is made for one size
-# Finds a name that differs only in the letter case of A-Z (`facerec.names.name_key`) without a table scan.
+# Finds a name that differs only in the letter case of A-Z (`facerec.gallery.names.name_key`) without a table scan.
 NAME_KEY_INDEX = "ix_identities_name_lower"
 
 
@@ -63,7 +63,7 @@ class Embedding(TypeDecorator):
     def result_processor(self, dialect, coltype):
         if dialect.name != "postgresql":
             return super().result_processor(dialect, coltype)
-        from .backends.postgresql import vector_from_db
+        from facerec.storage.backends.postgresql import vector_from_db
 
         return lambda value: None if value is None else vector_from_db(value).tobytes()
 
@@ -130,7 +130,7 @@ class Setting(Base):
 
 
 class ApiKeyRow(Base):
-    """A REST API key (`facerec.api_keys`): only its SHA-256 and its first characters are kept."""
+    """A REST API key (`facerec.access.api_keys`): only its SHA-256 and its first characters are kept."""
 
     __tablename__ = "api_keys"
     __table_args__ = {"sqlite_autoincrement": True}  # a revoked key's id is never given to another

@@ -15,12 +15,12 @@ import numpy as np
 from sqlalchemy import delete, func, select
 from sqlalchemy.orm import Session
 
-from .schema import Sighting, utcnow
+from facerec.storage.schema import Sighting, utcnow
 
 USER_LABELLED = ("confirmed", "corrected")  # sources a person vouched for: evicted last
 
 if TYPE_CHECKING:
-    from .store import Store
+    from facerec.storage.store import Store
 
 
 @dataclass

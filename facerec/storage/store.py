@@ -19,10 +19,10 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session, sessionmaker
 
-from ..errors import StorageFull, UnusableFile
-from .backends import backend_for
-from .schema import Face, Identity, JournalEntry, Setting, utcnow
-from .sightings import SightingsTable
+from facerec.errors import StorageFull, UnusableFile
+from facerec.storage.backends import backend_for
+from facerec.storage.schema import Face, Identity, JournalEntry, Setting, utcnow
+from facerec.storage.sightings import SightingsTable
 
 
 class Store:
@@ -212,7 +212,7 @@ class Store:
                                                       .where(Identity.name.in_(chunk)))}
 
     def same_name_key(self, session: Session, key: str) -> list[tuple[int, str]]:
-        """(id, name) of the people whose name has this `facerec.names.name_key`."""
+        """(id, name) of the people whose name has this `facerec.gallery.names.name_key`."""
         return [(int(i), str(n)) for i, n in session.execute(
             select(Identity.id, Identity.name).where(self.backend.name_key(Identity.name) == key))]
 

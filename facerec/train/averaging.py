@@ -30,9 +30,6 @@ def average_onnx(models: Sequence[str | Path], out: str | Path, weights: Sequenc
     import onnx
     from onnx import numpy_helper
 
-    from .centering import CENTER_NAME
-    from .similarity_map import MAP_NAMES
-
     if len(models) < 2:
         raise ValueError("averaging needs at least two models")
     weights = [1.0] * len(models) if weights is None else [float(w) for w in weights]
@@ -42,10 +39,6 @@ def average_onnx(models: Sequence[str | Path], out: str | Path, weights: Sequenc
     for model, proto in zip(models, protos):
         if any(node.op_type in QUANTIZATION_OPS for node in proto.graph.node):
             raise ValueError(f"{model} is quantised: average the fp32 exports, then quantise the average")
-        if any(init.name == CENTER_NAME for init in proto.graph.initializer):
-            raise ValueError(f"{model} is centered: average the uncentered exports, then center the average")
-        if any(init.name in MAP_NAMES for init in proto.graph.initializer):
-            raise ValueError(f"{model} has a similarity map: average the unmapped exports, then map the average")
     tensors = [{init.name: numpy_helper.to_array(init) for init in proto.graph.initializer} for proto in protos]
     for model, other in zip(models[1:], tensors[1:]):
         if {name: a.shape for name, a in other.items()} != {name: a.shape for name, a in tensors[0].items()}:

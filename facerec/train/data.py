@@ -1,9 +1,9 @@
 """The training and validation face sets, with the protocol's rules on who may be trained on.
 
-Sources (both already aligned with `facerec.align`):
+Sources (both already aligned with `facerec.faces.align`):
 - `celeba112/` (folder per CelebA identity): training, except a seeded hold-out of identities used for
   validation metrics, model selection and threshold calibration.
-- the `facerec prepare` cache of LFW: only people with >= 3 photos, all for training. The 779 two-photo
+- the `facerec-train prepare` cache of LFW: only people with >= 3 photos, all for training. The 779 two-photo
   evaluation people and the one-photo distractors are never loaded, so training and model selection cannot see
   them.
 - optionally, teacher files (`facerec.train.teacher`): dlib descriptors per crop, turned into unit cosine targets
@@ -20,9 +20,9 @@ from typing import Sequence
 import numpy as np
 from PIL import Image
 
-from ..cache import load_cache
-from ..dataset import held_out_identities, list_identities
-from .teacher import load_targets, normalized_targets
+from facerec.datasets.cache import load_cache
+from facerec.datasets.folders import held_out_identities, list_identities
+from facerec.train.teacher import load_targets, normalized_targets
 
 
 @dataclass

@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from .backbone import FaceEmbedder, NormalizedEmbedder
+from facerec.train.backbone import FaceEmbedder, NormalizedEmbedder
 
 
 def load_embedder(weights: str | Path) -> FaceEmbedder:

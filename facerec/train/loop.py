@@ -8,20 +8,20 @@ from __future__ import annotations
 import json
 import math
 import time
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Callable
 
 import numpy as np
 import torch
 
-from .augment import FaceAugmentation
-from .backbone import FaceEmbedder
-from .data import FaceSet
-from .distill import DistillationHead, similarity_structure_loss
-from .heads import build_head, needs_identity_batches
-from .precision import use_bf16
-from .validate import validate
+from facerec.train.augment import FaceAugmentation
+from facerec.train.backbone import FaceEmbedder
+from facerec.train.data import FaceSet
+from facerec.train.distill import DistillationHead, similarity_structure_loss
+from facerec.train.heads import build_head, needs_identity_batches
+from facerec.train.precision import use_bf16
+from facerec.train.validate import validate
 
 CHECKPOINT_FILE, LOG_FILE, WEIGHTS_FILE, BEST_FILE = "last.ckpt", "train_log.jsonl", "embedder.pt", "best.pt"
 CONFIG_FILE = "config.json"
@@ -189,23 +189,6 @@ def train(config: TrainConfig, faces: FaceSet, run_dir: str | Path,
     return record
 
 
-def measure_throughput(config: TrainConfig, faces: FaceSet, steps: int = 10, warmup: int = 3) -> float:
-    """Training images per second for this config on this machine (a few throw-away steps)."""
-    device = pick_device(config.device)
-    bf16 = use_bf16(device) if config.bf16 is None else config.bf16
-    parts = _build_parts(replace(config, warm_start=None), faces, device)
-    batches = (rows for _ in iter(int, 1) for rows in parts.sampler.epoch())  # endless: epochs back to back
-    for i in range(warmup + steps):
-        if i == warmup:
-            if device.type == "cuda":
-                torch.cuda.synchronize()
-            start = time.perf_counter()
-        _step(config, bf16, device, parts, next(batches))
-    if device.type == "cuda":
-        torch.cuda.synchronize()
-    return steps * config.batch_size / (time.perf_counter() - start)
-
-
 @dataclass
 class _RunParts:
     """Everything one training step touches."""
@@ -251,7 +234,7 @@ def _class_centres(model: FaceEmbedder, images: np.ndarray, labels: np.ndarray, 
                    device: torch.device) -> torch.Tensor:
     """Unit mean embedding of each class under the warm-start model: the ArcFace head starts from these instead of
     random centres, whose large, meaningless gradients would first wreck the features the run starts from."""
-    from .validate import embed_images
+    from facerec.train.validate import embed_images
 
     embeddings = torch.from_numpy(embed_images(model, images, device, flip=False, autocast=use_bf16(device)))
     centres = torch.zeros(num_classes, embeddings.shape[1]).index_add_(0, torch.from_numpy(labels), embeddings)
@@ -261,7 +244,7 @@ def _class_centres(model: FaceEmbedder, images: np.ndarray, labels: np.ndarray, 
 def _initial_model(config: TrainConfig, faces: FaceSet) -> FaceEmbedder:
     if not config.warm_start:
         return FaceEmbedder(config.stem, dropout=config.dropout)
-    from .warm_start import load_onnx_weights, to_standard_stem
+    from facerec.train.warm_start import load_onnx_weights, to_standard_stem
 
     calibration = faces.images[faces.rows("train")[:: max(1, len(faces.rows("train")) // 256)][:256]]
     model = load_onnx_weights(config.warm_start, calibration)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import torch
 
-from ..cpu import describe_cpu
+from facerec.cpu import describe_cpu
 
 NATIVE_BF16_FLAGS = ("avx512_bf16", "amx_bf16")
 

@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 from PIL import Image
 
-from ..dataset import held_out_identities, list_identities
+from facerec.datasets.folders import held_out_identities, list_identities
 
 CALIBRATION_IDENTITIES = 200
 SEVEN_BIT = (-64, 63)

@@ -2,7 +2,7 @@
 
 dlib's ResNet was trained on ~3 million faces whose identities avoid LFW's, and its author released the weights
 into the public domain; facerec distils it into its own ArcFace ResNet18 at training time only (runtime never
-imports dlib). What dlib sees: the 112x112 crop aligned by `facerec.align` (the same crops the student trains on),
+imports dlib). What dlib sees: the 112x112 crop aligned by `facerec.faces.align` (the same crops the student trains on),
 with the fixed rectangle `TEACHER_FACE_BOX` as the face box for dlib's 5-point shape predictor, then
 `compute_face_descriptor` with its defaults (no jitter, padding 0.25). This is exactly how
 `../shared/data/teacher/celeba112_dlib.npz` was made, so targets computed here and there are interchangeable.

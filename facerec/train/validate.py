@@ -8,9 +8,9 @@ import numpy as np
 import torch
 from torch.nn import functional as F
 
-from ..metrics import ClosestIsPositiveAccuracy, MedianDistances
-from ..evaluation.figures import one_shot_rank1
-from .data import FaceSet
+from facerec.evaluation.metrics import ClosestIsPositiveAccuracy, MedianDistances
+from facerec.evaluation.figures import one_shot_rank1
+from facerec.train.data import FaceSet
 
 
 @torch.no_grad()

@@ -21,7 +21,7 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
-from .backbone import FaceEmbedder
+from facerec.train.backbone import FaceEmbedder
 
 
 def load_onnx_weights(onnx_path: str | Path, calibration_faces: np.ndarray) -> FaceEmbedder:

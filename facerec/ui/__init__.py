@@ -5,7 +5,7 @@ error appears next to its button and replaces the previous one; errors are one p
 traceback (the traceback goes to the server log). Every action also has an `api_name`, so `gradio_client` can
 call it; there an error is an exception carrying the same line (`facerec.ui.actions`).
 
-With an admin password (`facerec.admin`), everything that shows or returns enrolled faces, names or embeddings
+With an admin password (`facerec.access.admin`), everything that shows or returns enrolled faces, names or embeddings
 needs it: enroll, add photo, rename, delete, import, export, the people list and the health report. Detect and
 verify (which see only the uploaded photos) stay open, and so does identify, which without the password names
 only faces that match at or above the gallery's threshold and shows nothing about anyone else.
@@ -15,8 +15,8 @@ Modules: `app` (the page), one per tab (`enroll_tab`, `identify_tab`, `verify_ta
 `uploads` (files the server holds), `views` (HTML of faces and tables), `text` (escaping, status lines).
 """
 
-from .app import build_app
-from .text import markdown_text
-from .uploads import CACHE_MAX_AGE_S, EXPORT_LIFETIME_S, forget_served_files
+from facerec.ui.app import build_app
+from facerec.ui.text import markdown_text
+from facerec.ui.uploads import CACHE_MAX_AGE_S, EXPORT_LIFETIME_S, forget_served_files
 
 __all__ = ["CACHE_MAX_AGE_S", "EXPORT_LIFETIME_S", "build_app", "forget_served_files", "markdown_text"]

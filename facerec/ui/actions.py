@@ -19,9 +19,9 @@ from collections.abc import Callable, Sequence
 
 import gradio as gr
 
-from ..errors import FaceRecError
-from ..messages import sentences
-from .text import error_line
+from facerec.errors import FaceRecError
+from facerec.messages import sentences
+from facerec.ui.text import error_line
 
 log = logging.getLogger("facerec.ui")
 

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import gradio as gr
 
-from ..admin import AdminGuard
-from ..gallery import Gallery
-from . import enroll_tab, gallery_tab, health_tab, identify_tab, verify_tab
-from .context import AppContext
-from .text import markdown_text
-from .uploads import CACHE_MAX_AGE_S
+from facerec.access.admin import AdminGuard
+from facerec.gallery import Gallery
+from facerec.ui import enroll_tab, gallery_tab, health_tab, identify_tab, verify_tab
+from facerec.ui.context import AppContext
+from facerec.ui.text import markdown_text
+from facerec.ui.uploads import CACHE_MAX_AGE_S
 
 
 def build_app(gallery: Gallery, admin_password: str | None = None) -> gr.Blocks:

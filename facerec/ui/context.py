@@ -8,8 +8,8 @@ from pathlib import Path
 import gradio as gr
 from gradio.utils import get_upload_folder
 
-from ..admin import AdminGuard
-from ..gallery import Gallery
+from facerec.access.admin import AdminGuard
+from facerec.gallery import Gallery
 
 
 @dataclass

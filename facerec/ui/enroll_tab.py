@@ -6,13 +6,13 @@ from dataclasses import dataclass
 
 import gradio as gr
 
-from ..errors import LowQuality, MultipleFaces, PossibleDuplicate
-from ..messages import plural
-from .actions import Instead, expose
-from .context import AppContext
-from .face_picker import chosen_face, detected_faces, faces_view
-from .text import markdown_text
-from .uploads import PhotoInput, forget_upload, uploaded_photo
+from facerec.errors import LowQuality, MultipleFaces, PossibleDuplicate
+from facerec.messages import plural
+from facerec.ui.actions import Instead, expose
+from facerec.ui.context import AppContext
+from facerec.ui.face_picker import chosen_face, detected_faces, faces_view
+from facerec.ui.text import markdown_text
+from facerec.ui.uploads import PhotoInput, forget_upload, uploaded_photo
 
 LOOKALIKE_BOX = "Enroll anyway if the face matches someone already enrolled"
 LOW_QUALITY_BOX = "Enroll anyway if the photo is a poor enrollment photo"

@@ -9,14 +9,14 @@ from __future__ import annotations
 
 import gradio as gr
 
-from ..choice import largest_face_index
-from ..detect import DetectedFace
-from ..drawing import annotate
-from ..errors import InvalidArgument
-from ..gallery import Gallery
-from ..messages import no_face_message, sentence
-from ..pipeline import Photo
-from .uploads import uploaded_photo
+from facerec.faces.choice import largest_face_index
+from facerec.faces.detect import DetectedFace
+from facerec.faces.drawing import annotate
+from facerec.errors import InvalidArgument
+from facerec.gallery import Gallery
+from facerec.messages import no_face_message, sentence
+from facerec.faces.pipeline import Photo
+from facerec.ui.uploads import uploaded_photo
 
 PREFIX = "face #"
 

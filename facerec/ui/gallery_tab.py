@@ -13,13 +13,13 @@ from pathlib import Path
 
 import gradio as gr
 
-from ..errors import IdentityMismatch, InvalidArgument, LowQuality, MultipleFaces
-from ..messages import plural
-from .actions import expose, page_door
-from .context import AppContext
-from .text import markdown_text
-from .uploads import EXPORT_LIFETIME_S, PhotoInput, delete_later, empty_web_cache, forget_upload, uploaded_photo
-from .views import FACES_CSS, face_tiles
+from facerec.errors import IdentityMismatch, InvalidArgument, LowQuality, MultipleFaces
+from facerec.messages import plural
+from facerec.ui.actions import expose, page_door
+from facerec.ui.context import AppContext
+from facerec.ui.text import markdown_text
+from facerec.ui.uploads import EXPORT_LIFETIME_S, PhotoInput, delete_later, empty_web_cache, forget_upload, uploaded_photo
+from facerec.ui.views import FACES_CSS, face_tiles
 
 THUMBNAILS_SHOWN = 60
 DELETE_BOX = "Yes, delete this person and all their photos"

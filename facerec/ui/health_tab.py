@@ -8,16 +8,16 @@ from __future__ import annotations
 
 import gradio as gr
 
-from ..drawing import policy_growth_plot, sightings_trend_plot, similarity_histogram
-from ..embedder_check import EmbedderCheck
-from ..gallery.health import HealthReport
-from ..gallery.health_readings import figure_text, nearest_other_person_distance
-from ..messages import plural
-from ..metrics import MEDIAN_KEYS
-from .actions import expose, page_door
-from .context import AppContext
-from .text import html_text
-from .views import FACES_CSS, TABLE_CSS, face_tiles, figures_table, pair_tiles
+from facerec.faces.drawing import policy_growth_plot, sightings_trend_plot, similarity_histogram
+from facerec.faces.embedder_check import EmbedderCheck
+from facerec.gallery.health import HealthReport
+from facerec.gallery.health_readings import figure_text, nearest_other_person_distance
+from facerec.messages import plural
+from facerec.evaluation.metrics import MEDIAN_KEYS
+from facerec.ui.actions import expose, page_door
+from facerec.ui.context import AppContext
+from facerec.ui.text import html_text
+from facerec.ui.views import FACES_CSS, TABLE_CSS, face_tiles, figures_table, pair_tiles
 
 HEADERS = ("metric", "value", "what it means")
 WEAK_SHOWN = 20  # weak enrollments shown with their face (all are in the JSON)
@@ -118,7 +118,7 @@ def report_html(report: HealthReport) -> str:
 
 
 def embedder_html(check: EmbedderCheck) -> str:
-    """Which arithmetic embeds faces on this server, in one paragraph (`facerec.embedder_check`)."""
+    """Which arithmetic embeds faces on this server, in one paragraph (`facerec.faces.embedder_check`)."""
     if check.switched:
         return ("<p><strong>Embedder: exact graph.</strong> On this CPU the fast int8 kernels disagreed with the "
                 f"model card's reference embeddings (lowest cosine {check.min_cosine:.4f}, below "

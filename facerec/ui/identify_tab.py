@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import gradio as gr
 
-from ..drawing import KNOWN, UNKNOWN, annotate
-from ..errors import InvalidArgument
-from .actions import expose
-from .context import AppContext
-from .text import markdown_text
-from .threshold_controls import accepted_rate, parse_pinned, rate_and_pin
-from .uploads import PhotoInput, uploaded_photo
+from facerec.faces.drawing import KNOWN, UNKNOWN, annotate
+from facerec.errors import InvalidArgument
+from facerec.ui.actions import expose
+from facerec.ui.context import AppContext
+from facerec.ui.text import markdown_text
+from facerec.ui.threshold_controls import accepted_rate, parse_pinned, rate_and_pin
+from facerec.ui.uploads import PhotoInput, uploaded_photo
 
 HEADERS = ["face", "name", "similarity", "candidate 1", "candidate 2", "candidate 3"]
 MAX_NAMES = 1000  # names offered for a correction (any enrolled name may be typed)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import gradio as gr
 
-from ..errors import InvalidArgument
+from facerec.errors import InvalidArgument
 
 
 def rate_and_pin(percent: float, label: str, info: str) -> tuple[gr.Slider, gr.Textbox]:

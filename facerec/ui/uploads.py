@@ -16,8 +16,8 @@ from pathlib import Path
 
 import gradio as gr
 
-from ..errors import InvalidArgument, InvalidImage
-from ..image import load_image
+from facerec.errors import InvalidArgument, InvalidImage
+from facerec.faces.image import load_image
 
 log = logging.getLogger("facerec.ui")
 CACHE_MAX_AGE_S = 600  # uploads and the pictures the app showed leave the server after 10 minutes
@@ -52,7 +52,7 @@ class PhotoInput(gr.Image):
 
 
 def unreadable_reason(path: str | None) -> str:
-    """Why an upload Gradio could not open is no photo, in facerec's own words (`facerec.image`): the message the
+    """Why an upload Gradio could not open is no photo, in facerec's own words (`facerec.faces.image`): the message the
     CLI and the REST API give for the same file."""
     try:
         load_image(path) if path else None

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import gradio as gr
 
-from ..errors import MultipleFaces
-from .actions import Instead, expose
-from .context import AppContext
-from .face_picker import chosen_face, detected_faces
-from .threshold_controls import accepted_rate, parse_pinned, rate_and_pin
-from .uploads import PhotoInput, uploaded_photo
+from facerec.errors import MultipleFaces
+from facerec.ui.actions import Instead, expose
+from facerec.ui.context import AppContext
+from facerec.ui.face_picker import chosen_face, detected_faces
+from facerec.ui.threshold_controls import accepted_rate, parse_pinned, rate_and_pin
+from facerec.ui.uploads import PhotoInput, uploaded_photo
 
 
 def build(context: AppContext, default_percent: float) -> None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import base64
 from collections.abc import Sequence
 
-from .text import html_text
+from facerec.ui.text import html_text
 
 FACE_PX = 112  # the aligned crop's own size: shown 1:1, never stretched
 

@@ -9,11 +9,11 @@
 
 from __future__ import annotations
 
-from ..settings import Settings
-from ..storage import Store
-from .base import VectorIndex
-from .faiss_index import INDEX_KINDS as FAISS_KINDS, FaceIndex
-from .pgvector_index import PgVectorIndex
+from facerec.settings import Settings
+from facerec.storage import Store
+from facerec.vectors.base import VectorIndex
+from facerec.vectors.faiss_index import INDEX_KINDS as FAISS_KINDS, FaceIndex
+from facerec.vectors.pgvector_index import PgVectorIndex
 
 INDEX_KINDS = (*FAISS_KINDS, PgVectorIndex.kind)
 

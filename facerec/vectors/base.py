@@ -12,7 +12,7 @@ from abc import ABC, abstractmethod
 
 import numpy as np
 
-from ..storage import Store
+from facerec.storage import Store
 
 
 class VectorIndex(ABC):

@@ -34,12 +34,12 @@ from pathlib import Path
 
 import numpy as np
 
-from ..errors import UnusableFile
-from ..provenance import file_sha256
-from ..storage import Store
-from . import index_integrity as integrity
-from .base import VectorIndex
-from .hnsw import PROJECTION_MIN_FACES, is_graph_index, new_graph_index, search_parameters
+from facerec.errors import UnusableFile
+from facerec.provenance import file_sha256
+from facerec.storage import Store
+from facerec.vectors import index_integrity as integrity
+from facerec.vectors.base import VectorIndex
+from facerec.vectors.hnsw import PROJECTION_MIN_FACES, is_graph_index, new_graph_index, search_parameters
 
 INDEX_FILE, INDEX_META_FILE = "index.faiss", "index.json"
 INDEX_KINDS = ("flat", "flat16", "hnsw")

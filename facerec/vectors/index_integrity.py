@@ -14,8 +14,8 @@ from pathlib import Path
 
 import numpy as np
 
-from ..provenance import file_sha256
-from ..storage import Store
+from facerec.provenance import file_sha256
+from facerec.storage import Store
 
 UNIT_TOLERANCE = 1e-2  # fp16 storage (flat16) keeps lengths within ~1e-3; damage is orders of magnitude off
 SAMPLED_FACES = 32  # faces compared with the database on load: enough to tell another gallery's index

@@ -17,9 +17,9 @@ import threading
 import numpy as np
 from sqlalchemy import text
 
-from ..errors import UnusableFile
-from ..storage import Store
-from .base import VectorIndex
+from facerec.errors import UnusableFile
+from facerec.storage import Store
+from facerec.vectors.base import VectorIndex
 
 MAX_EF_SEARCH = 1000  # pgvector's limit; an index scan returns at most ef_search rows
 _EF_SEARCH = "facerec.hnsw.ef_search"  # the value a pooled connection's session was last set to (connection.info)

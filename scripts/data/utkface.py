@@ -8,7 +8,7 @@ pointers only). UTKFace's terms: non-commercial research, like CelebA's, so the 
 
 Every step resumes where an interrupted run stopped:
 1. the photos, read out of the commit into OUT/photos;
-2. facerec's own detector and alignment (`facerec.cache.prepare_cache`, as celeba112 and the runtime align), into
+2. facerec's own detector and alignment (`facerec.datasets.cache.prepare_cache`, as celeba112 and the runtime align), into
    OUT/cache; photos without a detected face are left out, never trained on a fallback crop;
 3. the teacher's descriptors (dlib, the recipe of ../shared/data/teacher: fixed face box of the aligned crop) of
    every aligned crop (and, with --mirror, of its mirror image);
@@ -37,8 +37,8 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from facerec.cache import load_cache, prepare_cache, read_results  # noqa: E402
-from facerec.dataset import held_out_identities, list_identities  # noqa: E402
+from facerec.datasets.cache import load_cache, prepare_cache, read_results  # noqa: E402
+from facerec.datasets.folders import held_out_identities, list_identities  # noqa: E402
 from facerec.train.data import lfw_training_rows  # noqa: E402
 from facerec.train.teacher import compute_targets  # noqa: E402
 
@@ -126,7 +126,7 @@ def main() -> None:
     parser.add_argument("mirror_git_dir", type=Path, help=f"a bare git copy of {REPOSITORY}")
     parser.add_argument("out", type=Path, help="a git-ignored folder (e.g. cache/utkface)")
     parser.add_argument("--data", default="../shared/data", type=Path)
-    parser.add_argument("--lfw-cache", default="cache/lfw", type=Path, help="`facerec prepare` of LFW")
+    parser.add_argument("--lfw-cache", default="cache/lfw", type=Path, help="`facerec-train prepare` of LFW")
     parser.add_argument("--lfw-evaluation-teacher", default="cache/lfw_evaluation_teacher.npz", type=Path)
     parser.add_argument("--mirror", action="store_true", help="also the mirrored crops' descriptors (2x time)")
     args = parser.parse_args()

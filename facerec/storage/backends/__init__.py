@@ -13,7 +13,7 @@ from pathlib import Path
 from sqlalchemy import create_engine, func
 from sqlalchemy.engine import Engine, make_url
 
-from ..schema import NAME_KEY_INDEX, Base
+from facerec.storage.schema import NAME_KEY_INDEX, Base
 
 
 class Backend:
@@ -58,7 +58,7 @@ class Backend:
             connection.exec_driver_sql(f"CREATE INDEX IF NOT EXISTS {NAME_KEY_INDEX} ON identities (lower(name))")
 
     def name_key(self, column):
-        """SQL for `facerec.names.name_key(column)`: the name with A-Z lower-cased."""
+        """SQL for `facerec.gallery.names.name_key(column)`: the name with A-Z lower-cased."""
         return func.lower(column)
 
     def dispose(self) -> None:
@@ -67,8 +67,8 @@ class Backend:
 
 
 def backend_for(url: str) -> Backend:
-    from .postgresql import PostgreSQLBackend
-    from .sqlite import SQLiteBackend
+    from facerec.storage.backends.postgresql import PostgreSQLBackend
+    from facerec.storage.backends.sqlite import SQLiteBackend
 
     driver = make_url(url).drivername
     if driver.startswith("sqlite"):

@@ -27,9 +27,9 @@ from sqlalchemy import create_engine, event, func, literal_column, text
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import SQLAlchemyError
 
-from ...errors import UnusableFile
-from ..schema import NAME_KEY_INDEX, Base
-from . import Backend
+from facerec.errors import UnusableFile
+from facerec.storage.schema import NAME_KEY_INDEX, Base
+from facerec.storage.backends import Backend
 
 SCHEMA_VERSION = 3  # 2: the sightings table; 3: the API keys table (was created at run time before)
 SCHEMA_VERSION_KEY = "schema_version"

@@ -17,8 +17,8 @@ from pathlib import Path
 from sqlalchemy import create_engine, event
 from sqlalchemy.engine import Engine, make_url
 
-from ..schema import NAME_KEY_INDEX
-from . import Backend
+from facerec.storage.schema import NAME_KEY_INDEX
+from facerec.storage.backends import Backend
 
 
 class SQLiteBackend(Backend):

@@ -1,0 +1,5 @@
+import sys
+
+from facerec.cli import main
+
+sys.exit(main())

@@ -1,0 +1,160 @@
+"""`facerec export | import | db | health | stats | reindex | api-key`: looking after a gallery as a whole."""
+
+from __future__ import annotations
+
+import argparse
+
+from facerec.cli.output import emit, open_gallery, settings_from
+from facerec.cli.registry import CommandAdder
+
+
+def register(command: CommandAdder, sub, common: argparse.ArgumentParser) -> None:
+    """Add this group's commands to the `facerec` parser."""
+    p = command("export", cmd_export, "export the gallery to a portable zip file")
+    p.add_argument("path")
+    p.add_argument("--no-crops", action="store_true", help="embeddings and names only")
+    p = command("import", cmd_import, "import a gallery zip file")
+    p.add_argument("path")
+    p = command("db", cmd_db, "the gallery database's schema: `facerec db upgrade` creates or upgrades it (run "
+                "once before the first start on PostgreSQL, and after upgrading facerec)")
+    p.add_argument("action", choices=["upgrade"])
+    command("health", cmd_health, "embedding metrics, sightings, weak enrollments and confusable pairs of the gallery")
+    keys = sub.add_parser("api-key", help="create, list and revoke the REST API's keys",
+                          description="Keys for the app's REST API (/api/v1), stored hashed in the gallery database; "
+                                      "with none created the REST API is off. See the README's REST API section.")
+    key_commands = keys.add_subparsers(metavar="ACTION")
+    keys.set_defaults(handler=lambda _args: keys.print_help() or 2)
+
+    def key_command(name: str, handler, help_text: str) -> argparse.ArgumentParser:
+        p = key_commands.add_parser(name, parents=[common], help=help_text, description=help_text)
+        p.set_defaults(handler=handler)
+        p.add_argument("--json", action="store_const", const="-", help="print JSON instead of a table")
+        return p
+
+    p = key_command("create", cmd_api_key_create, "create a key; it is printed once, only its hash is stored")
+    p.add_argument("--role", required=True, choices=["read", "admin"],
+                   help="read: identify, verify, list and get people; admin: everything, writes included")
+    p.add_argument("--name", help="a label saying who or what the key is for (default: '<role> key')")
+    key_command("list", cmd_api_key_list, "list the keys (never the keys themselves: their first characters)")
+    p = key_command("revoke", cmd_api_key_revoke, "revoke a key: refused from the next request on")
+    p.add_argument("id", type=int, help="the key's id, from `facerec api-key list`")
+    command("stats", cmd_stats, "counts, model and index of the gallery")
+    command("reindex", cmd_reindex, "re-embed every face from its stored crop with the current model")
+
+
+def cmd_export(args) -> int:
+    with open_gallery(args) as gallery:
+        count = gallery.export(args.path, include_crops=not args.no_crops)
+    emit(args, {"path": args.path, "faces": count}, text=f"exported {count} face(s) to {args.path}")
+    return 0
+
+
+def cmd_import(args) -> int:
+    with open_gallery(args) as gallery:
+        counts = gallery.import_(args.path)
+    emit(args, counts, text=f"imported {counts['added']} face(s), skipped {counts['skipped']} already present")
+    return 0
+
+
+def cmd_stats(args) -> int:
+    with open_gallery(args) as gallery:
+        stats = gallery.stats()
+    rows = [[k, v] for k, v in stats.items() if k not in ("threshold_policy", "embedder")]
+    embedder = stats["embedder"]
+    rows.append(["embedder", f"{embedder['path']}: {embedder['reason']}"])
+    emit(args, stats, rows, ["key", "value"], text=stats["threshold_policy"]["sentence"])
+    return 0
+
+
+def cmd_health(args) -> int:
+    with open_gallery(args) as gallery:
+        report = gallery.health().to_dict()
+    rows = [["ClosestIsPositiveAccuracy", report["closest_is_positive_accuracy"],
+             report["readings"]["closest_is_positive_accuracy"]]]
+    rows += [[k, v, report["readings"][k]] for k, v in report["median_distances"].items()]
+    text = (f"{report['identities']} people, {report['faces']} faces, threshold {report['threshold']}\n"
+            f"{report['threshold_policy']['sentence']}\n"
+            "as the gallery grows: " + ", ".join(f"{g['faces']:,} faces -> {g['threshold']:.3f}"
+                                                  for g in report["policy_growth"][::6]))
+    text += "".join(f"\n{note}" for note in report["notes"])
+    text += _sightings_text(report["sightings"])
+    if report["suspected_duplicates"]:
+        text += "\nsuspected duplicates: " + "; ".join(
+            f"{p['a']} ~ {p['b']} ({p['similarity']:.2f})" for p in report["suspected_duplicates"][:10])
+    emit(args, report, [[r[0], "undefined" if r[1] is None else r[1], r[2]] for r in rows],
+          ["metric", "value", "reading"], text=text)
+    return 0
+
+
+_TREND_UNITS = {"day": "per day", "sightings": "per block of sightings"}
+
+
+def _sightings_text(sightings: dict) -> str:
+    """The health report's sightings part, for the terminal: what the figures rest on, the trend, weak enrollments."""
+    if not sightings.get("enabled"):
+        return f"\nsightings: none kept ({sightings.get('reason', 'off')})"
+    if not sightings.get("sightings"):
+        return f"\nsightings: none yet (memory of {sightings['capacity']:,})"
+    sources = ", ".join(f"{count} {source}" for source, count in sorted(sightings["sources"].items()))
+    text = (f"\nsightings: the figures above rest on {sightings['enrolled_faces']:,} enrolled faces and "
+            f"{sightings['sightings']:,} sightings of {sightings['people_seen']:,} people ({sources}; memory of "
+            f"{sightings['capacity']:,})\ntrend ({_TREND_UNITS.get(sightings['trend_unit'], '')}, "
+            "MedianClosestPositiveDistance): " + ", ".join(
+                f"{t['window']}: {t['MedianClosestPositiveDistance']}" for t in sightings["trend"])
+            + f"\n{sightings['trend_reading']}")
+    weak = sightings["weak_enrollments"]
+    text += (f"\nweak enrollments ({len(weak)}): " + "; ".join(
+        f"{w['name']} (median {w['median_similarity']:.3f} over {w['sightings']})" for w in weak[:20])
+        if weak else "\nno weak enrollments: every person seen matches their enrollment well")
+    return text
+
+
+def cmd_db(args) -> int:
+    from facerec.storage import upgrade
+    from facerec.storage.store import display_url
+
+    url = settings_from(args).resolved_database_url
+    done = upgrade(url)
+    emit(args, {"database": display_url(url), "done": done},
+          text=f"{display_url(url)}: " + ("; ".join(done) if done else "the schema is up to date"))
+    return 0
+
+
+def cmd_reindex(args) -> int:
+    with open_gallery(args) as gallery:
+        count = gallery.reindex()
+    emit(args, {"reindexed": count}, text=f"re-embedded {count} face(s)")
+    return 0
+
+
+def _api_keys(gallery):
+    from facerec.access.api_keys import ApiKeys
+
+    return ApiKeys(gallery.store)
+
+
+def cmd_api_key_create(args) -> int:
+    with open_gallery(args) as gallery:
+        record, key = _api_keys(gallery).create(args.role, args.name)
+    emit(args, {**record.to_dict(), "key": key},
+          text=f"created API key {record.id} ({record.role}, '{record.name}'). It is shown only now; send it as "
+               f"the X-API-Key header:\n{key}")
+    return 0
+
+
+def cmd_api_key_list(args) -> int:
+    with open_gallery(args) as gallery:
+        records = _api_keys(gallery).list()
+    rows = [[r.id, r.name, r.role, f"{r.shown}...", r.created_at.strftime("%Y-%m-%d %H:%M"),
+             r.revoked_at.strftime("%Y-%m-%d %H:%M") if r.revoked_at else ""] for r in records]
+    active = sum(r.active for r in records)
+    emit(args, [r.to_dict() for r in records], rows, ["id", "name", "role", "key", "created (UTC)", "revoked (UTC)"],
+          text=f"{active} active key(s)" + ("" if active else "; the REST API is off until one is created"))
+    return 0
+
+
+def cmd_api_key_revoke(args) -> int:
+    with open_gallery(args) as gallery:
+        record = _api_keys(gallery).revoke(args.id)
+    emit(args, record.to_dict(), text=f"API key {record.id} ('{record.name}') is revoked")
+    return 0

@@ -1,0 +1,104 @@
+"""What every facerec command shares: opening the gallery, one-line errors with command-line hints, and output
+(JSON, tables, progress bars) that no name can turn into terminal control sequences."""
+
+from __future__ import annotations
+
+import json
+import sys
+import unicodedata
+from pathlib import Path
+
+from facerec.errors import FaceRecError, MultipleFaces
+
+
+def error_line(error: FaceRecError, hints: dict | None = None) -> str:
+    """The one line the CLI prints for a user error: the error's message, then what to do on the command line
+    (`hints`: {error class: sentence, or a function of the error giving one}) where the command knows."""
+    text = str(error).strip()
+    text = text if not text or text[-1] in ".?!" else text + "."
+    for kind, hint in (hints or {}).items():
+        if isinstance(error, kind):
+            hint = hint(error) if callable(hint) else hint
+            return f"{text} {hint}" if hint else text
+    return text
+
+
+def pick_face_hint(option: str):
+    """The hint for a photo with several faces: which option picks one, and the numbers it takes."""
+
+    def hint(error: MultipleFaces) -> str:
+        count = len(error.faces)
+        return f"Pick one with {option} (0 to {count - 1}, left to right)." if count else f"Pick one with {option}."
+
+    return hint
+
+
+def open_gallery(args):
+    from facerec.gallery import Gallery
+
+    overrides = {"home": args.home, "similarity_threshold": args.threshold, "model_path": args.model,
+                 "fpir": args.fpir, "database_url": args.db}
+    gallery = Gallery.open(**{k: v for k, v in overrides.items() if v is not None and k != "home"}, home=args.home)
+    for warning in [*gallery.notices, gallery.model_warning(), gallery.policy.calibration.warning]:
+        if warning:
+            print(f"warning: {terminal_text(warning)}", file=sys.stderr)
+    return gallery
+
+
+def settings_from(args):
+    from facerec.settings import Settings
+
+    return Settings.from_env(home=args.home, similarity_threshold=args.threshold, model_path=args.model,
+                             fpir=args.fpir, database_url=args.db)
+
+
+def emit(args, data, table: list[list] | None = None, headers: list[str] | None = None, text: str = "") -> None:
+    """JSON on stdout with `--json`; with `--json FILE` (eval commands) JSON goes to FILE and the table to stdout."""
+    if args.json == "-":
+        print(json.dumps(plain(data), indent=1, default=str))
+        return
+    if args.json:
+        Path(args.json).write_text(json.dumps(plain(data), indent=1, default=str))
+    if text:
+        print("\n".join(terminal_text(line) for line in text.split("\n")))
+    if table is not None and headers:
+        table = [[terminal_text(c) for c in row] for row in table]
+        widths = [max(len(str(h)), *(len(str(r[i])) for r in table)) if table else len(str(h))
+                  for i, h in enumerate(headers)]
+        print("  ".join(str(h).ljust(w) for h, w in zip(headers, widths)))
+        for row in table:
+            print("  ".join(str(c).ljust(w) for c, w in zip(row, widths)))
+
+
+def terminal_text(value: object) -> str:
+    """`value` as one line for a terminal: control, format and separator characters (escape sequences, zero-width
+    and right-to-left override characters, newlines) written as Python escapes instead of acting on the display."""
+    return "".join(repr(char)[1:-1] if unicodedata.category(char) in UNPRINTABLE else char for char in str(value))
+
+
+UNPRINTABLE = {"Cc", "Cf", "Co", "Cs", "Cn", "Zl", "Zp"}
+
+
+def plain(value):
+    """NaN -> null, so the JSON is valid for any parser."""
+    import math
+
+    if isinstance(value, dict):
+        return {k: plain(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [plain(v) for v in value]
+    if isinstance(value, float) and math.isnan(value):
+        return None
+    return value
+
+
+def progress_bar(total: int, label: str):
+    from tqdm import tqdm
+
+    bar = tqdm(total=total, desc=label, unit="photo", file=sys.stderr, disable=total < 2, mininterval=0.5)
+    return bar
+
+
+def warn(warnings: list[str]) -> None:
+    for warning in warnings:
+        print(f"warning: {terminal_text(warning)}", file=sys.stderr)

@@ -1,0 +1,190 @@
+"""`facerec enroll | quality | add-photo | enroll-dir | identify | verify | list | rename | delete | sightings`:
+the everyday commands on people and photos."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from facerec.cli.output import emit, open_gallery, pick_face_hint, progress_bar
+from facerec.cli.registry import CommandAdder
+from facerec.errors import FaceRecError, IdentityMismatch, InvalidArgument, LowQuality, MultipleFaces, PossibleDuplicate
+from facerec.messages import similarity_text
+
+
+def register(command: CommandAdder, sub, common: argparse.ArgumentParser) -> None:
+    """Add this group's commands to the `facerec` parser."""
+    p = command("enroll", cmd_enroll, "enroll a new person from one photo")
+    p.add_argument("photo")
+    p.add_argument("--name", required=True)
+    p.add_argument("--face", type=int, help="face index when the photo has several faces (left to right, from 0)")
+    p.add_argument("--force", action="store_true", help="enroll even if the face matches another person")
+    p.add_argument("--allow-low-quality", action="store_true",
+                   help="enroll even if the face is a poor enrollment photo (small, blurred, turned away)")
+    p.add_argument("--note")
+    p.set_defaults(hints={MultipleFaces: pick_face_hint("--face N"),
+                          PossibleDuplicate: "If this is a different person, run the command again with --force.",
+                          LowQuality: "To enroll it anyway, run the command again with --allow-low-quality."})
+    p = command("quality", cmd_quality, "how likely a photo's face is to be recognised later if enrolled")
+    p.add_argument("photo")
+    p.add_argument("--face", type=int, help="face index when the photo has several faces (left to right, from 0)")
+    p.set_defaults(hints={MultipleFaces: pick_face_hint("--face N")})
+    p = command("add-photo", cmd_add_photo, "add another photo of an enrolled person")
+    p.add_argument("name")
+    p.add_argument("photo")
+    p.add_argument("--face", type=int, help="face index when the photo has several faces (left to right, from 0)")
+    p.add_argument("--force", action="store_true",
+                   help="add it even if the face does not match this person (or matches someone else better)")
+    p.add_argument("--allow-low-quality", action="store_true",
+                   help="add it even if the face is unlikely to be recognised later (small, blurred, turned away)")
+    p.set_defaults(hints={MultipleFaces: pick_face_hint("--face N"),
+                          IdentityMismatch: "If you are sure it is them, run the command again with --force.",
+                          LowQuality: "To add it anyway, run the command again with --allow-low-quality."})
+    p = command("enroll-dir", cmd_enroll_dir, "enroll a folder of <identity>/<photo> files")
+    p.add_argument("directory")
+    p.add_argument("--all", action="store_true", help="enroll every photo, not only the first of each person")
+    p = command("identify", cmd_identify, "identify every face in a photo")
+    p.add_argument("photo")
+    p.add_argument("--top-k", type=int, default=3)
+    p = command("verify", cmd_verify, "are two photos the same person?")
+    p.add_argument("photo_a")
+    p.add_argument("photo_b")
+    p.add_argument("--face-a", type=int, help="face of the first photo when it has several (left to right, from 0)")
+    p.add_argument("--face-b", type=int, help="face of the second photo when it has several")
+    p.set_defaults(hints={MultipleFaces: pick_face_hint("--face-a N (first photo) or --face-b N (second photo)")})
+    p = command("list", cmd_list, "list enrolled people")
+    p.add_argument("--search", help="substring of the name")
+    p = command("rename", cmd_rename, "rename a person")
+    p.add_argument("name")
+    p.add_argument("new_name")
+    p = command("delete", cmd_delete, "delete a person and their faces")
+    p.add_argument("name")
+    p = command("sightings", cmd_sightings, "the memory of recent identifications: confirm, correct or reject one "
+                "(its id is in `facerec identify`'s output), or clear them all")
+    p.add_argument("action", choices=["confirm", "correct", "reject", "clear"])
+    p.add_argument("id", type=int, nargs="?", help="the sighting's id (confirm, correct, reject)")
+    p.add_argument("name", nargs="?", help="who it really is (correct)")
+
+
+def cmd_enroll(args) -> int:
+    with open_gallery(args) as gallery:
+        result = gallery.enroll(args.photo, args.name, face_index=args.face, allow_lookalike=args.force,
+                                note=args.note, allow_low_quality=args.allow_low_quality)
+    text = f"enrolled '{result.name}' (identity {result.identity_id}, {result.photos} photo)"
+    if result.lookalikes:
+        text += "; looks like " + ", ".join(f"{n} ({similarity_text(s)})" for n, s in result.lookalikes)
+    if result.quality is not None:
+        text += "\n" + result.quality.sentence()
+    emit(args, result.to_dict(), text=text)
+    return 0
+
+
+def cmd_quality(args) -> int:
+    with open_gallery(args) as gallery:
+        quality = gallery.enrollment_quality(args.photo, face_index=args.face)
+    if quality is None:
+        raise FaceRecError("no enrollment-quality calibration ships next to this model; run "
+                           "scripts/calibrate_quality.py")
+    emit(args, quality.to_dict(), text=quality.sentence())
+    return 0
+
+
+def cmd_add_photo(args) -> int:
+    with open_gallery(args) as gallery:
+        result = gallery.add_photo(args.name, args.photo, face_index=args.face, allow_mismatch=args.force,
+                                   allow_low_quality=args.allow_low_quality)
+    emit(args, result.to_dict(), text=f"added a photo to '{result.name}' ({result.photos} photos)")
+    return 0
+
+
+def cmd_enroll_dir(args) -> int:
+    from facerec.datasets.folders import list_identities
+
+    identities = list_identities(args.directory)
+    photos = [(n, p) for n, ps in identities.items() for p in (ps if args.all else ps[:1])]
+    done, problems = [], []
+    with open_gallery(args) as gallery, progress_bar(len(photos), "enrolling") as bar:
+        known = {i.name for i in gallery.list()}
+        for name, path in photos:
+            try:
+                if name in known:  # the folder says who it is, as it does for enroll's look-alike check
+                    gallery.add_photo(name, path, allow_mismatch=True, allow_low_quality=True)
+                else:
+                    gallery.enroll(path, name, allow_lookalike=True, allow_low_quality=True)
+                    known.add(name)
+                done.append({"name": name, "photo": str(path)})
+            except FaceRecError as error:
+                problems.append({"name": name, "photo": str(path), "error": str(error)})
+            bar.update(1)
+    emit(args, {"enrolled": len(done), "problems": problems},
+          [[p["name"], Path(p["photo"]).name, p["error"]] for p in problems], ["name", "photo", "problem"],
+          text=f"enrolled {len(done)} photo(s) of {len({d['name'] for d in done})} people; {len(problems)} problem(s)")
+    return 0
+
+
+def cmd_identify(args) -> int:
+    with open_gallery(args) as gallery:
+        matches = gallery.identify(args.photo, top_k=args.top_k)
+    rows = [[i, m.label, "" if m.similarity is None else f"{m.similarity:.3f}",
+             ", ".join(f"{c.name} {c.similarity:.2f}" for c in m.candidates),
+             " ".join(str(round(v)) for v in m.face.box), "" if m.sighting_id is None else m.sighting_id]
+            for i, m in enumerate(matches)]
+    kept = [m.sighting_id for m in matches if m.sighting_id is not None]
+    text = f"{len(matches)} face(s). {matches[0].rule.sentence()}"
+    if kept:
+        text += (f"\nKept as sighting(s) {', '.join(map(str, kept))}: if one is wrong, `facerec sightings correct ID "
+                 "NAME` or `facerec sightings reject ID`.")
+    emit(args, [m.to_dict() for m in matches], rows, ["face", "name", "similarity", "candidates", "box", "sighting"],
+          text=text)
+    return 0
+
+
+def cmd_verify(args) -> int:
+    with open_gallery(args) as gallery:
+        result = gallery.verify(args.photo_a, args.photo_b, face_a=args.face_a, face_b=args.face_b)
+    verdict = "same person" if result.same_person else "different people"
+    emit(args, result.to_dict(),
+          text=f"{verdict}: similarity {result.similarity:.3f} (threshold {result.threshold:.3f}). "
+               f"{result.rule.sentence()}")
+    return 0
+
+
+def cmd_list(args) -> int:
+    with open_gallery(args) as gallery:
+        people = gallery.list(args.search)
+    emit(args, [p.to_dict() for p in people], [[p.id, p.name, p.photos, p.created_at.strftime("%Y-%m-%d %H:%M")]
+                                                 for p in people], ["id", "name", "photos", "enrolled"],
+          text=f"{len(people)} people")
+    return 0
+
+
+def cmd_rename(args) -> int:
+    with open_gallery(args) as gallery:
+        info = gallery.rename(args.name, args.new_name)
+    emit(args, info.to_dict(), text=f"renamed '{args.name}' to '{info.name}'")
+    return 0
+
+
+def cmd_delete(args) -> int:
+    with open_gallery(args) as gallery:
+        info = gallery.delete(args.name)
+    emit(args, info.to_dict(), text=f"deleted '{info.name}' and {info.photos} photo(s)")
+    return 0
+
+
+def cmd_sightings(args) -> int:
+    if args.action != "clear" and args.id is None:
+        raise InvalidArgument(f"`facerec sightings {args.action}` needs the sighting's id")
+    if args.action == "correct" and not args.name:
+        raise InvalidArgument("`facerec sightings correct ID NAME` needs the name of who it really is")
+    with open_gallery(args) as gallery:
+        if args.action == "clear":
+            count = gallery.clear_sightings()
+            emit(args, {"cleared": count}, text=f"cleared {count} sighting(s)")
+            return 0
+        info = {"confirm": lambda: gallery.confirm_sighting(args.id),
+                "correct": lambda: gallery.correct_sighting(args.id, args.name),
+                "reject": lambda: gallery.reject_sighting(args.id)}[args.action]()
+    emit(args, info.to_dict(), text=f"sighting {info.id}: {info.source} as '{info.name}'"
+          if info.source != "rejected" else f"sighting {info.id} forgotten (it was not '{info.name}')")
+    return 0

@@ -1,0 +1,76 @@
+"""The parser every facerec command line is built on: the options all commands share, how a command is added,
+and how a parsed command runs (user errors as one line and exit code 1, never a traceback)."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from typing import Callable, Protocol
+
+from facerec import __version__
+from facerec.errors import FaceRecError
+
+
+class CommandAdder(Protocol):
+    def __call__(self, name: str, handler: Callable, help_text: str,
+                 json_file: bool = False) -> argparse.ArgumentParser: ...
+
+
+def new_parser(prog: str, description: str):
+    """(parser, command, subparsers, common options): `command(name, handler, help)` adds a subcommand that
+    takes the common options and `--json` (with `json_file`, `--json OUT` writes the JSON to OUT)."""
+    parser = argparse.ArgumentParser(prog=prog, description=description)
+    parser.add_argument("--version", action="version", version=f"facerec {__version__}")
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--home", help="gallery folder (default: $FACEREC_HOME, else ./facerec_home)")
+    common.add_argument("--db", metavar="URL",
+                        help="gallery database (default: $FACEREC_DATABASE_URL, else gallery.db in the gallery "
+                             "folder), e.g. postgresql+psycopg://user@host/facerec")
+    common.add_argument("--fpir", type=float,
+                        help="accepted stranger-match rate (false-positive identification rate, 0.01 = 1%%, the "
+                             "default): the threshold in force is derived from it for the gallery's size")
+    common.add_argument("--threshold", type=float,
+                        help="pin the cosine similarity threshold instead (overrides --fpir)")
+    common.add_argument("--model", help="ONNX model file (default: the shipped model)")
+    sub = parser.add_subparsers(metavar="COMMAND")
+
+    def command(name: str, handler: Callable, help_text: str, json_file: bool = False) -> argparse.ArgumentParser:
+        p = sub.add_parser(name, parents=[common], help=help_text, description=help_text)
+        p.set_defaults(handler=handler)
+        if json_file:
+            p.add_argument("--json", nargs="?", const="-", metavar="OUT",
+                           help="print JSON instead of a table; with OUT, write the JSON there and print the table")
+        else:
+            p.add_argument("--json", action="store_const", const="-", help="print JSON instead of a table")
+        return p
+
+    return parser, command, sub, common
+
+
+def run_parser(parser: argparse.ArgumentParser, argv: list[str] | None = None) -> int:
+    """Parse and run one command; what reaches the user on failure is one line on stderr."""
+    from sqlalchemy.exc import SQLAlchemyError
+
+    from facerec.cli.output import error_line, terminal_text
+
+    os.umask(0o077)  # galleries and exports hold faces: owner only
+    args = parser.parse_args(argv)
+    if not getattr(args, "handler", None):
+        parser.print_help()
+        return 2
+    try:
+        return args.handler(args) or 0
+    except FaceRecError as error:
+        print(f"error: {terminal_text(error_line(error, getattr(args, 'hints', {})))}", file=sys.stderr)
+        return 1
+    except (FileNotFoundError, NotADirectoryError, ValueError) as error:
+        print(f"error: {terminal_text(error)}", file=sys.stderr)
+        return 1
+    except SQLAlchemyError as error:
+        print(f"error: the gallery database failed ({terminal_text(getattr(error, 'orig', None) or error)})",
+              file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130

@@ -1,0 +1,43 @@
+"""One way to open an onnxruntime session (CPU, quiet, a chosen thread count), lazily and once per object."""
+
+from __future__ import annotations
+
+import threading
+
+
+class LazySession:
+    """Creates the `onnxruntime.InferenceSession` on first use; safe to share between threads.
+
+    `model` is a file path or the model's bytes; `num_threads` 0 lets onnxruntime use every core. `exact` turns
+    graph optimisations off: onnxruntime then runs the graph node by node as written (an int8 QDQ graph as fp32
+    operators between its quantise/dequantise steps), the same arithmetic on every CPU, instead of fusing it into
+    int8 kernels whose results depend on the processor (`facerec.faces.embedder_check`).
+    """
+
+    def __init__(self, model, num_threads: int = 0, exact: bool = False) -> None:
+        self._model = model
+        self.num_threads = num_threads
+        self.exact = exact
+        self._session = None
+        self._lock = threading.Lock()
+
+    def get(self):
+        if self._session is None:
+            with self._lock:
+                if self._session is None:
+                    import onnxruntime as ort
+
+                    options = ort.SessionOptions()
+                    options.intra_op_num_threads = self.num_threads
+                    options.log_severity_level = 3
+                    if self.exact:
+                        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+                    # Idle worker threads would otherwise spin for a while after each run, taking the cores
+                    # the gallery search (a multi-threaded BLAS product) needs right after embedding.
+                    options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+                    model = self._model() if callable(self._model) else self._model
+                    self._session = ort.InferenceSession(
+                        model if isinstance(model, bytes) else str(model), options,
+                        providers=["CPUExecutionProvider"],
+                    )
+        return self._session

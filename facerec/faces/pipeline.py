@@ -1,0 +1,57 @@
+"""image -> faces -> aligned crops -> embeddings: the straight line every caller (gallery, eval, UI) walks."""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+
+import numpy as np
+
+from facerec.faces.align import align_face
+from facerec.faces.detect import DetectedFace, FaceDetector
+from facerec.faces.embed import FaceEmbedder
+from facerec.faces.image import ImageInput, load_image
+from facerec.settings import Settings
+
+
+@dataclass
+class Photo:
+    """A decoded photo: RGB uint8 pixels and the sha256 of its source bytes (of the pixels for arrays)."""
+
+    pixels: np.ndarray
+    sha256: str
+
+
+class FacePipeline:
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self.detector = FaceDetector(
+            score_threshold=settings.detector_score_threshold, min_face_size=settings.min_face_size,
+            max_side=settings.detector_max_side, num_threads=settings.num_threads,
+        )
+        self.embedder = FaceEmbedder(settings.model_path, flip_tta=settings.flip_tta,
+                                     num_threads=settings.num_threads)
+
+    def read(self, source: ImageInput, label: str | None = None) -> Photo:
+        """Decode `source`; `label` is what error messages call it (`facerec.faces.image.load_image`)."""
+        pixels = load_image(source, max_pixels=self.settings.max_pixels, label=label)
+        return Photo(pixels, _sha256_of(source, pixels))
+
+    def detect(self, photo: Photo) -> list[DetectedFace]:
+        return self.detector.detect(photo.pixels)
+
+    def embed(self, photo: Photo, faces: list[DetectedFace]) -> tuple[np.ndarray, np.ndarray]:
+        """(aligned crops [N,112,112,3] uint8, unit embeddings [N,512] float32) for the given faces."""
+        if not faces:
+            return np.zeros((0, 112, 112, 3), np.uint8), np.zeros((0, 512), np.float32)
+        crops = np.stack([align_face(photo.pixels, face.landmarks) for face in faces])
+        return crops, self.embedder.embed(crops)
+
+
+def _sha256_of(source: ImageInput, pixels: np.ndarray) -> str:
+    if isinstance(source, (bytes, bytearray)):
+        return hashlib.sha256(source).hexdigest()
+    if isinstance(source, (str,)) or hasattr(source, "__fspath__"):
+        with open(source, "rb") as handle:
+            return hashlib.sha256(handle.read()).hexdigest()
+    return hashlib.sha256(np.ascontiguousarray(pixels).tobytes()).hexdigest()

@@ -1,0 +1,96 @@
+"""`facerec-train calibrate`: recalibrate any model in one command and store the result in its model card.
+
+    facerec-train calibrate --model models/M.onnx --data ../shared/data     # writes models/M.json's calibration
+
+Embeds the held-out celeba112 identities (`facerec.datasets.folders.held_out_identities`: 150 identities no model is
+trained on; the crops are already aligned, so they go straight to the embedder, with the same flip
+test-time augmentation the app uses), calibrates FAR(t) with its fitted tail and bootstrap interval
+(`facerec.openset.calibrate`), and writes the card's `calibration` section plus the older `thresholds` / `far_curve`
+fields. Deterministic: fixed identities, photo order and bootstrap seed. Never reads LFW. Embedding the 2,411
+crops is most of the time; `embeddings_cache` (an .npz) keeps them for re-runs of the same model file.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+from PIL import Image
+
+from facerec.openset.calibrate import RESAMPLES, SEED, calibrate, legacy_fields
+from facerec.datasets.folders import held_out_identities, list_identities
+from facerec.faces.embed import FaceEmbedder
+
+DATA_DESCRIPTION = ("celeba112: the held-out identities of facerec.datasets.folders.held_out_identities (never trained on; "
+                    "not LFW)")
+
+
+def held_out_photos(data_dir: str | Path, identities: int | None = None) -> tuple[list[Path], np.ndarray]:
+    """(crop paths, identity label per crop) of the held-out celeba112 identities, in name then file order;
+    `identities` keeps only the first N (a quick check, not a calibration to ship)."""
+    celeba = list_identities(Path(data_dir) / "celeba112")
+    names = sorted(held_out_identities(celeba))[:identities]
+    paths = [photo for name in names for photo in celeba[name]]
+    return paths, np.array([p.parent.name for p in paths])
+
+
+def embed_crops(embedder: FaceEmbedder, paths: list[Path], progress=None, batch: int = 64) -> np.ndarray:
+    """Unit embeddings [N, 512] of aligned 112x112 crops read from `paths`."""
+    chunks = []
+    for start in range(0, len(paths), batch):
+        crops = np.stack([np.asarray(Image.open(p).convert("RGB")) for p in paths[start : start + batch]])
+        chunks.append(embedder.embed(crops))
+        if progress:
+            progress(len(crops))
+    return np.concatenate(chunks) if chunks else np.zeros((0, 512), np.float32)
+
+
+def cached_embeddings(embedder: FaceEmbedder, paths: list[Path], cache: str | Path | None = None,
+                      progress=None) -> np.ndarray:
+    """`embed_crops`, reusing `cache` (.npz) when it holds the same photos embedded by the same model file with
+    the same flip setting, and (re)writing it otherwise."""
+    keys = np.array([f"{p.parent.name}/{p.name}" for p in paths])
+    if cache is not None and Path(cache).is_file():
+        with np.load(cache) as saved:
+            if (str(saved["model_sha256"]) == embedder.sha256 and bool(saved["flip_tta"]) == embedder.flip_tta
+                    and saved["paths"].tolist() == keys.tolist()):
+                if progress:
+                    progress(len(paths))
+                return saved["embeddings"]
+    embeddings = embed_crops(embedder, paths, progress)
+    if cache is not None:
+        Path(cache).parent.mkdir(parents=True, exist_ok=True)
+        np.savez(cache, embeddings=embeddings, paths=keys, model_sha256=embedder.sha256, flip_tta=embedder.flip_tta)
+    return embeddings
+
+
+def calibrate_model(model_path: str | Path, data_dir: str | Path, flip_tta: bool = True,
+                    resamples: int = RESAMPLES, seed: int = SEED, identities: int | None = None,
+                    num_threads: int = 0, progress=None, embeddings_cache: str | Path | None = None) -> dict:
+    """The `calibration` section for the model at `model_path`, measured on the held-out identities."""
+    started = time.perf_counter()
+    paths, labels = held_out_photos(data_dir, identities)
+    embedder = FaceEmbedder(model_path, flip_tta=flip_tta, num_threads=num_threads)
+    embeddings = cached_embeddings(embedder, paths, embeddings_cache, progress)
+    embedded = time.perf_counter()
+    result = calibrate(embeddings, labels, resamples=resamples, seed=seed)
+    return {
+        **result, "model_sha256": embedder.sha256, "flip_tta": flip_tta, "data": DATA_DESCRIPTION,
+        "partial": identities is not None,
+        "seconds": {"embedding": round(embedded - started, 1), "fit": round(time.perf_counter() - embedded, 1)},
+        "command": "facerec " + " ".join(shlex.quote(a) for a in sys.argv[1:]) if sys.argv[1:] else None,
+    }
+
+
+def write_to_card(card_path: str | Path, calibration: dict) -> dict:
+    """Store `calibration` in the model card (created if missing; every other field kept); returns the card."""
+    card_path = Path(card_path)
+    card = json.loads(card_path.read_text()) if card_path.is_file() else {"name": card_path.stem}
+    card["calibration"] = calibration
+    card.update(legacy_fields(calibration))
+    card_path.write_text(json.dumps(card, indent=1) + "\n")
+    return card

@@ -1,0 +1,261 @@
+"""`facerec-train ...`: how the shipped model is made (the `train` extra): align a dataset into a cache, teacher
+descriptors, training, ONNX export, weight averaging, quantization and the threshold calibration of a model card.
+
+Apart from `facerec` so that the app's command line holds what a gallery's user needs and nothing of the
+research; same conventions (`--json`, one-line errors, exit codes) through the same shell.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+from pathlib import Path
+
+from facerec.cli.output import emit, progress_bar, settings_from
+from facerec.cli.registry import CommandAdder, run_parser
+from facerec.errors import FaceRecError
+from facerec.messages import rate_text
+
+
+def main(argv: list[str] | None = None) -> int:
+    return run_parser(build_parser(), argv)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from facerec.cli.registry import new_parser
+
+    parser, command, sub, common = new_parser("facerec-train", "Make facerec's embedder: data, training, export, "
+                                                                "averaging, quantization, calibration.")
+    register(command, sub, common)
+    return parser
+
+
+def register(command: CommandAdder, sub, common: argparse.ArgumentParser) -> None:
+    """The model-making commands."""
+    p = command("prepare", cmd_prepare, "detect and align a folder-per-identity dataset into a cache")
+    p.add_argument("data_dir")
+    p.add_argument("out")
+    p = command("train", cmd_train, "train the embedder (needs the 'train' extra)")
+    p.add_argument("--celeba", default="../shared/data/celeba112")
+    p.add_argument("--lfw-cache", required=True, help="output of `facerec-train prepare ../shared/data/lfw DIR`")
+    p.add_argument("--teacher", nargs="*", default=[],
+                   help="teacher files (celeba112_dlib.npz, `facerec-train teacher-targets` output) for distillation")
+    p.add_argument("--run-dir", required=True)
+    p.add_argument("--epochs", type=int, default=30)
+    p.add_argument("--head", default="arcface", choices=["softmax", "contrastive", "triplet", "arcface"])
+    p.add_argument("--stem", default="standard", choices=["standard", "high_res"])
+    p.add_argument("--batch-size", type=int, default=256)
+    p.add_argument("--lr", type=float, default=0.1)
+    p.add_argument("--warmup-epochs", type=float, default=1.0, help="linear learning-rate warm-up (epochs)")
+    p.add_argument("--arcface-weight", type=float, default=1.0)
+    p.add_argument("--distill-weight", type=float, default=0.0)
+    p.add_argument("--structure-weight", type=float, default=0.0,
+                   help="weight of matching the batch's cosine similarities to the teacher's")
+    p.add_argument("--warm-start", help="an ONNX embedder whose weights start the run")
+    p.add_argument("--max-seconds", type=float, help="stop after the epoch during which this much time passed")
+    p.add_argument("--stop-after-epoch", type=int,
+                   help="end after this epoch, keeping the learning-rate schedule of --epochs (resumable)")
+    p.add_argument("--train-fraction", type=float, default=1.0,
+                   help="train on this seeded fraction of the training identities (the data-slope measurement)")
+    p.add_argument("--device", default="auto", help="auto (cuda if present, else cpu), cpu or cuda")
+    precision = p.add_mutually_exclusive_group()
+    precision.add_argument("--fp32", action="store_const", const=False, dest="bf16",
+                           help="force float32 (default: bf16 autocast only where the hardware has native bf16)")
+    precision.add_argument("--bf16", action="store_const", const=True, dest="bf16", help="force bf16 autocast")
+    p = command("teacher-targets", cmd_teacher_targets,
+                "dlib teacher descriptors of an aligned-face cache (needs the 'train' extra), resumable")
+    p.add_argument("cache", help="output of `facerec-train prepare`")
+    p.add_argument("out", help="the .npz to write (paths, descriptor, descriptor_mirror)")
+    p.add_argument("--training-only", action="store_true",
+                   help="only the LFW protocol's training people (>= 3 photos): never the evaluation people")
+    p.add_argument("--no-mirror", action="store_true", help="skip the descriptors of the mirrored crops")
+    p.add_argument("--workers", type=int, default=None, help="processes (default: every core)")
+    p = command("quantize", cmd_quantize, "int8 copy of an fp32 ONNX embedder (static, per channel; needs "
+                                          "the 'train' extra)")
+    p.add_argument("model", help="the fp32 ONNX export")
+    p.add_argument("out")
+    p.add_argument("--celeba", default="../shared/data/celeba112", help="training crops for the activation ranges")
+    p = command("average", cmd_average, "one fp32 ONNX embedder whose weights are the mean of several stages' "
+                                        "(the 'train' extra; which stages is chosen on held-out identities)")
+    p.add_argument("out")
+    p.add_argument("models", nargs="+", help="fp32 ONNX exports of one architecture (at least two)")
+    p.add_argument("--weights", type=float, nargs="+", help="one weight per model (default: equal)")
+    p = command("export-onnx", cmd_export_onnx, "export trained weights to ONNX and check it against torch")
+    p.add_argument("weights")
+    p.add_argument("out")
+    p.add_argument("--check-cache", help="an aligned-face cache whose first faces are used for the check")
+    p = command("calibrate", cmd_calibrate, "calibrate a model's false-accept rates on held-out identities and "
+                "store them in its model card (run after any model change)", json_file=True)
+    p.add_argument("--data", default="../shared/data", help="the data folder holding celeba112/")
+    p.add_argument("--card", help="model card to update (default: the model's .json beside it)")
+    p.add_argument("--resamples", type=int, default=200, help="bootstrap resamples over identities")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--identities", type=int, help="use only the first N held-out identities (a quick check)")
+    p.add_argument("--embeddings", help="an .npz cache of the held-out embeddings, reused for the same model file")
+
+
+def cmd_prepare(args) -> int:
+    from facerec.datasets.cache import prepare_cache, read_manifest
+    from facerec.faces.detect import FaceDetector
+
+    bar = None
+
+    def progress(done: int, total: int) -> None:
+        nonlocal bar
+        if bar is None:
+            bar = progress_bar(total, "aligning")
+            bar.update(done - 1)
+        bar.update(1)
+
+    settings = settings_from(args)
+    summary = prepare_cache(args.data_dir, args.out, FaceDetector(settings.detector_score_threshold,
+                                                                  settings.min_face_size, settings.detector_max_side),
+                            progress=progress)
+    if bar is not None:
+        bar.close()
+    data = {"photos": summary.photos, "detected": summary.detected, "fallbacks": summary.fallbacks,
+            "unreadable": summary.unreadable, "mean_alignment_error_px": summary.mean_alignment_error,
+            "seconds": summary.seconds, "identities": len({i for i, _ in read_manifest(args.out)})}
+    emit(args, data, text=(f"{summary.detected}/{summary.photos} photos with a detected face "
+                            f"({summary.detected / max(1, summary.photos):.2%}); {len(summary.fallbacks)} centre-crop "
+                            f"fallback(s): {', '.join(summary.fallbacks[:10])}; {len(summary.unreadable)} unreadable; "
+                            f"mean landmark residual {summary.mean_alignment_error:.2f} px"))
+    return 0
+
+
+def cmd_train(args) -> int:
+    try:
+        from facerec.train.data import load_sources
+        from facerec.train.loop import TrainConfig, train
+    except ImportError as error:
+        raise FaceRecError(str(error)) from None
+    faces = load_sources(args.celeba, args.lfw_cache, args.teacher)
+    if args.train_fraction < 1:
+        from facerec.train.data import keep_identity_fraction
+        keep_identity_fraction(faces, args.train_fraction)
+    config = TrainConfig(head=args.head, stem=args.stem, epochs=args.epochs, batch_size=args.batch_size,
+                         lr=args.lr, warmup_epochs=args.warmup_epochs, device=args.device, bf16=args.bf16, arcface_weight=args.arcface_weight,
+                         distill_weight=args.distill_weight, structure_weight=args.structure_weight,
+                         warm_start=args.warm_start,
+                         max_seconds=args.max_seconds, stop_after_epoch=args.stop_after_epoch,
+                         notes={"train_fraction": args.train_fraction} if args.train_fraction < 1 else {})
+    record = train(config, faces, args.run_dir, log=lambda line: print(line, file=sys.stderr, flush=True))
+    emit(args, record, text=f"trained {record.get('epoch')} epochs; weights in {args.run_dir}")
+    return 0
+
+
+def cmd_teacher_targets(args) -> int:
+    from facerec.datasets.cache import load_cache
+    from facerec.train.data import lfw_training_rows
+    from facerec.train.teacher import compute_targets
+
+    faces, names, paths = load_cache(args.cache)
+    rows = lfw_training_rows(names) if args.training_only else list(range(len(paths)))
+    bar = progress_bar(len(rows), "teacher")
+
+    def progress(done: int, total: int) -> None:
+        bar.update(done - bar.n)
+
+    out = compute_targets(_Rows(faces, rows), [paths[r] for r in rows], args.out, mirror=not args.no_mirror,
+                          workers=args.workers, progress=progress)
+    bar.close()
+    emit(args, {"out": str(out), "rows": len(rows)}, text=f"teacher descriptors of {len(rows)} crops in {out}")
+    return 0
+
+
+class _Rows:
+    """A lazy row selection of a (memmapped) array, sliced chunk by chunk."""
+
+    def __init__(self, array, rows: list[int]) -> None:
+        self.array, self.rows = array, rows
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    def __getitem__(self, item: slice):
+        return self.array[self.rows[item]]
+
+
+def cmd_quantize(args) -> int:
+    try:
+        from facerec.train.quantize import calibration_crops, quantize_int8
+    except ImportError as error:
+        raise FaceRecError(str(error)) from None
+    out = quantize_int8(args.model, calibration_crops(args.celeba), args.out)
+    emit(args, {"out": str(out), "bytes": out.stat().st_size}, text=f"int8 model written to {out}")
+    return 0
+
+
+def cmd_average(args) -> int:
+    try:
+        from facerec.train.averaging import average_onnx
+    except ImportError as error:
+        raise FaceRecError(str(error)) from None
+    missing = [model for model in args.models if not Path(model).is_file()]
+    if missing:
+        raise FaceRecError(f"no such model: {missing[0]}")
+    try:
+        out = average_onnx(args.models, args.out, args.weights)
+    except (ValueError, ImportError) as error:  # ImportError: onnx, of the 'train' extra
+        raise FaceRecError(str(error)) from None
+    emit(args, {"out": str(out), "models": args.models, "weights": args.weights},
+          text=f"average of {len(args.models)} models written to {out}")
+    return 0
+
+
+def cmd_export_onnx(args) -> int:
+    try:
+        from facerec.train.export import export_onnx, load_embedder, max_difference
+    except ImportError as error:
+        raise FaceRecError(str(error)) from None
+    model = load_embedder(args.weights)
+    digest = export_onnx(model, args.out)
+    data = {"onnx": args.out, "sha256": digest}
+    if args.check_cache:
+        from facerec.datasets.cache import load_cache
+
+        faces, _, _ = load_cache(args.check_cache)
+        data["max_abs_difference"] = max_difference(model, args.out, faces[:64])
+        if data["max_abs_difference"] >= 1e-3:
+            raise FaceRecError(f"ONNX and torch disagree by {data['max_abs_difference']:.2e} (limit 1e-3)")
+    emit(args, data, text=json.dumps(data))
+    return 0
+
+
+def cmd_calibrate(args) -> int:
+    from facerec.openset.calibrate_model import calibrate_model, held_out_photos, write_to_card
+
+    settings = settings_from(args)
+    paths, _ = held_out_photos(args.data, args.identities)
+    with progress_bar(len(paths), "embedding") as bar:
+        calibration = calibrate_model(settings.model_path, args.data, flip_tta=settings.flip_tta,
+                                      resamples=args.resamples, seed=args.seed, identities=args.identities,
+                                      num_threads=settings.num_threads, progress=bar.update,
+                                      embeddings_cache=args.embeddings)
+    card_path = Path(args.card) if args.card else settings.model_card_path
+    write_to_card(card_path, calibration)
+    tail = calibration["tail"]
+    rows = [[rate_text(r["far"]), f"{r['cosine']:.4f}",
+             "–".join(f"{v:.4f}" for v in r.get("cosine_interval", [])),
+             "" if r.get("cosine_empirical") is None else f"{r['cosine_empirical']:.4f}",
+             r.get("tar", ""), r["from"]]
+            for r in calibration["curve"] if _is_decade(r["far"])]
+    emit(args, calibration, rows, ["FAR", "cosine", f"{calibration['bootstrap']['interval']:.0%} interval",
+                                    "empirical", "TAR", "from"],
+          text=(f"calibrated {Path(settings.model_path).name} on {calibration['identities']} held-out identities "
+                f"({calibration['photos']} photos, {calibration['impostor_pairs']:,} impostor pairs); tail above "
+                f"{tail['threshold']:.4f} (top {rate_text(tail['rate'])}): generalized Pareto shape {tail['shape']:.3f} "
+                f"({' to '.join(str(v) for v in tail.get('shape_interval', []))}), scale {tail['scale']:.4f}; "
+                f"written to {card_path}"))
+    return 0
+
+
+def _is_decade(value: float) -> bool:
+    exponent = math.log10(value)
+    return abs(exponent - round(exponent)) < 1e-6
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -34,7 +34,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from facerec import training_identities  # noqa: E402
+from facerec.datasets import training_identities  # noqa: E402
 from facerec.openset.calibrate import legacy_fields  # noqa: E402
 from facerec.datasets.folders import training_identity_keys  # noqa: E402
 from facerec.faces.embed import FaceEmbedder  # noqa: E402
@@ -288,7 +288,7 @@ def weight_averaging(result: dict) -> dict | str:
     if not result:
         return "none"
     chosen = result["chosen"]
-    return {"stages": chosen["stages"], "how": "equal-weight mean of the stages' folded fp32 weights (`facerec "
+    return {"stages": chosen["stages"], "how": "equal-weight mean of the stages' folded fp32 weights (`facerec-train "
                                                "average`), then int8",
             "held_out_one_shot_rank1": {r["name"]: round(r["one_shot_rank1"], 4) for r in result["candidates"]},
             "rule": result["rule"]}

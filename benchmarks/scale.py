@@ -53,7 +53,8 @@ from facerec.gallery import Gallery  # noqa: E402
 from facerec.faces.pipeline import FacePipeline  # noqa: E402
 from facerec.provenance import write_result  # noqa: E402
 from facerec.settings import Settings  # noqa: E402
-from facerec.vectors.faiss_index import FaceIndex  # noqa: E402
+from facerec.vectors.faiss import FaceIndex  # noqa: E402
+from facerec.vectors.following import JournalFollowingIndex  # noqa: E402
 
 QUERIES, TIMED_QUERIES, CHUNK = 300, 200, 100_000
 EF_SEARCH = (32, 64, 128, 192, 256, 384, 512)
@@ -120,7 +121,7 @@ def lfw_embeddings(data_dir: Path, cache: Path) -> dict[str, np.ndarray]:
     return lfw
 
 
-def filled_index(kind: str, vectors: np.ndarray) -> tuple[FaceIndex, float]:
+def filled_index(kind: str, vectors: np.ndarray) -> tuple[JournalFollowingIndex, float]:
     """Built in one go, as a gallery's index is when it is rebuilt from the database."""
     index = FaceIndex(kind)
     start = time.perf_counter()
@@ -138,11 +139,11 @@ def search_ms(search, queries: np.ndarray) -> tuple[float, float]:
     return 1000 * statistics.median(samples), 1000 * float(np.percentile(samples, 99))
 
 
-def index_bytes(index: FaceIndex) -> int:
+def index_bytes(index: JournalFollowingIndex) -> int:
     import faiss
 
     with tempfile.NamedTemporaryFile() as handle:
-        faiss.write_index(index._index, handle.name)
+        faiss.write_index(index.engine.faiss_index, handle.name)
         return Path(handle.name).stat().st_size
 
 

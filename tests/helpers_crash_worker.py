@@ -23,12 +23,12 @@ def main(argv: list[str]) -> int:
     home, photos_file, log_path = argv[:3]
     save_every = int(argv[3]) if len(argv) > 3 else 3
 
-    import facerec.vectors.faiss_index as index_module
+    import facerec.vectors.following as index_module
     from facerec.errors import MultipleFaces
     from facerec.gallery import Gallery
     from facerec.settings import Settings
 
-    index_module.SAVE_INDEX_EVERY = save_every  # save the index often: more crash windows inside index.save
+    index_module.SAVE_EVERY = save_every  # save the index often: more crash windows inside index.save
     photos = json.loads(Path(photos_file).read_text())
     gallery = Gallery(Settings.from_env(home=home))
     done = {person.name for person in gallery.list()}

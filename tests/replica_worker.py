@@ -152,7 +152,7 @@ def self_check(gallery: Gallery) -> dict:
     gallery.index.sync(gallery.store)
     problems = []
     index_ids, index_vectors = gallery.index.reconstruct_all()
-    db_ids, db_vectors = gallery.store.embeddings()
+    db_ids, db_vectors = gallery.store.faces.embeddings()
     order = np.argsort(index_ids)
     if index_ids[order].tolist() != db_ids.tolist():
         problems.append(f"index faces {len(index_ids)} != database faces {len(db_ids)}")
@@ -160,7 +160,7 @@ def self_check(gallery: Gallery) -> dict:
         problems.append("index vectors differ from the database's")
     if len(gallery.index) != gallery.store.counts()[1]:
         problems.append(f"len(index) {len(gallery.index)} != {gallery.store.counts()[1]} faces")
-    labels = gallery.store.face_labels()
+    labels = gallery.store.faces.labels()
     for face_id, vector in zip(db_ids, db_vectors):
         (candidates,) = gallery.search(vector[None], top_k=1)
         if not candidates or candidates[0].name != labels[int(face_id)][1]:

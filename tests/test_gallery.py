@@ -37,7 +37,7 @@ from facerec.errors import (
     PossibleDuplicate, UnknownIdentity,
 )
 from facerec.gallery import Gallery
-from facerec.vectors.faiss_index import INDEX_FILE, INDEX_META_FILE
+from facerec.vectors.saved_files import INDEX_FILE, INDEX_META_FILE
 from facerec.gallery.results import FaceMatch
 from facerec.settings import Settings
 from facerec.openset.threshold_policy import ThresholdPolicy
@@ -77,9 +77,9 @@ def journal_head(home: Path) -> int:
 
 def assert_index_matches_db(gallery: Gallery) -> None:
     """The FAISS index holds exactly the database's faces, with the database's vectors."""
-    gallery.index.catch_up(gallery.store)
+    gallery.index.sync(gallery.store)
     index_ids, index_vectors = gallery.index.reconstruct_all()
-    db_ids, db_vectors = gallery.store.embeddings()
+    db_ids, db_vectors = gallery.store.faces.embeddings()
     order = np.argsort(index_ids)
     assert index_ids[order].tolist() == db_ids.tolist()
     assert len(gallery.index) == gallery.stats()["faces"] == len(db_ids)
@@ -90,7 +90,7 @@ def assert_index_matches_db(gallery: Gallery) -> None:
 
 def snapshot(gallery: Gallery) -> tuple:
     """Everything an operation that must change nothing could have changed."""
-    return (gallery.store.counts(), gallery.store.journal_head(), [(p.name, p.photos) for p in gallery.list()],
+    return (gallery.store.counts(), gallery.store.journal.head(), [(p.name, p.photos) for p in gallery.list()],
             sorted(gallery.index.reconstruct_ids().tolist()))
 
 

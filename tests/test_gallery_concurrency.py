@@ -108,11 +108,11 @@ def run_operations(gallery, actor: str, count: int, bases: np.ndarray, photos: l
 
 def index_agrees_with_database(gallery) -> list[str]:
     """Problems (empty when none) after bringing the index up to date."""
-    gallery.index.catch_up(gallery.store)
+    gallery.index.sync(gallery.store)
     problems = []
     index_ids, index_vectors = gallery.index.reconstruct_all()
     order = np.argsort(index_ids)
-    db_ids, db_vectors = gallery.store.embeddings()
+    db_ids, db_vectors = gallery.store.faces.embeddings()
     if index_ids[order].tolist() != db_ids.tolist():
         problems.append(f"index ids {len(index_ids)} != database ids {len(db_ids)}")
     elif not np.allclose(index_vectors[order], db_vectors, atol=1e-5):
@@ -145,8 +145,8 @@ def process_main(home: str, work: str, number: int, lfw: str) -> int:
     try:
         log["problems"] = index_agrees_with_database(gallery)
         # Faces written by the other actors are found too.
-        face_ids, vectors = gallery.store.embeddings()
-        labels = gallery.store.face_labels()
+        face_ids, vectors = gallery.store.faces.embeddings()
+        labels = gallery.store.faces.labels()
         for row in range(0, len(face_ids), max(1, len(face_ids) // 10)):
             (candidates,) = gallery.search(vectors[row][None], top_k=1)
             if candidates[0].name != labels[int(face_ids[row])][1]:

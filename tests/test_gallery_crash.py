@@ -101,7 +101,7 @@ def check_gallery(home: Path, log: Path, pipeline: FacePipeline, photos: dict[st
         order = np.argsort(index_ids)
         assert index_ids[order].tolist() == db_ids
         assert len(gallery.index) == len(db_ids) == gallery.store.counts()[1]
-        _ids, db_vectors = gallery.store.embeddings()
+        _ids, db_vectors = gallery.store.faces.embeddings()
         np.testing.assert_allclose(index_vectors[order], db_vectors, atol=1e-5)
         if logged:
             name = rng.choice(logged)

@@ -8,7 +8,7 @@ import json
 import numpy as np
 import pytest
 
-from facerec.vectors.faiss_index import FAISS_BLAS_QUERIES, PARALLEL_SCAN_MIN, FaceIndex
+from facerec.vectors.faiss import FAISS_BLAS_QUERIES, PARALLEL_SCAN_MIN, FaceIndex
 
 
 def unit_vectors(count: int, seed: int) -> np.ndarray:
@@ -88,18 +88,19 @@ def hnsw_gallery(home):
 
 
 def test_hnsw_delete_tombstones_then_compacts_past_the_limit(tmp_path) -> None:
-    from facerec.vectors.faiss_index import INDEX_META_FILE, TOMBSTONE_FRACTION
+    from facerec.vectors.faiss import TOMBSTONE_FRACTION
+    from facerec.vectors.saved_files import INDEX_META_FILE
 
     home = tmp_path / "gallery"
     vectors = unit_vectors(200, seed=7)
     names = [f"person {i:03d}" for i in range(200)]
     with hnsw_gallery(home) as gallery:
         face_ids = gallery.add_embeddings([{"name": n, "embedding": v} for n, v in zip(names, vectors)])
-        graph = gallery.index._index
+        graph = gallery.index.engine.faiss_index
         for name in names[:10]:  # 5% of the graph: tombstoned, the graph object is kept
             gallery.delete(name)
-        assert gallery.index._index is graph
-        assert len(gallery.index) == 190 and gallery.index._index.ntotal == 200
+        assert gallery.index.engine.faiss_index is graph
+        assert len(gallery.index) == 190 and gallery.index.engine.faiss_index.ntotal == 200
         _, found = gallery.index.search(vectors[:10], 5)
         assert not np.isin(found, face_ids[:10]).any()
         assert [row[0].name for row in gallery.search(vectors[10:12], 1)] == names[10:12]
@@ -108,14 +109,14 @@ def test_hnsw_delete_tombstones_then_compacts_past_the_limit(tmp_path) -> None:
     assert meta["tombstones"] == face_ids[:10]
 
     with hnsw_gallery(home) as reopened:  # tombstones come back with the saved graph
-        assert reopened.index._index.ntotal == 200 and len(reopened.index) == 190
+        assert reopened.index.engine.faiss_index.ntotal == 200 and len(reopened.index) == 190
         _, found = reopened.index.search(vectors[:10], 5)
         assert not np.isin(found, face_ids[:10]).any()
         deletions = int(TOMBSTONE_FRACTION * 200) - 10 + 1
         for name in names[10 : 10 + deletions]:  # past the limit: rebuilt from the database
             reopened.delete(name)
-        assert reopened.index._index.ntotal == len(reopened.index) == 200 - 10 - deletions
-        assert not reopened.index._tombstones
+        assert reopened.index.engine.faiss_index.ntotal == len(reopened.index) == 200 - 10 - deletions
+        assert not reopened.index.engine.tombstones
         assert sorted(reopened.index.reconstruct_ids().tolist()) == face_ids[10 + deletions :]
 
 
@@ -126,7 +127,7 @@ def test_index_kind_and_search_effort_come_from_the_environment(tmp_path, monkey
     monkeypatch.setenv("FACEREC_INDEX", "hnsw")
     monkeypatch.setenv("FACEREC_HNSW_EF", "200")
     with Gallery(Settings.from_env(home=tmp_path / "gallery")) as gallery:
-        assert gallery.index.kind == "hnsw" and gallery.index.ef_search == 200
+        assert gallery.index.kind == "hnsw" and gallery.index.engine.ef_search == 200
         assert gallery.stats()["index"] == "hnsw"
 
 
@@ -140,7 +141,7 @@ def concentrated_vectors(count: int, seed: int) -> np.ndarray:
 
 
 def test_large_hnsw_gallery_projects_and_returns_exact_similarities(tmp_path) -> None:
-    from facerec.vectors.hnsw import PROJECTION_MIN_FACES, is_projected
+    from facerec.vectors.faiss.hnsw import PROJECTION_MIN_FACES, is_projected
 
     home = tmp_path / "gallery"
     count = PROJECTION_MIN_FACES + 2000
@@ -149,8 +150,8 @@ def test_large_hnsw_gallery_projects_and_returns_exact_similarities(tmp_path) ->
     names = [f"person {i:05d}" for i in range(count)]
     with hnsw_gallery(home) as gallery:
         face_ids = np.array(gallery.add_embeddings([{"name": n, "embedding": v} for n, v in zip(names, vectors)]))
-        gallery.index.catch_up(gallery.store)
-        assert is_projected(gallery.index._index)  # rebuilt over the subspace once the gallery got large enough
+        gallery.index.sync(gallery.store)
+        assert is_projected(gallery.index.engine.faiss_index)  # rebuilt over the subspace once the gallery got large enough
         similarities, found = gallery.index.search(queries, 5)
         expected_scores, expected_ids = brute_force(vectors, face_ids, queries, 5)
         assert np.mean(found[:, 0] == expected_ids[:, 0]) >= 0.95
@@ -159,12 +160,12 @@ def test_large_hnsw_gallery_projects_and_returns_exact_similarities(tmp_path) ->
 
         top = int(expected_ids[0, 0])
         gallery.delete(names[int(np.flatnonzero(face_ids == top)[0])])
-        assert gallery.index._tombstones == {top}
+        assert gallery.index.engine.tombstones == {top}
         _, found = gallery.index.search(queries[:1], 5)
         assert top not in found[0]
 
     with hnsw_gallery(home) as reopened:
-        assert is_projected(reopened.index._index) and reopened.index._tombstones == {top}
+        assert is_projected(reopened.index.engine.faiss_index) and reopened.index.engine.tombstones == {top}
         _, found = reopened.index.search(queries, 5)
         assert not np.isin(found, [top]).any()
         assert np.mean(found[1:, 0] == expected_ids[1:, 0]) >= 0.95
@@ -246,7 +247,7 @@ def test_another_gallerys_index_copied_in_is_rebuilt_not_searched(tmp_path) -> N
     with _open(tmp_path / "big") as gallery:
         assert gallery.notices and "another gallery's index" in " ".join(gallery.notices)
         similarities, ids = gallery.index.search(vectors, 1)
-        assert [gallery.store.face_labels([int(i)])[int(i)][1] for i in ids[:, 0]] == [f"Big {i}" for i in range(5)]
+        assert [gallery.store.faces.labels([int(i)])[int(i)][1] for i in ids[:, 0]] == [f"Big {i}" for i in range(5)]
         assert np.all(similarities <= 1.0)
 
 

@@ -23,7 +23,7 @@ from facerec.errors import UnusableFile
 from facerec.gallery import Gallery
 from facerec.settings import Settings
 from facerec.storage import Store, utcnow
-from facerec.vectors import FaceIndex
+from facerec.vectors.faiss import FaceIndex
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 
@@ -112,8 +112,8 @@ def test_a_password_never_shows_in_stats(postgres, tmp_path):
 
 # ----- the journal is a commit-ordered change feed -------------------------------------------------------------
 def _one_face(store: Store, session, name: str, vector: np.ndarray) -> int:
-    identity = store.create_identities(session, [{"name": name}], utcnow())[name]
-    (face_id,) = store.add_faces(session, [{"identity_id": identity, "embedding": vector, "model_id": "m",
+    identity = store.people.create(session, [{"name": name}], utcnow())[name]
+    (face_id,) = store.faces.add_many(session, [{"identity_id": identity, "embedding": vector, "model_id": "m",
                                             "photo_sha256": name, "box": [], "landmarks": [], "crop_jpeg": None}],
                                  utcnow())
     return face_id
@@ -141,7 +141,7 @@ def test_writers_queue_so_journal_order_is_commit_order(postgres):
             assert len(follower) == 0  # nothing committed yet
         thread.join(timeout=30)
         assert second_done.is_set()
-        journal = reader.journal_since(0)
+        journal = reader.journal.since(0)
         assert [face for _seq, _op, face in journal] == [early, early + 1]  # sequence order == commit order
         follower.sync(reader)
         assert sorted(follower.reconstruct_ids().tolist()) == [early, early + 1]
@@ -162,11 +162,11 @@ def test_without_the_lock_a_follower_would_miss_a_commit(postgres):
         slow.execute(text("INSERT INTO journal (op, face_id) VALUES ('add', 1)"))  # seq 1, not committed yet
         fast.execute(text("INSERT INTO journal (op, face_id) VALUES ('add', 2)"))  # seq 2
         fast.commit()
-        follower_at = reader.journal_head()
+        follower_at = reader.journal.head()
         assert follower_at == 2
         slow.commit()
-        assert reader.journal_since(follower_at) == []  # seq 1 is committed now, behind the follower: missed
-        assert [seq for seq, _op, _face in reader.journal_since(0)] == [1, 2]
+        assert reader.journal.since(follower_at) == []  # seq 1 is committed now, behind the follower: missed
+        assert [seq for seq, _op, _face in reader.journal.since(0)] == [1, 2]
         slow.close()
         fast.close()
     finally:

@@ -114,8 +114,8 @@ def test_one_photo_gallery_gets_defined_metrics_from_its_sightings_and_keeps_the
 
 def test_figures_are_the_spec_metrics_over_enrolled_faces_and_sightings(gallery) -> None:
     """The cross-batch memory scores enrolled + sightings once: the same as the metrics over both together."""
-    face_ids, enrolled = gallery.store.embeddings()
-    labels = gallery.store.face_labels()
+    face_ids, enrolled = gallery.store.faces.embeddings()
+    labels = gallery.store.faces.labels()
     enrolled_ids = np.array([labels[int(f)][0] for f in face_ids])
     seen = gallery.store.sightings.rows(gallery.model_id)
     embeddings = np.concatenate([enrolled, seen.embeddings])
@@ -203,8 +203,8 @@ def test_drift_and_a_weak_enrollment_show_in_the_trend(gallery, lfw_people) -> N
     store, rng = gallery.store, np.random.default_rng(0)
     with store.writing() as session, session.begin():
         store.sightings.clear(session)
-    face_ids, enrolled = store.embeddings()
-    labels = store.face_labels()
+    face_ids, enrolled = store.faces.embeddings()
+    labels = store.faces.labels()
     owners = [labels[int(f)][0] for f in face_ids]
     start = utcnow() - timedelta(days=3)
     with store.writing() as session, session.begin():

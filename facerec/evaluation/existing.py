@@ -46,8 +46,8 @@ def evaluate_existing(gallery: Gallery, probe_dir, progress_factory=None) -> dic
     if non_mated:
         scores = np.array([ranked[i][0].similarity if ranked[i] else -1.0 for i in non_mated])
         figures["unknown_rejection_rate"] = float(np.mean(scores < threshold))
-    face_ids, gallery_vectors = gallery.store.embeddings()
-    labels = gallery.store.face_labels()
+    face_ids, gallery_vectors = gallery.store.faces.embeddings()
+    labels = gallery.store.faces.labels()
     gallery_names = [labels[int(f)][1] for f in face_ids]
     if mated and len(gallery_vectors):
         genuine, impostor = genuine_impostor(photos.embeddings[mated], [names[i] for i in mated],

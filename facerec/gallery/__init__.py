@@ -1,15 +1,16 @@
 """The Gallery: the one object the UI and the CLI call to enroll, identify, verify and manage people.
 
-A thin facade over three parts, each in its own module:
+A thin facade over three parts, each in its own package:
 - the store (`facerec.storage`): the database, the source of truth, and every query made of it;
 - the vector index (`facerec.vectors`): searches the enrolled faces' embeddings and follows the database;
 - the photo pipeline (`facerec.faces.pipeline`): decode, detect, align, embed.
 
-What the gallery does with them lives beside this file: `enrollment` (enroll, add a photo, bulk adds, with the
-enrollment quality check of `facerec.faces.quality`), `search` (identify, verify), `sightings` (the memory of recent
-identifications), `people` (list, rename, delete), `transfer` (export/import), `reindex` (another model),
-`health` (with `sightings_health`) and `population` (the gallery's own stranger tail, which the threshold policy
-reads).
+What the gallery does with them lives beside this file, in narrow services that are each given only the parts
+they use (never the Gallery): `thresholds` (the threshold in force, with the gallery's own stranger tail of
+`population`), `search` (identify, verify), `enrollment` (enroll, add a photo, bulk adds, with the enrollment
+quality check of `facerec.faces.quality`), `sightings` (the memory of recent identifications), `people` (list,
+rename, delete), `transfer` (export/import), `reindex` (another model) and `health` (with `sightings_health`).
+The Gallery builds them once and keeps the public verbs.
 
 The vector index is brought up to date from the database's journal before every search, so several threads and
 processes can share one gallery. Every check that decides whether a write may happen (name taken, same photo
@@ -33,11 +34,14 @@ from facerec.settings import Settings
 from facerec.storage import Store, database_file
 from facerec.openset.threshold_policy import ThresholdInForce
 from facerec.vectors import open_index
-from facerec.vectors.faiss_index import refuse_to_replace_saved_index
-from facerec.gallery import enrollment, health, people, reindex, search, sightings, transfer
-from facerec.gallery.health import HealthReport
-from facerec.gallery.population import PopulationCache
-from facerec.gallery.sightings import SightingInfo
+from facerec.vectors.saved_files import refuse_to_replace_saved_index
+from facerec.gallery import people, reindex, transfer
+from facerec.gallery.enrollment import Enrollment
+from facerec.gallery.face_choice import decoded_faces
+from facerec.gallery.health import GalleryHealth, HealthReport
+from facerec.gallery.search import Search
+from facerec.gallery.sightings import SightingInfo, SightingsMemory
+from facerec.gallery.thresholds import GalleryThresholds
 
 
 class Gallery:
@@ -46,7 +50,6 @@ class Gallery:
         self.pipeline = pipeline or FacePipeline(self.settings)
         # Before any file is created: without a pinned threshold, a missing or unreadable model card is an error.
         self.policy = self.settings.threshold_policy(self.pipeline.embedder.sha256)
-        self.population = PopulationCache()  # the gallery's own stranger tail, for the policy
         self.quality = QualityCheck(self.settings.quality_calibration_path, self.pipeline.embedder)
         home = self.settings.home
         if not home.exists():
@@ -61,12 +64,19 @@ class Gallery:
         except BaseException:
             self.store.dispose()
             raise
+        settings, store, index = self.settings, self.store, self.index
+        self.thresholds = GalleryThresholds(self.policy, store, index)
+        self.sightings = SightingsMemory(store, self.model_id, settings.store_crops, settings.sightings_memory)
+        self.searching = Search(self.pipeline, store, index, self.thresholds, self.sightings, self.model_id,
+                                settings.min_face_size)
+        self.enrollment = Enrollment(self.pipeline, store, index, self.thresholds, self.searching, self.quality,
+                                     self.model_id, settings.store_crops, settings.min_face_size)
+        self.checkup = GalleryHealth(store, index, self.thresholds, self.sightings)
         # One line each for the user (the CLI prints them, the app logs them): what opening had to repair.
         self.notices: list[str] = [self.index.notice] if self.index.notice else []
-        if not sightings.enabled(self):  # privacy mode (or a memory of 0) keeps none, also from before
-            forgotten = sightings.forget_when_disabled(self)
-            if forgotten:
-                self.notices.append(f"forgot {forgotten} sighting(s) kept before: {sightings.why_disabled(self)}")
+        forgotten = self.sightings.forget_when_disabled()  # privacy mode (or a memory of 0): also those from before
+        if forgotten:
+            self.notices.append(f"forgot {forgotten} sighting(s) kept before: {self.sightings.why_disabled()}")
 
     @classmethod
     def open(cls, home: str | Path | None = None, **overrides) -> "Gallery":
@@ -98,18 +108,12 @@ class Gallery:
         """The threshold identify and the look-alike check use for this gallery now, with its expected
         stranger-match rate (`facerec.openset.threshold_policy`); `fpir` / `threshold` override the settings for one
         decision. The people count is only reported, so it is read only when asked for."""
-        self.index.sync(self.store)
-        people_count = self.store.counts()[0] if with_people else None
-        faces = len(self.index)
-        return self.policy.for_gallery(faces, people_count, fpir=fpir, threshold=threshold,
-                                       population=self.population.tail(self.store, faces))
+        return self.thresholds.in_force(fpir, threshold, with_people)
 
     def verification_threshold(self, fpir: float | None = None, threshold: float | None = None) -> ThresholdInForce:
         """The threshold verify uses: the same rule for one comparison (its FPIR is the per-comparison FAR), with
         the gallery's own stranger tail where it has one (the photos compared are likely of its population)."""
-        self.index.sync(self.store)
-        return self.policy.for_verification(fpir=fpir, threshold=threshold,
-                                            population=self.population.tail(self.store, len(self.index)))
+        return self.thresholds.for_verification(fpir, threshold)
 
     # ----- reading photos -------------------------------------------------------------------------------
     def read(self, photo: ImageInput, label: str | None = None) -> Photo:
@@ -118,8 +122,7 @@ class Gallery:
 
     def detect(self, photo: ImageInput | Photo) -> tuple[Photo, list[DetectedFace]]:
         """Decode and detect: what the UI draws before the user picks a face."""
-        photo = photo if isinstance(photo, Photo) else self.read(photo)
-        return photo, self.pipeline.detect(photo)
+        return decoded_faces(self.pipeline, photo)
 
     # ----- enrollment ------------------------------------------------------------------------------------
     def enroll(self, photo: ImageInput | Photo, name: str, face_index: int | None = None,
@@ -133,7 +136,7 @@ class Gallery:
         PossibleDuplicate when the face matches another identity at or above the threshold (a duplicate or
         look-alike), unless `allow_lookalike`. The result carries the face's quality.
         """
-        return enrollment.enroll(self, photo, name, face_index, allow_lookalike, note, allow_low_quality)
+        return self.enrollment.enroll(photo, name, face_index, allow_lookalike, note, allow_low_quality)
 
     def add_photo(self, identity: str | int, photo: ImageInput | Photo, face_index: int | None = None,
                   allow_mismatch: bool = False, allow_low_quality: bool = False) -> EnrollResult:
@@ -144,7 +147,7 @@ class Gallery:
         again inside the write, against faces committed meanwhile); LowQuality, unless `allow_low_quality`, on
         the same rule as `enroll`.
         """
-        return enrollment.add_photo(self, identity, photo, face_index, allow_mismatch, allow_low_quality)
+        return self.enrollment.add_photo(identity, photo, face_index, allow_mismatch, allow_low_quality)
 
     def add_embeddings(self, entries: list[dict]) -> list[int]:
         """Bulk enrollment of precomputed embeddings in one transaction (evaluation, imports, benchmarks).
@@ -153,14 +156,14 @@ class Gallery:
         "photo_sha256", "box", "landmarks", optional "crop" (uint8 112x112x3)}. Identities are created as needed.
         Returns the new face ids.
         """
-        return enrollment.add_embeddings(self, entries)
+        return self.enrollment.add_embeddings(entries)
 
     def enrollment_quality(self, photo: ImageInput | Photo, face_index: int | None = None,
                            faces: list[DetectedFace] | None = None) -> EnrollmentQuality | None:
         """How likely the photo's face is to be recognised later if enrolled (None: no calibration ships).
         `faces`: what `detect` found in this decoded `photo`, so a caller that has just drawn them (the Enroll
         tab) does not run the detector a second time."""
-        _photo, face, crop, _embedding = enrollment.one_face(self, photo, face_index, faces)
+        _photo, face, crop, _embedding = self.enrollment.one_face(photo, face_index, faces)
         return self.quality.assess(face, crop)
 
     # ----- search ---------------------------------------------------------------------------------------
@@ -172,11 +175,11 @@ class Gallery:
         stranger-match rate) or `threshold` (a pinned cosine) overrides the settings for this call. Each named
         face is kept in the sightings memory (`sightings`; `sighting_id` in its match) unless `remember` is
         False, privacy mode is on or the memory is off."""
-        return search.identify(self, photo, top_k, threshold, fpir, remember)
+        return self.searching.identify(photo, top_k, threshold, fpir, remember)
 
     def search(self, embeddings: np.ndarray, top_k: int = 5) -> list[list[Candidate]]:
         """Top-k identities (best face per identity) for each query embedding [Q, 512]."""
-        return search.search(self, embeddings, top_k)
+        return self.searching.search(embeddings, top_k)
 
     def verify(self, photo_a: ImageInput | Photo, photo_b: ImageInput | Photo,
                threshold: float | None = None, fpir: float | None = None,
@@ -186,27 +189,27 @@ class Gallery:
 
         A photo with several faces needs `face_a` / `face_b` (its face's index, left to right from 0, as `detect`
         lists them); MultipleFaces otherwise, never a silent guess. NoFace when a photo has none."""
-        return search.verify(self, photo_a, photo_b, threshold, fpir, face_a, face_b)
+        return self.searching.verify(photo_a, photo_b, threshold, fpir, face_a, face_b)
 
     # ----- the sightings memory (`facerec.gallery.sightings`) ---------------------------------------------------
     def confirm_sighting(self, sighting_id: int) -> SightingInfo:
         """The identification kept as this sighting was right."""
-        return sightings.confirm(self, sighting_id)
+        return self.sightings.confirm(sighting_id)
 
     def correct_sighting(self, sighting_id: int, identity: str | int) -> SightingInfo:
         """The face kept as this sighting is `identity`."""
-        return sightings.correct(self, sighting_id, identity)
+        return self.sightings.correct(sighting_id, identity)
 
     def reject_sighting(self, sighting_id: int) -> SightingInfo:
         """The face kept as this sighting is nobody enrolled: forget it."""
-        return sightings.reject(self, sighting_id)
+        return self.sightings.reject(sighting_id)
 
     def label_face(self, embedding: np.ndarray, identity: str | int) -> SightingInfo:
         """A face identify did not name (its `FaceMatch.embedding`) is `identity`: kept as a corrected sighting."""
-        return sightings.label_face(self, embedding, identity)
+        return self.sightings.label_face(embedding, identity)
 
     def clear_sightings(self) -> int:
-        return sightings.clear(self)
+        return self.sightings.clear()
 
     # ----- management -----------------------------------------------------------------------------------
     def list(self, query: str | None = None) -> list[IdentityInfo]:
@@ -223,7 +226,7 @@ class Gallery:
 
     def face_crop(self, face_id: int) -> bytes | None:
         """The stored JPEG crop of a face (None in privacy mode)."""
-        return self.store.crop(face_id)
+        return self.store.faces.crop(face_id)
 
     def rename(self, identity: str | int, new_name: str) -> IdentityInfo:
         return people.rename(self.store, identity, new_name)
@@ -236,15 +239,15 @@ class Gallery:
 
     def stats(self) -> dict:
         identities, faces = self.store.counts()
-        models = self.store.model_ids()
+        models = self.store.faces.model_ids()
         rule = self.threshold_in_force(with_people=True)
         return {"identities": identities, "faces": faces, "model_id": self.model_id, "gallery_models": models,
                 "threshold": rule.threshold, "threshold_policy": rule.to_dict(),
                 "index": self.index.kind, "index_size": len(self.index),
                 "home": str(self.settings.home), "database": self.store.display_url,
                 "store_crops": self.settings.store_crops, "model_warning": self.model_warning(),
-                "sightings": self.store.sightings.count(self.model_id),
-                "sightings_memory": self.settings.sightings_memory if sightings.enabled(self) else 0,
+                "sightings": self.sightings.count(),
+                "sightings_memory": self.sightings.capacity if self.sightings.enabled else 0,
                 "embedder": self.pipeline.embedder.self_check.to_dict()}
 
     def model_warning(self) -> str | None:
@@ -252,11 +255,13 @@ class Gallery:
 
     def health(self, top_pairs: int = 10) -> HealthReport:
         """The embedding metrics over every enrolled face, plus confusable pairs and suspected duplicates."""
-        return health.gallery_report(self, top_pairs)
+        return self.checkup.report(top_pairs)
 
     def reindex(self) -> int:
         """Re-embed every face from its stored crop with the loaded model; returns how many were re-embedded."""
-        return reindex.reindex(self)
+        count = reindex.reindex(self.store, self.index, self.pipeline.embedder, self.model_id)
+        self.thresholds.forget_population()  # the tail of the old embeddings no longer holds
+        return count
 
     # ----- export / import ------------------------------------------------------------------------------
     def export(self, path: str | Path, include_crops: bool = True) -> int:
@@ -267,4 +272,5 @@ class Gallery:
         """Add the people of an exported zip, all or nothing. The whole file is checked first (names, vectors,
         crops, within `limits`; `facerec.gallery.archive`), then one transaction adds every face. Faces already present
         (same photo and face) are skipped; faces from another model are re-embedded from their crops."""
-        return transfer.import_(self, path, limits)
+        return transfer.import_(self.store, self.index, self.pipeline.embedder, self.model_id,
+                                self.settings.store_crops, path, limits)

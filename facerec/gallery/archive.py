@@ -47,7 +47,7 @@ _REQUIRED = ("name", "model_id", "photo_sha256", "box", "landmarks")
 
 @dataclass(frozen=True)
 class ImportLimits:
-    """Bounds on what one import may hold and cost (stated in the README)."""
+    """Bounds on what one import may hold and cost (stated in SECURITY.md)."""
 
     max_faces: int = 100_000
     max_file_bytes: int = 2 << 30  # the zip file itself
@@ -160,7 +160,7 @@ class _Reader:
     def _spend(self, count: int) -> None:
         self.budget -= count
         if self.budget < 0:
-            raise _refused("it expands to more data than an import may hold (see the README's import limits)")
+            raise _refused("it expands to more data than an import may hold (see SECURITY.md, import limits)")
 
     def _records(self) -> list[dict]:
         try:

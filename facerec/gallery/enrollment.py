@@ -7,8 +7,6 @@ writer can commit: two simultaneous enrollments cannot both pass it. A write tha
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import numpy as np
 from sqlalchemy.exc import IntegrityError
 
@@ -19,82 +17,183 @@ from facerec.errors import DuplicatePhoto, IdentityMismatch, InvalidArgument, Lo
 from facerec.faces.image import ImageInput
 from facerec.messages import low_quality_message, similarity_text
 from facerec.gallery.names import clean_name
-from facerec.faces.pipeline import Photo
+from facerec.faces.pipeline import FacePipeline, Photo
+from facerec.faces.quality import QualityCheck
 from facerec.gallery.results import Candidate, EnrollResult
 from facerec.storage import utcnow
 from facerec.openset.threshold_policy import ThresholdInForce
-from facerec.gallery.face_choice import chosen_face
+from facerec.gallery.face_choice import chosen_face, decoded_faces
+from facerec.gallery.search import Search
+from facerec.gallery.thresholds import GalleryThresholds
+from facerec.storage import Store
+from facerec.vectors.base import VectorIndex
 from facerec.gallery.people import find_identity, refuse_taken_name
 
-if TYPE_CHECKING:
-    from facerec.gallery import Gallery
 
+class Enrollment:
+    """Enroll and add photos in one gallery: the photo pipeline, the store, the vector index, the threshold in
+    force (the look-alike check), search (the same rule as identify) and the enrollment quality check."""
 
-def enroll(gallery: Gallery, photo: ImageInput | Photo, name: str, face_index: int | None = None,
-           allow_lookalike: bool = False, note: str | None = None, allow_low_quality: bool = False) -> EnrollResult:
-    """`Gallery.enroll`."""
-    store = gallery.store
-    name = clean_name(name)
-    photo, face, crop, embedding = one_face(gallery, photo, face_index)
-    with store.session() as session:
-        refuse_taken_name(store, session, name)
-    refuse_duplicate_photo(gallery, photo, face)
-    quality = _refuse_low_quality(gallery, face, crop, allow_low_quality)
-    rule = gallery.threshold_in_force()  # catches the index up: every face committed up to here is searched
-    searched_to = gallery.index.seq
-    lookalikes = _lookalikes(gallery, embedding, rule)
-    if lookalikes and not allow_lookalike:
-        raise _possible_duplicate(lookalikes, rule)
-    between_check_and_write()
-    try:
-        with store.writing() as session, session.begin():
-            # The same checks again, now that no other writer can commit: the earlier ones only spared us
-            # taking the lock for a doomed write.
+    def __init__(self, pipeline: FacePipeline, store: Store, index: VectorIndex, thresholds: GalleryThresholds,
+                 search: Search, quality: QualityCheck, model_id: str, store_crops: bool,
+                 min_face_size: float) -> None:
+        self.pipeline, self.store, self.index, self.thresholds = pipeline, store, index, thresholds
+        self.search, self.quality, self.model_id = search, quality, model_id
+        self.store_crops, self.min_face_size = store_crops, min_face_size
+
+    def enroll(self, photo: ImageInput | Photo, name: str, face_index: int | None = None,
+               allow_lookalike: bool = False, note: str | None = None, allow_low_quality: bool = False) -> EnrollResult:
+        """`Gallery.enroll`."""
+        store = self.store
+        name = clean_name(name)
+        photo, face, crop, embedding = self.one_face(photo, face_index)
+        with store.session() as session:
             refuse_taken_name(store, session, name)
-            refuse_duplicate_photo(gallery, photo, face, session)
-            # At the rule of the first search: a face committed since makes the gallery's threshold at most
-            # marginally higher, and the result reports the rule the check used.
-            late = _lookalikes(gallery, embedding, rule, _committed_since(gallery, session, searched_to, embedding))
-            if late and not allow_lookalike:
-                raise _possible_duplicate(late, rule)
+        self.refuse_duplicate_photo(photo, face)
+        quality = self._refuse_low_quality(face, crop, allow_low_quality)
+        rule = self.thresholds.in_force()  # catches the index up: every face committed up to here is searched
+        searched_to = self.index.seq
+        lookalikes = self._lookalikes(embedding, rule)
+        if lookalikes and not allow_lookalike:
+            raise _possible_duplicate(lookalikes, rule)
+        between_check_and_write()
+        try:
+            with store.writing() as session, session.begin():
+                # The same checks again, now that no other writer can commit: the earlier ones only spared us
+                # taking the lock for a doomed write.
+                refuse_taken_name(store, session, name)
+                self.refuse_duplicate_photo(photo, face, session)
+                # At the rule of the first search: a face committed since makes the gallery's threshold at most
+                # marginally higher, and the result reports the rule the check used.
+                late = self._lookalikes(embedding, rule, self._committed_since(session, searched_to, embedding))
+                if late and not allow_lookalike:
+                    raise _possible_duplicate(late, rule)
+                lookalikes = _merged(lookalikes, late)
+                identity_id, face_id = store.people.add(session, name, note, self._face_row(photo, face, crop,
+                                                                                       embedding))
+        except IntegrityError:
+            raise NameTaken(f"'{name}' is already enrolled; add this photo to that person instead", name) from None
+        self.index.after_write(store)
+        return EnrollResult(identity_id, name, face_id, 1, face, crop, lookalikes, rule, quality)
+
+    def add_photo(self, identity: str | int, photo: ImageInput | Photo, face_index: int | None = None,
+                  allow_mismatch: bool = False, allow_low_quality: bool = False) -> EnrollResult:
+        """`Gallery.add_photo`."""
+        store = self.store
+        photo, face, crop, embedding = self.one_face(photo, face_index)
+        self.refuse_duplicate_photo(photo, face)
+        quality = self._refuse_low_quality(face, crop, allow_low_quality)  # the same rule as a first photo's
+        with store.session() as session:
+            person = find_identity(store, session, identity)
+            name, own_faces = person.name, [f.id for f in person.faces]
+        rule = self.thresholds.in_force()  # catches the index up: every face committed up to here is searched
+        searched_to = self.index.seq
+        lookalikes = self._lookalikes(embedding, rule)
+        if not allow_mismatch and not _is_best_match(lookalikes, name):
+            raise self._mismatch(name, own_faces, embedding, lookalikes, rule)
+        between_check_and_write()
+        with store.writing() as session, session.begin():
+            person = find_identity(store, session, identity)
+            self.refuse_duplicate_photo(photo, face, session)
+            # The identity check again, now that no other writer can commit: a face of someone else committed since
+            # the search (another add-photo, an enrollment) may match this photo better.
+            late = self._lookalikes(embedding, rule, self._committed_since(session, searched_to, embedding))
             lookalikes = _merged(lookalikes, late)
-            identity_id, face_id = store.add_person(session, name, note, _face_row(gallery, photo, face, crop,
-                                                                                   embedding))
-    except IntegrityError:
-        raise NameTaken(f"'{name}' is already enrolled; add this photo to that person instead", name) from None
-    gallery.index.after_write(store)
-    return EnrollResult(identity_id, name, face_id, 1, face, crop, lookalikes, rule, quality)
+            if not allow_mismatch and not _is_best_match(lookalikes, person.name):
+                raise self._mismatch(person.name, [f.id for f in person.faces], embedding, lookalikes, rule)
+            face_id = store.people.add_face(session, person, self._face_row(photo, face, crop, embedding))
+            result = (person.id, person.name, face_id, len(person.faces))
+        self.index.after_write(store)
+        return EnrollResult(*result, face, crop, [(n, s) for n, s in lookalikes if n != result[1]], rule, quality)
 
+    def add_embeddings(self, entries: list[dict]) -> list[int]:
+        """`Gallery.add_embeddings`."""
+        if not entries:
+            return []
+        store = self.store
+        now = utcnow()
+        names = [clean_name(entry["name"]) for entry in entries]
+        try:
+            vectors = np.array([entry["embedding"] for entry in entries], np.float32)
+        except (TypeError, ValueError):
+            raise InvalidArgument("every embedding must be a list of numbers, all of one length") from None
+        vectors = checked_embeddings(vectors, self.index.dimension, normalise=True)
+        with store.writing() as session, session.begin():
+            ids = store.people.ids(session, names)
+            ids.update(store.people.create(session, [{"name": n} for n in dict.fromkeys(names) if n not in ids],
+                                               now))
+            rows = []
+            for name, entry, vector in zip(names, entries, vectors):
+                crop = entry.get("crop")
+                rows.append({"identity_id": ids[name], "model_id": self.model_id, "embedding": vector,
+                             "photo_sha256": entry.get("photo_sha256", ""), "box": entry.get("box") or [],
+                             "landmarks": entry.get("landmarks") or [],
+                             "crop_jpeg": encode_crop(crop) if crop is not None and self.store_crops else None})
+            face_ids = store.faces.add_many(session, rows, now)
+        self.index.after_write(store)
+        return face_ids
 
-def add_photo(gallery: Gallery, identity: str | int, photo: ImageInput | Photo, face_index: int | None = None,
-              allow_mismatch: bool = False, allow_low_quality: bool = False) -> EnrollResult:
-    """`Gallery.add_photo`."""
-    store = gallery.store
-    photo, face, crop, embedding = one_face(gallery, photo, face_index)
-    refuse_duplicate_photo(gallery, photo, face)
-    quality = _refuse_low_quality(gallery, face, crop, allow_low_quality)  # the same rule as a first photo's
-    with store.session() as session:
-        person = find_identity(store, session, identity)
-        name, own_faces = person.name, [f.id for f in person.faces]
-    rule = gallery.threshold_in_force()  # catches the index up: every face committed up to here is searched
-    searched_to = gallery.index.seq
-    lookalikes = _lookalikes(gallery, embedding, rule)
-    if not allow_mismatch and not _is_best_match(lookalikes, name):
-        raise _mismatch(gallery, name, own_faces, embedding, lookalikes, rule)
-    between_check_and_write()
-    with store.writing() as session, session.begin():
-        person = find_identity(store, session, identity)
-        refuse_duplicate_photo(gallery, photo, face, session)
-        # The identity check again, now that no other writer can commit: a face of someone else committed since
-        # the search (another add-photo, an enrollment) may match this photo better.
-        late = _lookalikes(gallery, embedding, rule, _committed_since(gallery, session, searched_to, embedding))
-        lookalikes = _merged(lookalikes, late)
-        if not allow_mismatch and not _is_best_match(lookalikes, person.name):
-            raise _mismatch(gallery, person.name, [f.id for f in person.faces], embedding, lookalikes, rule)
-        face_id = store.add_face_to(session, person, _face_row(gallery, photo, face, crop, embedding))
-        result = (person.id, person.name, face_id, len(person.faces))
-    gallery.index.after_write(store)
-    return EnrollResult(*result, face, crop, [(n, s) for n, s in lookalikes if n != result[1]], rule, quality)
+    def one_face(self, photo, face_index, faces: list[DetectedFace] | None = None):
+        """(photo, the face to enroll, its aligned crop, its embedding), or the reason there is not exactly one.
+        `faces`: the detection of `photo` (a decoded Photo) when the caller has it already."""
+        if faces is None or not isinstance(photo, Photo):
+            photo, faces = decoded_faces(self.pipeline, photo)
+        face = chosen_face(photo, faces, face_index, "the photo", self.min_face_size)
+        crops, embeddings = self.pipeline.embed(photo, [face])
+        return photo, face, crops[0], embeddings[0]
+
+    def _face_row(self, photo: Photo, face: DetectedFace, crop: np.ndarray, embedding: np.ndarray) -> dict:
+        crop_jpeg = encode_crop(crop) if self.store_crops else None
+        data = face.to_dict()
+        return {"embedding": embedding, "model_id": self.model_id, "photo_sha256": photo.sha256,
+                "box": data["box"], "landmarks": data["landmarks"], "crop_jpeg": crop_jpeg}
+
+    def refuse_duplicate_photo(self, photo: Photo, face: DetectedFace, session=None) -> None:
+        if session is None:
+            with self.store.session() as session:
+                return self.refuse_duplicate_photo(photo, face, session)
+        for sha, box, name in self.store.faces.of_photo(session, photo.sha256):
+            if same_face(photo.sha256, list(face.box), sha, box):
+                raise DuplicatePhoto(f"this photo (this face) is already enrolled, as '{name}'", name)
+
+    def _refuse_low_quality(self, face: DetectedFace, crop: np.ndarray, allowed: bool):
+        """The face's enrollment quality; LowQuality when it is low and not `allowed`."""
+        quality = self.quality.assess(face, crop)
+        if quality is not None and quality.low and not allowed:
+            raise LowQuality(low_quality_message(quality), quality)
+        return quality
+
+    def _lookalikes(self, embedding: np.ndarray, rule: ThresholdInForce,
+                    among: list[Candidate] | None = None) -> list[tuple[str, float]]:
+        """Enrolled people this face matches at or above the threshold in force (`rule`), best first (searched
+        for, or `among`): the same rule as identify, so a new person is refused as a look-alike exactly when
+        identify would have given them someone else's name, and a photo added to a person is refused exactly when
+        identify would not name them."""
+        candidates = self.search.search(embedding[None], top_k=5)[0] if among is None else among
+        return [(c.name, c.similarity) for c in candidates if c.similarity >= rule.threshold]
+
+    def _committed_since(self, session, seq: int, embedding: np.ndarray) -> list[Candidate]:
+        """The people whose faces were committed after journal position `seq` (by any thread or process), as
+        candidates for `embedding`: what a search made at `seq` could not see. Usually none."""
+        best: dict[int, Candidate] = {}
+        for identity, name, vector in self.store.journal.faces_added_since(session, seq):
+            similarity = float(np.dot(vector, embedding))
+            if identity not in best or similarity > best[identity].similarity:
+                best[identity] = Candidate(name, identity, similarity)
+        return sorted(best.values(), key=lambda c: -c.similarity)
+
+    def _mismatch(self, name: str, own_faces: list[int], embedding: np.ndarray,
+                  lookalikes: list[tuple[str, float]], rule: ThresholdInForce) -> IdentityMismatch:
+        _ids, vectors = self.store.faces.embeddings(own_faces)
+        own = float(np.max(vectors @ embedding)) if len(vectors) else float("nan")
+        others = [(n, s) for n, s in lookalikes if n != name]
+        if others:
+            listed = ", ".join(f"{n} ({similarity_text(s)})" for n, s in others[:3])
+            problem = f"this face matches {listed} better than '{name}' ({similarity_text(own)})"
+        else:
+            problem = (f"this face does not match '{name}' (similarity {similarity_text(own)}, threshold "
+                       f"{similarity_text(rule.threshold)}, {_how_set(rule)})")
+        return IdentityMismatch(f"{problem}; nothing was added", others)  # what to do: each shell says
 
 
 def between_check_and_write() -> None:
@@ -107,110 +206,12 @@ def _is_best_match(lookalikes: list[tuple[str, float]], name: str) -> bool:
     return bool(lookalikes) and lookalikes[0][0] == name
 
 
-def add_embeddings(gallery: Gallery, entries: list[dict]) -> list[int]:
-    """`Gallery.add_embeddings`."""
-    if not entries:
-        return []
-    store, settings = gallery.store, gallery.settings
-    now = utcnow()
-    names = [clean_name(entry["name"]) for entry in entries]
-    try:
-        vectors = np.array([entry["embedding"] for entry in entries], np.float32)
-    except (TypeError, ValueError):
-        raise InvalidArgument("every embedding must be a list of numbers, all of one length") from None
-    vectors = checked_embeddings(vectors, gallery.index.dimension, normalise=True)
-    with store.writing() as session, session.begin():
-        ids = store.identity_ids(session, names)
-        ids.update(store.create_identities(session, [{"name": n} for n in dict.fromkeys(names) if n not in ids],
-                                           now))
-        rows = []
-        for name, entry, vector in zip(names, entries, vectors):
-            crop = entry.get("crop")
-            rows.append({"identity_id": ids[name], "model_id": gallery.model_id, "embedding": vector,
-                         "photo_sha256": entry.get("photo_sha256", ""), "box": entry.get("box") or [],
-                         "landmarks": entry.get("landmarks") or [],
-                         "crop_jpeg": encode_crop(crop) if crop is not None and settings.store_crops else None})
-        face_ids = store.add_faces(session, rows, now)
-    gallery.index.after_write(store)
-    return face_ids
-
-
-# ----- the checks ---------------------------------------------------------------------------------------------
-def one_face(gallery: Gallery, photo, face_index, faces: list[DetectedFace] | None = None):
-    """(photo, the face to enroll, its aligned crop, its embedding), or the reason there is not exactly one.
-    `faces`: the detection of `photo` (a decoded Photo) when the caller has it already."""
-    if faces is None or not isinstance(photo, Photo):
-        photo, faces = gallery.detect(photo)
-    face = chosen_face(photo, faces, face_index, "the photo", gallery.settings.min_face_size)
-    crops, embeddings = gallery.pipeline.embed(photo, [face])
-    return photo, face, crops[0], embeddings[0]
-
-
-def _face_row(gallery: Gallery, photo: Photo, face: DetectedFace, crop: np.ndarray, embedding: np.ndarray) -> dict:
-    crop_jpeg = encode_crop(crop) if gallery.settings.store_crops else None
-    data = face.to_dict()
-    return {"embedding": embedding, "model_id": gallery.model_id, "photo_sha256": photo.sha256,
-            "box": data["box"], "landmarks": data["landmarks"], "crop_jpeg": crop_jpeg}
-
-
-def refuse_duplicate_photo(gallery: Gallery, photo: Photo, face: DetectedFace, session=None) -> None:
-    if session is None:
-        with gallery.store.session() as session:
-            return refuse_duplicate_photo(gallery, photo, face, session)
-    for sha, box, name in gallery.store.faces_of_photo(session, photo.sha256):
-        if same_face(photo.sha256, list(face.box), sha, box):
-            raise DuplicatePhoto(f"this photo (this face) is already enrolled, as '{name}'", name)
-
-
-def _refuse_low_quality(gallery: Gallery, face: DetectedFace, crop: np.ndarray, allowed: bool):
-    """The face's enrollment quality; LowQuality when it is low and not `allowed`."""
-    quality = gallery.quality.assess(face, crop)
-    if quality is not None and quality.low and not allowed:
-        raise LowQuality(low_quality_message(quality), quality)
-    return quality
-
-
-def _lookalikes(gallery: Gallery, embedding: np.ndarray, rule: ThresholdInForce,
-                among: list[Candidate] | None = None) -> list[tuple[str, float]]:
-    """Enrolled people this face matches at or above the threshold in force (`rule`), best first (searched
-    for, or `among`): the same rule as identify, so a new person is refused as a look-alike exactly when
-    identify would have given them someone else's name, and a photo added to a person is refused exactly when
-    identify would not name them."""
-    candidates = gallery.search(embedding[None], top_k=5)[0] if among is None else among
-    return [(c.name, c.similarity) for c in candidates if c.similarity >= rule.threshold]
-
-
-def _committed_since(gallery: Gallery, session, seq: int, embedding: np.ndarray) -> list[Candidate]:
-    """The people whose faces were committed after journal position `seq` (by any thread or process), as
-    candidates for `embedding`: what a search made at `seq` could not see. Usually none."""
-    best: dict[int, Candidate] = {}
-    for identity, name, vector in gallery.store.faces_added_since(session, seq):
-        similarity = float(np.dot(vector, embedding))
-        if identity not in best or similarity > best[identity].similarity:
-            best[identity] = Candidate(name, identity, similarity)
-    return sorted(best.values(), key=lambda c: -c.similarity)
-
-
 def _possible_duplicate(lookalikes: list[tuple[str, float]], rule: ThresholdInForce) -> PossibleDuplicate:
     # Facts only: each shell adds what to do there (a tick box, --force, allow_lookalike=True).
     listed = ", ".join(f"{n} ({similarity_text(s)})" for n, s in lookalikes[:3])
     return PossibleDuplicate(
         f"this face matches already-enrolled {listed}, at or above the threshold "
         f"{similarity_text(rule.threshold)} ({_how_set(rule)}), so it may be the same person", lookalikes)
-
-
-def _mismatch(gallery: Gallery, name: str, own_faces: list[int], embedding: np.ndarray,
-              lookalikes: list[tuple[str, float]], rule: ThresholdInForce) -> IdentityMismatch:
-    _ids, vectors = gallery.store.embeddings(own_faces)
-    own = float(np.max(vectors @ embedding)) if len(vectors) else float("nan")
-    others = [(n, s) for n, s in lookalikes if n != name]
-    if others:
-        listed = ", ".join(f"{n} ({similarity_text(s)})" for n, s in others[:3])
-        problem = f"this face matches {listed} better than '{name}' ({similarity_text(own)})"
-    else:
-        problem = (f"this face does not match '{name}' (similarity {similarity_text(own)}, threshold "
-                   f"{similarity_text(rule.threshold)}, {_how_set(rule)})")
-    return IdentityMismatch(f"{problem}; nothing was added", others)  # what to do: each shell says
 
 
 def _merged(*lists: list[tuple[str, float]]) -> list[tuple[str, float]]:

@@ -5,7 +5,14 @@ from __future__ import annotations
 from facerec.faces.detect import DetectedFace
 from facerec.errors import InvalidArgument, MultipleFaces, NoFace
 from facerec.messages import no_face_message
-from facerec.faces.pipeline import Photo
+from facerec.faces.image import ImageInput
+from facerec.faces.pipeline import FacePipeline, Photo
+
+
+def decoded_faces(pipeline: FacePipeline, photo: ImageInput | Photo) -> tuple[Photo, list[DetectedFace]]:
+    """(the decoded photo, its detected faces): a Photo decoded earlier is not decoded again."""
+    photo = photo if isinstance(photo, Photo) else pipeline.read(photo)
+    return photo, pipeline.detect(photo)
 
 
 def chosen_face(photo: Photo, faces: list[DetectedFace], index: int | None, label: str,

@@ -23,24 +23,136 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 import numpy as np
 
 from facerec.evaluation.metrics import ClosestIsPositiveAccuracy, MedianDistances
-from facerec.gallery import sightings as sightings_memory
+from facerec.gallery.sightings import SightingsMemory
+from facerec.gallery.thresholds import GalleryThresholds
 from facerec.gallery.health_readings import memory_readings, readings
 from facerec.gallery.people_sample import draw_whole_people, people_reaching
 from facerec.gallery.sightings_health import sightings_health
-
-if TYPE_CHECKING:
-    from facerec.gallery import Gallery
+from facerec.storage import Store
+from facerec.vectors.base import VectorIndex
 
 EXACT_LIMIT = 2_000  # faces: every one scored up to here (the metrics are quadratic: ~2 s on two cores)
 SAMPLE_FACES = 1_000  # above it: about this many faces, whole people, drawn at random
 SEARCHED_FACES = 300  # the faces of the first people drawn, searched for among all enrolled faces
 SAMPLE_SEED = 0
 _NEIGHBOURS = 10  # other people's faces looked at per sampled face
+
+
+class GalleryHealth:
+    """The health report of one gallery: its store and vector index (the faces), the threshold in force and the
+    sightings memory (the faces it has seen since)."""
+
+    def __init__(self, store: Store, index: VectorIndex, thresholds: GalleryThresholds,
+                 memory: SightingsMemory) -> None:
+        self.store, self.index, self.thresholds, self.memory = store, index, thresholds, memory
+
+    def report(self, top_pairs: int = 10) -> HealthReport:
+        """`Gallery.health`: the report over every enrolled face (sampled above `EXACT_LIMIT`), at the threshold in
+        force."""
+        store = self.store
+        rule = self.thresholds.in_force(with_people=True)
+        people, faces = store.counts()
+        if faces <= EXACT_LIMIT:
+            face_ids, embeddings = store.faces.embeddings()
+            labels = store.faces.labels()
+            identity_ids = np.array([labels[int(f)][0] for f in face_ids], dtype=np.int64)
+            names = {identity: name for identity, name in labels.values()}
+            report = gallery_health(embeddings, identity_ids, names, rule.threshold, top_pairs)
+        else:
+            report = self._sampled_report(people, faces, rule.threshold, top_pairs)
+        self._with_sightings(report, faces, rule.threshold)
+        report.threshold_policy = rule.to_dict()
+        report.policy_growth = [{"faces": r.comparisons, "threshold": round(r.threshold, 4),
+                                 "expected_fpir": r.expected_fpir, "true_match_rate": r.true_match_rate}
+                                for r in self.thresholds.policy.growth()]
+        return report
+
+    def _with_sightings(self, report: HealthReport, faces: int, threshold: float) -> None:
+        """Score the enrolled faces with the sightings memory, when it holds any (see the module docstring)."""
+        capacity = self.memory.capacity
+        if not self.memory.enabled:
+            report.sightings = {"enabled": False, "sightings": 0, "capacity": capacity,
+                                "reason": self.memory.why_disabled()}
+            return
+        rows = self.memory.trustworthy_rows(threshold)
+        if not len(rows):
+            report.sightings = {"enabled": True, "sightings": 0, "capacity": capacity}
+            report.notes.append("No sightings yet: each identification that names someone is kept (up to "
+                                f"{capacity:,}), and then the figures above include the faces the gallery has seen.")
+            return
+        embeddings, identity_ids = self._enrolled_with(faces, sorted(set(rows.identity_ids.tolist())))
+        names = self.store.people.names(sorted(set(identity_ids.tolist())))
+        seen = sightings_health(embeddings, identity_ids, rows, names, threshold, capacity)
+        report.enrolled_only = {"closest_is_positive_accuracy": report.closest_is_positive_accuracy,
+                                "median_distances": report.median_distances}
+        report.closest_is_positive_accuracy, report.median_distances = (seen.closest_is_positive_accuracy,
+                                                                        seen.median_distances)
+        report.readings.update(memory_readings(seen, threshold, report.nearest_other_similarities))
+        report.sightings = {"enabled": True, **seen.to_dict()}
+
+    def _enrolled_with(self, faces: int, seen_people: list[int]) -> tuple[np.ndarray, np.ndarray]:
+        """(embeddings, identity ids) of the enrolled faces scored with the sightings: all of them up to EXACT_LIMIT,
+        else the seen people's and a seeded sample of the others' (whole people) up to SAMPLE_FACES."""
+        store = self.store
+        if faces <= EXACT_LIMIT:
+            face_ids, embeddings = store.faces.embeddings()
+            labels = store.faces.labels()
+            return embeddings, np.array([labels[int(f)][0] for f in face_ids], dtype=np.int64)
+        identity_ids, face_counts = store.faces.counts_per_person()
+        others = np.flatnonzero(~np.isin(identity_ids, seen_people))
+        taken = draw_whole_people(face_counts, SAMPLE_FACES, SAMPLE_SEED, among=others)
+        _face_ids, face_identities, embeddings = store.faces.of_people(sorted(seen_people) + identity_ids[taken].tolist())
+        return embeddings, face_identities
+
+    def _sampled_report(self, people: int, faces: int, threshold: float, top_pairs: int) -> HealthReport:
+        store = self.store
+        identity_ids, face_counts = store.faces.counts_per_person()
+        taken = draw_whole_people(face_counts, SAMPLE_FACES, SAMPLE_SEED)
+        face_ids, face_identities, embeddings = store.faces.of_people(identity_ids[taken].tolist())
+        names = store.people.names(np.unique(face_identities).tolist())
+        sampled_people = len(names)
+        # The first people drawn, whole, up to SEARCHED_FACES faces: against every enrolled face.
+        first = np.isin(face_identities, identity_ids[taken[:people_reaching(face_counts[taken], SEARCHED_FACES)]])
+        others = self._pairs_in_gallery(embeddings[first], face_identities[first], dict(names))
+        report = gallery_health(embeddings, face_identities, names, threshold, top_pairs, others)
+        searched, searched_people = int(first.sum()), len(set(face_identities[first].tolist()))
+        report.identities, report.faces = people, faces
+        report.sample = {"faces": len(face_ids), "identities": sampled_people, "searched_faces": searched,
+                         "searched_identities": searched_people, "of_faces": faces, "of_identities": people,
+                         "seed": SAMPLE_SEED, "exact_up_to_faces": EXACT_LIMIT}
+        report.notes.insert(0, (
+            f"Sampled: the metrics are computed over {len(face_ids):,} faces of {sampled_people:,} people drawn at "
+            f"random (with all their photos; seed {SAMPLE_SEED}) from the {faces:,} enrolled faces, so nearest "
+            f"neighbours are looked for within that sample; the confusable pairs, suspected duplicates and nearest "
+            f"other people compare {searched:,} faces of {searched_people:,} of those people with all {faces:,}. "
+            f"Galleries of up to {EXACT_LIMIT:,} faces are scored whole."))
+        return report
+
+    def _pairs_in_gallery(self, embeddings: np.ndarray, identity_ids: np.ndarray,
+                          names: dict[int, str]) -> tuple[list[dict], list[float]]:
+        """As `_cross_identity_pairs`, with the other faces searched for among all enrolled ones (the vector index):
+        each face's most similar faces of other people, the pairs they make (best first), and for every person
+        here the similarity of their nearest other person."""
+        own = int(np.max(np.unique(identity_ids, return_counts=True)[1])) if len(identity_ids) else 0
+        self.index.sync(self.store)
+        similarities, found = self.index.search(embeddings, own + _NEIGHBOURS)
+        labels = self.store.faces.labels(sorted({int(f) for f in found.ravel() if f >= 0}))
+        best_pair: dict[tuple[int, int], float] = {}
+        nearest: dict[int, float] = {}
+        for a, sims, ids in zip(identity_ids.tolist(), similarities, found):
+            others = [(float(s), labels[int(f)]) for s, f in zip(sims, ids) if int(f) in labels and labels[int(f)][0] != a]
+            for similarity, (b, name) in others[:5]:
+                names.setdefault(b, name)
+                key = (min(a, b), max(a, b))
+                best_pair[key] = max(best_pair.get(key, -1.0), similarity)
+                nearest[a] = max(nearest.get(a, -1.0), similarity)
+        pairs = [{"a": names[a], "b": names[b], "a_id": a, "b_id": b, "similarity": round(s, 4)}
+                 for (a, b), s in sorted(best_pair.items(), key=lambda kv: -kv[1])]
+        return pairs, [nearest[i] for i in sorted(set(identity_ids.tolist())) if i in nearest]
 
 
 @dataclass
@@ -79,115 +191,6 @@ class HealthReport:
                 "median_distances": {k: clean(v) for k, v in self.enrolled_only["median_distances"].items()}},
             "sightings": self.sightings,
         }
-
-
-def gallery_report(gallery: Gallery, top_pairs: int = 10) -> HealthReport:
-    """`Gallery.health`: the report over every enrolled face (sampled above `EXACT_LIMIT`), at the threshold in
-    force."""
-    store = gallery.store
-    rule = gallery.threshold_in_force(with_people=True)
-    people, faces = store.counts()
-    if faces <= EXACT_LIMIT:
-        face_ids, embeddings = store.embeddings()
-        labels = store.face_labels()
-        identity_ids = np.array([labels[int(f)][0] for f in face_ids], dtype=np.int64)
-        names = {identity: name for identity, name in labels.values()}
-        report = gallery_health(embeddings, identity_ids, names, rule.threshold, top_pairs)
-    else:
-        report = _sampled_report(gallery, people, faces, rule.threshold, top_pairs)
-    _with_sightings(gallery, report, faces, rule.threshold)
-    report.threshold_policy = rule.to_dict()
-    report.policy_growth = [{"faces": r.comparisons, "threshold": round(r.threshold, 4),
-                             "expected_fpir": r.expected_fpir, "true_match_rate": r.true_match_rate}
-                            for r in gallery.policy.growth()]
-    return report
-
-
-def _with_sightings(gallery: Gallery, report: HealthReport, faces: int, threshold: float) -> None:
-    """Score the enrolled faces with the sightings memory, when it holds any (see the module docstring)."""
-    capacity = gallery.settings.sightings_memory
-    if not sightings_memory.enabled(gallery):
-        report.sightings = {"enabled": False, "sightings": 0, "capacity": capacity,
-                            "reason": sightings_memory.why_disabled(gallery)}
-        return
-    rows = sightings_memory.trustworthy(gallery.store.sightings.rows(gallery.model_id), threshold)
-    if not len(rows):
-        report.sightings = {"enabled": True, "sightings": 0, "capacity": capacity}
-        report.notes.append("No sightings yet: each identification that names someone is kept (up to "
-                            f"{capacity:,}), and then the figures above include the faces the gallery has seen.")
-        return
-    embeddings, identity_ids = _enrolled_with(gallery, faces, sorted(set(rows.identity_ids.tolist())))
-    names = gallery.store.names(sorted(set(identity_ids.tolist())))
-    seen = sightings_health(embeddings, identity_ids, rows, names, threshold, capacity)
-    report.enrolled_only = {"closest_is_positive_accuracy": report.closest_is_positive_accuracy,
-                            "median_distances": report.median_distances}
-    report.closest_is_positive_accuracy, report.median_distances = (seen.closest_is_positive_accuracy,
-                                                                    seen.median_distances)
-    report.readings.update(memory_readings(seen, threshold, report.nearest_other_similarities))
-    report.sightings = {"enabled": True, **seen.to_dict()}
-
-
-def _enrolled_with(gallery: Gallery, faces: int, seen_people: list[int]) -> tuple[np.ndarray, np.ndarray]:
-    """(embeddings, identity ids) of the enrolled faces scored with the sightings: all of them up to EXACT_LIMIT,
-    else the seen people's and a seeded sample of the others' (whole people) up to SAMPLE_FACES."""
-    store = gallery.store
-    if faces <= EXACT_LIMIT:
-        face_ids, embeddings = store.embeddings()
-        labels = store.face_labels()
-        return embeddings, np.array([labels[int(f)][0] for f in face_ids], dtype=np.int64)
-    identity_ids, face_counts = store.face_counts()
-    others = np.flatnonzero(~np.isin(identity_ids, seen_people))
-    taken = draw_whole_people(face_counts, SAMPLE_FACES, SAMPLE_SEED, among=others)
-    _face_ids, face_identities, embeddings = store.faces_of(sorted(seen_people) + identity_ids[taken].tolist())
-    return embeddings, face_identities
-
-
-def _sampled_report(gallery: Gallery, people: int, faces: int, threshold: float, top_pairs: int) -> HealthReport:
-    store = gallery.store
-    identity_ids, face_counts = store.face_counts()
-    taken = draw_whole_people(face_counts, SAMPLE_FACES, SAMPLE_SEED)
-    face_ids, face_identities, embeddings = store.faces_of(identity_ids[taken].tolist())
-    names = store.names(np.unique(face_identities).tolist())
-    sampled_people = len(names)
-    # The first people drawn, whole, up to SEARCHED_FACES faces: against every enrolled face.
-    first = np.isin(face_identities, identity_ids[taken[:people_reaching(face_counts[taken], SEARCHED_FACES)]])
-    others = _pairs_in_gallery(gallery, embeddings[first], face_identities[first], dict(names))
-    report = gallery_health(embeddings, face_identities, names, threshold, top_pairs, others)
-    searched, searched_people = int(first.sum()), len(set(face_identities[first].tolist()))
-    report.identities, report.faces = people, faces
-    report.sample = {"faces": len(face_ids), "identities": sampled_people, "searched_faces": searched,
-                     "searched_identities": searched_people, "of_faces": faces, "of_identities": people,
-                     "seed": SAMPLE_SEED, "exact_up_to_faces": EXACT_LIMIT}
-    report.notes.insert(0, (
-        f"Sampled: the metrics are computed over {len(face_ids):,} faces of {sampled_people:,} people drawn at "
-        f"random (with all their photos; seed {SAMPLE_SEED}) from the {faces:,} enrolled faces, so nearest "
-        f"neighbours are looked for within that sample; the confusable pairs, suspected duplicates and nearest "
-        f"other people compare {searched:,} faces of {searched_people:,} of those people with all {faces:,}. "
-        f"Galleries of up to {EXACT_LIMIT:,} faces are scored whole."))
-    return report
-
-
-def _pairs_in_gallery(gallery: Gallery, embeddings: np.ndarray, identity_ids: np.ndarray,
-                      names: dict[int, str]) -> tuple[list[dict], list[float]]:
-    """As `_cross_identity_pairs`, with the other faces searched for among all enrolled ones (the vector index):
-    each face's most similar faces of other people, the pairs they make (best first), and for every person
-    here the similarity of their nearest other person."""
-    own = int(np.max(np.unique(identity_ids, return_counts=True)[1])) if len(identity_ids) else 0
-    gallery.index.sync(gallery.store)
-    similarities, found = gallery.index.search(embeddings, own + _NEIGHBOURS)
-    labels = gallery.store.face_labels(sorted({int(f) for f in found.ravel() if f >= 0}))
-    best_pair: dict[tuple[int, int], float] = {}
-    nearest: dict[int, float] = {}
-    for a, sims, ids in zip(identity_ids.tolist(), similarities, found):
-        others = [(float(s), labels[int(f)]) for s, f in zip(sims, ids) if int(f) in labels and labels[int(f)][0] != a]
-        for similarity, (b, name) in others[:5]:
-            names.setdefault(b, name)
-            key = (min(a, b), max(a, b))
-            best_pair[key] = max(best_pair.get(key, -1.0), similarity)
-            nearest[a] = max(nearest.get(a, -1.0), similarity)
-    pairs = [{"a": names[a], "b": names[b], "a_id": a, "b_id": b, "similarity": round(s, 4)}
-             for (a, b), s in sorted(best_pair.items(), key=lambda kv: -kv[1])]
-    return pairs, [nearest[i] for i in sorted(set(identity_ids.tolist())) if i in nearest]
 
 
 def gallery_health(embeddings: np.ndarray, identity_ids: np.ndarray, names: dict[int, str],

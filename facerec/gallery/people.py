@@ -15,13 +15,13 @@ def find_identity(store: Store, session, identity: str | int) -> Identity:
     """The person with this id, or this name (as typed first: a name stored before names were cleaned, then in
     its cleaned form); UnknownIdentity when there is none."""
     if isinstance(identity, (int, np.integer)) and not isinstance(identity, bool):
-        person = store.identity_by_id(session, int(identity))
+        person = store.people.by_id(session, int(identity))
         if person is None:
             raise UnknownIdentity(f"no enrolled person has the id {int(identity)}")
     else:
-        person = store.identity_by_name(session, str(identity))
+        person = store.people.by_name(session, str(identity))
         if person is None:
-            person = store.identity_by_name(session, _cleaned_or_none(identity))
+            person = store.people.by_name(session, _cleaned_or_none(identity))
     if person is None:
         raise UnknownIdentity(f"no enrolled person called '{identity}'")
     return person
@@ -29,7 +29,7 @@ def find_identity(store: Store, session, identity: str | int) -> Identity:
 
 def refuse_taken_name(store: Store, session, name: str, allowed_id: int | None = None) -> None:
     """A name is taken when another person has it, or has it in another letter case (`facerec.gallery.names`)."""
-    for identity, taken in store.same_name_key(session, name_key(name)):
+    for identity, taken in store.people.same_name_key(session, name_key(name)):
         if identity == allowed_id:
             continue
         if taken == name:
@@ -40,7 +40,7 @@ def refuse_taken_name(store: Store, session, name: str, allowed_id: int | None =
 
 def list_people(store: Store, query: str | None = None) -> list[IdentityInfo]:
     with store.session() as session:
-        return [info(person) for person in store.identities(session, query)]
+        return [info(person) for person in store.people.listed(session, query)]
 
 
 def list_page(store: Store, query: str | None = None, offset: int = 0,
@@ -49,8 +49,8 @@ def list_page(store: Store, query: str | None = None, offset: int = 0,
     if offset < 0 or limit < 1:
         raise InvalidArgument("offset must be at least 0 and limit at least 1")
     with store.session() as session:
-        page = [info(person) for person in store.identities(session, query, offset, limit)]
-        return page, store.count_identities(session, query)
+        page = [info(person) for person in store.people.listed(session, query, offset, limit)]
+        return page, store.people.count(session, query)
 
 
 def get(store: Store, identity: str | int) -> IdentityInfo:
@@ -64,7 +64,7 @@ def rename(store: Store, identity: str | int, new_name: str) -> IdentityInfo:
         with store.writing() as session, session.begin():
             person = find_identity(store, session, identity)
             refuse_taken_name(store, session, new_name, person.id)
-            store.rename(session, person, new_name)
+            store.people.rename(session, person, new_name)
             renamed = info(person)
     except IntegrityError:
         raise NameTaken(f"'{new_name}' is already enrolled", new_name) from None
@@ -76,7 +76,7 @@ def delete(store: Store, identity: str | int) -> IdentityInfo:
     with store.writing() as session, session.begin():
         person = find_identity(store, session, identity)
         deleted = info(person)
-        store.delete_person(session, person)
+        store.people.delete(session, person)
     return deleted
 
 

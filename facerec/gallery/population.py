@@ -5,7 +5,7 @@ Why a cache: identify and every enrollment's look-alike check ask for the thresh
 tail is one pass over up to 4,000 faces (~1 s). A tail estimated from N people barely moves when a few more are
 enrolled, so it is measured again only once the number of faces has changed by REMEASURE_SHARE (or by
 REMEASURE_FACES, whichever is more) since it was measured: a bulk enrollment of thousands of people measures it a
-few dozen times, not once per person.
+few dozen times, not once per person. A reindex (another model's embeddings) invalidates it outright.
 """
 
 from __future__ import annotations
@@ -40,11 +40,16 @@ class PopulationCache:
                 self._measured_at = faces
             return self._tail
 
+    def invalidate(self) -> None:
+        """Measure again on the next call (the embeddings were replaced: another model, a reindex)."""
+        with self._lock:
+            self._measured_at, self._tail = None, None
+
 
 def _faces_to_measure(store) -> tuple[np.ndarray, np.ndarray]:
     """(embeddings, identity ids) of every enrolled face, or of a seeded sample of whole people of at most
     SAMPLE_FACES faces."""
-    identity_ids, face_counts = store.face_counts()
+    identity_ids, face_counts = store.faces.counts_per_person()
     taken = draw_whole_people(face_counts, SAMPLE_FACES, SAMPLE_SEED, reach=False)
-    _face_ids, face_identities, embeddings = store.faces_of(identity_ids[taken].tolist())
+    _face_ids, face_identities, embeddings = store.faces.of_people(identity_ids[taken].tolist())
     return embeddings, face_identities

@@ -25,17 +25,15 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 import numpy as np
 from sqlalchemy.exc import SQLAlchemyError
 
 from facerec.errors import InvalidArgument, StorageFull, UnknownSighting
-from facerec.gallery.results import FaceMatch
 from facerec.gallery.people import find_identity
-
-if TYPE_CHECKING:
-    from facerec.gallery import Gallery
+from facerec.gallery.results import FaceMatch
+from facerec.storage import Store
+from facerec.storage.sightings import SightingRows
 
 IDENTIFIED, CONFIRMED, CORRECTED = "identified", "confirmed", "corrected"
 SAME_PHOTO_COSINE = 0.995  # a face this close to a kept sighting of the same person is that photo again
@@ -53,134 +51,130 @@ class SightingInfo:
         return {"id": self.id, "name": self.name, "source": self.source, "similarity": round(self.similarity, 4)}
 
 
-def enabled(gallery: Gallery) -> bool:
-    settings = gallery.settings
-    return settings.store_crops and settings.sightings_memory > 0
+class SightingsMemory:
+    """The memory of one gallery: its store, the model whose embeddings it keeps, and whether and how much it may
+    keep (`store_crops` off is privacy mode; `capacity` 0 turns it off)."""
 
+    def __init__(self, store: Store, model_id: str, store_crops: bool, capacity: int) -> None:
+        self.store, self.model_id, self.store_crops, self.capacity = store, model_id, store_crops, capacity
 
-def why_disabled(gallery: Gallery) -> str:
-    if not gallery.settings.store_crops:
-        return "privacy mode keeps no sightings (FACEREC_STORE_CROPS=0)"
-    return "the sightings memory is off (FACEREC_SIGHTINGS=0)"
+    @property
+    def enabled(self) -> bool:
+        return self.store_crops and self.capacity > 0
 
+    def why_disabled(self) -> str:
+        if not self.store_crops:
+            return "privacy mode keeps no sightings (FACEREC_STORE_CROPS=0)"
+        return "the sightings memory is off (FACEREC_SIGHTINGS=0)"
 
-def record(gallery: Gallery, matches: list[FaceMatch], embeddings: np.ndarray, trusted_threshold: float) -> None:
-    """Keep each face of an identification named at or above `trusted_threshold` (the default rate's threshold,
-    whatever the caller asked for) as a sighting of that person; sets `match.sighting_id`."""
-    named = [(match, embedding) for match, embedding in zip(matches, embeddings)
-             if match.name is not None and match.similarity >= trusted_threshold]
-    if not named or not enabled(gallery):
-        return
-    store = gallery.store
-    try:
+    def record(self, matches: list[FaceMatch], embeddings: np.ndarray, trusted_threshold: float) -> None:
+        """Keep each face of an identification named at or above `trusted_threshold` (the default rate's
+        threshold, whatever the caller asked for) as a sighting of that person; sets `match.sighting_id`."""
+        named = [(match, embedding) for match, embedding in zip(matches, embeddings)
+                 if match.name is not None and match.similarity >= trusted_threshold]
+        if not named or not self.enabled:
+            return
+        store = self.store
+        try:
+            with store.writing_sightings() as session, session.begin():
+                for match, embedding in named:
+                    person = store.people.by_id(session, match.candidates[0].identity_id)
+                    if person is None:  # deleted since the search
+                        continue
+                    match.sighting_id = self._same_photo_kept(session, person.id, embedding)
+                    if match.sighting_id is None:
+                        match.sighting_id = store.sightings.add(session, person.id, embedding, self.model_id,
+                                                                match.similarity, IDENTIFIED, self.capacity)
+        except (StorageFull, SQLAlchemyError) as error:  # best effort: the answer matters more than its memory
+            for match, _embedding in named:
+                match.sighting_id = None
+            log.warning("facerec: an identification was answered but not kept as a sighting (%s)",
+                        " ".join(str(error).split())[:200])
+
+    def _same_photo_kept(self, session, identity_id: int, embedding: np.ndarray) -> int | None:
+        """The id of a kept sighting of this person that is this face again (cosine >= SAME_PHOTO_COSINE)."""
+        ids, kept = self.store.sightings.embeddings_of(session, identity_id, self.model_id)
+        if not len(ids):
+            return None
+        similarities = kept @ np.asarray(embedding, np.float32)
+        best = int(np.argmax(similarities))
+        return int(ids[best]) if similarities[best] >= SAME_PHOTO_COSINE else None
+
+    def confirm(self, sighting_id: int) -> SightingInfo:
+        """The user says the identification was right."""
+        return self._relabel(sighting_id, None, CONFIRMED)
+
+    def correct(self, sighting_id: int, identity: str | int) -> SightingInfo:
+        """The user says this face is `identity` (an enrolled person), whoever it was named as."""
+        return self._relabel(sighting_id, identity, CORRECTED)
+
+    def reject(self, sighting_id: int) -> SightingInfo:
+        """The user says the face is nobody enrolled: it is forgotten."""
+        store = self.store
         with store.writing_sightings() as session, session.begin():
-            for match, embedding in named:
-                person = store.identity_by_id(session, match.candidates[0].identity_id)
-                if person is None:  # deleted since the search
-                    continue
-                match.sighting_id = _same_photo_kept(gallery, session, person.id, embedding)
-                if match.sighting_id is None:
-                    match.sighting_id = store.sightings.add(session, person.id, embedding, gallery.model_id,
-                                                            match.similarity, IDENTIFIED,
-                                                            gallery.settings.sightings_memory)
-    except (StorageFull, SQLAlchemyError) as error:  # best effort: the answer matters more than the memory of it
-        for match, _embedding in named:
-            match.sighting_id = None
-        log.warning("facerec: an identification was answered but not kept as a sighting (%s)",
-                    " ".join(str(error).split())[:200])
+            sighting = self._sighting(session, sighting_id)
+            info = SightingInfo(sighting.id, store.people.names([sighting.identity_id])[sighting.identity_id], "rejected",
+                                sighting.similarity)
+            store.sightings.remove(session, sighting)
+        return info
 
+    def label_face(self, embedding: np.ndarray, identity: str | int) -> SightingInfo:
+        """A face that was not named (below the threshold), labelled by the user: a new corrected sighting."""
+        self._refuse_when_disabled()
+        store = self.store
+        with store.writing_sightings() as session, session.begin():
+            person = find_identity(store, session, identity)
+            similarity = self._similarity_to(person.id, embedding)
+            sighting_id = store.sightings.add(session, person.id, embedding, self.model_id, similarity, CORRECTED,
+                                              self.capacity)
+            return SightingInfo(sighting_id, person.name, CORRECTED, similarity)
 
-def _same_photo_kept(gallery: Gallery, session, identity_id: int, embedding: np.ndarray) -> int | None:
-    """The id of a kept sighting of this person that is this face again (cosine >= SAME_PHOTO_COSINE), if any."""
-    ids, kept = gallery.store.sightings.embeddings_of(session, identity_id, gallery.model_id)
-    if not len(ids):
-        return None
-    similarities = kept @ np.asarray(embedding, np.float32)
-    best = int(np.argmax(similarities))
-    return int(ids[best]) if similarities[best] >= SAME_PHOTO_COSINE else None
+    def forget_when_disabled(self) -> int:
+        """With the memory off (privacy mode, or a size of 0), the sightings kept before go too; how many."""
+        if self.enabled or not self.store.sightings.count():
+            return 0
+        return self.clear()
 
+    def clear(self) -> int:
+        """Forget every sighting (the model changed, or the user asked); how many went."""
+        with self.store.writing_sightings() as session, session.begin():
+            return self.store.sightings.clear(session)
 
-def trustworthy(rows, threshold: float):
-    """The sightings Health may read: every one a user confirmed or corrected, and automatic ones at or above
-    `threshold` (today's default-rate threshold: rows kept under an older, looser rule are left out)."""
-    keep = np.array([source != IDENTIFIED or similarity >= threshold
-                     for source, similarity in zip(rows.sources, rows.similarities)], bool)
-    return rows.select(keep) if len(rows) else rows
+    def count(self) -> int:
+        return self.store.sightings.count(self.model_id)
 
+    def trustworthy_rows(self, threshold: float) -> SightingRows:
+        """The sightings Health may read: every one a user confirmed or corrected, and automatic ones at or above
+        `threshold` (today's default-rate threshold: rows kept under an older, looser rule are left out)."""
+        rows = self.store.sightings.rows(self.model_id)
+        keep = np.array([source != IDENTIFIED or similarity >= threshold
+                         for source, similarity in zip(rows.sources, rows.similarities)], bool)
+        return rows.select(keep) if len(rows) else rows
 
-def confirm(gallery: Gallery, sighting_id: int) -> SightingInfo:
-    """The user says the identification was right."""
-    return _relabel(gallery, sighting_id, None, CONFIRMED)
+    def _relabel(self, sighting_id: int, identity: str | int | None, source: str) -> SightingInfo:
+        store = self.store
+        with store.writing_sightings() as session, session.begin():
+            sighting = self._sighting(session, sighting_id)
+            person = (store.people.by_id(session, sighting.identity_id) if identity is None
+                      else find_identity(store, session, identity))
+            similarity = (sighting.similarity if person.id == sighting.identity_id
+                          else self._similarity_to(person.id, np.frombuffer(sighting.embedding, np.float32)))
+            store.sightings.relabel(session, sighting, person.id, source, similarity)
+            return SightingInfo(sighting.id, person.name, source, similarity)
 
+    def _sighting(self, session, sighting_id: int):
+        self._refuse_when_disabled()
+        sighting = self.store.sightings.get(session, int(sighting_id))
+        if sighting is None or sighting.model_id != self.model_id:
+            raise UnknownSighting(f"no sighting {sighting_id} is kept (the memory holds the latest "
+                                  f"{self.capacity:,}; it may have been dropped)")
+        return sighting
 
-def correct(gallery: Gallery, sighting_id: int, identity: str | int) -> SightingInfo:
-    """The user says this face is `identity` (an enrolled person), whoever it was named as."""
-    return _relabel(gallery, sighting_id, identity, CORRECTED)
+    def _similarity_to(self, identity_id: int, embedding: np.ndarray) -> float:
+        """Cosine of the face to the person's best-matching enrolled face."""
+        _face_ids, _identities, enrolled = self.store.faces.of_people([identity_id])
+        return float(np.max(enrolled @ np.asarray(embedding, np.float32))) if len(enrolled) else 0.0
 
-
-def reject(gallery: Gallery, sighting_id: int) -> SightingInfo:
-    """The user says the face is nobody enrolled: it is forgotten."""
-    store = gallery.store
-    with store.writing_sightings() as session, session.begin():
-        sighting = _sighting(gallery, session, sighting_id)
-        info = SightingInfo(sighting.id, store.names([sighting.identity_id])[sighting.identity_id], "rejected",
-                            sighting.similarity)
-        store.sightings.remove(session, sighting)
-    return info
-
-
-def label_face(gallery: Gallery, embedding: np.ndarray, identity: str | int) -> SightingInfo:
-    """A face that was not named (below the threshold), labelled by the user: a new corrected sighting."""
-    _refuse_when_disabled(gallery)
-    store = gallery.store
-    with store.writing_sightings() as session, session.begin():
-        person = find_identity(store, session, identity)
-        similarity = _similarity_to(gallery, person.id, embedding)
-        sighting_id = store.sightings.add(session, person.id, embedding, gallery.model_id, similarity, CORRECTED,
-                                          gallery.settings.sightings_memory)
-        return SightingInfo(sighting_id, person.name, CORRECTED, similarity)
-
-
-def forget_when_disabled(gallery: Gallery) -> int:
-    """With the memory off (privacy mode, or a size of 0), the sightings kept before go too; how many."""
-    if enabled(gallery) or not gallery.store.sightings.count():
-        return 0
-    return clear(gallery)
-
-
-def clear(gallery: Gallery) -> int:
-    """Forget every sighting (the model changed, or the user asked); how many went."""
-    with gallery.store.writing_sightings() as session, session.begin():
-        return gallery.store.sightings.clear(session)
-
-
-def _relabel(gallery: Gallery, sighting_id: int, identity: str | int | None, source: str) -> SightingInfo:
-    store = gallery.store
-    with store.writing_sightings() as session, session.begin():
-        sighting = _sighting(gallery, session, sighting_id)
-        person = (store.identity_by_id(session, sighting.identity_id) if identity is None
-                  else find_identity(store, session, identity))
-        similarity = (sighting.similarity if person.id == sighting.identity_id
-                      else _similarity_to(gallery, person.id, np.frombuffer(sighting.embedding, np.float32)))
-        store.sightings.relabel(session, sighting, person.id, source, similarity)
-        return SightingInfo(sighting.id, person.name, source, similarity)
-
-
-def _sighting(gallery: Gallery, session, sighting_id: int):
-    _refuse_when_disabled(gallery)
-    sighting = gallery.store.sightings.get(session, int(sighting_id))
-    if sighting is None or sighting.model_id != gallery.model_id:
-        raise UnknownSighting(f"no sighting {sighting_id} is kept (the memory holds the latest "
-                              f"{gallery.settings.sightings_memory:,}; it may have been dropped)")
-    return sighting
-
-
-def _similarity_to(gallery: Gallery, identity_id: int, embedding: np.ndarray) -> float:
-    """Cosine of the face to the person's best-matching enrolled face."""
-    _face_ids, _identities, enrolled = gallery.store.faces_of([identity_id])
-    return float(np.max(enrolled @ np.asarray(embedding, np.float32))) if len(enrolled) else 0.0
-
-
-def _refuse_when_disabled(gallery: Gallery) -> None:
-    if not enabled(gallery):
-        raise InvalidArgument(f"No sightings are kept: {why_disabled(gallery)}.")
+    def _refuse_when_disabled(self) -> None:
+        if not self.enabled:
+            raise InvalidArgument(f"No sightings are kept: {self.why_disabled()}.")

@@ -6,7 +6,6 @@ import io
 import json
 import zipfile
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import numpy as np
 from PIL import Image
@@ -15,16 +14,15 @@ from facerec.gallery.archive import EXPORT_FORMAT, ImportLimits, open_private, r
 from facerec.errors import InvalidArgument
 from facerec.gallery.names import name_key
 from facerec.storage import Store, as_utc, utcnow
+from facerec.faces.embed import FaceEmbedder
 from facerec.gallery.enrollment import same_face
-
-if TYPE_CHECKING:
-    from facerec.gallery import Gallery
+from facerec.vectors.base import VectorIndex
 
 
 def export(store: Store, path: str | Path, include_crops: bool = True) -> int:
     """`Gallery.export`."""
     with store.session() as session:
-        people = store.identities(session)
+        people = store.people.listed(session)
         records, vectors = [], []
         with open_private(path) as handle, zipfile.ZipFile(handle, "w", zipfile.ZIP_DEFLATED) as archive:
             for person in people:
@@ -46,23 +44,24 @@ def export(store: Store, path: str | Path, include_crops: bool = True) -> int:
     return len(records)
 
 
-def import_(gallery: Gallery, path: str | Path, limits: ImportLimits = ImportLimits()) -> dict:
-    """`Gallery.import_`."""
-    store = gallery.store
-    faces = read_export(path, gallery.model_id, gallery.index.dimension, limits)
+def import_(store: Store, index: VectorIndex, embedder: FaceEmbedder, model_id: str, store_crops: bool,
+            path: str | Path, limits: ImportLimits = ImportLimits()) -> dict:
+    """`Gallery.import_`: into the store, faces of another model re-embedded by `embedder` (whose model is
+    `model_id`) from their crops; crops kept only where `store_crops`."""
+    faces = read_export(path, model_id, index.dimension, limits)
     others = [face for face in faces if face.vector is None]
     if others:
         crops = np.stack([np.asarray(Image.open(io.BytesIO(f.crop_jpeg)).convert("RGB")) for f in others])
-        for face, vector in zip(others, gallery.pipeline.embedder.embed(crops)):
+        for face, vector in zip(others, embedder.embed(crops)):
             face.vector = vector
     now, added, skipped = utcnow(), [], 0
     with store.writing() as session, session.begin():
         names = sorted({face.name for face in faces})
-        ids = store.identity_ids(session, names)
+        ids = store.people.ids(session, names)
         _refuse_case_clashes(store, session, [name for name in names if name not in ids])
         present: dict[str, list[tuple[str, list]]] = {}
         by_id = {identity: name for name, identity in ids.items()}
-        for identity, sha, box in store.photos_of(session, list(by_id)):
+        for identity, sha, box in store.faces.photos_of(session, list(by_id)):
             present.setdefault(by_id[identity], []).append((sha, box))
         for face in faces:
             if any(same_face(face.photo_sha256, face.box, sha, box) for sha, box in present.get(face.name, [])):
@@ -72,23 +71,23 @@ def import_(gallery: Gallery, path: str | Path, limits: ImportLimits = ImportLim
             added.append(face)
         new_names = [name for name in dict.fromkeys(face.name for face in added) if name not in ids]
         first = {face.name: face for face in reversed(added)}  # a new person's note and dates: its first record's
-        ids.update(store.create_identities(session, [
+        ids.update(store.people.create(session, [
             {"name": n, "note": first[n].note, "created_at": first[n].history.get("enrolled_at", now),
              "updated_at": first[n].history.get("updated_at", first[n].history.get("enrolled_at", now))}
             for n in new_names], now))
-        store.add_faces(session, [{"identity_id": ids[face.name], "model_id": gallery.model_id,
+        store.faces.add_many(session, [{"identity_id": ids[face.name], "model_id": model_id,
                                    "embedding": face.vector, "photo_sha256": face.photo_sha256,
                                    "box": face.box, "landmarks": face.landmarks,
-                                   "crop_jpeg": face.crop_jpeg if gallery.settings.store_crops else None,
+                                   "crop_jpeg": face.crop_jpeg if store_crops else None,
                                    "created_at": face.history.get("added_at", now)}
                                   for face in added], now)
-    gallery.index.after_write(store)
+    index.after_write(store)
     return {"added": len(added), "skipped": skipped}
 
 
 def _refuse_case_clashes(store: Store, session, names: list[str]) -> None:
     keys = {name_key(name): name for name in names}
-    for taken in store.names_with_keys(session, list(keys)):
+    for taken in store.people.names_with_keys(session, list(keys)):
         raise InvalidArgument(f"cannot import this file: it names '{keys[name_key(taken)]}', which differs "
                               f"only in letter case from enrolled '{taken}'. Nothing was imported.")
 

@@ -1,10 +1,12 @@
-"""Where the gallery's identities, faces and vectors are kept: the tables (`schema`), the one object that queries
-them (`store.Store`) and one module per database engine (`backends`)."""
+"""Where the gallery's identities, faces and vectors are kept: the tables (`schema`), the store (`store.Store`:
+sessions, and one table object per aggregate: `people`, `faces`, `journal`, `sightings`) and one module per
+database engine (`backends`)."""
 
 from facerec.storage.backends import backend_for
 from facerec.storage.backends.sqlite import database_file
 from facerec.storage.schema import Face, Identity, JournalEntry, Setting, as_utc, utcnow
-from facerec.storage.store import Store, chunked
+from facerec.storage.rows import chunked
+from facerec.storage.store import Store
 
 
 def upgrade(url: str) -> list[str]:

@@ -25,6 +25,8 @@ from sqlalchemy import JSON, DateTime, Float, ForeignKey, Integer, LargeBinary, 
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
 from sqlalchemy.types import TypeDecorator
 
+from facerec.storage.vector_text import vector_from_db
+
 EMBEDDING_DIMENSION = 512  # the shipped model's; a PostgreSQL column (and its HNSW index) is made for one size
 # Finds a name that differs only in the letter case of A-Z (`facerec.gallery.names.name_key`) without a table scan.
 NAME_KEY_INDEX = "ix_identities_name_lower"
@@ -63,8 +65,6 @@ class Embedding(TypeDecorator):
     def result_processor(self, dialect, coltype):
         if dialect.name != "postgresql":
             return super().result_processor(dialect, coltype)
-        from facerec.storage.backends.postgresql import vector_from_db
-
         return lambda value: None if value is None else vector_from_db(value).tobytes()
 
 

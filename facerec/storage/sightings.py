@@ -1,6 +1,6 @@
 """The queries of the sightings table (`facerec.storage.schema.Sighting`): the recent-identifications memory.
 
-Writes take the caller's write transaction (`Store.writing()`), so a sighting and the trim that keeps the memory
+Writes take the caller's write transaction (`Store.writing_sightings()`), so a sighting and the trim that keeps the memory
 at its capacity commit together; reads open their own session. Rows of another model than the one asked for are
 never returned: their embeddings live in another space.
 """
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING
+from typing import Callable, ContextManager
 
 import numpy as np
 from sqlalchemy import delete, func, select
@@ -18,9 +18,6 @@ from sqlalchemy.orm import Session
 from facerec.storage.schema import Sighting, utcnow
 
 USER_LABELLED = ("confirmed", "corrected")  # sources a person vouched for: evicted last
-
-if TYPE_CHECKING:
-    from facerec.storage.store import Store
 
 
 @dataclass
@@ -46,8 +43,8 @@ class SightingRows:
 
 
 class SightingsTable:
-    def __init__(self, store: Store) -> None:
-        self.store = store
+    def __init__(self, session: Callable[[], ContextManager[Session]]) -> None:
+        self.session = session  # opens a read session (`Store.session`)
 
     def add(self, session: Session, identity_id: int, embedding: np.ndarray, model_id: str, similarity: float,
             source: str, capacity: int, seen_at: datetime | None = None) -> int:
@@ -112,7 +109,7 @@ class SightingsTable:
 
     def rows(self, model_id: str) -> SightingRows:
         """Every sighting of this model, oldest first."""
-        with self.store.session() as session:
+        with self.session() as session:
             found = session.execute(select(Sighting.id, Sighting.identity_id, Sighting.embedding, Sighting.similarity,
                                            Sighting.source, Sighting.seen_at)
                                     .where(Sighting.model_id == model_id).order_by(Sighting.id)).all()
@@ -130,5 +127,5 @@ class SightingsTable:
             statement = statement.where(Sighting.model_id == model_id)
         if identity_id is not None:
             statement = statement.where(Sighting.identity_id == identity_id)
-        with self.store.session() as session:
+        with self.session() as session:
             return int(session.scalar(statement))

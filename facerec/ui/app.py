@@ -6,7 +6,11 @@ import gradio as gr
 
 from facerec.access.admin import AdminGuard
 from facerec.gallery import Gallery
-from facerec.ui import enroll_tab, gallery_tab, health_tab, identify_tab, verify_tab
+import facerec.ui.enroll_tab as enroll_tab
+import facerec.ui.gallery_tab as gallery_tab
+import facerec.ui.health_tab as health_tab
+import facerec.ui.identify_tab as identify_tab
+import facerec.ui.verify_tab as verify_tab
 from facerec.ui.context import AppContext
 from facerec.ui.text import markdown_text
 from facerec.ui.uploads import CACHE_MAX_AGE_S

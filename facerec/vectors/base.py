@@ -42,10 +42,6 @@ class VectorIndex(ABC):
     def sync(self, store: Store) -> None:
         """Apply every database change committed since `seq` (by this or any other process)."""
 
-    def catch_up(self, store: Store) -> None:
-        """`sync`, under the name the FAISS index has always had."""
-        self.sync(store)
-
     @abstractmethod
     def rebuild(self, store: Store) -> None:
         """Start again from the database, after changes `sync` cannot apply one by one (a re-embedding)."""

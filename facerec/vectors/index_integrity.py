@@ -4,8 +4,8 @@ Why: the database is the source of truth and the index a cache of it, so a saved
 and rebuilt, not searched. Two lies got through before (#29 row 2): another gallery's index.faiss + index.json
 copied in (the journal check compared one journal entry, which every gallery shares, and a stranger was named),
 and one flipped exponent byte (a vector of length 424: every query, strangers too, "matched" it with a
-"similarity" of 6-25). Each check raises ValueError with the reason; `FaceIndex.open` then rebuilds from the
-database and says why.
+"similarity" of 6-25). Each check raises ValueError with the reason; `JournalFollowingIndex.open` then rebuilds
+from the database and says why.
 """
 
 from __future__ import annotations
@@ -44,7 +44,7 @@ def check_against_database(ids: np.ndarray, reconstruct, store: Store) -> None:
     if not len(ids):
         return
     sample = np.unique(ids[np.linspace(0, len(ids) - 1, min(SAMPLED_FACES, len(ids))).astype(int)])
-    found, vectors = store.embeddings([int(i) for i in sample])
+    found, vectors = store.faces.embeddings([int(i) for i in sample])
     if len(found) != len(sample):
         raise ValueError("it holds faces the database does not have (another gallery's index)")
     for face_id, vector in zip(found, vectors):

@@ -8,71 +8,16 @@ databases are simply upgraded then). `backend_for(url)` picks one by the URL's s
 
 from __future__ import annotations
 
-from pathlib import Path
+from sqlalchemy.engine import make_url
 
-from sqlalchemy import create_engine, func
-from sqlalchemy.engine import Engine, make_url
+from facerec.storage.backends.base import Backend
+from facerec.storage.backends.postgresql import PostgreSQLBackend
+from facerec.storage.backends.sqlite import SQLiteBackend
 
-from facerec.storage.schema import NAME_KEY_INDEX, Base
-
-
-class Backend:
-    """Any SQLAlchemy URL, with nothing engine-specific: one engine for reads and writes."""
-
-    name = "generic"
-    file: Path | None = None  # the database file, for engines that keep one
-    advice = "restore it from a backup"  # what to do when it cannot be opened
-
-    def __init__(self, url: str) -> None:
-        self.url = url
-        self.write_engine, self.read_engine = self._engines()
-        self.sightings_engine = self._sightings_engine()
-
-    def _sightings_engine(self) -> Engine:
-        """Where sightings are written: the write engine, unless the backend can let them skip the gallery's
-        write lock (an identify is a read; its sighting should not queue behind enrollments or a reindex)."""
-        return self.write_engine
-
-    def _engines(self) -> tuple[Engine, Engine]:
-        engine = create_engine(self.url)
-        return engine, engine
-
-    def describe(self) -> str:
-        """Where the database is, for messages: its file, or its URL without the password."""
-        return str(self.file) if self.file else make_url(self.url).render_as_string(hide_password=True)
-
-    def open(self) -> None:
-        """Make the schema usable when a gallery opens it."""
-        self.upgrade()
-
-    def upgrade(self) -> list[str]:
-        """Create what is missing (tables, indexes); safe to run on an up-to-date database. Returns what it did
-        (here: nothing it can tell apart from an up-to-date database)."""
-        Base.metadata.create_all(self.write_engine)
-        self._ensure_name_key_index()
-        return []
-
-    def _ensure_name_key_index(self) -> None:
-        """Galleries made before the index existed get it once (create_all adds no index to an existing table)."""
-        with self.write_engine.begin() as connection:
-            connection.exec_driver_sql(f"CREATE INDEX IF NOT EXISTS {NAME_KEY_INDEX} ON identities (lower(name))")
-
-    def name_key(self, column):
-        """SQL for `facerec.gallery.names.name_key(column)`: the name with A-Z lower-cased."""
-        return func.lower(column)
-
-    def dispose(self) -> None:
-        for engine in {self.write_engine, self.read_engine, self.sightings_engine}:
-            engine.dispose()
+BACKENDS: dict[str, type[Backend]] = {"sqlite": SQLiteBackend, "postgresql": PostgreSQLBackend}
 
 
 def backend_for(url: str) -> Backend:
-    from facerec.storage.backends.postgresql import PostgreSQLBackend
-    from facerec.storage.backends.sqlite import SQLiteBackend
-
-    driver = make_url(url).drivername
-    if driver.startswith("sqlite"):
-        return SQLiteBackend(url)
-    if driver.startswith("postgresql"):
-        return PostgreSQLBackend(url)
-    return Backend(url)
+    """The backend for a URL's scheme (`sqlite`, `postgresql+psycopg`, ...): its engine's own, else the generic."""
+    scheme = make_url(url).drivername.split("+")[0]
+    return BACKENDS.get(scheme, Backend)(url)

@@ -29,7 +29,8 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from facerec.errors import UnusableFile
 from facerec.storage.schema import NAME_KEY_INDEX, Base
-from facerec.storage.backends import Backend
+from facerec.storage.vector_text import vector_from_db
+from facerec.storage.backends.base import Backend
 
 SCHEMA_VERSION = 3  # 2: the sightings table; 3: the API keys table (was created at run time before)
 SCHEMA_VERSION_KEY = "schema_version"
@@ -67,14 +68,6 @@ def register_vector_adapters(connection) -> None:
 
     connection.adapters.register_dumper(np.ndarray, VectorDumper)
     connection.adapters.register_loader(info.oid, VectorLoader)
-
-
-def vector_from_db(value) -> np.ndarray:
-    """A `vector` as the driver gives it (an array, or its text form `[1,2,3]` without the loader) as float32."""
-    if isinstance(value, (str, bytes)):
-        text_form = value.encode() if isinstance(value, str) else value
-        return np.array(text_form[1:-1].split(b","), dtype=np.float32)
-    return np.asarray(value, dtype=np.float32)
 
 
 def vector_index_ddl() -> str:

@@ -18,7 +18,7 @@ from sqlalchemy import create_engine, event
 from sqlalchemy.engine import Engine, make_url
 
 from facerec.storage.schema import NAME_KEY_INDEX
-from facerec.storage.backends import Backend
+from facerec.storage.backends.base import Backend
 
 
 class SQLiteBackend(Backend):

@@ -93,5 +93,5 @@ class PgVectorIndex(VectorIndex):
 
     def reconstruct_all(self) -> tuple[np.ndarray, np.ndarray]:
         """The table's own vectors: there is no other copy."""
-        return self.store.embeddings()
+        return self.store.faces.embeddings()
 

@@ -1,0 +1,40 @@
+"""The threshold in force for one gallery now: the threshold policy (`facerec.openset.threshold_policy`) applied
+to the gallery's size and its own stranger tail (`facerec.gallery.population`).
+
+Every decision that names a person (identify, the look-alike check of an enrollment, verify, Health) asks here,
+so all of them use one rule."""
+
+from __future__ import annotations
+
+from facerec.gallery.population import PopulationCache
+from facerec.openset.threshold_policy import ThresholdInForce, ThresholdPolicy
+from facerec.storage import Store
+from facerec.vectors.base import VectorIndex
+
+
+class GalleryThresholds:
+    def __init__(self, policy: ThresholdPolicy, store: Store, index: VectorIndex) -> None:
+        self.policy, self.store, self.index = policy, store, index
+        self.population = PopulationCache()  # the gallery's own stranger tail, measured as the gallery grows
+
+    def in_force(self, fpir: float | None = None, threshold: float | None = None,
+                 with_people: bool = False) -> ThresholdInForce:
+        """The threshold identify and the look-alike check use now, with its expected stranger-match rate;
+        `fpir` / `threshold` override the settings for one decision. The people count is only reported, so it
+        is read only when asked for."""
+        self.index.sync(self.store)
+        people_count = self.store.counts()[0] if with_people else None
+        faces = len(self.index)
+        return self.policy.for_gallery(faces, people_count, fpir=fpir, threshold=threshold,
+                                       population=self.population.tail(self.store, faces))
+
+    def for_verification(self, fpir: float | None = None, threshold: float | None = None) -> ThresholdInForce:
+        """The threshold verify uses: the same rule for one comparison (its FPIR is the per-comparison FAR), with
+        the gallery's own stranger tail where it has one (the photos compared are likely of its population)."""
+        self.index.sync(self.store)
+        return self.policy.for_verification(fpir=fpir, threshold=threshold,
+                                            population=self.population.tail(self.store, len(self.index)))
+
+    def forget_population(self) -> None:
+        """The embeddings changed wholesale (another model, a reindex): the measured tail no longer holds."""
+        self.population.invalidate()

@@ -1,0 +1,210 @@
+"""A local copy of the gallery's embeddings that follows the database: the part every local engine shares.
+
+The database is the source of truth and its `journal` is commit-ordered (`facerec.storage.schema`), so a copy
+that reflects journal position `seq` is brought up to date by replaying the rows after it: `sync`. Whatever
+happened to a face id since (added, removed, re-embedded), the database says what it is now, and the copy is
+made to agree; an engine that cannot apply a change in place (a graph node is forever) or has degraded asks for a
+`rebuild`. Faces are counted only after changes or when asked (`verify_count`), never on every search, and a
+count that disagrees with the database also rebuilds.
+
+A rebuild fills a new engine without holding the lock, so searches go on meanwhile, swaps it in whole, then
+replays whatever was committed while it was being built.
+
+Saved beside the database (`facerec.vectors.saved_files`): `open` loads the saved copy if it is for this model
+and kind, is the file its save wrote, holds unit vectors, can be replayed to the database's state and agrees
+with the database on a sample of faces; otherwise it rebuilds from the database and says why in `notice`. The
+copy is saved every `SAVE_EVERY` of this process's writes and on close.
+"""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+import numpy as np
+
+from facerec.provenance import file_sha256
+from facerec.storage import Store
+import facerec.vectors.index_integrity as integrity
+import facerec.vectors.saved_files as files
+from facerec.vectors.base import VectorIndex
+from facerec.vectors.local import LocalVectors
+
+# A gallery's index is saved after this many of its process's writes (and on close): a crash costs a journal
+# replay of at most that many writes, not a rebuild.
+SAVE_EVERY = 50
+
+
+class JournalFollowingIndex(VectorIndex):
+    def __init__(self, engine: LocalVectors) -> None:
+        self.engine = engine  # swapped whole by a rebuild; read under `lock`
+        self.kind, self.dimension = engine.kind, engine.dimension
+        self.seq = 0  # journal sequence this index reflects
+        self.lock = threading.RLock()
+        self.notice: str | None = None  # one line for the user when `open` had to rebuild
+        self.folder: Path | None = None  # where `open` found it and `flush` saves it
+        self.model_id: str | None = None
+        self._saved_as: tuple | None = None  # `_state()` when last saved or loaded: close() skips a clean save
+        self._writes_since_save = 0
+
+    def __len__(self) -> int:
+        return len(self.engine)
+
+    def add(self, ids: np.ndarray, embeddings: np.ndarray) -> None:
+        """Add faces not held yet (re-adding a held id is the caller's error: `sync` avoids it)."""
+        with self.lock:
+            self.engine.add(ids, embeddings)
+
+    def remove(self, ids: np.ndarray) -> None:
+        with self.lock:
+            self.engine.remove(ids)
+
+    def search(self, queries: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+        queries = np.ascontiguousarray(np.atleast_2d(queries), dtype=np.float32)
+        with self.lock:
+            k = max(1, min(k, len(self.engine)))
+            similarities, ids = self.engine.search(queries, k)
+        # Cosines of unit vectors: rounding aside, never above 1 (a stored vector that is not of unit length is
+        # refused when the index is opened; this bound holds whatever slips through).
+        return np.minimum(similarities, np.float32(1.0)), ids
+
+    def reconstruct_all(self) -> tuple[np.ndarray, np.ndarray]:
+        with self.lock:
+            ids = self.engine.ids()
+            if not len(ids):
+                return ids, np.zeros((0, self.dimension), np.float32)
+            return ids, np.stack([self.engine.vector(int(i)) for i in ids])
+
+    def reconstruct_ids(self) -> np.ndarray:
+        with self.lock:
+            return self.engine.ids()
+
+    # ----- following the database ---------------------------------------------------------------------------
+    def sync(self, store: Store, verify_count: bool = False) -> None:
+        """Apply every database change made since this index's sequence (by this or any other process)."""
+        with self.lock:
+            needs_rebuild = self._replay(store, verify_count)
+        if needs_rebuild:
+            self.rebuild(store)
+
+    def rebuild(self, store: Store) -> None:
+        """Rebuild from the database, the source of truth (see the module docstring)."""
+        for _attempt in range(3):
+            seq = store.journal.head()
+            fresh = self.engine.built(*store.faces.embeddings())
+            with self.lock:
+                self.engine, self.seq = fresh, seq
+                if not self._replay(store):
+                    return
+        with self.lock:  # writers kept re-embedding faces under us: rebuild once more, holding the lock
+            self.engine, self.seq = self.engine.built(*store.faces.embeddings()), store.journal.head()
+
+    def fill(self, ids: np.ndarray, embeddings: np.ndarray) -> None:
+        """Replace the contents with these faces, built in one go, as `rebuild` does from the database. For bulk
+        loads outside a gallery, such as benchmarks."""
+        fresh = self.engine.built(ids, embeddings)
+        with self.lock:
+            self.engine = fresh
+
+    def _replay(self, store: Store, verify_count: bool = False) -> bool:
+        """Bring the copy to the journal head; caller holds the lock. Returns True when only a rebuild can."""
+        changes = store.journal.since(self.seq)
+        if not changes and not verify_count:
+            return False
+        engine = self.engine
+        if changes:
+            touched = sorted({face_id for _seq, _op, face_id in changes})
+            ids, embeddings = store.faces.embeddings(touched)
+            current = dict(zip(ids.tolist(), embeddings))
+            held = set(engine.ids().tolist())
+            gone = [f for f in touched if f in held and f not in current]
+            changed = [f for f in held.intersection(current)  # float16 kinds hold vectors rounded by <= 5e-4
+                       if not np.allclose(engine.vector(f), current[f], rtol=0, atol=1e-3)]
+            new = [f for f in current if f not in held]
+            if engine.cannot_replay(changed, new):
+                return True
+            engine.remove(np.array(gone + changed, np.int64))
+            readd = changed + new
+            engine.add(np.array(readd, np.int64),
+                       np.array([current[f] for f in readd], np.float32).reshape(-1, self.dimension))
+            self.seq = max(self.seq, changes[-1][0])
+        if engine.wants_rebuild():
+            return True
+        # Counts are only comparable when nothing was committed since the replay (a later write would already
+        # be in the count but not yet in the index; the next sync applies it).
+        return len(engine) != store.counts()[1] and store.journal.head() == self.seq
+
+    # ----- saved beside the database ------------------------------------------------------------------------
+    def _state(self) -> tuple:
+        return self.seq, self.engine.stored_count(), len(self.engine), id(self.engine)
+
+    def after_write(self, store: Store) -> None:
+        """Take in this process's write now, and save every `SAVE_EVERY` writes."""
+        self.sync(store)
+        self._writes_since_save += 1
+        if self._writes_since_save >= SAVE_EVERY:
+            self.flush(store)
+
+    def flush(self, store: Store) -> None:
+        """Save to the folder `open` read it from (nothing for an index made without `open`)."""
+        if self.folder is not None:
+            self.save(self.folder, self.model_id, store)
+            self._writes_since_save = 0
+
+    def save(self, folder: Path, model_id: str, store: Store | None = None) -> None:
+        """Write durably and atomically, so neither a crash nor a power cut leaves a half-written index behind.
+        Skipped when nothing changed since the last save or load. With `store`, the journal row at `seq` is
+        recorded too, so `open` can tell a rewritten journal."""
+        folder.mkdir(parents=True, exist_ok=True)
+        with self.lock:
+            if self._saved_as == self._state() and (folder / files.INDEX_FILE).is_file() \
+                    and (folder / files.INDEX_META_FILE).is_file():
+                return
+            files.refuse_non_files(folder)
+            head = store.journal.entry(self.seq) if store is not None and self.seq else None
+            tmp, tmp_meta = files.temporary_names(folder)
+            try:
+                files.private_empty_file(tmp)
+                engine_fields = self.engine.write(tmp)
+                checksum = file_sha256(tmp)
+                files.replace_durably(tmp, folder / files.INDEX_FILE)
+                files.write_private_json(tmp_meta, {
+                    "seq": self.seq, "model_id": model_id, "kind": self.kind, "count": self.engine.stored_count(),
+                    "sha256": checksum, "head": list(head) if head else None, **engine_fields})
+                files.replace_durably(tmp_meta, folder / files.INDEX_META_FILE)
+            finally:  # a failed save leaves no copy of the embeddings behind
+                tmp.unlink(missing_ok=True)
+                tmp_meta.unlink(missing_ok=True)
+            files.fsync(folder)
+            self._saved_as = self._state()
+
+    @classmethod
+    def open(cls, engine: LocalVectors, folder: Path, store: Store, model_id: str) -> JournalFollowingIndex:
+        """`engine` (empty, of the kind and options wanted) filled from the copy saved in `folder` when it can be
+        trusted and replayed to the database's state; otherwise from the database."""
+        index = cls(engine)
+        index.folder, index.model_id = folder, model_id
+        files.refuse_non_files(folder)
+        files.remove_stale_temp_files(folder)
+        files.refuse_foreign_database(folder, store, store.journal.head())
+        try:
+            meta = files.read_meta(folder)
+            if meta.get("model_id") != model_id or meta.get("kind") != engine.kind:
+                raise ValueError("it was made for another model or index kind")
+            integrity.check_checksum(folder / files.INDEX_FILE, meta.get("sha256"))
+            loaded = engine.read(folder / files.INDEX_FILE, meta)
+            if loaded.stored_count() != meta.get("count"):
+                raise ValueError("it does not match its metadata")
+            loaded.check_unit_lengths()
+            with index.lock:
+                index.engine, index.seq = loaded, int(meta["seq"])
+                index._saved_as = index._state()
+            index.sync(store, verify_count=True)
+            integrity.check_against_database(index.reconstruct_ids(), index.engine.vector, store)
+        except Exception as error:  # missing, unreadable, stale beyond repair: the database decides
+            existed = (folder / files.INDEX_FILE).exists() or (folder / files.INDEX_META_FILE).exists()
+            index.rebuild(store)
+            if existed:
+                index.notice = (f"the saved index in {folder} could not be used ({files.reason(error)}); rebuilt "
+                                f"it from the database ({len(index)} faces)")
+        return index

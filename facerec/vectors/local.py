@@ -1,0 +1,72 @@
+"""What an engine that keeps its own copy of the embeddings implements: the vectors, searched, and their file.
+
+Everything else a local copy needs (following the database's journal, rebuilding, the count check, saving it
+beside the database, refusing another gallery's database) is the same for every such engine and lives in
+`facerec.vectors.following`. A new engine (Annoy, USearch, a Qdrant local collection) writes one of these.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from pathlib import Path
+
+import numpy as np
+
+
+class LocalVectors(ABC):
+    """Face ids -> unit vectors, held in this process. Not thread-safe: the follower holds the lock."""
+
+    kind: str
+    dimension: int
+
+    @abstractmethod
+    def __len__(self) -> int:
+        """Faces a search can return."""
+
+    @abstractmethod
+    def add(self, ids: np.ndarray, embeddings: np.ndarray) -> None:
+        """ids [N] int64 not held yet, embeddings [N, D] float32 unit vectors."""
+
+    @abstractmethod
+    def remove(self, ids: np.ndarray) -> None:
+        """Stop returning these face ids."""
+
+    @abstractmethod
+    def search(self, queries: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+        """(similarities [Q, k] float32, best first, face ids [Q, k] int64; -1 where fewer), 1 <= k <= len."""
+
+    @abstractmethod
+    def ids(self) -> np.ndarray:
+        """The face ids a search can return."""
+
+    @abstractmethod
+    def vector(self, face_id: int) -> np.ndarray:
+        """The stored vector of a held face (as stored: fp16 kinds round it)."""
+
+    @abstractmethod
+    def built(self, ids: np.ndarray, embeddings: np.ndarray) -> "LocalVectors":
+        """A new instance of the same kind and options holding exactly these faces, built in one go."""
+
+    def cannot_replay(self, changed: list[int], new: list[int]) -> bool:
+        """True when these journal changes (faces whose vector changed; faces new to it) need a rebuild."""
+        return False
+
+    def wants_rebuild(self) -> bool:
+        """True when the copy has degraded enough (e.g. a graph's tombstones) that a rebuild pays."""
+        return False
+
+    @abstractmethod
+    def write(self, path: Path) -> dict:
+        """Write the vectors to `path`; returns what `read` needs besides the file (JSON-able)."""
+
+    @abstractmethod
+    def read(self, path: Path, saved: dict) -> "LocalVectors":
+        """A new instance holding what `write` wrote (ValueError when the file is not usable as one)."""
+
+    @abstractmethod
+    def stored_count(self) -> int:
+        """Vectors physically held (tombstoned ones included): what the saved metadata records."""
+
+    @abstractmethod
+    def check_unit_lengths(self) -> None:
+        """ValueError when a stored vector is not of unit length (a damaged file would out-score every face)."""

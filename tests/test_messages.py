@@ -23,6 +23,7 @@ from facerec.gallery import Gallery
 from facerec.faces.image import load_image
 from facerec.messages import percent_text, plural, rate_text, sentence, sentences
 from facerec.settings import Settings
+from facerec.threshold_text import threshold_notes
 from group_photos import group_photo
 
 REPO = Path(__file__).resolve().parents[1]
@@ -169,7 +170,8 @@ def test_enroll_is_spelled_one_way_in_help_and_readme() -> None:
     from facerec.cli import build_parser
 
     parser = build_parser()
-    texts = [parser.format_help(), (REPO / "README.md").read_text(), (REPO / "app.py").read_text()]
+    pages = [REPO / "README.md", REPO / "SECURITY.md", *sorted((REPO / "docs").glob("*.md"))]
+    texts = [parser.format_help(), (REPO / "app.py").read_text(), *(page.read_text() for page in pages)]
     actions = [a for a in parser._actions if a.__class__.__name__ == "_SubParsersAction"]
     texts += [sub.format_help() for action in actions for sub in action.choices.values()]
     found = sorted({m.group(0) for text in texts for m in BRITISH.finditer(text)})
@@ -179,7 +181,7 @@ def test_enroll_is_spelled_one_way_in_help_and_readme() -> None:
 def test_rates_in_the_calibrated_range_note_use_the_one_format() -> None:
     policy = Settings().threshold_policy()
     huge = policy.for_gallery(10**12)
-    notes = " ".join(huge.notes)
+    notes = " ".join(threshold_notes(huge))
     assert "per comparison, below the calibrated range (down to 1e-9): extrapolated" in notes, notes
     assert not re.search(r"\de-0\d", notes), notes
     assert np.isfinite(huge.threshold)

@@ -22,6 +22,7 @@ from facerec.errors import InvalidArgument, PossibleDuplicate
 from facerec.gallery import Gallery
 from facerec.messages import similarity_text
 from facerec.settings import Settings
+from facerec.threshold_text import threshold_notes, threshold_sentence
 from facerec.openset.tail import fit_generalized_pareto, pareto_quantile, pareto_survival
 from facerec.openset.threshold_policy import ScoreCalibration, ThresholdPolicy
 
@@ -89,7 +90,7 @@ def test_verification_is_one_comparison_and_a_pinned_threshold_overrides_the_rat
     verification = policy.for_verification()
     assert verification.threshold == policy.for_gallery(1).threshold and verification.comparisons == 1
     assert verification.expected_fpir == pytest.approx(verification.far) == pytest.approx(0.02, rel=1e-3)
-    assert "compared once" in verification.sentence()
+    assert "compared once" in threshold_sentence(verification)
 
     pinned = ThresholdPolicy.from_card(shipped_card(), pinned_threshold=0.7)
     small, large = pinned.for_gallery(10), pinned.for_gallery(10_000)
@@ -127,8 +128,8 @@ def test_cards_without_the_new_calibration_fall_back_with_a_warning() -> None:
     rules = [policy.for_gallery(n) for n in (1, 100, 10_000)]
     assert rules[0].threshold == pytest.approx(0.4984, abs=1e-4)  # 1% per comparison, on the curve
     assert rules[0].threshold < rules[1].threshold < rules[2].threshold
-    assert rules[2].notes and "extrapolated" in rules[2].notes[0]  # FAR 1e-6 lies beyond the old curve
-    assert "Warning" in rules[2].sentence()
+    assert rules[2].extrapolated_far is not None and "extrapolated" in threshold_notes(rules[2])[0]  # FAR 1e-6 lies beyond the old curve
+    assert "Warning" in threshold_sentence(rules[2])
 
     bare = ThresholdPolicy.from_card({"thresholds": {"far_1e-3": {"cosine": 0.6}}})
     rule = bare.for_gallery(1000)
@@ -210,7 +211,8 @@ def test_verify_uses_the_one_comparison_rule(gallery_with_person, lfw_photo) -> 
     assert result.similarity == pytest.approx(similarity, abs=1e-4)
     data = result.to_dict()
     assert data["expected_fpir"] == pytest.approx(rule.far, rel=1e-3)
-    assert data["threshold_policy"]["verification"] is True and "compared once" in data["threshold_policy"]["sentence"]
+    assert data["threshold_policy"]["verification"] is True and "sentence" not in data["threshold_policy"]  # numbers
+    assert "compared once" in threshold_sentence(result.rule)  # the interfaces put them in words
     pinned = gallery.verify(lfw_photo(PERSON, 1), probe, threshold=0.99)
     assert pinned.threshold == 0.99 and not pinned.same_person and pinned.rule.pinned
 

@@ -23,10 +23,11 @@ from starlette.background import BackgroundTask
 
 from facerec.errors import UnusableFile
 from facerec.gallery import Gallery
-from facerec.api import schemas
+import facerec.api.schemas as schemas
 from facerec.api.auth import ADMIN, READ
 from facerec.api.errors import error_response
 from facerec.api.uploads import read_upload, upload_label
+from facerec.threshold_text import worded
 
 MAX_PAGE = 500
 
@@ -180,8 +181,9 @@ def build_router(context: ApiContext) -> APIRouter:
                      face_a: FaceIndex = None, face_b: FaceIndex = None):
         first = await context.photo(photo_a, "the first photo")
         second = await context.photo(photo_b, "the second photo")
-        return (await context.run(gallery.verify, first, second, threshold=threshold, fpir=fpir, face_a=face_a,
-                                  face_b=face_b)).to_dict()
+        result = await context.run(gallery.verify, first, second, threshold=threshold, fpir=fpir, face_a=face_a,
+                                   face_b=face_b)
+        return worded(result.to_dict(), result.rule)
 
     # ----- the sightings memory -------------------------------------------------------------------------
     @router.post("/sightings/{sighting_id}/confirm", response_model=schemas.Sighting, dependencies=[ADMIN],

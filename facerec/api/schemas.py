@@ -7,6 +7,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from facerec.gallery.results import EnrollResult, FaceMatch, IdentityInfo
 from facerec.openset.threshold_policy import ThresholdInForce
+from facerec.threshold_text import with_sentence, worded
 
 
 class Error(BaseModel):
@@ -97,7 +98,7 @@ class Enrolled(BaseModel):
 
     @classmethod
     def of(cls, result: EnrollResult) -> "Enrolled":
-        return cls(**result.to_dict())
+        return cls(**worded(result.to_dict(), result.lookalike_threshold))
 
 
 class Candidate(BaseModel):
@@ -136,7 +137,7 @@ class Identified(BaseModel):
                 identity_id=best, similarity=None if match.similarity is None else round(match.similarity, 4),
                 candidates=[Candidate(name=c.name, identity_id=c.identity_id, similarity=round(c.similarity, 4))
                             for c in match.candidates], sighting_id=match.sighting_id))
-        policy = rule.to_dict()
+        policy = with_sentence(rule.to_dict(), rule)
         return cls(faces=faces, threshold=policy["threshold"], expected_fpir=policy["expected_fpir"], top_k=top_k,
                    threshold_policy=policy)
 

@@ -6,6 +6,7 @@ import argparse
 
 from facerec.cli.output import emit, open_gallery, settings_from
 from facerec.cli.registry import CommandAdder
+from facerec.threshold_text import with_sentence
 
 
 def register(command: CommandAdder, sub, common: argparse.ArgumentParser) -> None:
@@ -21,7 +22,7 @@ def register(command: CommandAdder, sub, common: argparse.ArgumentParser) -> Non
     command("health", cmd_health, "embedding metrics, sightings, weak enrollments and confusable pairs of the gallery")
     keys = sub.add_parser("api-key", help="create, list and revoke the REST API's keys",
                           description="Keys for the app's REST API (/api/v1), stored hashed in the gallery database; "
-                                      "with none created the REST API is off. See the README's REST API section.")
+                                      "with none created the REST API is off. See docs/api.md.")
     key_commands = keys.add_subparsers(metavar="ACTION")
     keys.set_defaults(handler=lambda _args: keys.print_help() or 2)
 
@@ -59,6 +60,8 @@ def cmd_import(args) -> int:
 def cmd_stats(args) -> int:
     with open_gallery(args) as gallery:
         stats = gallery.stats()
+        rule = gallery.threshold_in_force(with_people=True)
+    stats["threshold_policy"] = with_sentence(stats["threshold_policy"], rule)
     rows = [[k, v] for k, v in stats.items() if k not in ("threshold_policy", "embedder")]
     embedder = stats["embedder"]
     rows.append(["embedder", f"{embedder['path']}: {embedder['reason']}"])
@@ -69,6 +72,8 @@ def cmd_stats(args) -> int:
 def cmd_health(args) -> int:
     with open_gallery(args) as gallery:
         report = gallery.health().to_dict()
+        rule = gallery.threshold_in_force(with_people=True)
+    report["threshold_policy"] = with_sentence(report["threshold_policy"], rule)
     rows = [["ClosestIsPositiveAccuracy", report["closest_is_positive_accuracy"],
              report["readings"]["closest_is_positive_accuracy"]]]
     rows += [[k, v, report["readings"][k]] for k, v in report["median_distances"].items()]

@@ -10,6 +10,7 @@ from facerec.cli.output import emit, open_gallery, pick_face_hint, progress_bar
 from facerec.cli.registry import CommandAdder
 from facerec.errors import FaceRecError, IdentityMismatch, InvalidArgument, LowQuality, MultipleFaces, PossibleDuplicate
 from facerec.messages import similarity_text
+from facerec.threshold_text import threshold_sentence, worded
 
 
 def register(command: CommandAdder, sub, common: argparse.ArgumentParser) -> None:
@@ -75,7 +76,7 @@ def cmd_enroll(args) -> int:
         text += "; looks like " + ", ".join(f"{n} ({similarity_text(s)})" for n, s in result.lookalikes)
     if result.quality is not None:
         text += "\n" + result.quality.sentence()
-    emit(args, result.to_dict(), text=text)
+    emit(args, worded(result.to_dict(), result.lookalike_threshold), text=text)
     return 0
 
 
@@ -130,11 +131,11 @@ def cmd_identify(args) -> int:
              " ".join(str(round(v)) for v in m.face.box), "" if m.sighting_id is None else m.sighting_id]
             for i, m in enumerate(matches)]
     kept = [m.sighting_id for m in matches if m.sighting_id is not None]
-    text = f"{len(matches)} face(s). {matches[0].rule.sentence()}"
+    text = f"{len(matches)} face(s). {threshold_sentence(matches[0].rule)}"
     if kept:
         text += (f"\nKept as sighting(s) {', '.join(map(str, kept))}: if one is wrong, `facerec sightings correct ID "
                  "NAME` or `facerec sightings reject ID`.")
-    emit(args, [m.to_dict() for m in matches], rows, ["face", "name", "similarity", "candidates", "box", "sighting"],
+    emit(args, [worded(m.to_dict(), m.rule) for m in matches], rows, ["face", "name", "similarity", "candidates", "box", "sighting"],
           text=text)
     return 0
 
@@ -143,9 +144,9 @@ def cmd_verify(args) -> int:
     with open_gallery(args) as gallery:
         result = gallery.verify(args.photo_a, args.photo_b, face_a=args.face_a, face_b=args.face_b)
     verdict = "same person" if result.same_person else "different people"
-    emit(args, result.to_dict(),
+    emit(args, worded(result.to_dict(), result.rule),
           text=f"{verdict}: similarity {result.similarity:.3f} (threshold {result.threshold:.3f}). "
-               f"{result.rule.sentence()}")
+               f"{threshold_sentence(result.rule)}")
     return 0
 
 

@@ -11,7 +11,8 @@ and the threshold in force is the t at which this equals the chosen rate: it ris
 formula treats the N comparisons as independent; strangers who resemble many people at once make the true
 FPIR lower than this, never higher, for the same FAR. Identify and the enrollment look-alike check use the
 current gallery's N; verification compares two photos once (N = 1), so its FPIR is the per-comparison FAR.
-A user may pin a raw similarity threshold instead; its expected FPIR is still reported.
+A user may pin a raw similarity threshold instead; its expected FPIR is still reported. The policy returns
+numbers (`ThresholdInForce`); the interfaces put them in words (`facerec.threshold_text`).
 
 A gallery of at least a few hundred people also measures its own stranger tail (`facerec.openset.population_tail`):
 its faces of different people are stranger comparisons from the user's own population. Where that tail is
@@ -27,11 +28,11 @@ fixed FAR 1e-3 threshold.
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 
 import numpy as np
 
-from facerec.messages import percent_text, rate_text
+from facerec.messages import rate_text
 from facerec.openset.population_tail import PopulationTail
 
 DEFAULT_FPIR = 0.01
@@ -146,9 +147,10 @@ class ThresholdInForce:
     verification: bool = False
     people: int | None = None
     warning: str | None = None
-    notes: list[str] = field(default_factory=list)
     population: PopulationTail | None = None  # the gallery's own stranger tail, where it was measured
     raised_from: float | None = None  # the card's threshold, where the gallery's own tail raised it
+    extrapolated_far: float | None = None  # the per-comparison FAR needed, where below the calibrated range
+    lowest_calibrated_far: float | None = None
 
     def to_dict(self) -> dict:
         data = asdict(self)
@@ -161,42 +163,7 @@ class ThresholdInForce:
             data["expected_fpir_interval"] = [float(f"{v:.3g}") for v in self.expected_fpir_interval]
         data["rule"] = ("verification: one comparison, FPIR = per-comparison FAR" if self.verification else
                         "FPIR = 1 - (1 - FAR(threshold)) ** enrolled faces")
-        data["sentence"] = self.sentence()
         return data
-
-    def sentence(self) -> str:
-        """What the threshold means, in plain words."""
-        rate = "false-match" if self.verification else "stranger-match"
-        how = (f"pinned at {self.threshold:.3f}" if self.pinned else
-               f"{self.threshold:.3f}, set for an accepted {rate} rate of {percent_text(self.target_fpir)}")
-        interval = (f" (95% interval {percent_text(self.expected_fpir_interval[0])} to "
-                    f"{percent_text(self.expected_fpir_interval[1])})" if self.expected_fpir_interval else "")
-        if self.verification:
-            text = f"Similarity threshold {how}. Two photos are compared once"
-            if self.expected_fpir is not None:
-                text += (f": expected false-match rate {percent_text(self.expected_fpir)}{interval}, about "
-                         f"{_one_in(self.expected_fpir)} pairs of photos of different people would be called the "
-                         "same person")
-        elif self.comparisons == 0:
-            text = (f"The gallery is empty, so nobody can be wrongly named yet; with the first enrolled face the "
-                    f"similarity threshold will be {how}")
-        else:
-            size = f"{self.comparisons:,} enrolled face{'s' if self.comparisons != 1 else ''}"
-            if self.people is not None:
-                size = f"{self.people:,} {'person' if self.people == 1 else 'people'} ({size})"
-            text = f"Similarity threshold {how}, for a gallery of {size}"
-            if self.expected_fpir is not None:
-                text += (f". Expected stranger-match rate {percent_text(self.expected_fpir)}{interval}: about "
-                         f"{_one_in(self.expected_fpir)} people who are not enrolled would wrongly be given a name")
-        if self.true_match_rate is not None:
-            text += (f"; a new photo of an enrolled person clears the threshold about {self.true_match_rate:.0%} "
-                     "of the time")
-        text += "."
-        for note in self.notes:
-            text += f" Note: {note}."
-        if self.warning:
-            text += f" Warning: {self.warning}."
-        return text
 
 
 class ThresholdPolicy:
@@ -237,21 +204,17 @@ class ThresholdPolicy:
         threshold = self.pinned_threshold if threshold is None and fpir is None else threshold
         pinned = threshold is not None or calibration.fixed_threshold is not None
         population = None if calibration.fixed_threshold is not None else population
-        notes, raised_from = [], None
+        raised_from, extrapolated = None, None
         if threshold is None:
             target = self.fpir if fpir is None else _check_rate(fpir)
             # Per comparison, from the FPIR over N comparisons (an empty gallery gets the one-face threshold).
             far = -math.expm1(math.log1p(-target) / max(1, comparisons))
             threshold = calibration.threshold_at_far(far)
             if calibration.fixed_threshold is None and far < calibration.lowest_far:
-                notes.append(f"this gallery needs a false-accept rate of {rate_text(far)} per comparison, below "
-                             f"the calibrated range (down to {rate_text(calibration.lowest_far)}): extrapolated")
+                extrapolated = far  # below the calibrated range
             own = population.threshold_at_far(far) if population is not None else None
             if own is not None and own > threshold:
                 raised_from, threshold = threshold, own
-                notes.append(f"this gallery's own people look more alike than the model's calibration set "
-                             f"({population.pairs:,} pairs of its faces of different people measured), so the "
-                             f"threshold is raised from {raised_from:.3f} to {own:.3f} to keep the accepted rate")
         else:
             target = None
         far = calibration.far(threshold)
@@ -265,8 +228,9 @@ class ThresholdPolicy:
             expected_fpir=None if far is None else _fpir(far, comparisons),
             expected_fpir_interval=None if interval is None else tuple(_fpir(f, comparisons) for f in interval),
             far=far, true_match_rate=calibration.true_match_rate(threshold), pinned=pinned,
-            verification=verification, people=people, warning=calibration.warning, notes=notes,
-            population=population, raised_from=raised_from)
+            verification=verification, people=people, warning=calibration.warning, population=population,
+            raised_from=raised_from, extrapolated_far=extrapolated,
+            lowest_calibrated_far=None if calibration.fixed_threshold is not None else calibration.lowest_far)
 
 
 def _fpir(far: float, comparisons: int) -> float:
@@ -294,7 +258,3 @@ def _interp(x: float, xs: np.ndarray, ys: np.ndarray) -> float:
     return float(np.interp(x, xs, ys))
 
 
-def _one_in(rate: float) -> str:
-    if rate <= 0:
-        return "none of the"
-    return f"1 in {max(1, round(1 / rate)):,}"

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import gradio as gr
 
+from facerec.threshold_text import threshold_sentence
 from facerec.faces.drawing import policy_growth_plot, sightings_trend_plot, similarity_histogram
 from facerec.faces.embedder_check import EmbedderCheck
 from facerec.gallery.health import HealthReport
@@ -80,7 +81,7 @@ def build(context: AppContext, password_visible: bool) -> gr.Tab:
         lines = ["**The threshold as the gallery grows.** A stranger is compared with every enrolled face, so the "
                  "more faces, the more chances of a wrong match: to keep the stranger-match rate at the accepted "
                  "level, the threshold rises with the gallery, and a new photo of an enrolled person clears it "
-                 "less often.", "", f"Now: {rule.sentence()}", "",
+                 "less often.", "", f"Now: {threshold_sentence(rule)}", "",
                  "| enrolled faces | threshold | expected true-match rate |", "|---:|---:|---:|"]
         # A Markdown table: a table on the page, and the same readable text in the API answer and in a copy (it
         # was a code block of pipes, which the page showed as raw text).

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import gradio as gr
 
+from facerec.threshold_text import threshold_sentence
 from facerec.faces.drawing import KNOWN, UNKNOWN, annotate
 from facerec.errors import InvalidArgument
 from facerec.ui.actions import expose
@@ -55,7 +56,7 @@ def build(context: AppContext, default_percent: float, password_visible: bool) -
         """The threshold identify would use now, for this gallery, in plain words."""
         rule = gallery.threshold_in_force(fpir=accepted_rate(fpir_percent), threshold=parse_pinned(pinned_threshold),
                                           with_people=True)
-        return {threshold_note: rule.sentence()}
+        return {threshold_note: threshold_sentence(rule)}
 
     def identify(photo, pinned_threshold=None, top_k=3, password="", fpir_percent=None,
                  request: gr.Request = None):
@@ -81,7 +82,7 @@ def build(context: AppContext, default_percent: float, password_visible: bool) -
                  *[""] * (3 - len(m.candidates[:3]))] for i, m in enumerate(matches)]
         summary = (f"{len(matches)} face(s): " + ", ".join(f"#{i} {markdown_text(m.label)}"
                                                            for i, m in enumerate(matches))
-                   + f". {matches[0].rule.sentence()}")
+                   + f". {threshold_sentence(matches[0].rule)}")
         if not admin:
             summary += " Only matching names are shown without the admin password."
         face_names = [f"#{i} {m.label}" for i, m in enumerate(matches)]

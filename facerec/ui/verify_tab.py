@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gradio as gr
 
+from facerec.threshold_text import threshold_sentence
 from facerec.errors import MultipleFaces
 from facerec.ui.actions import Instead, expose
 from facerec.ui.context import AppContext
@@ -31,7 +32,7 @@ def build(context: AppContext, default_percent: float) -> None:
     def policy(fpir_percent, pinned_threshold):
         rule = gallery.verification_threshold(fpir=accepted_rate(fpir_percent),
                                               threshold=parse_pinned(pinned_threshold))
-        return {threshold_note: rule.sentence()}
+        return {threshold_note: threshold_sentence(rule)}
 
     def verify(photo_a, photo_b, pinned_threshold=None, fpir_percent=None, face_a=None, face_b=None):
         path_a = uploaded_photo(photo_a, "upload two photos")
@@ -41,7 +42,7 @@ def build(context: AppContext, default_percent: float) -> None:
                                 face_b=chosen_face(face_b, "face_b"))
         verdict = "Same person" if result.same_person else "Different people"
         return {status: f"**{verdict}** — similarity {result.similarity:.3f} (threshold {result.threshold:.3f}). "
-                        f"{result.rule.sentence()}", details: result.to_dict()}
+                        f"{threshold_sentence(result.rule)}", details: result.to_dict()}
 
     for side in (side_a, side_b):
         picture, choice, note = side["faces"], side["choice"], side["note"]

@@ -1,0 +1,82 @@
+"""The threshold in force, in words: what the UI, the CLI and the API say about a `ThresholdInForce`.
+
+The policy (`facerec.openset.threshold_policy`) returns numbers; this is the one place they become sentences,
+so the three interfaces say the same thing the same way.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from facerec.messages import percent_text, rate_text
+
+if TYPE_CHECKING:
+    from facerec.openset.threshold_policy import ThresholdInForce
+
+
+def threshold_sentence(rule: ThresholdInForce) -> str:
+    """What the threshold means, in plain words."""
+    rate = "false-match" if rule.verification else "stranger-match"
+    how = (f"pinned at {rule.threshold:.3f}" if rule.pinned else
+           f"{rule.threshold:.3f}, set for an accepted {rate} rate of {percent_text(rule.target_fpir)}")
+    interval = (f" (95% interval {percent_text(rule.expected_fpir_interval[0])} to "
+                f"{percent_text(rule.expected_fpir_interval[1])})" if rule.expected_fpir_interval else "")
+    if rule.verification:
+        text = f"Similarity threshold {how}. Two photos are compared once"
+        if rule.expected_fpir is not None:
+            text += (f": expected false-match rate {percent_text(rule.expected_fpir)}{interval}, about "
+                     f"{_one_in(rule.expected_fpir)} pairs of photos of different people would be called the "
+                     "same person")
+    elif rule.comparisons == 0:
+        text = (f"The gallery is empty, so nobody can be wrongly named yet; with the first enrolled face the "
+                f"similarity threshold will be {how}")
+    else:
+        size = f"{rule.comparisons:,} enrolled face{'s' if rule.comparisons != 1 else ''}"
+        if rule.people is not None:
+            size = f"{rule.people:,} {'person' if rule.people == 1 else 'people'} ({size})"
+        text = f"Similarity threshold {how}, for a gallery of {size}"
+        if rule.expected_fpir is not None:
+            text += (f". Expected stranger-match rate {percent_text(rule.expected_fpir)}{interval}: about "
+                     f"{_one_in(rule.expected_fpir)} people who are not enrolled would wrongly be given a name")
+    if rule.true_match_rate is not None:
+        text += (f"; a new photo of an enrolled person clears the threshold about {rule.true_match_rate:.0%} "
+                 "of the time")
+    text += "."
+    for note in threshold_notes(rule):
+        text += f" Note: {note}."
+    if rule.warning:
+        text += f" Warning: {rule.warning}."
+    return text
+
+
+def threshold_notes(rule: ThresholdInForce) -> list[str]:
+    """What the user should know about how the threshold was set: an extrapolated false-accept rate, a threshold
+    the gallery's own tail raised."""
+    notes = []
+    if rule.extrapolated_far is not None:
+        notes.append(f"this gallery needs a false-accept rate of {rate_text(rule.extrapolated_far)} per comparison, "
+                     f"below the calibrated range (down to {rate_text(rule.lowest_calibrated_far)}): extrapolated")
+    if rule.raised_from is not None and rule.population is not None:
+        notes.append(f"this gallery's own people look more alike than the model's calibration set "
+                     f"({rule.population.pairs:,} pairs of its faces of different people measured), so the "
+                     f"threshold is raised from {rule.raised_from:.3f} to {rule.threshold:.3f} to keep the accepted "
+                     "rate")
+    return notes
+
+
+def with_sentence(policy: dict, rule: ThresholdInForce) -> dict:
+    """A `ThresholdInForce.to_dict()` with the words added, for the JSON a person reads (CLI, REST API)."""
+    return {**policy, "sentence": threshold_sentence(rule), "notes": threshold_notes(rule)}
+
+
+def worded(data: dict, rule: ThresholdInForce | None) -> dict:
+    """An answer's `to_dict()` whose `threshold_policy` (if any) carries its words too."""
+    if rule is None or "threshold_policy" not in data:
+        return data
+    return {**data, "threshold_policy": with_sentence(data["threshold_policy"], rule)}
+
+
+def _one_in(rate: float) -> str:
+    if rate <= 0:
+        return "none of the"
+    return f"1 in {max(1, round(1 / rate)):,}"

@@ -2,7 +2,7 @@
 
 Defaults: gallery in $FACEREC_HOME or ./facerec_home (created on first start), port $GRADIO_SERVER_PORT or 7860,
 bound to 127.0.0.1, never shared publicly unless --share is given. Set FACEREC_ADMIN_PASSWORD to require a
-password for everything that shows or changes enrolled people (see the README's Security section); the
+password for everything that shows or changes enrolled people (see SECURITY.md); the
 --admin-password option works too, but every local user can read it in `ps`.
 
 Every file the app writes (gallery, index, Gradio's cache of uploads and served pictures, exports) is readable by
@@ -39,7 +39,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--db", metavar="URL",
                         help="gallery database (default: $FACEREC_DATABASE_URL, else gallery.db in the gallery "
                              "folder); postgresql+psycopg://... lets several app replicas share one gallery "
-                             "(README: When one machine is not enough)")
+                             "(docs/deployment.md)")
     parser.add_argument("--port", type=int, default=int(os.environ.get("GRADIO_SERVER_PORT", 7860)))
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--share", action="store_true", help="create a public Gradio link (off by default)")

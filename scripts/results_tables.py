@@ -1,10 +1,11 @@
-"""The README's results tables, generated from benchmarks/results/*.json (never typed by hand).
+"""The results tables of README.md and docs/results.md, generated from benchmarks/results/*.json (never typed).
 
-    python scripts/results_tables.py --write   # rewrite every generated block of README.md
+    python scripts/results_tables.py --write   # rewrite every generated block
     python scripts/results_tables.py --check   # exit 1 if a block is not what the results files say (CI runs it)
 
-A generated block sits between `<!-- results:NAME -->` and `<!-- /results:NAME -->`; everything else in the README
-is left alone. Every row names the CPU (model and flags) and the model file (sha256) it was measured with, from
+A generated block sits between `<!-- results:NAME -->` and `<!-- /results:NAME -->`; everything else in a page is
+left alone. docs/results.md holds every block; the README holds the headline (`accuracy`). Every row names the
+CPU (model and flags) and the model file (sha256) it was measured with, from
 the results file's `provenance` record (`facerec.provenance`).
 """
 
@@ -18,7 +19,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results"
-README = ROOT / "README.md"
+PAGES = {ROOT / "README.md": ("accuracy",), ROOT / "docs" / "results.md": ("cpus", "accuracy", "peer", "speed",
+                                                                           "sightings")}
 PEER_REFERENCE = {"one_shot": 0.933, "distractors": 0.874, "pairs": 0.989}  # face_recognition's published figures
 
 
@@ -176,25 +178,28 @@ BLOCKS: dict[str, Callable[[], str]] = {"accuracy": accuracy_block, "cpus": cpus
                                         "speed": speed_block, "sightings": sightings_block}
 
 
-def generated(text: str) -> str:
-    for name, make in BLOCKS.items():
+def generated(text: str, names: tuple[str, ...], page: str) -> str:
+    for name in names:
         pattern = re.compile(rf"(<!-- results:{name} -->\n).*?(\n<!-- /results:{name} -->)", re.S)
         if not pattern.search(text):
-            raise SystemExit(f"README.md has no generated block '{name}'")
-        block = make()
+            raise SystemExit(f"{page} has no generated block '{name}'")
+        block = BLOCKS[name]()
         text = pattern.sub(lambda match, block=block: match.group(1) + block + match.group(2), text)
     return text
 
 
 def main() -> int:
-    current = README.read_text()
-    wanted = generated(current)
-    if "--write" in sys.argv[1:]:
-        README.write_text(wanted)
-        return 0
-    if wanted != current:
-        print("README.md's results tables differ from benchmarks/results: run python scripts/results_tables.py "
-              "--write", file=sys.stderr)
+    stale = []
+    for page, names in PAGES.items():
+        current = page.read_text()
+        wanted = generated(current, names, page.name)
+        if "--write" in sys.argv[1:]:
+            page.write_text(wanted)
+        elif wanted != current:
+            stale.append(str(page.relative_to(ROOT)))
+    if stale:
+        print(f"{', '.join(stale)}: the results tables differ from benchmarks/results: run python "
+              "scripts/results_tables.py --write", file=sys.stderr)
         return 1
     return 0
 

@@ -19,8 +19,8 @@ from PIL import Image
 
 from app_server import running_app
 
-README = Path(__file__).resolve().parents[1] / "README.md"
-SECTION = "### Calling the app from Python"
+README = Path(__file__).resolve().parents[1] / "docs" / "app.md"  # the app's page, linked from the README
+SECTION = "## Calling the app from Python"
 ALICE = "Antonio_Trillanes"  # three single-face photos: 1 enrolled, 2 added, 3 in the party photo
 STRANGERS = ("Andy_Griggs", "Andy_Rooney")  # one photo each, never enrolled
 BRITISH = re.compile(r"\benrol\b|\benrols\b|\benrolment", re.IGNORECASE)
@@ -28,7 +28,7 @@ BRITISH = re.compile(r"\benrol\b|\benrols\b|\benrolment", re.IGNORECASE)
 
 def section(text: str) -> str:
     start = text.index(SECTION)
-    end = text.find("\n## ", start)
+    end = text.find("\n# ", start)
     return text[start:end if end >= 0 else None]
 
 

@@ -78,7 +78,7 @@ def eval_warnings(figures: dict) -> list[str]:
 
 
 def open_set_table(open_set: dict) -> str:
-    """The open-set figures at the threshold policy, one markdown row per gallery size (the README's table)."""
+    """The open-set figures at the threshold policy, one markdown row per gallery size (docs/results.md's table)."""
     from facerec.evaluation.open_set import markdown_table
 
     return markdown_table(open_set)

@@ -1,0 +1,136 @@
+"""The house rules of docs/architecture.md, checked on the source: no import circle between facerec's modules (a
+package and its submodules included, imports inside functions and under TYPE_CHECKING included), no module over
+400 lines, the runtime never importing training code or torch, and a README that stays a front door."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGE = ROOT / "facerec"
+MAX_MODULE_LINES = 400
+MAX_README_LINES = 250
+
+
+def modules() -> dict[str, Path]:
+    found = {}
+    for path in PACKAGE.rglob("*.py"):
+        parts = list(path.relative_to(ROOT).with_suffix("").parts)
+        if parts[-1] == "__init__":
+            parts = parts[:-1]
+        found[".".join(parts)] = path
+    return found
+
+
+def imports(path: Path, known: dict[str, Path]) -> set[str]:
+    """The facerec modules `path` imports anywhere in it (a `from pkg import name` of a submodule counts both)."""
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("facerec"):
+            targets = [node.module] + [f"{node.module}.{a.name}" for a in node.names]
+        elif isinstance(node, ast.Import):
+            targets = [a.name for a in node.names if a.name.startswith("facerec")]
+        else:
+            continue
+        for target in targets:
+            while target not in known and "." in target:
+                target = target.rsplit(".", 1)[0]
+            if target in known:
+                found.add(target)
+    return found
+
+
+def circles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected components of more than one module (Tarjan)."""
+    index, low, stack, on_stack, found, counter = {}, {}, [], set(), [], [0]
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = counter[0]
+        counter[0] += 1
+        stack.append(node)
+        on_stack.add(node)
+        for other in graph[node]:
+            if other not in index:
+                visit(other)
+                low[node] = min(low[node], low[other])
+            elif other in on_stack:
+                low[node] = min(low[node], index[other])
+        if low[node] == index[node]:
+            component = []
+            while True:
+                member = stack.pop()
+                on_stack.discard(member)
+                component.append(member)
+                if member == node:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for node in graph:
+        if node not in index:
+            visit(node)
+    return found
+
+
+def test_no_import_circle() -> None:
+    known = modules()
+    graph = {name: imports(path, known) - {name} for name, path in known.items()}
+    assert circles(graph) == []
+
+
+def test_the_circle_finder_finds_a_circle() -> None:
+    assert circles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+
+
+def test_no_module_over_400_lines() -> None:
+    long = {str(path.relative_to(ROOT)): count for path in PACKAGE.rglob("*.py")
+            if (count := len(path.read_text().splitlines())) > MAX_MODULE_LINES}
+    assert long == {}
+
+
+def test_the_runtime_never_imports_training_code_or_torch() -> None:
+    known = modules()
+    for name, path in known.items():
+        if name.startswith("facerec.train"):
+            continue
+        trained = {m for m in imports(path, known) if m.startswith("facerec.train")}
+        uses_torch = any(isinstance(node, (ast.Import, ast.ImportFrom)) and
+                         any((getattr(node, "module", None) or alias.name).split(".")[0] == "torch"
+                             for alias in node.names)
+                         for node in ast.walk(ast.parse(path.read_text())))
+        assert not trained and not uses_torch, name
+
+
+def test_the_readme_is_a_front_door() -> None:
+    readme = (ROOT / "README.md").read_text()
+    assert len(readme.splitlines()) <= MAX_README_LINES
+    for page in ("docs/architecture.md", "docs/results.md", "docs/threshold-policy.md", "docs/deployment.md",
+                 "docs/api.md", "docs/model.md", "SECURITY.md"):
+        assert f"]({page})" in readme and (ROOT / page).is_file(), page
+
+
+def _anchors(markdown: str) -> set[str]:
+    """GitHub's heading anchors: lower case, punctuation dropped, spaces to hyphens."""
+    import re
+
+    return {re.sub(r"[^\w\- ]", "", line.lstrip("#").strip().lower()).replace(" ", "-")
+            for line in markdown.splitlines() if line.startswith("#")}
+
+
+def test_every_relative_link_of_the_docs_points_at_something() -> None:
+    import re
+
+    pages = [ROOT / "README.md", ROOT / "SECURITY.md", *sorted((ROOT / "docs").glob("*.md"))]
+    broken = []
+    for page in pages:
+        for target in re.findall(r"\]\(([^)\s]+)\)", page.read_text()):
+            if target.startswith(("http://", "https://", "mailto:")):
+                continue
+            file_part, _, anchor = target.partition("#")
+            linked = (page.parent / file_part).resolve() if file_part else page
+            if not linked.exists():
+                broken.append(f"{page.name}: {target}")
+            elif anchor and linked.suffix == ".md" and anchor not in _anchors(linked.read_text()):
+                broken.append(f"{page.name}: {target} (no such heading)")
+    assert broken == []

@@ -268,6 +268,31 @@ def test_the_openapi_document_lists_every_route_and_the_key(api):
     assert docs.status_code == 200 and "/api/v1/openapi.json" in docs.text
 
 
+def test_the_docs_page_needs_nothing_from_the_internet(api):
+    """#31 item 1: Swagger UI came from a CDN, so /api/v1/docs was a blank page offline."""
+    page = api.get("/docs").text
+    assert "http://" not in page and "https://" not in page and "cdn" not in page.lower()
+    for asset in re.findall(r'(?:src|href)="(/api/v1/[^"]+)"', page):
+        served = api.get(asset.removeprefix("/api/v1"))
+        assert served.status_code == 200 and len(served.content) > 500, asset
+    assert 'src="/api/v1/docs-assets/swagger-ui-bundle.js"' in page
+
+
+def test_the_docs_fallback_lists_every_route_without_a_script():
+    from fastapi import FastAPI
+
+    from facerec.api.docs_page import plain_routes_page
+
+    app = FastAPI()
+
+    @app.get("/people/{person_id}", summary="One <person>")
+    def person(person_id: int):
+        return {}
+
+    page = plain_routes_page(app, "t", "/api/v1/openapi.json")
+    assert "<script" not in page and "GET /people/{person_id}" in page and "One &lt;person&gt;" in page
+
+
 # ----- people, identify, verify ---------------------------------------------------------------------------
 def test_enrol_identify_verify(api, keys, lfw_photo, tmp_path):
     enrolled = enroll(api, keys, lfw_photo(POWELL, 1), "Colin Powell", note="secretary of state")
@@ -564,9 +589,9 @@ README_MARK = "<!-- rest-api-examples: run by tests/test_api.py -->"
 
 def readme_examples() -> list[str]:
     """The commands of the README's REST API example block (comments dropped), exactly as written."""
-    text = (REPO_ROOT / "README.md").read_text()
+    text = (REPO_ROOT / "docs" / "api.md").read_text()  # the REST API's page, linked from the README
     block = re.search(re.escape(README_MARK) + r"\n```bash\n(.*?)\n```", text, re.S)
-    assert block, "the README has no REST API example block"
+    assert block, "docs/api.md has no REST API example block"
     return [line for line in block.group(1).splitlines() if line.strip() and not line.lstrip().startswith("#")]
 
 

@@ -18,6 +18,7 @@ from facerec import __version__
 from facerec.access.api_keys import ApiKeys
 from facerec.gallery import Gallery
 from facerec.api.auth import KEY_HEADER
+from facerec.api.docs_page import add_docs_page
 from facerec.api.errors import error_response
 from facerec.api.routes import ApiContext, build_router
 from facerec.api.uploads import MULTIPART_ALLOWANCE, BodyLimit
@@ -40,7 +41,8 @@ def build_api(gallery: Gallery, scratch: Path | None = None, after_delete: Calla
     the system's temporary folder); `after_delete`: called after a person is deleted; `concurrency`: Gallery
     calls running at once."""
     api = FastAPI(title="facerec REST API", version=__version__, description=DESCRIPTION,
-                  openapi_url="/openapi.json", docs_url="/docs", redoc_url=None)
+                  openapi_url="/openapi.json", docs_url=None, redoc_url=None)
+    add_docs_page(api, "facerec REST API")  # from the package: no CDN, so it works offline
     context = ApiContext(gallery, scratch, after_delete)
     context.limiter.total_tokens = concurrency
     api.state.keys = ApiKeys(gallery.store)

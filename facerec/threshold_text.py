@@ -34,11 +34,15 @@ def threshold_sentence(rule: ThresholdInForce) -> str:
         size = f"{rule.comparisons:,} enrolled face{'s' if rule.comparisons != 1 else ''}"
         if rule.people is not None:
             size = f"{rule.people:,} {'person' if rule.people == 1 else 'people'} ({size})"
+        if rule.effective_comparisons is not None:
+            size += f", worth {rule.effective_comparisons:,.0f} independent chances for a stranger"
         text = f"Similarity threshold {how}, for a gallery of {size}"
         if rule.expected_fpir is not None:
             text += (f". Expected stranger-match rate {percent_text(rule.expected_fpir)}{interval}: about "
                      f"{_one_in(rule.expected_fpir)} people who are not enrolled would wrongly be given a name")
-    if rule.true_match_rate is not None:
+    if rule.true_match_rate is not None and rule.verification:
+        text += (f"; two photos of the same person reach it about {rule.true_match_rate:.0%} of the time")
+    elif rule.true_match_rate is not None:
         text += (f"; a new photo of an enrolled person clears the threshold about {rule.true_match_rate:.0%} "
                  "of the time")
     text += "."

@@ -6,6 +6,10 @@ so all of them use one rule."""
 
 from __future__ import annotations
 
+import threading
+
+import numpy as np
+
 from facerec.gallery.population import PopulationCache
 from facerec.openset.threshold_policy import ThresholdInForce, ThresholdPolicy
 from facerec.storage import Store
@@ -16,6 +20,8 @@ class GalleryThresholds:
     def __init__(self, policy: ThresholdPolicy, store: Store, index: VectorIndex) -> None:
         self.policy, self.store, self.index = policy, store, index
         self.population = PopulationCache()  # the gallery's own stranger tail, measured as the gallery grows
+        self._photo_counts: tuple[int, np.ndarray] | None = None  # (journal position, photos per person)
+        self._lock = threading.Lock()
 
     def in_force(self, fpir: float | None = None, threshold: float | None = None,
                  with_people: bool = False) -> ThresholdInForce:
@@ -26,7 +32,18 @@ class GalleryThresholds:
         people_count = self.store.counts()[0] if with_people else None
         faces = len(self.index)
         return self.policy.for_gallery(faces, people_count, fpir=fpir, threshold=threshold,
-                                       population=self.population.tail(self.store, faces))
+                                       population=self.population.tail(self.store, faces),
+                                       photo_counts=self.photo_counts())
+
+    def photo_counts(self) -> np.ndarray | None:
+        """Photos per enrolled person, read again only when the journal has moved (one GROUP BY per change, not
+        per identify); None while every person has one photo (the face count is then the people count)."""
+        seq = self.index.seq
+        with self._lock:
+            if self._photo_counts is None or self._photo_counts[0] != seq:
+                self._photo_counts = (seq, self.store.faces.counts_per_person()[1])
+            counts = self._photo_counts[1]
+        return counts if len(counts) and counts.max() > 1 else None
 
     def for_verification(self, fpir: float | None = None, threshold: float | None = None) -> ThresholdInForce:
         """The threshold verify uses: the same rule for one comparison (its FPIR is the per-comparison FAR), with

@@ -21,6 +21,7 @@ from pathlib import Path
 import numpy as np
 from PIL import Image
 
+from facerec.openset.per_person import measure_photo_exponent
 from facerec.openset.calibrate import RESAMPLES, SEED, calibrate, legacy_fields
 from facerec.datasets.folders import held_out_identities, list_identities
 from facerec.faces.embed import FaceEmbedder
@@ -78,8 +79,9 @@ def calibrate_model(model_path: str | Path, data_dir: str | Path, flip_tta: bool
     embeddings = cached_embeddings(embedder, paths, embeddings_cache, progress)
     embedded = time.perf_counter()
     result = calibrate(embeddings, labels, resamples=resamples, seed=seed)
+    per_person = measure_photo_exponent(embeddings, labels)
     return {
-        **result, "model_sha256": embedder.sha256, "flip_tta": flip_tta, "data": DATA_DESCRIPTION,
+        **result, **({"photos_per_person": per_person} if per_person else {}), "model_sha256": embedder.sha256, "flip_tta": flip_tta, "data": DATA_DESCRIPTION,
         "partial": identities is not None,
         "seconds": {"embedding": round(embedded - started, 1), "fit": round(time.perf_counter() - embedded, 1)},
         "command": "facerec " + " ".join(shlex.quote(a) for a in sys.argv[1:]) if sys.argv[1:] else None,

@@ -2,17 +2,18 @@
 
 The user chooses the stranger-match rate they accept: the false-positive identification rate (FPIR), the share of
 people who are NOT enrolled whom identify would wrongly give a name (default 1%). A stranger is compared with
-every enrolled face (a person with k photos gives a stranger k chances), so with a per-comparison false-accept
-rate FAR(t) at threshold t and N enrolled faces
+every enrolled person, so with a per-comparison false-accept rate FAR(t) at threshold t and N independent chances
 
     FPIR(t) ~= 1 - (1 - FAR(t)) ** N
 
-and the threshold in force is the t at which this equals the chosen rate: it rises as the gallery grows. The
-formula treats the N comparisons as independent; strangers who resemble many people at once make the true
-FPIR lower than this, never higher, for the same FAR. Identify and the enrollment look-alike check use the
-current gallery's N; verification compares two photos once (N = 1), so its FPIR is the per-comparison FAR.
-A user may pin a raw similarity threshold instead; its expected FPIR is still reported. The policy returns
-numbers (`ThresholdInForce`); the interfaces put them in words (`facerec.threshold_text`).
+and the threshold in force is the t at which this equals the chosen rate: it rises as the gallery grows. N counts
+people, not faces: a person with k photos is k ** exponent chances (`facerec.openset.per_person`, measured on
+held-out people: ~0.9, so 5 photos are ~4.3 chances; one photo each, N is the number of people). Different
+people are treated as independent; strangers who resemble many people at once make the true FPIR lower, never
+higher. Identify and the enrollment look-alike check use the current gallery's N; verification compares two
+photos once (N = 1), so its FPIR is the per-comparison FAR. A user may pin a raw similarity threshold instead;
+its expected FPIR is still reported. The policy returns numbers (`ThresholdInForce`); the interfaces put them in
+words (`facerec.threshold_text`).
 
 A gallery of at least a few hundred people also measures its own stranger tail (`facerec.openset.population_tail`):
 its faces of different people are stranger comparisons from the user's own population. Where that tail is
@@ -33,6 +34,7 @@ from dataclasses import asdict, dataclass
 import numpy as np
 
 from facerec.messages import rate_text
+from facerec.openset.per_person import effective_comparisons
 from facerec.openset.population_tail import PopulationTail
 
 DEFAULT_FPIR = 0.01
@@ -54,6 +56,7 @@ class ScoreCalibration:
     tar: np.ndarray | None = None
     warning: str | None = None
     fixed_threshold: float | None = None  # only when the card has no FAR curve at all
+    photo_exponent: float | None = None  # k photos of one person count as k ** this (`facerec.openset.per_person`)
 
     @classmethod
     def from_card(cls, card: dict, model_sha256: str | None = None) -> "ScoreCalibration":
@@ -67,11 +70,12 @@ class ScoreCalibration:
             if calibration.get("partial"):
                 warnings.append(f"the model card's calibration used only {calibration.get('identities')} "
                                 f"identities (a quick check); {RECALIBRATE}")
+            per_person = calibration.get("photos_per_person") or {}
             return cls._of([r["cosine"] for r in rows], [r["far"] for r in rows],
                            [r["far_interval"][0] for r in rows] if intervals else None,
                            [r["far_interval"][1] for r in rows] if intervals else None,
                            [r["tar"] for r in rows] if all("tar" in r for r in rows) else None,
-                           "; ".join(warnings) or None)
+                           "; ".join(warnings) or None, per_person.get("exponent"))
         curve = card.get("far_curve") or []
         if len(curve) >= 2:
             lowest = min(far for _, far in curve)
@@ -84,7 +88,8 @@ class ScoreCalibration:
                            f"stranger-match rate cannot be estimated; {RECALIBRATE}")
 
     @classmethod
-    def _of(cls, cosines, fars, far_low=None, far_high=None, tar=None, warning=None) -> "ScoreCalibration":
+    def _of(cls, cosines, fars, far_low=None, far_high=None, tar=None, warning=None,
+            photo_exponent: float | None = None) -> "ScoreCalibration":
         cosines = np.asarray(cosines, np.float64)
         order = np.argsort(cosines, kind="stable")
         cosines, unique = np.unique(cosines[order], return_index=True)
@@ -95,7 +100,8 @@ class ScoreCalibration:
             return None if values is None else np.log10(np.maximum(np.asarray(values, np.float64)[pick], 1e-15))
 
         return cls(cosines, logs(fars), logs(far_low), logs(far_high),
-                   None if tar is None else np.asarray(tar, np.float64)[pick], warning)
+                   None if tar is None else np.asarray(tar, np.float64)[pick], warning,
+                   photo_exponent=None if photo_exponent is None else float(photo_exponent))
 
     @property
     def lowest_far(self) -> float:
@@ -131,7 +137,8 @@ class ThresholdInForce:
     """The threshold one decision used, and what it means for the gallery it was used on.
 
     `comparisons`: the faces a stranger is compared with (the gallery's enrolled faces, possibly 0; 1 for
-    verification).
+    verification). `effective_comparisons`: the independent chances those are worth, counted over people (a person
+    with k photos counts k ** exponent, `facerec.openset.per_person`); the rates are computed from it.
     `expected_fpir`: the expected stranger-match rate at this threshold for this gallery (for verification, the
     per-comparison false-accept rate); None when the model card cannot tell.
     """
@@ -151,6 +158,7 @@ class ThresholdInForce:
     raised_from: float | None = None  # the card's threshold, where the gallery's own tail raised it
     extrapolated_far: float | None = None  # the per-comparison FAR needed, where below the calibrated range
     lowest_calibrated_far: float | None = None
+    effective_comparisons: float | None = None  # None: the face count (one photo each, or no per-person rule)
 
     def to_dict(self) -> dict:
         data = asdict(self)
@@ -161,8 +169,11 @@ class ThresholdInForce:
             data[key] = None if data[key] is None else float(f"{data[key]:.4g}")
         if self.expected_fpir_interval is not None:
             data["expected_fpir_interval"] = [float(f"{v:.3g}") for v in self.expected_fpir_interval]
+        if self.effective_comparisons is not None:
+            data["effective_comparisons"] = round(self.effective_comparisons, 1)
         data["rule"] = ("verification: one comparison, FPIR = per-comparison FAR" if self.verification else
-                        "FPIR = 1 - (1 - FAR(threshold)) ** enrolled faces")
+                        "FPIR = 1 - (1 - FAR(threshold)) ** effective comparisons (sum over people of "
+                        "photos ** exponent; enrolled faces when one photo each)")
         return data
 
 
@@ -182,11 +193,15 @@ class ThresholdPolicy:
         return cls(ScoreCalibration.from_card(card, model_sha256), fpir, pinned_threshold)
 
     def for_gallery(self, faces: int, people: int | None = None, fpir: float | None = None,
-                    threshold: float | None = None, population: PopulationTail | None = None) -> ThresholdInForce:
+                    threshold: float | None = None, population: PopulationTail | None = None,
+                    photo_counts: np.ndarray | None = None) -> ThresholdInForce:
         """The threshold for searching (or checking a new face against) a gallery of `faces` enrolled faces.
         `fpir` / `threshold` override the policy's rate / pinned threshold for this one decision; `population`
-        is the gallery's own stranger tail, where it has been measured."""
-        return self._decide(int(faces), people, fpir, threshold, verification=False, population=population)
+        is the gallery's own stranger tail, where it has been measured; `photo_counts` the photos of each
+        enrolled person (the policy counts people: `facerec.openset.per_person`; without them, faces)."""
+        effective = effective_comparisons(photo_counts, int(faces), self.calibration.photo_exponent)
+        return self._decide(int(faces), people, fpir, threshold, verification=False, population=population,
+                            effective=effective)
 
     def for_verification(self, fpir: float | None = None, threshold: float | None = None,
                          population: PopulationTail | None = None) -> ThresholdInForce:
@@ -199,8 +214,9 @@ class ThresholdPolicy:
         return [self.for_gallery(n, fpir=fpir) for n in sizes]
 
     def _decide(self, comparisons: int, people, fpir, threshold, verification: bool,
-                population: PopulationTail | None = None) -> ThresholdInForce:
+                population: PopulationTail | None = None, effective: float | None = None) -> ThresholdInForce:
         calibration = self.calibration
+        chances = float(comparisons) if effective is None else effective
         threshold = self.pinned_threshold if threshold is None and fpir is None else threshold
         pinned = threshold is not None or calibration.fixed_threshold is not None
         population = None if calibration.fixed_threshold is not None else population
@@ -208,7 +224,7 @@ class ThresholdPolicy:
         if threshold is None:
             target = self.fpir if fpir is None else _check_rate(fpir)
             # Per comparison, from the FPIR over N comparisons (an empty gallery gets the one-face threshold).
-            far = -math.expm1(math.log1p(-target) / max(1, comparisons))
+            far = -math.expm1(math.log1p(-target) / max(1.0, chances))
             threshold = calibration.threshold_at_far(far)
             if calibration.fixed_threshold is None and far < calibration.lowest_far:
                 extrapolated = far  # below the calibrated range
@@ -225,15 +241,16 @@ class ThresholdPolicy:
             interval = None if interval is None else (min(interval[0], own_far), max(interval[1], own_far))
         return ThresholdInForce(
             threshold=float(threshold), comparisons=comparisons, target_fpir=None if pinned else target,
-            expected_fpir=None if far is None else _fpir(far, comparisons),
-            expected_fpir_interval=None if interval is None else tuple(_fpir(f, comparisons) for f in interval),
+            expected_fpir=None if far is None else _fpir(far, chances),
+            expected_fpir_interval=None if interval is None else tuple(_fpir(f, chances) for f in interval),
             far=far, true_match_rate=calibration.true_match_rate(threshold), pinned=pinned,
             verification=verification, people=people, warning=calibration.warning, population=population,
             raised_from=raised_from, extrapolated_far=extrapolated,
-            lowest_calibrated_far=None if calibration.fixed_threshold is not None else calibration.lowest_far)
+            lowest_calibrated_far=None if calibration.fixed_threshold is not None else calibration.lowest_far,
+            effective_comparisons=None if effective is None or effective == comparisons else effective)
 
 
-def _fpir(far: float, comparisons: int) -> float:
+def _fpir(far: float, comparisons: float) -> float:
     """Chance that at least one of `comparisons` independent impostor comparisons is accepted."""
     return -math.expm1(comparisons * math.log1p(-min(far, 1 - 1e-16)))
 

@@ -94,6 +94,7 @@ def test_identify_names_the_enrolled_person(client, gul, data_dir):
     assert "Abdullah Gul" in summary and summary.startswith("1 face(s)")
     assert table["headers"][:3] == ["face", "name", "similarity"]
     assert table["data"][0][1] == "Abdullah Gul"
+    assert table["data"][0][2] == f"{matches[0]['similarity']:.3f}"  # one format: "0.300", never "0.3" (#31 item 6)
 
 
 def test_identify_below_threshold_is_unknown(client, gul, data_dir):

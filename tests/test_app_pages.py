@@ -62,6 +62,9 @@ def test_an_error_replaces_the_previous_result(page, shoot, data_dir, no_face):
     compare.click()
     status = page.locator("#verify-status")
     expect(status).to_contain_text("Same person — similarity")
+    note = page.locator("#verify-threshold-note")  # the threshold's sentence, once, and about two photos (#31 item 6)
+    expect(note).to_contain_text("two photos of the same person reach it")
+    assert panel.inner_text().count("Similarity threshold") == 1 and "enrolled person" not in panel.inner_text()
     shoot("01-verify-same-person")
 
     photos.nth(1).set_input_files(str(no_face))  # a new photo: the old verdict leaves the page at once

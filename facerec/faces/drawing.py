@@ -18,6 +18,9 @@ def _font(size: int):
         return ImageFont.load_default()
 
 
+LABEL_SHARE = 26  # a label's font size, as a share of the photo's longer side
+
+
 def annotate(pixels: np.ndarray, faces: list[DetectedFace], labels: list[str] | None = None,
              colours: list[tuple[int, int, int]] | None = None, landmarks: bool = False) -> np.ndarray:
     """The photo with a box (and label) per face; label defaults to the face's index."""
@@ -25,7 +28,9 @@ def annotate(pixels: np.ndarray, faces: list[DetectedFace], labels: list[str] | 
     draw = ImageDraw.Draw(image)
     side = max(image.size)
     width = max(2, side // 300)
-    font = _font(max(12, side // 40))
+    # Labels scale with the photo, so they stay readable however small the page shows it: at 1/26 of the photo's
+    # longer side a label is ~13 px high on a 360 px-wide phone screen (#31 item 8).
+    font = _font(max(14, side // LABEL_SHARE))
     for number, face in enumerate(faces):
         colour = colours[number] if colours else NEUTRAL
         label = labels[number] if labels else f"#{number}"

@@ -72,9 +72,9 @@ def build(context: AppContext, password_visible: bool) -> EnrollTab:
                    f"{plural(people, 'person', 'people')}.")
         if result.lookalikes:
             message += " Looks like: " + ", ".join(f"{markdown_text(n)} ({s:.3f})" for n, s in result.lookalikes)
-        if result.quality is not None:
-            message += " " + markdown_text(result.quality.sentence())
-        return {crop: result.crop, status: message, details: result.to_dict()}
+        # The quality sentence is said once, in its note under the photo (updated to the enrolled face's).
+        return {crop: result.crop, status: message, details: result.to_dict(),
+                quality_note: markdown_text(result.quality.sentence()) if result.quality is not None else ""}
 
     # A new photo: its faces, and nothing left of the previous enrollment's result.
     expose([photo.input], detect, [photo], [faces, face_choice, detect_status], detect_status, api_name="detect",
@@ -82,7 +82,7 @@ def build(context: AppContext, password_visible: bool) -> EnrollTab:
            on_failure={face_choice: gr.update(choices=[], value=None)})
     event = expose([button.click], enroll, [photo, name, face_choice, allow_lookalike, note, password,
                                             allow_low_quality],
-                   [crop, status, details], status, api_name="enroll", ok=ok,
+                   [crop, status, details], status, api_name="enroll", ok=ok, extra_outputs=[quality_note],
                    page_hints={PossibleDuplicate: f"If this is a different person, tick '{LOOKALIKE_BOX}' and "
                                                   "press Enroll again.",
                                LowQuality: f"To enroll it anyway, tick '{LOW_QUALITY_BOX}' and press Enroll again.",

@@ -8,7 +8,7 @@ import gradio as gr
 from facerec.threshold_text import threshold_sentence
 from facerec.faces.drawing import KNOWN, UNKNOWN, annotate
 from facerec.errors import InvalidArgument
-from facerec.ui.actions import expose
+from facerec.ui.actions import expose, page_door
 from facerec.ui.context import AppContext
 from facerec.ui.text import markdown_text
 from facerec.ui.threshold_controls import accepted_rate, parse_pinned, rate_and_pin
@@ -77,23 +77,27 @@ def build(context: AppContext, default_percent: float, password_visible: bool) -
         labels = [f"#{i} {m.label}" + ("" if m.similarity is None else f" {m.similarity:.3f}")
                   for i, m in enumerate(matches)]
         colours = [KNOWN if m.name else UNKNOWN for m in matches]
-        rows = [[f"#{i}", m.label, None if m.similarity is None else round(m.similarity, 3),
+        rows = [[f"#{i}", m.label, "" if m.similarity is None else f"{m.similarity:.3f}",  # one format
                  *[f"{c.name} ({c.similarity:.3f})" for c in m.candidates[:3]],
                  *[""] * (3 - len(m.candidates[:3]))] for i, m in enumerate(matches)]
-        summary = (f"{len(matches)} face(s): " + ", ".join(f"#{i} {markdown_text(m.label)}"
-                                                           for i, m in enumerate(matches))
-                   + f". {threshold_sentence(matches[0].rule)}")
+        # The threshold's sentence is said once, in the note above the button: the rule this answer used.
+        summary = f"{len(matches)} face(s): " + ", ".join(f"#{i} {markdown_text(m.label)}"
+                                                          for i, m in enumerate(matches)) + "."
         if not admin:
             summary += " Only matching names are shown without the admin password."
         face_names = [f"#{i} {m.label}" for i, m in enumerate(matches)]
         names = [person.name for person in gallery.list()[:MAX_NAMES]] if admin else []
         return {picture: annotate(decoded.pixels, [m.face for m in matches], labels, colours), table: rows,
-                status: summary, details: [m.to_dict() for m in matches], seen: faces_seen,
+                status: summary, threshold_note: threshold_sentence(matches[0].rule),
+                details: [m.to_dict() for m in matches], seen: faces_seen,
                 feedback_face: gr.update(choices=face_names if admin else [], value=face_names[0] if admin else None),
                 feedback_name: gr.update(choices=names, value=None)}
 
     def cleared(photo):
-        """A new photo: nothing of the previous one's answer stays on the page."""
+        """A new photo: nothing of the previous one's answer stays on the page, and a file that is not a usable
+        image says so at once, as Enroll and Verify do on upload (#31 item 3), not only when Identify is pressed."""
+        if photo is not None:
+            uploaded_photo(photo)
         return {picture: None, table: None, status: "", details: None, seen: None, feedback_status: ""}
 
     def chosen(face, faces_seen, password, request) -> tuple[int, list]:
@@ -131,11 +135,11 @@ def build(context: AppContext, default_percent: float, password_visible: bool) -
 
     expose([fpir.change, pinned.change, tab.select, context.app.load], policy, [fpir, pinned], [threshold_note],
            threshold_note)
-    gr.on([photo.input], cleared, [photo], [picture, table, status, details, seen, feedback_status],
-          api_visibility="private")
+    gr.on([photo.input], page_door(cleared, [picture, table, details, seen, feedback_status], status), [photo],
+          [picture, table, status, details, seen, feedback_status], api_visibility="private")
     expose([button.click], identify, [photo, pinned, top_k, password, fpir], [picture, table, status, details],
            status, api_name="identify", also_clear=[seen, feedback_status],
-           extra_outputs=[feedback_face, feedback_name])
+           extra_outputs=[feedback_face, feedback_name, threshold_note])
     expose([confirm_button.click], confirm, [feedback_face, seen, password], [], feedback_status)
     # `seen` is kept as it is when a correction fails (a mistyped name must not forget the photo's faces).
     expose([correct_button.click], correct, [feedback_face, feedback_name, seen, password], [], feedback_status,

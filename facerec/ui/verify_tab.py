@@ -41,8 +41,9 @@ def build(context: AppContext, default_percent: float) -> None:
                                 fpir=accepted_rate(fpir_percent), face_a=chosen_face(face_a, "face_a"),
                                 face_b=chosen_face(face_b, "face_b"))
         verdict = "Same person" if result.same_person else "Different people"
-        return {status: f"**{verdict}** — similarity {result.similarity:.3f} (threshold {result.threshold:.3f}). "
-                        f"{threshold_sentence(result.rule)}", details: result.to_dict()}
+        # The threshold's sentence is said once, in the note above the button: the rule this answer used.
+        return {status: f"**{verdict}** — similarity {result.similarity:.3f} (threshold {result.threshold:.3f}).",
+                threshold_note: threshold_sentence(result.rule), details: result.to_dict()}
 
     for side in (side_a, side_b):
         picture, choice, note = side["faces"], side["choice"], side["note"]
@@ -62,6 +63,7 @@ def build(context: AppContext, default_percent: float) -> None:
            threshold_note)
     expose([button.click], verify, [side_a["photo"], side_b["photo"], pinned, fpir, side_a["choice"],
                                     side_b["choice"]], [status, details], status, api_name="verify",
+           extra_outputs=[threshold_note],
            page_hints={MultipleFaces: Instead(lambda error: f"{error.photo} has {len(error.faces)} faces: pick the "
                                                             "one to compare under it (numbered left to right), "
                                                             "then press Compare")},

@@ -50,8 +50,8 @@ def build(context: AppContext, password_visible: bool) -> tuple[gr.Tab, PeopleLi
             password = gr.Textbox(label="Admin password (press Enter to show the people)", type="password",
                                   value="", visible=password_visible)
         people_status = gr.Markdown(elem_id="people-status")
-        table = gr.Dataframe(headers=["id", "name", "photos", "enrolled"], label="People", interactive=False,
-                             elem_id="people-table")
+        table = gr.Dataframe(headers=["id", "name", "photos", "enrolled"], label="People (click a row to pick the "
+                             "person for Rename, Delete and Add a photo)", interactive=False, elem_id="people-table")
         thumbnails = gr.HTML(css_template=FACES_CSS, elem_id="people-faces")
         people_json = gr.JSON(visible=False)
         with gr.Accordion("Rename", open=False):
@@ -157,6 +157,16 @@ def build(context: AppContext, password_visible: bool) -> tuple[gr.Tab, PeopleLi
         return {import_status: f"Imported {counts['added']} face(s); {counts['skipped']} already present.",
                 manage_json: counts}
 
+    def picked(shown: list | None, event: gr.SelectData):
+        """A click on a row of the people table: that person's name in Rename, Delete and Add a photo, so no name
+        is typed by hand (#31 item 7). The name comes from the list the page shows (read with the password)."""
+        row = event.index[0] if isinstance(event.index, (list, tuple)) else event.index
+        if not shown or not 0 <= row < len(shown):
+            return {rename_from: gr.update(), delete_name: gr.update(), add_name: gr.update()}
+        name = shown[row]["name"]
+        return {rename_from: name, delete_name: name, add_name: name}
+
+    table.select(picked, [people_json], [rename_from, delete_name, add_name], api_visibility="private")
     people = PeopleList(search, password, [table, thumbnails, people_json, people_status], refresh)
     expose([tab.select, search.submit, password.submit], list_people, [search, password],
            [table, thumbnails, people_json], people_status, api_name="list", page_core=list_on_page)

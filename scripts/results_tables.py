@@ -19,8 +19,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results"
-PAGES = {ROOT / "README.md": ("accuracy",), ROOT / "docs" / "results.md": ("cpus", "accuracy", "peer", "speed",
-                                                                           "sightings")}
+PAGES = {ROOT / "README.md": ("accuracy",),
+         ROOT / "docs" / "results.md": ("cpus", "accuracy", "peer", "speed", "sightings"),
+         ROOT / "docs" / "threshold-policy.md": ("open_set", "open_set_photos")}
 PEER_REFERENCE = {"one_shot": 0.933, "distractors": 0.874, "pairs": 0.989}  # face_recognition's published figures
 
 
@@ -174,8 +175,42 @@ def _ratio(ratio, peer: dict) -> str:
     return f"**{ratio:.2f}x** ({ms[0]:.1f} vs {ms[1]:.1f} ms per face)"
 
 
+def open_set_block() -> str:
+    """The open-set table at the default policy (LFW, 100 / 1,000 / 4,848 people), as `facerec eval` prints it."""
+    sys.path.insert(0, str(ROOT))
+    from facerec.evaluation.open_set import markdown_table
+
+    result = load("eval_lfw2_distractors")
+    return markdown_table(result["open_set"]) + f"\n\nMeasured on: {cpu_text(result)}, model {model_text(result)}."
+
+
+def open_set_photos_block() -> str:
+    """1, 3 and 5 photos per person (benchmarks/open_set_photos.py): the policy's rule and the face-count rule."""
+    result = load("open_set_photos")
+    rows = ["| photos per person | enrolled faces | threshold | measured FPIR (95% interval) | DIR (95% interval) | "
+            "face-count rule: threshold, FPIR, DIR | point-estimate exponent: threshold, FPIR, DIR |",
+            "|---|---|---|---|---|---|---|"]
+    for row in result.get("rows", []):
+        policy, faces, point = row["policy"], row["face_count"], row["point_estimate"]
+        rows.append(f"| {row['photos_per_person']} | {row['enrolled_faces']:,} | {policy['threshold']:.4f} | "
+                    f"{_percent(policy['fpir'], policy['fpir_interval'])} | "
+                    f"{_percent(policy['dir'], policy['dir_interval'])} | {faces['threshold']:.4f}, "
+                    f"{_percent(faces['fpir'])}, {_percent(faces['dir'])} | {point['threshold']:.4f}, "
+                    f"{_percent(point['fpir'])}, {_percent(point['dir'])} |")
+    return ("\n".join(rows) + f"\n\n{result.get('rows', [{}])[0].get('people', 0):,} people, "
+            f"{result.get('rows', [{}])[0].get('non_mated_searches', 0):,} strangers; exponent used "
+            f"{result.get('exponent')}, point estimate {result.get('exponent_point')}. Measured on: "
+            f"{cpu_text(result)}, model {model_text(result)}.")
+
+
+def _percent(value: float, interval: list | None = None) -> str:
+    text = f"{100 * value:.2f}%"
+    return text + (f" ({100 * interval[0]:.2f}–{100 * interval[1]:.2f}%)" if interval else "")
+
+
 BLOCKS: dict[str, Callable[[], str]] = {"accuracy": accuracy_block, "cpus": cpus_block, "peer": peer_block,
-                                        "speed": speed_block, "sightings": sightings_block}
+                                        "speed": speed_block, "sightings": sightings_block,
+                                        "open_set": open_set_block, "open_set_photos": open_set_photos_block}
 
 
 def generated(text: str, names: tuple[str, ...], page: str) -> str:

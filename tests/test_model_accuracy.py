@@ -1,8 +1,12 @@
-"""A guard on the shipped model and the whole photo pipeline: one-shot identification of a fixed set of LFW
-evaluation people, end to end from the raw photos (detection, alignment, ONNX embedding), must stay above a floor
-well below the model's measured figure and well above what a broken pipeline gives. Feeding the same faces with
-swapped colour channels, or shifted 12 px off the alignment template, shows the floor is one a broken pipeline
-fails."""
+"""A guard on the shipped model and the whole photo pipeline, end to end from the raw photos (detection,
+alignment, ONNX embedding) of a fixed set of LFW evaluation people.
+
+Rank-1 moves in steps of one person (0.005 here) and a broken pipeline costs it only a few people (swapped colour
+channels 0.900, a 12 px misalignment 0.875, against 0.910), so a rank-1 floor cannot separate good from broken by
+a clear margin (#27 point 6). The mean cosine of each query to its own enrolled photo can: it moves continuously,
+and every face contributes. Measured for model v8 with 7-bit weights: 0.729 whole, 0.684 with swapped channels,
+0.684 shifted 12 px; the per-person differences have a standard error of ~0.004, so the floor at 0.705 sits
+~6 standard errors from each side. Rank-1 keeps a floor of its own, below the measured figure by five people."""
 
 from __future__ import annotations
 
@@ -17,11 +21,9 @@ from facerec.faces.pipeline import FacePipeline
 from facerec.settings import Settings
 
 PEOPLE = 200  # the first 200 of the 779 two-photo people, in name order
-# Model v8 (shipped): 0.915; swapped channels 0.895, 12 px shift 0.875 (v7: 0.91, 0.885, 0.865 under a floor of
-# 0.895; v6: 0.915, 0.87, 0.85 under 0.885; v5: 0.915, 0.86, 0.85; v3: 0.875, 0.82, 0.825 under 0.85). The floor
-# sits between the two and moves with the shipped model: a better model shrugs off more (the subset is fixed and
-# the model deterministic, so 0.01 is two people each way).
-RANK1_FLOOR = 0.905
+RANK1_FLOOR = 0.885  # measured 0.910 (model v8, 7-bit weights): five people of margin
+GENUINE_FLOOR = 0.705  # mean cosine of a query to its own enrolled photo: measured 0.729; broken pipelines 0.684
+CLEAR_MARGIN = 0.01  # a broken pipeline must fall at least this far below the floor (~2.5 standard errors)
 
 
 @pytest.fixture(scope="module")
@@ -43,21 +45,30 @@ def protocol_crops(lfw: Path) -> tuple[np.ndarray, np.ndarray, FacePipeline]:
     return gallery, queries, pipeline
 
 
-def _rank1(pipeline: FacePipeline, gallery: np.ndarray, queries: np.ndarray) -> float:
-    scores = pipeline.embedder.embed(queries) @ pipeline.embedder.embed(gallery).T
-    return float(np.mean(scores.argmax(axis=1) == np.arange(len(queries))))
+def _scores(pipeline: FacePipeline, gallery: np.ndarray, queries: np.ndarray) -> np.ndarray:
+    return pipeline.embedder.embed(queries) @ pipeline.embedder.embed(gallery).T
 
 
-def test_one_shot_rank1_on_fixed_lfw_subset_stays_above_floor(protocol_crops) -> None:
+def _rank1(scores: np.ndarray) -> float:
+    return float(np.mean(scores.argmax(axis=1) == np.arange(len(scores))))
+
+
+def _genuine(scores: np.ndarray) -> float:
+    return float(np.mean(np.diag(scores)))
+
+
+def test_the_whole_pipeline_stays_above_both_floors(protocol_crops) -> None:
     gallery, queries, pipeline = protocol_crops
-    assert _rank1(pipeline, gallery, queries) >= RANK1_FLOOR
+    scores = _scores(pipeline, gallery, queries)
+    assert _rank1(scores) >= RANK1_FLOOR
+    assert _genuine(scores) >= GENUINE_FLOOR + CLEAR_MARGIN
 
 
-def test_swapped_colour_channels_fall_below_the_floor(protocol_crops) -> None:
+@pytest.mark.parametrize("broken", ["swapped colour channels", "12 px off the alignment template"])
+def test_a_broken_pipeline_falls_clearly_below_the_floor(protocol_crops, broken) -> None:
     gallery, queries, pipeline = protocol_crops
-    assert _rank1(pipeline, gallery, queries[..., ::-1]) < RANK1_FLOOR
-
-
-def test_misaligned_faces_fall_below_the_floor(protocol_crops) -> None:
-    gallery, queries, pipeline = protocol_crops
-    assert _rank1(pipeline, gallery, np.roll(queries, 12, axis=2)) < RANK1_FLOOR  # 12 px off the template
+    damaged = queries[..., ::-1] if broken.startswith("swapped") else np.roll(queries, 12, axis=2)
+    whole, scores = _scores(pipeline, gallery, queries), _scores(pipeline, gallery, damaged)
+    assert _genuine(scores) < GENUINE_FLOOR - CLEAR_MARGIN
+    differences = np.diag(whole) - np.diag(scores)  # per person: the damage, paired on the same faces
+    assert differences.mean() > 5 * differences.std(ddof=1) / np.sqrt(len(differences))  # not noise

@@ -36,7 +36,7 @@ from PIL import Image  # noqa: E402
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from facerec.openset.calibrate import pair_similarities, threshold_at_far  # noqa: E402
-from facerec.datasets.folders import held_out_identities, list_identities  # noqa: E402
+from facerec.datasets.folders import held_out as held_out_split, list_identities  # noqa: E402
 from facerec.faces.embed import FaceEmbedder  # noqa: E402
 from facerec.evaluation.metrics import ClosestIsPositiveAccuracy  # noqa: E402
 from facerec.evaluation.figures import one_shot_rank1, one_shot_rank1_over_draws  # noqa: E402
@@ -52,8 +52,10 @@ STRICT_FAR = 1e-4  # a graph edit must not cost verification at the strict thres
 
 
 def held_out_crops(celeba: Path) -> tuple[np.ndarray, list[str]]:
+    """The selection identities' crops: the held-out people every choice is made on (the same 150 in both
+    splits; never the calibration set of a disjoint split)."""
     identities = list_identities(celeba)
-    held_out = sorted(held_out_identities(identities))
+    held_out = sorted(held_out_split(identities).selection)
     paths = [p for name in held_out for p in identities[name]]
     return np.stack([np.asarray(Image.open(p).convert("RGB")) for p in paths]), [p.parent.name for p in paths]
 

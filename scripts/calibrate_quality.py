@@ -34,7 +34,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from facerec.faces.align import ARCFACE_TEMPLATE  # noqa: E402
 from facerec.faces.choice import central_face  # noqa: E402
-from facerec.datasets.folders import held_out_identities, list_identities  # noqa: E402
+from facerec.datasets.folders import held_out as held_out_split, list_identities  # noqa: E402
+from facerec.openset.calibrate_model import card_split  # noqa: E402
 from facerec.faces.detect import FaceDetector  # noqa: E402
 from facerec.faces.embed import FaceEmbedder  # noqa: E402
 from facerec.faces.quality.calibration import fitted_model, one_shot_outcomes  # noqa: E402
@@ -108,7 +109,8 @@ def main() -> None:
     args = parser.parse_args()
     started = time.perf_counter()
     identities = list_identities(Path(args.data) / "celeba112")
-    held_out = sorted(held_out_identities(identities))
+    # The model's calibration identities (its card's held-out split): never the ones its training chose on.
+    held_out = sorted(held_out_split(identities, card_split(args.model.with_suffix(".json"))).calibration)
     paths = [p for name in held_out for p in identities[name]]
     labels = np.array([held_out.index(p.parent.name) for p in paths])
     embedder, detector = FaceEmbedder(args.model), FaceDetector()

@@ -138,6 +138,7 @@ def main() -> None:
                           "embedding_options.json)",
         },
         "training": {
+            "held_out_split": config.get("held_out_split", "single"),
             "objective": (f"ArcFace (s={config.get('arcface_scale')}, m={config.get('arcface_margin')}) x "
                           f"{config.get('arcface_weight')} + distillation x {config.get('distill_weight')}: a "
                           "linear projection (512->128, training only) of the embedding regressed by cosine onto "

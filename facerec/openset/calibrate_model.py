@@ -2,8 +2,10 @@
 
     facerec-train calibrate --model models/M.onnx --data ../shared/data     # writes models/M.json's calibration
 
-Embeds the held-out celeba112 identities (`facerec.datasets.folders.held_out_identities`: 150 identities no model is
-trained on; the crops are already aligned, so they go straight to the embedder, with the same flip
+Embeds the calibration identities of the model's held-out split (`facerec.datasets.folders.held_out`: 150 celeba112
+identities the model was not trained on; from model v9 ("disjoint") not the 150 its training chose anything on
+either, so the FAR curve comes from people no choice was made on; the split is the card's `training.held_out_split`,
+"single" for models up to v8, where one set did both); the crops are already aligned, so they go straight to the embedder, with the same flip
 test-time augmentation the app uses), calibrates FAR(t) with its fitted tail and bootstrap interval
 (`facerec.openset.calibrate`), and writes the card's `calibration` section plus the older `thresholds` / `far_curve`
 fields. Deterministic: fixed identities, photo order and bootstrap seed. Never reads LFW. Embedding the 2,411
@@ -23,18 +25,27 @@ from PIL import Image
 
 from facerec.openset.per_person import measure_photo_exponent
 from facerec.openset.calibrate import RESAMPLES, SEED, calibrate, legacy_fields
-from facerec.datasets.folders import held_out_identities, list_identities
+from facerec.datasets.folders import held_out, list_identities
 from facerec.faces.embed import FaceEmbedder
 
-DATA_DESCRIPTION = ("celeba112: the held-out identities of facerec.datasets.folders.held_out_identities (never trained on; "
+DATA_DESCRIPTION = ("celeba112: the calibration identities of facerec.datasets.folders.held_out (never trained on; "
                     "not LFW)")
 
 
-def held_out_photos(data_dir: str | Path, identities: int | None = None) -> tuple[list[Path], np.ndarray]:
-    """(crop paths, identity label per crop) of the held-out celeba112 identities, in name then file order;
+def card_split(card_path: str | Path) -> str:
+    """The held-out split the card's model was trained with ("single" when the card does not say: up to v8)."""
+    try:
+        return json.loads(Path(card_path).read_text()).get("training", {}).get("held_out_split", "single")
+    except (OSError, ValueError):
+        return "single"
+
+
+def held_out_photos(data_dir: str | Path, identities: int | None = None,
+                    split: str = "single") -> tuple[list[Path], np.ndarray]:
+    """(crop paths, identity label per crop) of the split's calibration identities, in name then file order;
     `identities` keeps only the first N (a quick check, not a calibration to ship)."""
     celeba = list_identities(Path(data_dir) / "celeba112")
-    names = sorted(held_out_identities(celeba))[:identities]
+    names = sorted(held_out(celeba, split).calibration)[:identities]
     paths = [photo for name in names for photo in celeba[name]]
     return paths, np.array([p.parent.name for p in paths])
 
@@ -71,17 +82,19 @@ def cached_embeddings(embedder: FaceEmbedder, paths: list[Path], cache: str | Pa
 
 def calibrate_model(model_path: str | Path, data_dir: str | Path, flip_tta: bool = True,
                     resamples: int = RESAMPLES, seed: int = SEED, identities: int | None = None,
-                    num_threads: int = 0, progress=None, embeddings_cache: str | Path | None = None) -> dict:
-    """The `calibration` section for the model at `model_path`, measured on the held-out identities."""
+                    num_threads: int = 0, progress=None, embeddings_cache: str | Path | None = None,
+                    split: str = "single") -> dict:
+    """The `calibration` section for the model at `model_path`, measured on the split's calibration identities."""
     started = time.perf_counter()
-    paths, labels = held_out_photos(data_dir, identities)
+    paths, labels = held_out_photos(data_dir, identities, split)
     embedder = FaceEmbedder(model_path, flip_tta=flip_tta, num_threads=num_threads)
     embeddings = cached_embeddings(embedder, paths, embeddings_cache, progress)
     embedded = time.perf_counter()
     result = calibrate(embeddings, labels, resamples=resamples, seed=seed)
     per_person = measure_photo_exponent(embeddings, labels)
     return {
-        **result, **({"photos_per_person": per_person} if per_person else {}), "model_sha256": embedder.sha256, "flip_tta": flip_tta, "data": DATA_DESCRIPTION,
+        **result, **({"photos_per_person": per_person} if per_person else {}),
+        "held_out_split": split, "disjoint_from_selection": split == "disjoint", "model_sha256": embedder.sha256, "flip_tta": flip_tta, "data": DATA_DESCRIPTION,
         "partial": identities is not None,
         "seconds": {"embedding": round(embedded - started, 1), "fit": round(time.perf_counter() - embedded, 1)},
         "command": "facerec " + " ".join(shlex.quote(a) for a in sys.argv[1:]) if sys.argv[1:] else None,

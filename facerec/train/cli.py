@@ -57,6 +57,9 @@ def register(command: CommandAdder, sub, common: argparse.ArgumentParser) -> Non
     p.add_argument("--max-seconds", type=float, help="stop after the epoch during which this much time passed")
     p.add_argument("--stop-after-epoch", type=int,
                    help="end after this epoch, keeping the learning-rate schedule of --epochs (resumable)")
+    p.add_argument("--held-out-split", default="single", choices=["single", "disjoint"],
+                   help="disjoint: 150 held-out identities choose (epoch, averages), another 150 calibrate, never "
+                        "trained on (from model v9; single: one set does both, as up to v8)")
     p.add_argument("--train-fraction", type=float, default=1.0,
                    help="train on this seeded fraction of the training identities (the data-slope measurement)")
     p.add_argument("--device", default="auto", help="auto (cuda if present, else cpu), cpu or cuda")
@@ -131,7 +134,7 @@ def cmd_train(args) -> int:
         from facerec.train.loop import TrainConfig, train
     except ImportError as error:
         raise FaceRecError(str(error)) from None
-    faces = load_sources(args.celeba, args.lfw_cache, args.teacher)
+    faces = load_sources(args.celeba, args.lfw_cache, args.teacher, held_out_split=args.held_out_split)
     if args.train_fraction < 1:
         from facerec.train.data import keep_identity_fraction
         keep_identity_fraction(faces, args.train_fraction)
@@ -140,6 +143,7 @@ def cmd_train(args) -> int:
                          distill_weight=args.distill_weight, structure_weight=args.structure_weight,
                          warm_start=args.warm_start,
                          max_seconds=args.max_seconds, stop_after_epoch=args.stop_after_epoch,
+                         held_out_split=args.held_out_split,
                          notes={"train_fraction": args.train_fraction} if args.train_fraction < 1 else {})
     record = train(config, faces, args.run_dir, log=lambda line: print(line, file=sys.stderr, flush=True))
     emit(args, record, text=f"trained {record.get('epoch')} epochs; weights in {args.run_dir}")
@@ -225,16 +229,17 @@ def cmd_export_onnx(args) -> int:
 
 
 def cmd_calibrate(args) -> int:
-    from facerec.openset.calibrate_model import calibrate_model, held_out_photos, write_to_card
+    from facerec.openset.calibrate_model import calibrate_model, card_split, held_out_photos, write_to_card
 
     settings = settings_from(args)
-    paths, _ = held_out_photos(args.data, args.identities)
+    card_path = Path(args.card) if args.card else settings.model_card_path
+    split = card_split(settings.model_card_path)  # the split the model was trained with: its card says
+    paths, _ = held_out_photos(args.data, args.identities, split)
     with progress_bar(len(paths), "embedding") as bar:
         calibration = calibrate_model(settings.model_path, args.data, flip_tta=settings.flip_tta,
                                       resamples=args.resamples, seed=args.seed, identities=args.identities,
                                       num_threads=settings.num_threads, progress=bar.update,
-                                      embeddings_cache=args.embeddings)
-    card_path = Path(args.card) if args.card else settings.model_card_path
+                                      embeddings_cache=args.embeddings, split=split)
     write_to_card(card_path, calibration)
     tail = calibration["tail"]
     rows = [[rate_text(r["far"]), f"{r['cosine']:.4f}",

@@ -21,7 +21,7 @@ import numpy as np
 from PIL import Image
 
 from facerec.datasets.cache import load_cache
-from facerec.datasets.folders import held_out_identities, list_identities
+from facerec.datasets.folders import held_out, list_identities
 from facerec.train.teacher import load_targets, normalized_targets
 
 
@@ -48,15 +48,18 @@ class FaceSet:
 
 
 def load_sources(celeba_dir: str | Path, lfw_cache_dir: str | Path | None,
-                 teacher_files: Sequence[str | Path] = (), workers: int = 2) -> FaceSet:
-    """Read celeba112 JPEGs and the LFW training people from the aligned-face cache into one FaceSet."""
+                 teacher_files: Sequence[str | Path] = (), workers: int = 2, held_out_split: str = "single") -> FaceSet:
+    """Read celeba112 JPEGs and the LFW training people from the aligned-face cache into one FaceSet. The split's
+    selection identities are "val" (validation, every choice); with a disjoint split its calibration identities
+    are "calibration": never trained on, never looked at during training."""
     celeba = list_identities(celeba_dir)
-    held_out = held_out_identities(celeba)
+    kept_out = held_out(celeba, held_out_split)
     files = [p for photos in celeba.values() for p in photos]
     with Pool(workers) as pool:
         images = pool.map(_decode_file, [str(p) for p in files], chunksize=256)
     identities = [f"celeba/{p.parent.name}" for p in files]
-    splits = ["val" if p.parent.name in held_out else "train" for p in files]
+    splits = ["val" if p.parent.name in kept_out.selection else
+              "calibration" if p.parent.name in kept_out.calibration else "train" for p in files]
     paths = [f"celeba/{p.parent.name}/{p.name}" for p in files]
     if lfw_cache_dir is not None:
         faces, lfw_names, lfw_paths = load_cache(lfw_cache_dir)

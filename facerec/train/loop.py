@@ -55,6 +55,7 @@ class TrainConfig:
     stop_after_epoch: int | None = None  # end this call after that epoch (the schedule stays the one of `epochs`;
     #                                      the same command without it resumes the run to the end)
     keep_best: str | None = "one_shot_rank1"  # held-out metric whose best epoch is kept
+    held_out_split: str = "single"  # `facerec.datasets.folders.HELD_OUT_SPLITS`: "disjoint" from model v9
     notes: dict = field(default_factory=dict)
 
 

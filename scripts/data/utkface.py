@@ -13,8 +13,9 @@ Every step resumes where an interrupted run stopped:
 3. the teacher's descriptors (dlib, the recipe of ../shared/data/teacher: fixed face box of the aligned crop) of
    every aligned crop (and, with --mirror, of its mirror image);
 4. decontamination: a crop the teacher places within its same-person distance of any LFW evaluation photo
-   (the 779 two-photo people and the 4,069 one-photo distractors) or of any held-out CelebA identity's photo (the
-   people model selection and calibration are scored on) is dropped. The LFW evaluation photos' descriptors are
+   (the 779 two-photo people and the 4,069 one-photo distractors) or of any held-out CelebA identity's photo (both
+   sets of the disjoint split, `facerec.datasets.folders.held_out`: the people selection and calibration are scored
+   on) is dropped. The LFW evaluation photos' descriptors are
    computed once into --lfw-evaluation-teacher (used for this check only, never as training targets).
    Which distance: dlib's own 0.6 is a one-to-one decision. Searched against ~8,000 reference photos it would call
    nearly every crop a match (on celeba112, 0.47% of different-person pairs sit within 0.6: ~37 false "matches"
@@ -77,7 +78,7 @@ def lfw_evaluation_descriptors(lfw_cache: Path, out_file: Path) -> np.ndarray:
 
 def celeba_descriptors(data: Path) -> tuple[np.ndarray, np.ndarray, set[str]]:
     """(descriptors, identity per row, the held-out identities) of celeba112's teacher file."""
-    held_out = held_out_identities(list_identities(data / "celeba112"))
+    held_out = held_out_identities(list_identities(data / "celeba112"), "disjoint")  # both sets of model v9
     with np.load(data / "teacher" / "celeba112_dlib.npz") as teacher:
         identities = np.array([str(path).split("/")[0] for path in teacher["paths"].tolist()])
         return teacher["descriptor"].astype(np.float32), identities, held_out

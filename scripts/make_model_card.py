@@ -172,6 +172,8 @@ def main() -> None:
             "epoch_shipped": shipped.get("epoch"),
             "images_per_second": round(history[-1]["images_per_second"], 1) if history else None,
             "wall_seconds": {"train": history[-1]["elapsed_seconds"] if history else None, **steps},
+            "run": load(TRAINING / "retrain_run.json") or "not recorded (runs before scripts/retrain.sh recorded its "
+                                                            "inputs)",
             "history": [{"epoch": h["epoch"], "loss": round(h["loss"], 4),
                          "arcface_loss": round(h.get("arcface_loss", 0.0), 4),
                          "distill_loss": round(h.get("distill_loss", 0.0), 4),

@@ -15,11 +15,11 @@ import numpy as np
 from facerec.storage import Store
 
 
-class VectorIndex(ABC):
+class FaceVectors(ABC):
+    """Face ids -> unit vectors, searched by inner product: what every engine and every index does."""
+
     kind: str  # the name `Settings.index_kind` selects it by
     dimension: int = 512
-    seq: int = 0  # journal sequence this index reflects
-    notice: str | None = None  # one line for the user when opening it had to repair something
 
     @abstractmethod
     def __len__(self) -> int:
@@ -37,6 +37,13 @@ class VectorIndex(ABC):
     def search(self, queries: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
         """(similarities [Q, k'] float32, best first, face ids [Q, k'] int64) for queries [Q, D] with
         k' = min(k, faces held), at least 1; ids are -1 where the index is empty."""
+
+
+class VectorIndex(FaceVectors):
+    """What the gallery asks of a vector engine: `FaceVectors` that follow the database."""
+
+    seq: int = 0  # journal sequence this index reflects
+    notice: str | None = None  # one line for the user when opening it had to repair something
 
     @abstractmethod
     def sync(self, store: Store) -> None:

@@ -7,33 +7,17 @@ beside the database, refusing another gallery's database) is the same for every 
 
 from __future__ import annotations
 
-from abc import ABC, abstractmethod
+from abc import abstractmethod
 from pathlib import Path
 
 import numpy as np
 
+from facerec.vectors.base import FaceVectors
 
-class LocalVectors(ABC):
-    """Face ids -> unit vectors, held in this process. Not thread-safe: the follower holds the lock."""
 
-    kind: str
-    dimension: int
-
-    @abstractmethod
-    def __len__(self) -> int:
-        """Faces a search can return."""
-
-    @abstractmethod
-    def add(self, ids: np.ndarray, embeddings: np.ndarray) -> None:
-        """ids [N] int64 not held yet, embeddings [N, D] float32 unit vectors."""
-
-    @abstractmethod
-    def remove(self, ids: np.ndarray) -> None:
-        """Stop returning these face ids."""
-
-    @abstractmethod
-    def search(self, queries: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
-        """(similarities [Q, k] float32, best first, face ids [Q, k] int64; -1 where fewer), 1 <= k <= len."""
+class LocalVectors(FaceVectors):
+    """`FaceVectors` held in this process (`search` is asked for 1 <= k <= len). Not thread-safe: the follower
+    holds the lock."""
 
     @abstractmethod
     def ids(self) -> np.ndarray:

@@ -20,7 +20,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results"
 PAGES = {ROOT / "README.md": ("accuracy",),
-         ROOT / "docs" / "results.md": ("cpus", "accuracy", "peer", "speed", "sightings"),
+         ROOT / "docs" / "results.md": ("cpus", "accuracy", "peer", "speed", "sightings", "enrollment_quality",
+                                        "rest", "scale"),
+         ROOT / "docs" / "deployment.md": ("replicas",),
          ROOT / "docs" / "threshold-policy.md": ("open_set", "open_set_photos")}
 PEER_REFERENCE = {"one_shot": 0.933, "distractors": 0.874, "pairs": 0.989}  # face_recognition's published figures
 
@@ -203,6 +205,60 @@ def open_set_photos_block() -> str:
             f"{cpu_text(result)}, model {model_text(result)}.")
 
 
+def enrollment_quality_block() -> str:
+    """Recognition by enrollment-photo quality on LFW (benchmarks/enrollment_quality.py): the score's validity."""
+    result = load("enrollment_quality")
+    rows = ["| enrollment photos | enrollments | mean score | rank-1 | named at the threshold |",
+            "|---|---:|---:|---:|---:|"]
+    groups = [("lowest-quality tenth", result["lowest_tenth"]), ("the other nine tenths", result["the_rest"]),
+              ("flagged low (refused unless allowed)", result["flagged_low"]), ("not flagged", result["not_flagged"])]
+    groups += [(f"quartile {i + 1}" + (" (lowest)" if i == 0 else " (highest)" if i == 3 else ""), row)
+               for i, row in enumerate(result["quartiles"])]
+    for label, row in groups:
+        rows.append(f"| {label} | {row['enrollments']:,} | {row['mean_score']:.3f} | **{row['rank1']:.3f}** | "
+                    f"{row['named_at_threshold']:.3f} |")
+    return ("\n".join(rows) + f"\n\n{result['people']} people, {result['enrollments']:,} enrollments; a face is "
+            f"*low* below {result['low_score']:.3f}; the gallery's threshold {result['threshold_for_gallery']:.3f}. "
+            f"Measured on: {cpu_text(result)}, model {model_text(result)}.")
+
+
+def rest_block() -> str:
+    """Identify over the REST API vs in-process (benchmarks/rest_throughput.py)."""
+    result = load("rest_throughput")
+    rows = [f"| identify, {result['clients']} concurrent clients | requests/s | p50 | p99 | named right |",
+            "|---|---|---|---|---|"]
+    for label, key in (("in-process (`Gallery.identify`)", "in_process"), ("REST (`POST /api/v1/identify`)", "rest")):
+        row = result[key]
+        rows.append(f"| {label} | {row['requests_per_s']:.1f} | {row['p50_ms']:.0f} ms | {row['p99_ms']:.0f} ms | "
+                    f"{row['named_right']} of {row['requests']} |")
+    machine = result.get("machine", {})
+    return ("\n".join(rows) + f"\n\nREST over in-process throughput: "
+            f"{result['rest_over_in_process']['throughput_ratio']:.2f}x. Load average at the start "
+            f"{', '.join(str(v) for v in machine.get('load_average_at_start', []))} on {machine.get('cpus')} cores "
+            f"(the ratio is the figure to read). Measured on: {cpu_text(result)}, model {model_text(result)}.")
+
+
+def scale_block() -> str:
+    """Search latency, recall, memory and enrollment at 1,000 to 1,000,000 people (benchmarks/scale.py)."""
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    from scale import markdown_tables
+
+    result = load("scale")
+    return markdown_tables(result) + f"\n\nMeasured on: {cpu_text(result)}, model {model_text(result)}."
+
+
+def replicas_block() -> str:
+    """Identify latency of two replicas on one PostgreSQL while others enroll (benchmarks/replica_latency.py)."""
+    result = load("replica_latency")
+    return (f"| identify, {result['replicas']} replicas, {result['identify_threads']} threads | identifies | p50 | "
+            f"p99 |\n|---|---|---|---|\n" + "\n".join(
+                f"| {label} | {result[key]['identifies']:,} | {result[key]['p50_ms']:.0f} ms | "
+                f"{result[key]['p99_ms']:.0f} ms |" for label, key in
+                (("alone", "alone"), (f"while {result['enroll_threads']} threads enroll", "while_enrolling")))
+            + f"\n\np99 ratio {result['p99_ratio']:.2f} (bound 1.5); {result['enrolled']} people enrolled meanwhile, "
+              f"{len(result['enrolled_missing'])} lost. Measured on: {cpu_text(result)}, model {model_text(result)}.")
+
+
 def _percent(value: float, interval: list | None = None) -> str:
     text = f"{100 * value:.2f}%"
     return text + (f" ({100 * interval[0]:.2f}–{100 * interval[1]:.2f}%)" if interval else "")
@@ -210,7 +266,9 @@ def _percent(value: float, interval: list | None = None) -> str:
 
 BLOCKS: dict[str, Callable[[], str]] = {"accuracy": accuracy_block, "cpus": cpus_block, "peer": peer_block,
                                         "speed": speed_block, "sightings": sightings_block,
-                                        "open_set": open_set_block, "open_set_photos": open_set_photos_block}
+                                        "open_set": open_set_block, "open_set_photos": open_set_photos_block,
+                                        "enrollment_quality": enrollment_quality_block, "rest": rest_block,
+                                        "scale": scale_block, "replicas": replicas_block}
 
 
 def generated(text: str, names: tuple[str, ...], page: str) -> str:

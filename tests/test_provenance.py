@@ -82,3 +82,13 @@ def test_the_results_tables_are_generated_from_the_results_files() -> None:
         assert f"<!-- results:{block} -->" in results
     assert "Haswell" in results and "AVX2" in results  # the every-CPU table names its CPUs
     assert "<!-- results:accuracy -->" in (ROOT / "README.md").read_text()  # the front door's headline table
+
+
+def test_the_results_page_types_no_figure_of_its_own() -> None:
+    """#30: the page's figures come from benchmarks/results through its generated blocks; outside them only the
+    historical figures named here may appear (the every-CPU issue's report of the old 8-bit file)."""
+    import re
+
+    page = (ROOT / "docs" / "results.md").read_text()
+    prose = re.sub(r"<!-- results:(\w+) -->.*?<!-- /results:\1 -->", "", page, flags=re.S)
+    assert set(re.findall(r"\b\d\.\d{3}\b", prose)) <= {"0.859", "0.810"}

@@ -157,3 +157,29 @@ def summarize(cache_dir: str | Path, seconds: float = 0.0) -> CacheSummary:
         mean_alignment_error=float(np.mean(errors)) if errors else float("nan"),
         seconds=seconds,
     )
+
+
+class RowView:
+    """A lazy row selection of a (memmapped) array, sliced chunk by chunk: what the teacher reads a cache through."""
+
+    def __init__(self, array, rows: list[int]) -> None:
+        self.array, self.rows = array, rows
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    def __getitem__(self, item: slice) -> np.ndarray:
+        return np.asarray(self.array[self.rows[item]])
+
+
+class FolderCrops:
+    """Aligned 112x112 crops stored as image files (celeba112), read lazily in slices: a cache-like view."""
+
+    def __init__(self, paths: list[Path]) -> None:
+        self.paths = paths
+
+    def __len__(self) -> int:
+        return len(self.paths)
+
+    def __getitem__(self, item: slice) -> np.ndarray:
+        return np.stack([np.asarray(Image.open(path).convert("RGB")) for path in self.paths[item]])

@@ -69,11 +69,13 @@ def register(command: CommandAdder, sub, common: argparse.ArgumentParser) -> Non
     precision.add_argument("--bf16", action="store_const", const=True, dest="bf16", help="force bf16 autocast")
     p = command("teacher-targets", cmd_teacher_targets,
                 "dlib teacher descriptors of an aligned-face cache (needs the 'train' extra), resumable")
-    p.add_argument("cache", help="output of `facerec-train prepare`")
+    p.add_argument("cache", help="output of `facerec-train prepare`, or a folder of aligned crops (celeba112)")
     p.add_argument("out", help="the .npz to write (paths, descriptor, descriptor_mirror)")
     p.add_argument("--training-only", action="store_true",
                    help="only the LFW protocol's training people (>= 3 photos): never the evaluation people")
     p.add_argument("--no-mirror", action="store_true", help="skip the descriptors of the mirrored crops")
+    p.add_argument("--augmentations", type=int, default=0, metavar="K",
+                   help="instead: K seeded augmentations of every crop (facerec.train.augmented_targets)")
     p.add_argument("--workers", type=int, default=None, help="processes (default: every core)")
     p = command("quantize", cmd_quantize, "int8 copy of an fp32 ONNX embedder (static, per channel; needs "
                                           "the 'train' extra)")
@@ -151,35 +153,35 @@ def cmd_train(args) -> int:
 
 
 def cmd_teacher_targets(args) -> int:
-    from facerec.datasets.cache import load_cache
+    from facerec.datasets.cache import MANIFEST_FILE, FolderCrops, RowView, load_cache
+    from facerec.datasets.folders import list_identities
     from facerec.train.data import lfw_training_rows
     from facerec.train.teacher import compute_targets
 
-    faces, names, paths = load_cache(args.cache)
-    rows = lfw_training_rows(names) if args.training_only else list(range(len(paths)))
-    bar = progress_bar(len(rows), "teacher")
+    if (Path(args.cache) / MANIFEST_FILE).is_file():  # a `facerec-train prepare` cache
+        faces, names, paths = load_cache(args.cache)
+        rows = lfw_training_rows(names) if args.training_only else list(range(len(paths)))
+        crops, paths = RowView(faces, rows), [paths[r] for r in rows]
+    else:  # a folder of aligned crops, one sub-folder per identity (celeba112)
+        files = [photo for photos in list_identities(args.cache).values() for photo in photos]
+        crops, paths = FolderCrops(files), [f"{p.parent.name}/{p.name}" for p in files]
+    total = len(paths) * (args.augmentations or 1)
+    bar = progress_bar(total, "teacher")
 
-    def progress(done: int, total: int) -> None:
+    def progress(done: int, _total: int) -> None:
         bar.update(done - bar.n)
 
-    out = compute_targets(_Rows(faces, rows), [paths[r] for r in rows], args.out, mirror=not args.no_mirror,
-                          workers=args.workers, progress=progress)
+    if args.augmentations:
+        from facerec.train.augmented_targets import compute_augmented_targets
+
+        out = compute_augmented_targets(crops, paths, args.augmentations, args.out, workers=args.workers,
+                                        progress=progress)
+    else:
+        out = compute_targets(crops, paths, args.out, mirror=not args.no_mirror, workers=args.workers,
+                              progress=progress)
     bar.close()
-    emit(args, {"out": str(out), "rows": len(rows)}, text=f"teacher descriptors of {len(rows)} crops in {out}")
+    emit(args, {"out": str(out), "rows": total}, text=f"teacher descriptors of {total} crops in {out}")
     return 0
-
-
-class _Rows:
-    """A lazy row selection of a (memmapped) array, sliced chunk by chunk."""
-
-    def __init__(self, array, rows: list[int]) -> None:
-        self.array, self.rows = array, rows
-
-    def __len__(self) -> int:
-        return len(self.rows)
-
-    def __getitem__(self, item: slice):
-        return self.array[self.rows[item]]
 
 
 def cmd_quantize(args) -> int:

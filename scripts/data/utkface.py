@@ -38,7 +38,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from facerec.datasets.cache import load_cache, prepare_cache, read_results  # noqa: E402
+from facerec.datasets.cache import RowView, load_cache, prepare_cache, read_results  # noqa: E402
 from facerec.datasets.folders import held_out_identities, list_identities  # noqa: E402
 from facerec.train.data import lfw_training_rows  # noqa: E402
 from facerec.train.teacher import compute_targets  # noqa: E402
@@ -71,7 +71,7 @@ def lfw_evaluation_descriptors(lfw_cache: Path, out_file: Path) -> np.ndarray:
     faces, names, paths = load_cache(lfw_cache)
     training = set(lfw_training_rows(names))
     rows = [i for i in range(len(paths)) if i not in training]
-    compute_targets(_Rows(faces, rows), [paths[r] for r in rows], out_file, mirror=False)
+    compute_targets(RowView(faces, rows), [paths[r] for r in rows], out_file, mirror=False)
     with np.load(out_file) as data:
         return data["descriptor"].astype(np.float32)
 
@@ -109,19 +109,6 @@ def nearest_distance(queries: np.ndarray, references: np.ndarray, chunk: int = 2
     return nearest
 
 
-class _Rows:
-    """A lazy row selection of a (memmapped) array, sliced chunk by chunk."""
-
-    def __init__(self, array, rows: list[int]) -> None:
-        self.array, self.rows = array, rows
-
-    def __len__(self) -> int:
-        return len(self.rows)
-
-    def __getitem__(self, key: slice) -> np.ndarray:
-        return np.asarray(self.array[self.rows[key]])
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("mirror_git_dir", type=Path, help=f"a bare git copy of {REPOSITORY}")
@@ -137,7 +124,7 @@ def main() -> None:
     results = read_results(args.out / "cache")
     detected = sorted(int(r["row"]) for r in results if r["status"] == "face")
     all_file = args.out / "teacher_all.npz"
-    compute_targets(_Rows(faces, detected), [paths[r] for r in detected], all_file, mirror=args.mirror)
+    compute_targets(RowView(faces, detected), [paths[r] for r in detected], all_file, mirror=args.mirror)
     with np.load(all_file) as data:
         descriptors = data["descriptor"].astype(np.float32)
         mirrored = data["descriptor_mirror"] if "descriptor_mirror" in data else None

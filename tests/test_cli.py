@@ -139,6 +139,28 @@ def test_prepare_builds_a_resumable_cache(home: Path, lfw: Path, tmp_path: Path)
     assert len((out / "results.tsv").read_text().strip().splitlines()) == 1 + 5
 
 
+def test_eval_open_set_with_several_photos_per_person(lfw: Path, tmp_path: Path) -> None:
+    """#28: `facerec eval --open-set --photos-per-person` enrolls k photos of each person with more than the
+    largest k, searches their other photos and the one-photo people, and says whether the promise was kept."""
+    dataset = tmp_path / "people"
+    for person in ("Alvaro_Uribe", "Atal_Bihari_Vajpayee", "Amelie_Mauresmo"):  # 8 or more photos each
+        (dataset / person).mkdir(parents=True)
+        for photo in sorted((lfw / person).iterdir())[:4]:
+            (dataset / person / photo.name).symlink_to(photo)
+    for person in ("Aaron_Eckhart", "Aaron_Guiel", "Aaron_Patterson"):  # one photo each: strangers
+        (dataset / person).mkdir(parents=True)
+        (dataset / person / f"{person}_0001.jpg").symlink_to(lfw / person / f"{person}_0001.jpg")
+    done = facerec("eval", str(dataset), "--open-set", "--photos-per-person", "1,3", "--json", home=tmp_path / "h")
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout)
+    assert [row["photos_per_person"] for row in result["rows"]] == [1, 3]
+    assert all(row["people"] == 3 and row["non_mated_searches"] == 3 and row["mated_searches"] == 3
+               for row in result["rows"])
+    assert result["rows"][1]["enrolled_faces"] == 9 and "promise_kept" in result
+    refused = facerec("eval", str(dataset), "--open-set", "--photos-per-person", "a,b", home=tmp_path / "h")
+    assert refused.returncode == 1 and "whole numbers" in refused.stderr
+
+
 def test_eval_existing_gallery_with_labelled_probes(lfw_photo, tmp_path: Path) -> None:
     gallery_home = tmp_path / "gallery"
     enrolled = facerec("enroll", str(lfw_photo("Alan_Ball", 1)), "--name", "Alan_Ball", home=gallery_home)

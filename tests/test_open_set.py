@@ -71,3 +71,21 @@ def test_the_full_gallery_scores_strangers_with_tails_that_never_saw_them(exact_
     everyone, first, second = fitted
     assert everyone == set(range(700))
     assert first.isdisjoint(second) and first | second == everyone and abs(len(first) - len(second)) <= 1
+
+
+def test_galleries_of_several_photos_per_person_keep_the_promise(exact_policy) -> None:
+    """Independent photos of a person (each one new random draw around the person) make k photos k chances: the
+    face-count rule is then exact, and the measured rate stays at the promise for 1, 3 and 5 photos."""
+    from facerec.evaluation.photos_per_person import evaluate_photos_per_person
+
+    rng = np.random.default_rng(5)
+    people = {f"p{i:03d}": unit(rng.standard_normal((7, DIMENSION))) for i in range(400)}
+    strangers = unit(rng.standard_normal((3000, DIMENSION)))
+    result = evaluate_photos_per_person(people, strangers, exact_policy, (1, 3, 5), seed=1)
+    assert [row["photos_per_person"] for row in result["rows"]] == [1, 3, 5]
+    for row in result["rows"]:
+        assert row["enrolled_faces"] == 400 * row["photos_per_person"] and row["mated_searches"] == 800
+        # 3,000 strangers at a true 1%: 30 expected false matches; 99.9% of draws fall in 0.33%..1.9%
+        assert 0.0033 <= row["face_count"]["fpir"] <= 0.019, row
+    thresholds = [row["face_count"]["threshold"] for row in result["rows"]]
+    assert thresholds == sorted(thresholds) and thresholds[0] < thresholds[-1]  # more faces, a higher threshold

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from facerec.cli.output import emit, open_gallery, progress_bar, settings_from, warn
 from facerec.cli.registry import CommandAdder
+from facerec.errors import InvalidArgument
 
 
 def register(command: CommandAdder, sub, common: argparse.ArgumentParser) -> None:
@@ -23,6 +24,9 @@ def register(command: CommandAdder, sub, common: argparse.ArgumentParser) -> Non
                    help="also measure FPIR and DIR at the threshold policy, at several gallery sizes")
     p.add_argument("--gallery-sizes", default="100,1000,all",
                    help="open set: gallery sizes in people, comma-separated ('all' = every enrolled person)")
+    p.add_argument("--photos-per-person", metavar="K,K,...",
+                   help="open set in galleries of K photos per person (e.g. 1,3,5): people with more photos than "
+                        "the largest K are enrolled, one-photo people are the strangers")
     p.add_argument("--existing", action="store_true", help="query the gallery in --home with labelled probes")
     p.add_argument("--seed", type=int, default=51)
     p.add_argument("--report", help="write plots, JSON and a markdown summary to this folder")
@@ -37,6 +41,8 @@ def cmd_eval(args) -> int:
 
     if args.existing:
         return _eval_existing(args)
+    if args.photos_per_person:
+        return _eval_photos_per_person(args)
     from facerec.evaluation.oneshot import evaluate_one_shot, plan_protocol
 
     enrolled, queries, extra = plan_protocol(Path(args.data_dir), args.max_per_identity, args.distractors,
@@ -96,6 +102,38 @@ def _eval_existing(args) -> int:
         write_json(figures, Path(args.report) / "eval.json")
     emit(args, figures, [[k, v] for k, v in figures.items() if not isinstance(v, (dict, list))],
           ["figure", "value"])
+    return 0
+
+
+def _eval_photos_per_person(args) -> int:
+    from facerec.datasets.folders import list_identities
+    from facerec.evaluation.embedding import embed_photos
+    from facerec.evaluation.photos_per_person import evaluate_photos_per_person, markdown_table
+    from facerec.faces.pipeline import FacePipeline
+    from facerec.provenance import provenance
+
+    try:
+        photos = tuple(sorted({int(k) for k in args.photos_per_person.split(",") if k.strip()}))
+    except ValueError:
+        raise InvalidArgument("--photos-per-person takes whole numbers, e.g. 1,3,5") from None
+    if not photos or photos[0] < 1:
+        raise InvalidArgument("--photos-per-person takes numbers of at least 1, e.g. 1,3,5")
+    settings = settings_from(args)
+    identities = list_identities(args.data_dir)
+    people = {name: paths for name, paths in identities.items() if len(paths) > max(photos)}
+    strangers = [paths[0] for paths in identities.values() if len(paths) == 1]
+    paths = [p for name in sorted(people) for p in people[name]] + strangers
+    pipeline = FacePipeline(settings)
+    with progress_bar(len(paths), "embedding") as bar:
+        embedded = embed_photos(pipeline, paths, progress=bar.update)
+    vectors, start = {}, 0
+    for name in sorted(people):
+        vectors[name] = embedded.embeddings[start:start + len(people[name])]
+        start += len(people[name])
+    policy = settings.threshold_policy(pipeline.embedder.sha256)
+    result = evaluate_photos_per_person(vectors, embedded.embeddings[start:], policy, photos, args.seed)
+    result["provenance"] = provenance(settings.model_path, settings.num_threads, pipeline.embedder)
+    emit(args, result, text=markdown_table(result) + f"\npromise kept: {result['promise_kept']} galleries")
     return 0
 
 

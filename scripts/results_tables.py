@@ -23,6 +23,7 @@ PAGES = {ROOT / "README.md": ("accuracy",),
          ROOT / "docs" / "results.md": ("cpus", "accuracy", "peer", "speed", "sightings", "enrollment_quality",
                                         "rest", "scale"),
          ROOT / "docs" / "deployment.md": ("replicas",),
+         ROOT / "docs" / "model.md": ("data_slope",),
          ROOT / "docs" / "threshold-policy.md": ("open_set", "open_set_photos")}
 PEER_REFERENCE = {"one_shot": 0.933, "distractors": 0.874, "pairs": 0.989}  # face_recognition's published figures
 
@@ -259,6 +260,26 @@ def replicas_block() -> str:
               f"{len(result['enrolled_missing'])} lost. Measured on: {cpu_text(result)}, model {model_text(result)}.")
 
 
+def data_slope_block() -> str:
+    """Half vs all of the training identities at the same compute (benchmarks/data_slope.py), held-out scores."""
+    result = load("data_slope")
+    if not result:
+        return "(not measured yet: `python benchmarks/data_slope.py --out benchmarks/results/data_slope.json`)"
+    rows = ["| run | training identities | epochs (same steps) | held-out one-shot rank-1 (30 draws) | "
+            "TAR at FAR 1e-4 | ClosestIsPositiveAccuracy |", "|---|---|---|---|---|---|"]
+    labels = {"start": ("the shipped weights (the start of both)", "–", "–")}
+    for name, fraction in result["fractions"].items():
+        labels[name] = (name, f"{fraction['identities']:.0%}", str(fraction["epochs"]))
+    for name, (label, share, epochs) in labels.items():
+        score = result["scores"][name]
+        rows.append(f"| {label} | {share} | {epochs} | {score['one_shot_rank1']:.4f} | {score['tar_at_far_1e-4']:.4f} | "
+                    f"{score['closest_is_positive_accuracy']:.4f} |")
+    gap = result["half_minus_whole"]
+    return ("\n".join(rows) + f"\n\nHalf minus all: one-shot rank-1 {100 * gap['one_shot_rank1']:+.2f} points, TAR at "
+            f"FAR 1e-4 {100 * gap['tar_at_far_1e-4']:+.2f} points. Measured on: {cpu_text(result)}, warm start "
+            f"{model_text(result)}.")
+
+
 def _percent(value: float, interval: list | None = None) -> str:
     text = f"{100 * value:.2f}%"
     return text + (f" ({100 * interval[0]:.2f}–{100 * interval[1]:.2f}%)" if interval else "")
@@ -268,7 +289,8 @@ BLOCKS: dict[str, Callable[[], str]] = {"accuracy": accuracy_block, "cpus": cpus
                                         "speed": speed_block, "sightings": sightings_block,
                                         "open_set": open_set_block, "open_set_photos": open_set_photos_block,
                                         "enrollment_quality": enrollment_quality_block, "rest": rest_block,
-                                        "scale": scale_block, "replicas": replicas_block}
+                                        "scale": scale_block, "replicas": replicas_block,
+                                        "data_slope": data_slope_block}
 
 
 def generated(text: str, names: tuple[str, ...], page: str) -> str:

@@ -41,6 +41,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from facerec.datasets.cache import RowView, load_cache, prepare_cache, read_results  # noqa: E402
 from facerec.datasets.folders import held_out_identities, list_identities  # noqa: E402
 from facerec.train.data import lfw_training_rows  # noqa: E402
+from facerec.provenance import write_result  # noqa: E402
 from facerec.train.teacher import compute_targets  # noqa: E402
 
 REPOSITORY, COMMIT, FOLDER = "delonyohan/deeplearn-agepred", "b06607bf2477c8295b33facb5dea7aada27cac01", \
@@ -117,6 +118,8 @@ def main() -> None:
     parser.add_argument("--lfw-cache", default="cache/lfw", type=Path, help="`facerec-train prepare` of LFW")
     parser.add_argument("--lfw-evaluation-teacher", default="cache/lfw_evaluation_teacher.npz", type=Path)
     parser.add_argument("--mirror", action="store_true", help="also the mirrored crops' descriptors (2x time)")
+    parser.add_argument("--results", type=Path, help="also write the counts (no image, no descriptor) with their "
+                                                   "provenance here, e.g. benchmarks/results/utkface_decontamination.json")
     args = parser.parse_args()
 
     prepare_cache(extract_photos(args.mirror_git_dir, args.out), args.out / "cache")
@@ -157,6 +160,8 @@ def main() -> None:
         "within_distance_of_celeba_held_out": {f"{d}": int((celeba < d).sum()) for d in NEAR_DISTANCES},
     }
     (args.out / "source.json").write_text(json.dumps(summary, indent=1) + "\n")
+    if args.results:
+        write_result(args.results, summary, model_path=None, threads=None)
     print(json.dumps(summary, indent=1))
 
 

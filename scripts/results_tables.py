@@ -23,7 +23,7 @@ PAGES = {ROOT / "README.md": ("accuracy",),
          ROOT / "docs" / "results.md": ("cpus", "accuracy", "peer", "speed", "sightings", "enrollment_quality",
                                         "rest", "scale"),
          ROOT / "docs" / "deployment.md": ("replicas",),
-         ROOT / "docs" / "model.md": ("data_slope",),
+         ROOT / "docs" / "model.md": ("data_slope", "utkface"),
          ROOT / "docs" / "threshold-policy.md": ("open_set", "open_set_photos")}
 PEER_REFERENCE = {"one_shot": 0.933, "distractors": 0.874, "pairs": 0.989}  # face_recognition's published figures
 
@@ -280,6 +280,25 @@ def data_slope_block() -> str:
             f"{model_text(result)}.")
 
 
+def utkface_block() -> str:
+    """UTKFace as teacher-labelled faces: what was kept, and what decontamination dropped (scripts/data/utkface.py)."""
+    result = load("utkface_decontamination")
+    if not result:
+        return "(not built yet: `python scripts/data/utkface.py MIRROR cache/utkface --mirror --results ...`)"
+    near_lfw, near_celeba = result["within_distance_of_lfw_evaluation"], result["within_distance_of_celeba_held_out"]
+    return (f"| photos | faces detected | dropped near an LFW evaluation photo | dropped near a held-out CelebA "
+            f"identity | dropped | kept |\n|---|---|---|---|---|---|\n| {result['photos']:,} | {result['detected']:,} | "
+            f"{result['dropped_near_lfw_evaluation']:,} | {result['dropped_near_celeba_held_out']:,} | "
+            f"{result['dropped']:,} | **{result['kept']:,}** |\n\nSame-person distance "
+            f"{result['same_person_distance']:.3f} (the teacher's one-to-many equivalent of dlib's "
+            f"{result['dlib_tolerance']}: {result['false_hits_per_crop_allowed']} different people expected within it "
+            f"among the {result['references']['lfw_evaluation_photos']:,} + "
+            f"{result['references']['celeba_held_out_photos']:,} reference photos). At dlib's own "
+            f"{result['dlib_tolerance']}, {near_lfw[str(result['dlib_tolerance'])]:,} of the crops would be 'near' an "
+            f"LFW evaluation photo and {near_celeba[str(result['dlib_tolerance'])]:,} a held-out CelebA one. Source "
+            f"{result['source']['repository']}@{result['source']['commit'][:8]}. Measured on: {cpu_text(result)}.")
+
+
 def _percent(value: float, interval: list | None = None) -> str:
     text = f"{100 * value:.2f}%"
     return text + (f" ({100 * interval[0]:.2f}–{100 * interval[1]:.2f}%)" if interval else "")
@@ -290,7 +309,7 @@ BLOCKS: dict[str, Callable[[], str]] = {"accuracy": accuracy_block, "cpus": cpus
                                         "open_set": open_set_block, "open_set_photos": open_set_photos_block,
                                         "enrollment_quality": enrollment_quality_block, "rest": rest_block,
                                         "scale": scale_block, "replicas": replicas_block,
-                                        "data_slope": data_slope_block}
+                                        "data_slope": data_slope_block, "utkface": utkface_block}
 
 
 def generated(text: str, names: tuple[str, ...], page: str) -> str:

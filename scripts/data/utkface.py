@@ -72,7 +72,8 @@ def lfw_evaluation_descriptors(lfw_cache: Path, out_file: Path) -> np.ndarray:
     faces, names, paths = load_cache(lfw_cache)
     training = set(lfw_training_rows(names))
     rows = [i for i in range(len(paths)) if i not in training]
-    compute_targets(RowView(faces, rows), [paths[r] for r in rows], out_file, mirror=False)
+    if not _holds(out_file, [paths[r] for r in rows]):
+        compute_targets(RowView(faces, rows), [paths[r] for r in rows], out_file, mirror=False)
     with np.load(out_file) as data:
         return data["descriptor"].astype(np.float32)
 
@@ -110,6 +111,14 @@ def nearest_distance(queries: np.ndarray, references: np.ndarray, chunk: int = 2
     return nearest
 
 
+def _holds(teacher_file: Path, paths: list[str]) -> bool:
+    """Whether a finished teacher file already describes exactly these crops."""
+    if not teacher_file.is_file():
+        return False
+    with np.load(teacher_file) as data:
+        return data["paths"].tolist() == list(paths)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("mirror_git_dir", type=Path, help=f"a bare git copy of {REPOSITORY}")
@@ -127,7 +136,8 @@ def main() -> None:
     results = read_results(args.out / "cache")
     detected = sorted(int(r["row"]) for r in results if r["status"] == "face")
     all_file = args.out / "teacher_all.npz"
-    compute_targets(RowView(faces, detected), [paths[r] for r in detected], all_file, mirror=args.mirror)
+    if not _holds(all_file, [paths[r] for r in detected]):  # a finished file is reused: no second teacher pass
+        compute_targets(RowView(faces, detected), [paths[r] for r in detected], all_file, mirror=args.mirror)
     with np.load(all_file) as data:
         descriptors = data["descriptor"].astype(np.float32)
         mirrored = data["descriptor_mirror"] if "descriptor_mirror" in data else None

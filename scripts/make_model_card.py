@@ -45,8 +45,8 @@ NAME = "facerec-r18-arcface"
 HELD_OUT_KEYS = ("one_shot_rank1", "closest_is_positive_accuracy", "MedianDistance", "MedianClosestDistance",
                  "MedianClosestPositiveDistance", "MedianClosestVsClosestPositiveDistance")
 STEMS = {
-    "standard": "torchvision ResNet18 with its standard 7x7/2 stem + max-pool (28/14/7/4 feature maps at 112x112)",
-    "high_res": "torchvision ResNet18 with a 3x3/1 stem + max-pool (56/28/14/7 feature maps at 112x112)",
+    "standard": "ResNet18 (torchvision's, written out in facerec.train.backbone) with its standard 7x7/2 stem + max-pool (28/14/7/4 feature maps at 112x112)",
+    "high_res": "ResNet18 (torchvision's, written out in facerec.train.backbone) with a 3x3/1 stem + max-pool (56/28/14/7 feature maps at 112x112)",
 }
 
 

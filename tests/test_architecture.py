@@ -134,3 +134,11 @@ def test_every_relative_link_of_the_docs_points_at_something() -> None:
             elif anchor and linked.suffix == ".md" and anchor not in _anchors(linked.read_text()):
                 broken.append(f"{page.name}: {target} (no such heading)")
     assert broken == []
+
+
+def test_ci_runs_the_readme_test_command_verbatim() -> None:
+    """#31 item 9: `.ci/run` runs exactly the README's test command (its own fresh venv)."""
+    import re
+
+    command = re.search(r"```bash\n(python3 -m venv --clear \.venv-test[^\n]*)\n```", (ROOT / "README.md").read_text())
+    assert command and command.group(1) in (ROOT / ".ci" / "run").read_text()

@@ -213,3 +213,71 @@ def test_a_name_with_markdown_and_html_is_shown_as_text(page, shoot, data_dir, b
     assert page.locator("#enroll-status em, #identify-status em, #rename-status em").count() == 0
     assert page.locator("#people-faces img[alt]").count() >= 1  # the name as alt text, escaped
     assert hits == [], f"the page fetched {hits} from the name's URLs"
+
+
+# ----- #31 items 1 and 8: the API's docs offline; labels readable at phone width ------------------------------
+def test_the_api_docs_render_with_nothing_from_the_internet(browser, app):
+    """Swagger UI's script and style come from the package: with every request off this machine refused, the page
+    still renders the API (#31 item 1: it was a blank page offline)."""
+    from browser_helpers import TIMEOUT_MS
+
+    context = browser.new_context()
+    page = context.new_page()
+    outside: list[str] = []
+
+    def only_local(route):
+        if route.request.url.startswith(app.url):
+            route.continue_()
+        else:
+            outside.append(route.request.url)
+            route.abort()
+
+    page.route("**/*", only_local)
+    try:
+        page.goto(f"{app.url}api/v1/docs", timeout=TIMEOUT_MS)
+        expect(page.get_by_text("facerec REST API").first).to_be_visible(timeout=TIMEOUT_MS)
+        expect(page.get_by_text("/people/{person_id}").first).to_be_visible(timeout=TIMEOUT_MS)
+        assert outside == []
+    finally:
+        context.close()
+
+
+def test_box_labels_stay_readable_at_phone_width(browser, app, data_dir, tmp_path):
+    """#31 item 8: a large group photo, identified on a 390 px-wide screen: the label drawn over a face, as the
+    page shows the picture, is at least 11 px high."""
+    import io
+
+    import numpy as np
+
+    from browser_helpers import TIMEOUT_MS
+
+    faces = [Image.open(lfw(data_dir, PERSON, 1)).convert("RGB").resize((800, 800)),
+             Image.open(lfw(data_dir, "Tony_Blair", 1)).convert("RGB").resize((800, 800))]
+    group = Image.new("RGB", (1600, 800))
+    for i, face in enumerate(faces):
+        group.paste(face, (800 * i, 0))
+    photo = tmp_path / "group.jpg"
+    group.save(photo, quality=90)
+    context = browser.new_context(viewport={"width": 390, "height": 844})
+    context.set_default_timeout(TIMEOUT_MS)
+    page = context.new_page()
+    try:
+        page.goto(app.url, timeout=TIMEOUT_MS)
+        panel = open_tab(page, "Identify")
+        panel.locator(IMAGE_INPUT).set_input_files(str(photo))
+        panel.get_by_role("button", name="Identify", exact=True).click()
+        expect(page.locator("#identify-status")).to_contain_text("face(s)")
+        shown = panel.locator("img[src*='/file=']").last
+        expect(shown).to_be_visible()
+        natural = shown.evaluate("img => img.naturalWidth")
+        displayed = shown.bounding_box()["width"]
+        pixels = np.asarray(Image.open(io.BytesIO(page.request.get(shown.get_attribute("src")).body()))
+                            .convert("RGB")).astype(int)
+        label = np.all(np.abs(pixels - np.array([230, 60, 60])) < 40, axis=2) | \
+            np.all(np.abs(pixels - np.array([40, 200, 80])) < 40, axis=2)
+        rows = np.flatnonzero(label.sum(axis=1) > 0.1 * pixels.shape[1] / 2)  # a label's fill spans its width
+        tallest = max((len(run) for run in np.split(rows, np.flatnonzero(np.diff(rows) > 1) + 1)), default=0)
+        assert natural == pixels.shape[1] and displayed < natural  # the page shrinks the photo to the screen
+        assert tallest * displayed / natural >= 11, (tallest, displayed, natural)
+    finally:
+        context.close()

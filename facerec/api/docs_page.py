@@ -9,6 +9,8 @@ with a link to the OpenAPI document, never a blank one.
 from __future__ import annotations
 
 import html
+import importlib.util
+from pathlib import Path
 
 from fastapi import FastAPI, Request
 from fastapi.openapi.docs import get_swagger_ui_html
@@ -20,10 +22,7 @@ ASSETS = "/docs-assets"
 
 def add_docs_page(api: FastAPI, title: str) -> None:
     """Serve `/docs` (and its assets) on `api`, which must be built with `docs_url=None`."""
-    try:
-        from swagger_ui_bundle import swagger_ui_path
-    except ImportError:
-        swagger_ui_path = None
+    swagger_ui_path = swagger_assets()
     if swagger_ui_path is not None:
         api.mount(ASSETS, StaticFiles(directory=str(swagger_ui_path)), name="docs-assets")
 
@@ -37,6 +36,15 @@ def add_docs_page(api: FastAPI, title: str) -> None:
                                    swagger_js_url=f"{root}{ASSETS}/swagger-ui-bundle.js",
                                    swagger_css_url=f"{root}{ASSETS}/swagger-ui.css",
                                    swagger_favicon_url=f"{root}{ASSETS}/favicon-32x32.png")
+
+
+def swagger_assets() -> Path | None:
+    """The folder of Swagger UI's files in the installed `swagger-ui-py` (found without importing it)."""
+    spec = importlib.util.find_spec("swagger_ui")
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    folder = Path(list(spec.submodule_search_locations)[0]) / "static"
+    return folder if (folder / "swagger-ui-bundle.js").is_file() else None
 
 
 def plain_routes_page(api: FastAPI, title: str, openapi_url: str) -> str:

@@ -189,6 +189,9 @@ def open_set_block() -> str:
 
 def open_set_photos_block() -> str:
     """1, 3 and 5 photos per person (benchmarks/open_set_photos.py): the policy's rule and the face-count rule."""
+    sys.path.insert(0, str(ROOT))
+    from facerec.evaluation.open_set import percent
+
     result = load("open_set_photos")
     rows = ["| photos per person | enrolled faces | threshold | measured FPIR (95% interval) | DIR (95% interval) | "
             "face-count rule: threshold, FPIR, DIR | point-estimate exponent: threshold, FPIR, DIR |",
@@ -196,10 +199,10 @@ def open_set_photos_block() -> str:
     for row in result.get("rows", []):
         policy, faces, point = row["policy"], row["face_count"], row["point_estimate"]
         rows.append(f"| {row['photos_per_person']} | {row['enrolled_faces']:,} | {policy['threshold']:.4f} | "
-                    f"{_percent(policy['fpir'], policy['fpir_interval'])} | "
-                    f"{_percent(policy['dir'], policy['dir_interval'])} | {faces['threshold']:.4f}, "
-                    f"{_percent(faces['fpir'])}, {_percent(faces['dir'])} | {point['threshold']:.4f}, "
-                    f"{_percent(point['fpir'])}, {_percent(point['dir'])} |")
+                    f"{percent(policy['fpir'], policy['fpir_interval'])} | "
+                    f"{percent(policy['dir'], policy['dir_interval'])} | {faces['threshold']:.4f}, "
+                    f"{percent(faces['fpir'])}, {percent(faces['dir'])} | {point['threshold']:.4f}, "
+                    f"{percent(point['fpir'])}, {percent(point['dir'])} |")
     return ("\n".join(rows) + f"\n\n{result.get('rows', [{}])[0].get('people', 0):,} people, "
             f"{result.get('rows', [{}])[0].get('non_mated_searches', 0):,} strangers; exponent used "
             f"{result.get('exponent')}, point estimate {result.get('exponent_point')}. Measured on: "
@@ -297,11 +300,6 @@ def utkface_block() -> str:
             f"{result['dlib_tolerance']}, {near_lfw[str(result['dlib_tolerance'])]:,} of the crops would be 'near' an "
             f"LFW evaluation photo and {near_celeba[str(result['dlib_tolerance'])]:,} a held-out CelebA one. Source "
             f"{result['source']['repository']}@{result['source']['commit'][:8]}. Measured on: {cpu_text(result)}.")
-
-
-def _percent(value: float, interval: list | None = None) -> str:
-    text = f"{100 * value:.2f}%"
-    return text + (f" ({100 * interval[0]:.2f}–{100 * interval[1]:.2f}%)" if interval else "")
 
 
 BLOCKS: dict[str, Callable[[], str]] = {"accuracy": accuracy_block, "cpus": cpus_block, "peer": peer_block,

@@ -118,7 +118,7 @@ class _Decisions:
     """The mated and non-mated outcomes of one way of setting the threshold, over a size's draws."""
 
     def __init__(self, people: int) -> None:
-        self.mated, self.non_mated = _Outcomes(people), _Outcomes(people)
+        self.mated, self.non_mated = Outcomes(people), Outcomes(people)
         self.rules = []
 
     def add(self, rule, mated_owners, identified, non_mated_owners, falsely_matched) -> None:
@@ -145,8 +145,9 @@ class _Decisions:
         return row
 
 
-class _Outcomes:
-    """Per-person counts of searches and of positive outcomes (identified, or falsely matched)."""
+class Outcomes:
+    """Per-person counts of searches and of positive outcomes (identified, or falsely matched), with the rate's
+    95% bootstrap interval over the people searched (a person's searches rise and fall together)."""
 
     def __init__(self, people: int) -> None:
         self.searches = np.zeros(people, np.int64)
@@ -232,15 +233,16 @@ def _oracle(scores: np.ndarray, owner: np.ndarray, is_query: np.ndarray) -> dict
     return result
 
 
+def percent(value: float | None, interval: list | None = None) -> str:
+    """A rate as a table cell: "0.62% (0.43–0.83%)"; "–" when there is none."""
+    text = "–" if value is None or (isinstance(value, float) and math.isnan(value)) else f"{100 * value:.2f}%"
+    if interval:
+        text += f" ({100 * interval[0]:.2f}–{100 * interval[1]:.2f}%)"
+    return text
+
+
 def markdown_table(open_set: dict) -> str:
     """One row per gallery size: threshold, expected and measured FPIR with intervals, DIR."""
-
-    def percent(value, interval=None) -> str:
-        text = "–" if value is None or (isinstance(value, float) and math.isnan(value)) else f"{100 * value:.2f}%"
-        if interval:
-            text += f" ({100 * interval[0]:.2f}–{100 * interval[1]:.2f}%)"
-        return text
-
     lines = ["| gallery people | threshold | expected FPIR | measured FPIR (95% interval) | non-mated searches | "
              "DIR (95% interval) | mated searches | card's threshold alone: threshold, FPIR, DIR |",
              "|---|---|---|---|---|---|---|---|"]

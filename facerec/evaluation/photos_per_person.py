@@ -8,7 +8,7 @@ k: identified when the top person is right and at or above the threshold). Stran
 threshold the policy sets, with the gallery's own stranger tail measured on its enrolled faces as the app does
 (disjoint from every stranger), under the policy's rule (a person with k photos is k ** exponent chances) and under
 the face-count rule (k chances). The promise is kept when the measured FPIR is at most the accepted rate.
-Intervals: 95% bootstrap over people.
+Intervals: 95% bootstrap over people (`facerec.evaluation.open_set.Outcomes`, as the open-set eval's).
 """
 
 from __future__ import annotations
@@ -17,11 +17,9 @@ from dataclasses import replace
 
 import numpy as np
 
+from facerec.evaluation.open_set import Outcomes, percent
 from facerec.openset.population_tail import measure_population_tail
 from facerec.openset.threshold_policy import ThresholdPolicy
-
-BOOTSTRAP = 1000
-
 
 def evaluate_photos_per_person(people: dict[str, np.ndarray], strangers: np.ndarray, policy: ThresholdPolicy,
                                photos: tuple[int, ...] = (1, 3, 5), seed: int = 51) -> dict:
@@ -53,10 +51,13 @@ def evaluate_photos_per_person(people: dict[str, np.ndarray], strangers: np.ndar
                                            photo_counts=np.full(len(names), k))
             named = stranger_top >= rule.threshold
             found = (best_owner == query_owner) & (top >= rule.threshold)
+            non_mated, mated = Outcomes(len(named)), Outcomes(len(names))  # a stranger is one person each
+            non_mated.add(np.arange(len(named)), named)
+            mated.add(query_owner, found)
             row[label] = {"threshold": round(rule.threshold, 4), "expected_fpir": rule.expected_fpir,
                           "effective_comparisons": rule.effective_comparisons or float(len(enrolled)),
-                          "fpir": float(named.mean()), "fpir_interval": _interval(named, np.arange(len(named)), rng),
-                          "dir": float(found.mean()), "dir_interval": _interval(found, query_owner, rng),
+                          "fpir": float(named.mean()), "fpir_interval": non_mated.interval(rng),
+                          "dir": float(found.mean()), "dir_interval": mated.interval(rng),
                           "promise_kept": bool(policy.pinned_threshold is not None or named.mean() <= policy.fpir)}
         row["dir_gained_vs_face_count"] = row["policy"]["dir"] - row["face_count"]["dir"]
         rows.append(row)
@@ -70,21 +71,7 @@ def markdown_table(result: dict) -> str:
     for row in result["rows"]:
         policy, faces = row["policy"], row["face_count"]
         lines.append(f"| {row['photos_per_person']} | {row['enrolled_faces']:,} | {policy['threshold']:.4f} | "
-                     f"{_pct(policy['fpir'], policy['fpir_interval'])} | {_pct(policy['dir'], policy['dir_interval'])} | "
-                     f"{'yes' if policy['promise_kept'] else 'no'} | {faces['threshold']:.4f}, {_pct(faces['fpir'])}, "
-                     f"{_pct(faces['dir'])} |")
+                     f"{percent(policy['fpir'], policy['fpir_interval'])} | {percent(policy['dir'], policy['dir_interval'])} | "
+                     f"{'yes' if policy['promise_kept'] else 'no'} | {faces['threshold']:.4f}, {percent(faces['fpir'])}, "
+                     f"{percent(faces['dir'])} |")
     return "\n".join(lines)
-
-
-def _pct(value: float, interval: list | None = None) -> str:
-    return f"{100 * value:.2f}%" + (f" ({100 * interval[0]:.2f}–{100 * interval[1]:.2f}%)" if interval else "")
-
-
-def _interval(hits: np.ndarray, owners: np.ndarray, rng: np.random.Generator) -> list[float]:
-    """95% bootstrap interval of the rate of `hits`, resampling the people (`owners`) the searches belong to."""
-    people, index = np.unique(owners, return_inverse=True)
-    searches, positives = np.bincount(index), np.bincount(index, weights=hits.astype(np.float64))
-    draws = np.stack([np.bincount(rng.integers(0, len(people), len(people)), minlength=len(people))
-                      for _ in range(BOOTSTRAP)])
-    rates = (draws @ positives) / np.maximum(draws @ searches, 1)
-    return [float(v) for v in np.percentile(rates, [2.5, 97.5])]

@@ -86,6 +86,6 @@ def _exponent(chances: dict[int, float]) -> float:
 def effective_comparisons(photo_counts: np.ndarray | None, faces: int, exponent: float | None) -> float:
     """The stranger comparisons a gallery stands for: sum over people of k ** exponent; its face count when the
     photos per person are not known or the card has no exponent (the face-count rule: never fewer chances)."""
-    if photo_counts is None or exponent is None or not len(photo_counts):
-        return float(faces)
+    if photo_counts is None or exponent is None or exponent == 1.0 or not len(photo_counts):
+        return float(faces)  # k ** 1 is k: the sum is the face count, not worth a pass over every person per identify
     return float(np.sum(np.asarray(photo_counts, np.float64) ** exponent))

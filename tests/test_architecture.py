@@ -142,3 +142,18 @@ def test_ci_runs_the_readme_test_command_verbatim() -> None:
 
     command = re.search(r"```bash\n(python3 -m venv --clear \.venv-test[^\n]*)\n```", (ROOT / "README.md").read_text())
     assert command and command.group(1) in (ROOT / ".ci" / "run").read_text()
+
+
+def test_the_shared_tools_import_what_they_need() -> None:
+    """../shared/tools/cpu_agreement.py (read-only to the project) imports facerec by fixed paths; the move into
+    folders broke it once ('facerec.pipeline.FacePipeline not importable')."""
+    import importlib
+    import re
+
+    tool = ROOT.parent / "shared" / "tools" / "cpu_agreement.py"
+    if not tool.is_file():
+        return  # outside this workplace: nothing to keep working
+    for module, names in re.findall(r"^\s*from (facerec[\w.]*) import ([\w, ]+)", tool.read_text(), re.M):
+        imported = importlib.import_module(module)
+        for name in names.split(","):
+            assert hasattr(imported, name.strip()), f"{module}.{name.strip()}"

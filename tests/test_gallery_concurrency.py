@@ -21,7 +21,6 @@ import traceback
 from pathlib import Path
 
 import numpy as np
-import pytest
 
 KNOWN_RACE = (
     "regression: FaceIndex.rebuild must fill a new index before swapping it in, and searches must size k under "

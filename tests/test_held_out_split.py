@@ -4,7 +4,6 @@ their one set, so their cards, training lists and validation figures stay what t
 
 from __future__ import annotations
 
-from pathlib import Path
 
 import pytest
 

@@ -14,7 +14,6 @@ import sys
 import numpy as np
 import pytest
 
-from facerec.evaluation import metrics
 from facerec.evaluation.metrics import (
     EXACT_ALL_PAIRS_LIMIT,
     ClosestIsPositiveAccuracy,

@@ -12,6 +12,7 @@ the results file's `provenance` record (`facerec.provenance`).
 from __future__ import annotations
 
 import json
+import math
 import re
 import sys
 from collections.abc import Callable
@@ -24,8 +25,9 @@ PAGES = {ROOT / "README.md": ("accuracy",),
          ROOT / "docs" / "results.md": ("cpus", "accuracy", "peer", "speed", "sightings", "enrollment_quality",
                                         "rest", "scale"),
          ROOT / "docs" / "deployment.md": ("replicas",),
-         ROOT / "docs" / "model.md": ("data_slope", "utkface"),
-         ROOT / "docs" / "threshold-policy.md": ("open_set", "open_set_photos")}
+         ROOT / "docs" / "model.md": ("calibration", "data_slope", "utkface"),
+         ROOT / "docs" / "threshold-policy.md": ("calibration", "open_set", "open_set_photos")}
+CARD = ROOT / "models" / "facerec-r18-arcface.json"
 PEER_REFERENCE = {"one_shot": 0.933, "distractors": 0.874, "pairs": 0.989}  # face_recognition's published figures
 
 
@@ -187,6 +189,33 @@ def open_set_block() -> str:
     return markdown_table(result["open_set"]) + f"\n\nMeasured on: {cpu_text(result)}, model {model_text(result)}."
 
 
+def calibration_block() -> str:
+    """The shipped card's FAR curve at FAR 1e-2 ... 1e-9 (`facerec-train calibrate`), and the tail it rests on."""
+    calibration = json.loads(CARD.read_text())["calibration"]
+    tail = calibration["tail"]
+    rows = ["| FAR per comparison | threshold (cosine) | 95% interval | from | genuine pairs accepted (TAR) | "
+            "the data alone |", "|---|---|---|---|---|---|"]
+    for row in calibration["curve"]:
+        exponent = -math.log10(row["far"])
+        if abs(exponent - round(exponent)) > 1e-6 or not 2 <= round(exponent) <= 9:
+            continue
+        low, high = row.get("cosine_interval", [float("nan")] * 2)
+        empirical = row.get("cosine_empirical")
+        rows.append(f"| 1e-{round(exponent)} | {row['cosine']:.4f} | {low:.4f}–{high:.4f} | {row['from']} | "
+                    f"{row.get('tar', float('nan')):.3f} | {'' if empirical is None else f'{empirical:.4f}'} |")
+    shape_low, shape_high = tail.get("shape_interval", [float("nan")] * 2)
+    clusters = (f"fitted to the peaks of the {tail['clusters']:,} pairs of identities among its "
+                f"{tail['exceedances']:,} impostor pairs (declustered)" if "clusters" in tail else
+                f"fitted to its {tail['exceedances']:,} impostor pairs")
+    return ("\n".join(rows) + f"\n\n{calibration['identities']} held-out identities, {calibration['photos']:,} photos, "
+            f"{calibration['genuine_pairs']:,} genuine and {calibration['impostor_pairs']:,} impostor pairs "
+            f"(split: {calibration.get('held_out_split', 'single')}). Tail above cosine {tail['threshold']:.4f} "
+            f"(the top {tail['rate']:.2%} of impostor pairs): generalized Pareto shape {tail['shape']:.3f} "
+            f"(95% {shape_low:.3f} to {shape_high:.3f}), scale {tail['scale']:.4f}, {clusters}; intervals from "
+            f"{calibration['bootstrap']['fitted']} resamples of the identities. Model "
+            f"`{calibration['model_sha256'][:12]}`; `{calibration.get('command')}`.")
+
+
 def open_set_photos_block() -> str:
     """1, 3 and 5 photos per person (benchmarks/open_set_photos.py): the policy's rule and the face-count rule."""
     from facerec.evaluation.open_set import percent
@@ -304,6 +333,7 @@ def utkface_block() -> str:
 BLOCKS: dict[str, Callable[[], str]] = {"accuracy": accuracy_block, "cpus": cpus_block, "peer": peer_block,
                                         "speed": speed_block, "sightings": sightings_block,
                                         "open_set": open_set_block, "open_set_photos": open_set_photos_block,
+                                        "calibration": calibration_block,
                                         "enrollment_quality": enrollment_quality_block, "rest": rest_block,
                                         "scale": scale_block, "replicas": replicas_block,
                                         "data_slope": data_slope_block, "utkface": utkface_block}

@@ -243,20 +243,20 @@ def test_cli_reports_and_uses_the_same_rule(gallery_with_person, lfw_photo) -> N
 def test_calibrate_command_writes_the_card(data_dir, tmp_path) -> None:
     card_path = tmp_path / "model.json"
     card_path.write_text(json.dumps({"name": "copy", "sha256": "kept as it was"}))
-    result = facerec_train("calibrate", "--data", str(data_dir), "--identities", "5", "--resamples", "20",
+    result = facerec_train("calibrate", "--data", str(data_dir), "--identities", "8", "--resamples", "20",
                      "--card", str(card_path), "--json", str(tmp_path / "calibration.json"))
     assert result.returncode == 0, result.stderr
     card = json.loads(card_path.read_text())
     calibration = card["calibration"]
     assert card["sha256"] == "kept as it was"
     assert calibration == json.loads((tmp_path / "calibration.json").read_text())
-    assert calibration["identities"] == 5 and calibration["partial"] is True
+    assert calibration["identities"] == 8 and calibration["partial"] is True
     assert calibration["model_sha256"] == Settings().model_card()["sha256"]
     assert [r["far"] for r in calibration["curve"]] == pytest.approx(list(FAR_LEVELS), rel=1e-3)
     assert calibration["bootstrap"]["resamples"] == 20 and calibration["tail"]["exceedances"] >= 90
     assert 10 <= calibration["bootstrap"]["fitted"] <= 20  # resamples of very few distinct people are skipped
     assert set(card["thresholds"]) == {f"far_1e-{e}" for e in range(2, 8)}
-    assert "only 5 identities" in ScoreCalibration.from_card(card).warning
+    assert "only 8 identities" in ScoreCalibration.from_card(card).warning
     assert "calibrated" in result.stdout and "1e-7" in result.stdout  # one format for rates (facerec.messages)
 
 

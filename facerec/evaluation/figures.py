@@ -7,7 +7,7 @@ import random
 
 import numpy as np
 
-from facerec.openset.calibrate import threshold_at_far
+from facerec.openset.stranger_tail import empirical_threshold
 from facerec.evaluation.metrics import ClosestIsPositiveAccuracy, MedianDistances
 
 FARS = (1e-3, 1e-2)
@@ -24,7 +24,7 @@ def tar_at_far(genuine: np.ndarray, impostor: np.ndarray) -> dict:
     """{"1e-3": {"threshold", "tar"}, "1e-2": ...}; NaN where there are no impostor or genuine pairs."""
     result = {}
     for far in FARS:
-        threshold = threshold_at_far(impostor, far) if len(impostor) else float("nan")
+        threshold = empirical_threshold(impostor, far) if len(impostor) else float("nan")
         tar = float(np.mean(genuine >= threshold)) if len(genuine) else float("nan")
         result[f"{far:.0e}".replace("e-0", "e-")] = {"threshold": round(threshold, 4), "tar": tar}
     return result

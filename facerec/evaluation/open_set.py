@@ -26,7 +26,7 @@ import math
 
 import numpy as np
 
-from facerec.openset.calibrate import threshold_at_far
+from facerec.openset.stranger_tail import empirical_threshold
 from facerec.openset.population_tail import measure_population_tail
 from facerec.openset.threshold_policy import ThresholdPolicy
 
@@ -222,7 +222,7 @@ def _oracle(scores: np.ndarray, owner: np.ndarray, is_query: np.ndarray) -> dict
     top = scores[np.arange(len(scores)), best]
     result = {}
     for fpir in (0.01, 0.1):
-        threshold = threshold_at_far(non_mated, fpir)
+        threshold = empirical_threshold(non_mated, fpir)
         hits = (best[is_query] == owner[is_query]) & (top[is_query] >= threshold)
         result[f"dir_at_fpir_{fpir:g}"] = {"threshold": round(threshold, 4), "dir": float(np.mean(hits)),
                                            "fpir": float(np.mean(non_mated >= threshold)),

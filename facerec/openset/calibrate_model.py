@@ -97,7 +97,7 @@ def calibrate_model(model_path: str | Path, data_dir: str | Path, flip_tta: bool
         "held_out_split": split, "disjoint_from_selection": split == "disjoint", "model_sha256": embedder.sha256, "flip_tta": flip_tta, "data": DATA_DESCRIPTION,
         "partial": identities is not None,
         "seconds": {"embedding": round(embedded - started, 1), "fit": round(time.perf_counter() - embedded, 1)},
-        "command": "facerec " + " ".join(shlex.quote(a) for a in sys.argv[1:]) if sys.argv[1:] else None,
+        "command": "facerec-train " + " ".join(shlex.quote(a) for a in sys.argv[1:]) if sys.argv[1:] else None,
     }
 
 

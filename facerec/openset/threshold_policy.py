@@ -36,8 +36,10 @@ import numpy as np
 from facerec.messages import rate_text
 from facerec.openset.per_person import effective_comparisons
 from facerec.openset.population_tail import PopulationTail
+from facerec.openset.stranger_tail import TailFit
 
 DEFAULT_FPIR = 0.01
+NEVER = 1e-15  # a rate below this (beyond the end of a bounded tail: 0) is reported as this: "never"
 RECALIBRATE = "run `facerec-train calibrate` to calibrate this model"
 
 
@@ -47,6 +49,8 @@ class ScoreCalibration:
 
     `cosines` ascending; `log_far` (log10 FAR, descending) and the optional interval and `tar` rows match them.
     Between rows values are interpolated linearly in log10 FAR; beyond the last rows the end slope continues.
+    Where the card keeps its fitted tail (`tail`), FAR and thresholds in the tail come from the fit itself
+    (`facerec.openset.stranger_tail.TailFit`, the estimator that made the rows), not from between its rows.
     """
 
     cosines: np.ndarray
@@ -57,6 +61,7 @@ class ScoreCalibration:
     warning: str | None = None
     fixed_threshold: float | None = None  # only when the card has no FAR curve at all
     photo_exponent: float | None = None  # k photos of one person count as k ** this (`facerec.openset.per_person`)
+    tail: TailFit | None = None  # the card's fitted stranger tail, read above its cut-off
 
     @classmethod
     def from_card(cls, card: dict, model_sha256: str | None = None) -> "ScoreCalibration":
@@ -71,11 +76,13 @@ class ScoreCalibration:
                 warnings.append(f"the model card's calibration used only {calibration.get('identities')} "
                                 f"identities (a quick check); {RECALIBRATE}")
             per_person = calibration.get("photos_per_person") or {}
+            tail = calibration.get("tail") or {}
+            fitted = TailFit.from_dict(tail) if {"threshold", "rate", "shape", "scale"} <= set(tail) else None
             return cls._of([r["cosine"] for r in rows], [r["far"] for r in rows],
                            [r["far_interval"][0] for r in rows] if intervals else None,
                            [r["far_interval"][1] for r in rows] if intervals else None,
                            [r["tar"] for r in rows] if all("tar" in r for r in rows) else None,
-                           "; ".join(warnings) or None, per_person.get("exponent"))
+                           "; ".join(warnings) or None, per_person.get("exponent"), fitted)
         curve = card.get("far_curve") or []
         if len(curve) >= 2:
             lowest = min(far for _, far in curve)
@@ -89,7 +96,7 @@ class ScoreCalibration:
 
     @classmethod
     def _of(cls, cosines, fars, far_low=None, far_high=None, tar=None, warning=None,
-            photo_exponent: float | None = None) -> "ScoreCalibration":
+            photo_exponent: float | None = None, tail: TailFit | None = None) -> "ScoreCalibration":
         cosines = np.asarray(cosines, np.float64)
         order = np.argsort(cosines, kind="stable")
         cosines, unique = np.unique(cosines[order], return_index=True)
@@ -97,11 +104,11 @@ class ScoreCalibration:
 
         def logs(values):
             # Rates below 1e-15 (a bootstrap tail that ends before t gives 0) are all "never", for display.
-            return None if values is None else np.log10(np.maximum(np.asarray(values, np.float64)[pick], 1e-15))
+            return None if values is None else np.log10(np.maximum(np.asarray(values, np.float64)[pick], NEVER))
 
         return cls(cosines, logs(fars), logs(far_low), logs(far_high),
                    None if tar is None else np.asarray(tar, np.float64)[pick], warning,
-                   photo_exponent=None if photo_exponent is None else float(photo_exponent))
+                   photo_exponent=None if photo_exponent is None else float(photo_exponent), tail=tail)
 
     @property
     def lowest_far(self) -> float:
@@ -111,6 +118,8 @@ class ScoreCalibration:
         """Per-comparison false-accept rate at `threshold` (None without a curve)."""
         if self.fixed_threshold is not None:
             return None
+        if self.tail is not None and threshold > self.tail.threshold:
+            return max(float(self.tail.far(threshold)), NEVER)
         return min(1.0, float(10 ** _interp(threshold, self.cosines, self.log_far)))
 
     def far_interval(self, threshold: float) -> tuple[float, float] | None:
@@ -123,6 +132,8 @@ class ScoreCalibration:
         """The cosine threshold whose per-comparison false-accept rate is `far`."""
         if self.fixed_threshold is not None:
             return self.fixed_threshold
+        if self.tail is not None and far < self.tail.rate:
+            return float(self.tail.threshold_at_far(far))
         return min(1.0, float(_interp(math.log10(far), self.log_far[::-1], self.cosines[::-1])))
 
     def true_match_rate(self, threshold: float) -> float | None:

@@ -51,7 +51,7 @@ def test_the_tail_fits_the_gallerys_own_pairs(faces) -> None:
     plain = faces[0][:GALLERY_PEOPLE]
     tail = measure_population_tail(plain, np.arange(GALLERY_PEOPLE))
     assert tail.people == GALLERY_PEOPLE and tail.pairs == GALLERY_PEOPLE * (GALLERY_PEOPLE - 1) // 2
-    assert len(tail.resampled) >= 150  # resamples of the people, for the median
+    assert len(tail.resampled) >= 150  # resamples of the people, for the interval
     scores = np.sort((plain @ plain.T)[np.triu_indices(GALLERY_PEOPLE, 1)])[::-1]
     for rank in (10, 30, 60):  # inside the fitted tail, the estimate follows the data
         assert tail.far(float(scores[rank])) == pytest.approx((rank + 1) / tail.pairs, rel=0.6)
@@ -103,3 +103,10 @@ def test_the_gallery_measures_its_tail_and_measures_again_only_when_it_has_grown
         enroll(range(GALLERY_PEOPLE + 10, GALLERY_PEOPLE + 60))  # 15% more: measured again
         grown = gallery.threshold_in_force().population
         assert grown is not rule.population and grown.people == GALLERY_PEOPLE + 60
+        # 40 people replaced by 40 others: the same count, other faces, so measured again (#28 point 2: the
+        # face count alone kept the old tail; the journal moved by 80 entries, over 10% of 460 faces).
+        for i in range(40):
+            gallery.delete(f"person {i}")
+        enroll(range(GALLERY_PEOPLE + 60, GALLERY_PEOPLE + 100))
+        replaced = gallery.threshold_in_force().population
+        assert replaced is not grown and replaced.people == grown.people

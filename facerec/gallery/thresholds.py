@@ -32,7 +32,7 @@ class GalleryThresholds:
         people_count = self.store.counts()[0] if with_people else None
         faces = len(self.index)
         return self.policy.for_gallery(faces, people_count, fpir=fpir, threshold=threshold,
-                                       population=self.population.tail(self.store, faces),
+                                       population=self.population.tail(self.store, faces, self.index.seq),
                                        photo_counts=self.photo_counts())
 
     def photo_counts(self) -> np.ndarray | None:
@@ -50,7 +50,8 @@ class GalleryThresholds:
         the gallery's own stranger tail where it has one (the photos compared are likely of its population)."""
         self.index.sync(self.store)
         return self.policy.for_verification(fpir=fpir, threshold=threshold,
-                                            population=self.population.tail(self.store, len(self.index)))
+                                            population=self.population.tail(self.store, len(self.index),
+                                                                            self.index.seq))
 
     def forget_population(self) -> None:
         """The embeddings changed wholesale (another model, a reindex): the measured tail no longer holds."""

@@ -104,6 +104,29 @@ def test_identify_below_threshold_is_unknown(client, gul, data_dir):
     assert matches[0]["candidates"][0]["name"] == "Abdullah Gul"  # still listed as the closest candidate
 
 
+def _copies_kept(app, photo: Path) -> list[Path]:
+    """Files in the app's home or its web cache (GRADIO_TEMP_DIR, beside the home here) holding `photo`'s bytes."""
+    data = photo.read_bytes()
+    files = [*app.home.rglob("*"), *app.home.with_name(app.home.name + "-gradio-tmp").rglob("*")]
+    return [f for f in files if f.is_file() and f.stat().st_size == len(data) and f.read_bytes() == data]
+
+
+def test_identify_and_verify_keep_no_copy_of_the_upload_once_answered(app, gul, data_dir):
+    """#29 row 3: an upload goes away when answered (it stayed up to 10 minutes in the web cache). Asking again
+    about the same photo, at another threshold, still answers: the page keeps it in its session's memory."""
+    client = Client(app.url, verbose=False)  # one session, as one open page
+    photo, other = lfw(data_dir, GUL, 2), lfw(data_dir, POWELL, 1)
+    upload = handle_file(str(photo))
+    _picture, _table, _summary, matches = call(client, "/identify", upload, None, 3)
+    assert matches[0]["name"] == "Abdullah Gul" and _copies_kept(app, photo) == []
+    _picture, _table, _summary, again = call(client, "/identify", upload, 0.99, 3)  # the same photo, stricter
+    assert again[0]["known"] is False and again[0]["candidates"][0]["name"] == "Abdullah Gul"
+    message, result = call(client, "/verify", upload, handle_file(str(other)), None)
+    assert result["same_person"] is False and _copies_kept(app, photo) == _copies_kept(app, other) == []
+    message, result = call(client, "/verify", upload, handle_file(str(other)), -1.0)  # asked again, pinned
+    assert result["same_person"] is True, message
+
+
 def test_verify_same_person(client, data_dir):
     message, result = call(client, "/verify", handle_file(str(lfw(data_dir, GUL, 1))),
                            handle_file(str(lfw(data_dir, GUL, 2))), 0.6)

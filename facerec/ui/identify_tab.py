@@ -12,7 +12,7 @@ from facerec.ui.actions import expose, page_door
 from facerec.ui.context import AppContext
 from facerec.ui.text import markdown_text
 from facerec.ui.threshold_controls import accepted_rate, parse_pinned, rate_and_pin
-from facerec.ui.uploads import PhotoInput, uploaded_photo
+from facerec.ui.uploads import CACHE_MAX_AGE_S, AnsweredPhoto, PhotoInput, forget_upload, photo_to_answer, uploaded_photo
 
 HEADERS = ["face", "name", "similarity", "candidate 1", "candidate 2", "candidate 3"]
 MAX_NAMES = 1000  # names offered for a correction (any enrolled name may be typed)
@@ -51,6 +51,7 @@ def build(context: AppContext, default_percent: float, password_visible: bool) -
         with gr.Accordion("Details (JSON)", open=False):
             details = gr.JSON()
     seen = gr.State(None)  # per face of the last identification (admin only): [sighting id or None, embedding]
+    kept = gr.State(None, time_to_live=CACHE_MAX_AGE_S)  # the photo last answered about, in memory only
 
     def policy(fpir_percent, pinned_threshold):
         """The threshold identify would use now, for this gallery, in plain words."""
@@ -58,19 +59,20 @@ def build(context: AppContext, default_percent: float, password_visible: bool) -
                                           with_people=True)
         return {threshold_note: threshold_sentence(rule)}
 
-    def identify(photo, pinned_threshold=None, top_k=3, password="", fpir_percent=None,
+    def identify(photo, pinned_threshold=None, top_k=3, password="", fpir_percent=None, answered=None,
                  request: gr.Request = None):
         # The API keeps its order (photo, threshold, top_k, password): a number there pins the threshold; leave it
         # empty (None) to follow the accepted stranger-match rate, the fifth input (percent).
-        path = uploaded_photo(photo)
         admin = context.is_admin(password, request)
         threshold, rate = parse_pinned(pinned_threshold), accepted_rate(fpir_percent)
         # Without the password: no threshold below the one in force for the gallery (a pinned one, or one from a
         # looser accepted rate, falls back to it), and nothing about faces that do not match.
         if not admin and gallery.threshold_in_force(rate, threshold).threshold < gallery.threshold:
             threshold, rate = None, None
-        decoded = gallery.read(path)
+        decoded, upload = photo_to_answer(photo, answered, gallery.read)
         matches = gallery.identify(decoded, top_k=int(top_k), threshold=threshold, fpir=rate)
+        forget_upload(upload, context.web_cache)  # answered: the server keeps no copy; this page keeps it in memory
+        answered = AnsweredPhoto(upload, decoded) if upload else answered
         faces_seen = [[m.sighting_id, m.embedding] for m in matches] if admin else None
         if not admin:
             matches = [match.redacted() for match in matches]
@@ -89,7 +91,7 @@ def build(context: AppContext, default_percent: float, password_visible: bool) -
         names = [person.name for person in gallery.list()[:MAX_NAMES]] if admin else []
         return {picture: annotate(decoded.pixels, [m.face for m in matches], labels, colours), table: rows,
                 status: summary, threshold_note: threshold_sentence(matches[0].rule),
-                details: [m.to_dict() for m in matches], seen: faces_seen,
+                details: [m.to_dict() for m in matches], seen: faces_seen, kept: answered,
                 feedback_face: gr.update(choices=face_names if admin else [], value=face_names[0] if admin else None),
                 feedback_name: gr.update(choices=names, value=None)}
 
@@ -98,7 +100,7 @@ def build(context: AppContext, default_percent: float, password_visible: bool) -
         image says so at once, as Enroll and Verify do on upload (#31 item 3), not only when Identify is pressed."""
         if photo is not None:
             uploaded_photo(photo)
-        return {picture: None, table: None, status: "", details: None, seen: None, feedback_status: ""}
+        return {picture: None, table: None, status: "", details: None, seen: None, feedback_status: "", kept: None}
 
     def chosen(face, faces_seen, password, request) -> tuple[int, list]:
         context.require_admin(password, request)
@@ -135,11 +137,11 @@ def build(context: AppContext, default_percent: float, password_visible: bool) -
 
     expose([fpir.change, pinned.change, tab.select, context.app.load], policy, [fpir, pinned], [threshold_note],
            threshold_note)
-    gr.on([photo.input], page_door(cleared, [picture, table, details, seen, feedback_status], status), [photo],
-          [picture, table, status, details, seen, feedback_status], api_visibility="private")
-    expose([button.click], identify, [photo, pinned, top_k, password, fpir], [picture, table, status, details],
+    gr.on([photo.input], page_door(cleared, [picture, table, details, seen, feedback_status, kept], status), [photo],
+          [picture, table, status, details, seen, feedback_status, kept], api_visibility="private")
+    expose([button.click], identify, [photo, pinned, top_k, password, fpir, kept], [picture, table, status, details],
            status, api_name="identify", also_clear=[seen, feedback_status],
-           extra_outputs=[feedback_face, feedback_name, threshold_note])
+           extra_outputs=[feedback_face, feedback_name, threshold_note, kept])
     expose([confirm_button.click], confirm, [feedback_face, seen, password], [], feedback_status)
     # `seen` is kept as it is when a correction fails (a mistyped name must not forget the photo's faces).
     expose([correct_button.click], correct, [feedback_face, feedback_name, seen, password], [], feedback_status,

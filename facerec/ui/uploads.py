@@ -1,9 +1,14 @@
 """Files the web server receives and serves: photo uploads, and how long anything stays in Gradio's cache.
 
-Files the web server holds (uploads, pictures it shows, exports) live in Gradio's cache: an enrolled photo is
-deleted as soon as its face is stored, exports after `EXPORT_LIFETIME_S`, everything else after
+Files the web server holds (uploads, pictures it shows, exports) live in Gradio's cache: an uploaded photo is
+deleted as soon as it has been answered (identified, compared) or its face stored; exports after
+`EXPORT_LIFETIME_S`, everything else (an upload never asked about, the pictures the app showed) after
 `CACHE_MAX_AGE_S`, and deleting a person empties the cache at once. Thumbnails of enrolled faces never become
 files: they are sent inside the page (`facerec.ui.views`).
+
+So that a user can ask again about the photo they see (another stranger-match rate, another face), a tab keeps
+the photo it answered about in the page's session memory (`AnsweredPhoto` in a `gr.State` that lives at most
+`CACHE_MAX_AGE_S`): never on disk, never reachable by another page or an address.
 """
 
 from __future__ import annotations
@@ -18,10 +23,13 @@ import gradio as gr
 
 from facerec.errors import InvalidArgument, InvalidImage
 from facerec.faces.image import load_image
+from facerec.faces.pipeline import Photo
 
 log = logging.getLogger("facerec.ui")
 CACHE_MAX_AGE_S = 600  # uploads and the pictures the app showed leave the server after 10 minutes
 EXPORT_LIFETIME_S = 120  # an export's download link works for 2 minutes
+GONE = ("the uploaded photo is no longer on the server (a photo is deleted once it has been answered or its face "
+        "stored, and uploads expire); upload it again")
 
 
 @dataclass(frozen=True)
@@ -30,6 +38,22 @@ class Unreadable:
     the action reports it where its other errors go (`uploaded_photo` raises it)."""
 
     message: str
+
+
+@dataclass(frozen=True)
+class Gone(Unreadable):
+    """An upload whose file is no longer in the web cache (answered, stored or expired): the page may still hold
+    the photo in memory (`AnsweredPhoto`)."""
+
+    upload: str = ""
+
+
+@dataclass(frozen=True)
+class AnsweredPhoto:
+    """The photo a tab last answered about, decoded, with the upload it came from (whose file is deleted)."""
+
+    upload: str
+    photo: Photo
 
 
 class PhotoInput(gr.Image):
@@ -44,8 +68,7 @@ class PhotoInput(gr.Image):
         try:
             return super().preprocess(payload)
         except FileNotFoundError:
-            return Unreadable("the uploaded photo is no longer on the server (a photo is deleted once its face "
-                              "is stored, and uploads expire); upload it again")
+            return Gone(GONE, str(getattr(payload, "path", "") or ""))
         except Exception as error:  # noqa: BLE001 - UnidentifiedImageError, OSError, DecompressionBombError...
             log.info("unreadable upload: %s", error)
             return Unreadable(unreadable_reason(getattr(payload, "path", None)))
@@ -73,8 +96,19 @@ def uploaded_photo(value, missing: str = "upload a photo first") -> str:
     return value
 
 
+def photo_to_answer(value, kept: AnsweredPhoto | None, read, missing: str = "upload a photo first"
+                    ) -> tuple[Photo, str | None]:
+    """(the photo to answer about, the upload to delete once answered): the upload read once with `read`, or,
+    when its file was already deleted after an earlier answer, the copy `kept` of that same upload."""
+    if isinstance(value, Gone) and kept is not None and kept.upload == value.upload:
+        return kept.photo, None
+    path = uploaded_photo(value, missing)
+    return read(path), path
+
+
 def forget_upload(path: str | None, web_cache: Path) -> None:
-    """Delete an uploaded photo from the web cache once its face is stored: the server keeps no copy of it."""
+    """Delete an uploaded photo from the web cache once it has been answered or its face stored: the server
+    keeps no copy of it."""
     if not path or isinstance(path, Unreadable):
         return
     upload = Path(path).resolve()

@@ -10,7 +10,7 @@ from facerec.ui.actions import Instead, expose
 from facerec.ui.context import AppContext
 from facerec.ui.face_picker import chosen_face, detected_faces
 from facerec.ui.threshold_controls import accepted_rate, parse_pinned, rate_and_pin
-from facerec.ui.uploads import PhotoInput, uploaded_photo
+from facerec.ui.uploads import CACHE_MAX_AGE_S, AnsweredPhoto, PhotoInput, forget_upload, photo_to_answer
 
 
 def build(context: AppContext, default_percent: float) -> None:
@@ -34,16 +34,22 @@ def build(context: AppContext, default_percent: float) -> None:
                                               threshold=parse_pinned(pinned_threshold))
         return {threshold_note: threshold_sentence(rule)}
 
-    def verify(photo_a, photo_b, pinned_threshold=None, fpir_percent=None, face_a=None, face_b=None):
-        path_a = uploaded_photo(photo_a, "upload two photos")
-        path_b = uploaded_photo(photo_b, "upload two photos")
-        result = gallery.verify(path_a, path_b, threshold=parse_pinned(pinned_threshold),
-                                fpir=accepted_rate(fpir_percent), face_a=chosen_face(face_a, "face_a"),
-                                face_b=chosen_face(face_b, "face_b"))
+    def verify(photo_a, photo_b, pinned_threshold=None, fpir_percent=None, face_a=None, face_b=None,
+               answered_a=None, answered_b=None):
+        threshold, rate = parse_pinned(pinned_threshold), accepted_rate(fpir_percent)
+        index_a, index_b = chosen_face(face_a, "face_a"), chosen_face(face_b, "face_b")
+        decoded_a, upload_a = photo_to_answer(photo_a, answered_a, gallery.read, "upload two photos")
+        decoded_b, upload_b = photo_to_answer(photo_b, answered_b, gallery.read, "upload two photos")
+        result = gallery.verify(decoded_a, decoded_b, threshold=threshold, fpir=rate, face_a=index_a,
+                                face_b=index_b)
+        for upload in (upload_a, upload_b):  # answered: the server keeps no copy; this page keeps them in memory
+            forget_upload(upload, context.web_cache)
         verdict = "Same person" if result.same_person else "Different people"
         # The threshold's sentence is said once, in the note above the button: the rule this answer used.
         return {status: f"**{verdict}** — similarity {result.similarity:.3f} (threshold {result.threshold:.3f}).",
-                threshold_note: threshold_sentence(result.rule), details: result.to_dict()}
+                threshold_note: threshold_sentence(result.rule), details: result.to_dict(),
+                side_a["kept"]: AnsweredPhoto(upload_a, decoded_a) if upload_a else answered_a,
+                side_b["kept"]: AnsweredPhoto(upload_b, decoded_b) if upload_b else answered_b}
 
     for side in (side_a, side_b):
         picture, choice, note = side["faces"], side["choice"], side["note"]
@@ -56,14 +62,14 @@ def build(context: AppContext, default_percent: float) -> None:
 
         # A new photo: its faces, and no verdict about the previous one.
         expose([side["photo"].input], detect, [side["photo"]], [picture, choice, note], note,
-               also_clear=[status, details],
+               also_clear=[status, details, side["kept"]],
                on_failure={picture: gr.update(value=None, visible=False),
                            choice: gr.update(choices=[], value=None, visible=False)})
     expose([fpir.change, pinned.change, context.app.load], policy, [fpir, pinned], [threshold_note],
            threshold_note)
     expose([button.click], verify, [side_a["photo"], side_b["photo"], pinned, fpir, side_a["choice"],
-                                    side_b["choice"]], [status, details], status, api_name="verify",
-           extra_outputs=[threshold_note],
+                                    side_b["choice"], side_a["kept"], side_b["kept"]], [status, details], status,
+           api_name="verify", extra_outputs=[threshold_note, side_a["kept"], side_b["kept"]],
            page_hints={MultipleFaces: Instead(lambda error: f"{error.photo} has {len(error.faces)} faces: pick the "
                                                             "one to compare under it (numbered left to right), "
                                                             "then press Compare")},
@@ -81,4 +87,5 @@ def _side(which: str, elem_id: str) -> dict:
                          elem_id=f"{elem_id}-faces")
         choice = gr.Dropdown(label=f"Face to compare in {label}", choices=[], value=None, allow_custom_value=True,
                              visible=False, elem_id=f"{elem_id}-choice")
-    return {"photo": photo, "note": note, "faces": faces, "choice": choice, "which": label}
+    kept = gr.State(None, time_to_live=CACHE_MAX_AGE_S)  # the photo last compared, in memory only
+    return {"photo": photo, "note": note, "faces": faces, "choice": choice, "which": label, "kept": kept}

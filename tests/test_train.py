@@ -94,6 +94,40 @@ def test_one_epoch_checkpoints_logs_and_resumes(tiny_faces: FaceSet, tmp_path: P
     assert epochs == [1, 2]
 
 
+def _with_unlabelled(faces: FaceSet) -> FaceSet:
+    """`faces` plus its last two training identities' photos again as unlabelled rows (with their teacher
+    targets): faces the teacher describes but no identity label comes with."""
+    from facerec.train.data import UNLABELLED
+
+    train = faces.rows("train")[-8:]
+    return FaceSet(np.concatenate([faces.images, faces.images[train]]), faces.identities + [UNLABELLED] * 8,
+                   faces.splits + ["train"] * 8, faces.paths + [f"unlabelled/{i}" for i in range(8)],
+                   np.concatenate([faces.teacher, faces.teacher[train]]))
+
+
+def test_unlabelled_rows_teach_through_the_teacher_and_never_reach_the_arcface_head(tiny_faces: FaceSet,
+                                                                                  tmp_path: Path) -> None:
+    """#27: an unlabelled row gets label -1; a batch of them alone gives ArcFace nothing (0) and distillation
+    a loss; a run mixing them trains and records how many there were; without distillation it is refused."""
+    from facerec.train.loop import _build_parts, _step
+
+    faces = _with_unlabelled(tiny_faces)
+    config = TrainConfig(head="arcface", stem="standard", epochs=1, batch_size=8, device="cpu", bf16=False,
+                         distill_weight=30.0)
+    parts = _build_parts(config, faces, torch.device("cpu"))
+    labels = parts.labels.numpy()
+    assert (labels == -1).sum() == 8 and labels.max() == 5  # six identities keep labels 0..5
+    arcface, distill, _ = _step(config, False, torch.device("cpu"), parts, np.flatnonzero(labels == -1))
+    assert float(arcface) == 0.0 and float(distill) > 0.0
+    arcface, distill, _ = _step(config, False, torch.device("cpu"), parts, np.flatnonzero(labels >= 0)[:8])
+    assert float(arcface) > 0.0 and float(distill) > 0.0
+    record = train(config, faces, tmp_path, log=lambda _: None)
+    assert math.isfinite(record["loss"])
+    assert json.loads((tmp_path / "config.json").read_text())["unlabelled_images"] == 8
+    with pytest.raises(ValueError, match="distillation weight"):
+        _build_parts(TrainConfig(**{**config.__dict__, "distill_weight": 0.0}), faces, torch.device("cpu"))
+
+
 def test_similarity_structure_loss_is_zero_only_when_the_cosines_are_the_teachers() -> None:
     from facerec.train.distill import similarity_structure_loss
 

@@ -42,6 +42,10 @@ def register(command: CommandAdder, sub, common: argparse.ArgumentParser) -> Non
     p.add_argument("--lfw-cache", required=True, help="output of `facerec-train prepare ../shared/data/lfw DIR`")
     p.add_argument("--teacher", nargs="*", default=[],
                    help="teacher files (celeba112_dlib.npz, `facerec-train teacher-targets` output) for distillation")
+    p.add_argument("--unlabelled", nargs=2, action="append", default=[], metavar=("CACHE", "TEACHER"),
+                   help="faces without identities, taught by the teacher alone: an aligned-face cache and the "
+                        "teacher file of its decontaminated crops (e.g. cache/utkface/cache "
+                        "cache/utkface/utkface_teacher.npz); repeatable")
     p.add_argument("--run-dir", required=True)
     p.add_argument("--epochs", type=int, default=30)
     p.add_argument("--head", default="arcface", choices=["softmax", "contrastive", "triplet", "arcface"])
@@ -136,7 +140,11 @@ def cmd_train(args) -> int:
         from facerec.train.loop import TrainConfig, train
     except ImportError as error:
         raise FaceRecError(str(error)) from None
-    faces = load_sources(args.celeba, args.lfw_cache, args.teacher, held_out_split=args.held_out_split)
+    try:
+        faces = load_sources(args.celeba, args.lfw_cache, args.teacher, held_out_split=args.held_out_split,
+                             unlabelled=[tuple(pair) for pair in args.unlabelled])
+    except ValueError as error:  # a teacher file that matches nothing, an unlabelled pair that does not pair
+        raise FaceRecError(str(error)) from None
     if args.train_fraction < 1:
         from facerec.train.data import keep_identity_fraction
         keep_identity_fraction(faces, args.train_fraction)
@@ -146,7 +154,9 @@ def cmd_train(args) -> int:
                          warm_start=args.warm_start,
                          max_seconds=args.max_seconds, stop_after_epoch=args.stop_after_epoch,
                          held_out_split=args.held_out_split,
-                         notes={"train_fraction": args.train_fraction} if args.train_fraction < 1 else {})
+                         notes={**({"train_fraction": args.train_fraction} if args.train_fraction < 1 else {}),
+                                **({"unlabelled": [list(pair) for pair in args.unlabelled]} if args.unlabelled
+                                   else {})})
     record = train(config, faces, args.run_dir, log=lambda line: print(line, file=sys.stderr, flush=True))
     emit(args, record, text=f"trained {record.get('epoch')} epochs; weights in {args.run_dir}")
     return 0

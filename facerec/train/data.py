@@ -8,6 +8,10 @@ Sources (both already aligned with `facerec.faces.align`):
   them.
 - optionally, teacher files (`facerec.train.teacher`): dlib descriptors per crop, turned into unit cosine targets
   (centred on the training mean) for distillation; rows without one are trained by ArcFace alone.
+- optionally, unlabelled faces (e.g. UTKFace, `scripts/data/utkface.py`): an aligned-face cache and its teacher
+  file, whose rows name no identity (`UNLABELLED`): the teacher's descriptor is all they teach (distillation), the
+  ArcFace head never sees them. Only crops the teacher file holds are loaded: that file lists the decontaminated
+  crops, so a crop dropped for resembling an evaluation person is never read.
 """
 
 from __future__ import annotations
@@ -23,6 +27,9 @@ from PIL import Image
 from facerec.datasets.cache import load_cache
 from facerec.datasets.folders import held_out, list_identities
 from facerec.train.teacher import load_targets, normalized_targets
+
+
+UNLABELLED = ""  # the identity of a row no identity label comes with (taught by the teacher alone)
 
 
 @dataclass
@@ -41,17 +48,19 @@ class FaceSet:
         return np.flatnonzero(np.array(self.splits) == split)
 
     def labels(self, rows: np.ndarray) -> np.ndarray:
-        """Dense integer labels (0..C-1, in identity order) for the given rows."""
+        """Dense integer labels (0..C-1, in identity order) for the given rows; -1 for an unlabelled row."""
         names = [self.identities[i] for i in rows]
-        index = {name: k for k, name in enumerate(sorted(set(names)))}
-        return np.array([index[n] for n in names], dtype=np.int64)
+        index = {name: k for k, name in enumerate(sorted(set(names) - {UNLABELLED}))}
+        return np.array([index.get(n, -1) for n in names], dtype=np.int64)
 
 
 def load_sources(celeba_dir: str | Path, lfw_cache_dir: str | Path | None,
-                 teacher_files: Sequence[str | Path] = (), workers: int = 2, held_out_split: str = "single") -> FaceSet:
+                 teacher_files: Sequence[str | Path] = (), workers: int = 2, held_out_split: str = "single",
+                 unlabelled: Sequence[tuple[str | Path, str | Path]] = ()) -> FaceSet:
     """Read celeba112 JPEGs and the LFW training people from the aligned-face cache into one FaceSet. The split's
     selection identities are "val" (validation, every choice); with a disjoint split its calibration identities
-    are "calibration": never trained on, never looked at during training."""
+    are "calibration": never trained on, never looked at during training. `unlabelled`: (aligned-face cache,
+    teacher file) pairs of faces without identities (`add_unlabelled`); their teacher files are attached too."""
     celeba = list_identities(celeba_dir)
     kept_out = held_out(celeba, held_out_split)
     files = [p for photos in celeba.values() for p in photos]
@@ -69,9 +78,30 @@ def load_sources(celeba_dir: str | Path, lfw_cache_dir: str | Path | None,
         splits += ["train"] * len(keep)
         paths += [f"lfw/{lfw_paths[i]}" for i in keep]
     faces_set = FaceSet(np.stack(images), identities, splits, paths)
+    for cache_dir, teacher_file in unlabelled:
+        add_unlabelled(faces_set, cache_dir, teacher_file)
+    teacher_files = [*teacher_files, *(teacher_file for _, teacher_file in unlabelled)]
     if teacher_files:
         attach_teacher(faces_set, teacher_files)
     return faces_set
+
+
+def add_unlabelled(faces: FaceSet, cache_dir: str | Path, teacher_file: str | Path) -> int:
+    """Append, as unlabelled training rows, the crops of an aligned-face cache that `teacher_file` describes (its
+    paths are the cache's); returns how many. Rows are named "<cache folder name>/<path>", so `attach_teacher`
+    finds them by "<path>"."""
+    crops, _names, cache_paths = load_cache(cache_dir)
+    with np.load(teacher_file) as table:
+        described = set(str(path) for path in table["paths"])
+    keep = [i for i, path in enumerate(cache_paths) if str(path) in described]
+    if not keep:
+        raise ValueError(f"{teacher_file} describes no crop of {cache_dir}: check the pair")
+    source = Path(cache_dir).name
+    faces.images = np.concatenate([faces.images, np.asarray(crops[keep])])
+    faces.identities += [UNLABELLED] * len(keep)
+    faces.splits += ["train"] * len(keep)
+    faces.paths += [f"{source}/{cache_paths[i]}" for i in keep]
+    return len(keep)
 
 
 def attach_teacher(faces: FaceSet, teacher_files: Sequence[str | Path]) -> None:
@@ -102,10 +132,10 @@ def keep_identity_fraction(faces: FaceSet, fraction: float, seed: int = 0) -> No
     each kept person's photos. Validation rows are untouched, so runs on different fractions are scored alike."""
     if not 0 < fraction <= 1:
         raise ValueError(f"the training fraction must be in (0, 1], not {fraction}")
-    train_identities = sorted({faces.identities[r] for r in faces.rows("train")})
+    train_identities = sorted({faces.identities[r] for r in faces.rows("train")} - {UNLABELLED})
     rng = np.random.default_rng(seed)
     kept = set(rng.permutation(train_identities)[: round(fraction * len(train_identities))].tolist())
-    faces.splits = [split if split != "train" or identity in kept else "unused"
+    faces.splits = [split if split != "train" or identity in kept or identity == UNLABELLED else "unused"
                     for split, identity in zip(faces.splits, faces.identities)]
 
 

@@ -67,12 +67,15 @@ def pick_device(name: str) -> torch.device:
 
 class BatchSampler:
     """Random batches over training rows, or P identities x K photos when the loss needs positives in-batch.
-    Both give the same number of batches per epoch, so heads see the same amount of data."""
+    Both give the same number of batches per epoch, so heads see the same amount of data. Unlabelled rows
+    (label -1) come only in random batches: P x K needs identities."""
 
     def __init__(self, labels: np.ndarray, batch_size: int, per_identity: int | None, seed: int) -> None:
         self.labels, self.batch_size, self.per_identity = labels, batch_size, per_identity
         self.rng = np.random.default_rng(seed)
         self.by_label = [np.flatnonzero(labels == k) for k in range(labels.max() + 1)]
+        if per_identity and (labels < 0).any():
+            raise ValueError("unlabelled rows need a head trained on random batches (e.g. arcface)")
         self.steps_per_epoch = len(labels) // batch_size
 
     def epoch(self):
@@ -117,6 +120,7 @@ def train(config: TrainConfig, faces: FaceSet, run_dir: str | Path,
     (run_dir / CONFIG_FILE).write_text(json.dumps({
         "config": asdict(config), "device": str(device), "precision": "bf16" if bf16 else "fp32",
         "training_images": len(parts.images), "training_identities": int(parts.labels.max()) + 1,
+        "unlabelled_images": int((parts.labels < 0).sum()),
         "validation_images": len(val_rows), "validation_identities": len({faces.identities[r] for r in val_rows}),
     }, indent=1))
 
@@ -213,7 +217,9 @@ def _build_parts(config: TrainConfig, faces: FaceSet, device: torch.device, impr
     head = build_head(config.head, 512, num_classes, config.arcface_scale,
                       config.arcface_margin if config.head == "arcface" else config.pair_margin).to(device)
     if imprint and config.warm_start and hasattr(head, "weight"):
-        head.weight.data.copy_(_class_centres(model, faces.images[train_rows], labels, num_classes, device))
+        labelled = labels >= 0
+        head.weight.data.copy_(_class_centres(model, faces.images[train_rows[labelled]], labels[labelled],
+                                              num_classes, device))
     distiller = DistillationHead().to(device)
     parameters = [{"params": model.parameters()}, {"params": head.parameters()},
                   {"params": distiller.parameters()}]
@@ -226,6 +232,8 @@ def _build_parts(config: TrainConfig, faces: FaceSet, device: torch.device, impr
     label_tensor = torch.from_numpy(labels).to(device)
     if (config.distill_weight or config.structure_weight) and faces.teacher is None:
         raise ValueError("distillation needs teacher targets (pass teacher files)")
+    if (labels < 0).any() and not config.distill_weight:
+        raise ValueError("unlabelled rows teach only through the teacher: set a distillation weight")
     teacher = faces.teacher[train_rows] if faces.teacher is not None else np.full((len(train_rows), 2, 128), np.nan)
     targets = torch.from_numpy(np.ascontiguousarray(teacher, dtype=np.float32)).to(device)
     return _RunParts(model, head, distiller, optimizer, sampler, augment, images, label_tensor, targets)
@@ -266,7 +274,10 @@ def _step(config: TrainConfig, bf16: bool, device, parts: _RunParts, batch_rows)
         embeddings = parts.model(batch)
     embeddings = embeddings.float()
     zero = embeddings.sum() * 0.0
-    arcface = parts.head(embeddings, parts.labels[index]) if config.arcface_weight else zero
+    labels = parts.labels[index]
+    labelled = labels >= 0  # unlabelled rows (-1) are taught by the teacher alone
+    arcface = (parts.head(embeddings[labelled], labels[labelled]) if config.arcface_weight and bool(labelled.any())
+               else zero)
     targets = parts.targets[index, flipped.long()]
     distill = parts.distiller(embeddings, targets) if config.distill_weight else zero
     structure = similarity_structure_loss(embeddings, targets) if config.structure_weight else zero

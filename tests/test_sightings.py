@@ -258,6 +258,22 @@ def test_the_same_photo_identified_again_is_one_sighting(backend, gallery, home,
     assert rows(backend, home, "SELECT COUNT(*) FROM sightings")[0][0] == before + 1
 
 
+def test_a_repeat_is_looked_for_among_the_persons_latest_sightings_only(backend, gallery, lfw_people) -> None:
+    """The same-photo check runs for every named face of every identify: it reads the person's latest
+    `lookback` sightings, not all of them (a much-seen person cost a read of every sighting, per identify)."""
+    people = [(name, photos) for name, photos in lfw_people[20:60] if gallery.identify(photos[1])[0].name == name]
+    (_first, photos_a), (_second, photos_b) = people[:2]
+
+    def repeat_is_found(photos) -> bool:  # photo 1 (enrolled), photo 2 (another), photo 1 again
+        first = gallery.identify(photos[0])[0].sighting_id
+        gallery.identify(photos[1])
+        return gallery.identify(photos[0])[0].sighting_id == first
+
+    assert repeat_is_found(photos_a)  # among the latest 200: the same sighting
+    gallery.sightings.lookback = 1  # only the latest one is looked at: photo 2's, so photo 1 is new again
+    assert not repeat_is_found(photos_b)
+
+
 def test_a_flood_of_identifications_never_evicts_what_a_user_confirmed(backend, home, base, lfw_people) -> None:
     with Gallery(settings_for(backend, home, sightings_memory=4), pipeline=base[1]) as small:
         confirmed = small.identify(lfw_people[0][1][0])[0]

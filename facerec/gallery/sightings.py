@@ -37,6 +37,8 @@ from facerec.storage.sightings import SightingRows
 
 IDENTIFIED, CONFIRMED, CORRECTED = "identified", "confirmed", "corrected"
 SAME_PHOTO_COSINE = 0.995  # a face this close to a kept sighting of the same person is that photo again
+SAME_PHOTO_LOOKBACK = 200  # ... among that person's latest this many sightings: the check runs for every named
+#                            face of every identify, so its cost must not grow with how often a person is seen
 log = logging.getLogger("facerec.gallery")
 
 
@@ -55,8 +57,10 @@ class SightingsMemory:
     """The memory of one gallery: its store, the model whose embeddings it keeps, and whether and how much it may
     keep (`store_crops` off is privacy mode; `capacity` 0 turns it off)."""
 
-    def __init__(self, store: Store, model_id: str, store_crops: bool, capacity: int) -> None:
+    def __init__(self, store: Store, model_id: str, store_crops: bool, capacity: int,
+                 lookback: int = SAME_PHOTO_LOOKBACK) -> None:
         self.store, self.model_id, self.store_crops, self.capacity = store, model_id, store_crops, capacity
+        self.lookback = lookback
 
     @property
     def enabled(self) -> bool:
@@ -92,8 +96,10 @@ class SightingsMemory:
                         " ".join(str(error).split())[:200])
 
     def _same_photo_kept(self, session, identity_id: int, embedding: np.ndarray) -> int | None:
-        """The id of a kept sighting of this person that is this face again (cosine >= SAME_PHOTO_COSINE)."""
-        ids, kept = self.store.sightings.embeddings_of(session, identity_id, self.model_id)
+        """The id of one of this person's latest `lookback` sightings that is this face again (cosine >=
+        SAME_PHOTO_COSINE). An older repeat counts as a new sighting: by then the person has been seen
+        `lookback` times since, and one more row changes nothing the Health tab reads."""
+        ids, kept = self.store.sightings.embeddings_of(session, identity_id, self.model_id, self.lookback)
         if not len(ids):
             return None
         similarities = kept @ np.asarray(embedding, np.float32)

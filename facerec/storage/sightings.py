@@ -75,10 +75,15 @@ class SightingsTable:
                 break
         return removed
 
-    def embeddings_of(self, session: Session, identity_id: int, model_id: str) -> tuple[np.ndarray, np.ndarray]:
-        """(ids [N], embeddings [N, D]) of one person's sightings of this model."""
-        found = session.execute(select(Sighting.id, Sighting.embedding).where(
-            Sighting.identity_id == identity_id, Sighting.model_id == model_id)).all()
+    def embeddings_of(self, session: Session, identity_id: int, model_id: str,
+                      latest: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """(ids [N], embeddings [N, D]) of one person's sightings of this model; with `latest`, only the most
+        recent that many."""
+        query = select(Sighting.id, Sighting.embedding).where(Sighting.identity_id == identity_id,
+                                                              Sighting.model_id == model_id)
+        if latest is not None:
+            query = query.order_by(Sighting.id.desc()).limit(latest)
+        found = session.execute(query).all()
         if not found:
             return np.zeros(0, np.int64), np.zeros((0, 0), np.float32)
         return (np.array([r[0] for r in found], np.int64),

@@ -81,17 +81,21 @@ def accuracy_block() -> str:
 
 
 def cpus_block() -> str:
-    """One row per kind of CPU: LFW one-shot, agreement with the exact graph, speed against the peer."""
+    """One row per kind of CPU: LFW one-shot, agreement with the exact graph, speed against the peer. A real CPU's
+    row is one peer run on it (`benchmarks/peer.py`: both libraries on the same faces, one thread, interleaved):
+    `peer.json`, and `peer_<cpu>.json` for each other CPU it was run on."""
     rows = ["| CPU | how | int8 kernels | LFW one-shot rank-1 | embeddings vs exact graph (min cosine) | "
             "facerec / dlib faces/s, 1 thread, one run |", "|---|---|---|---|---|---|"]
-    one_shot, peer, options = load("eval_lfw2"), load("peer"), load("embedding_options")
-    if one_shot:
-        chosen = options.get("chosen", {})
-        ratio = peer.get("speed_ratio_facerec_over_face_recognition")
-        kernels = one_shot["provenance"]["cpu"]["int8_dot_product"]
-        rows.append(f"| {cpu_text(one_shot)} | real | {kernels} | **{one_shot['rank1']:.3f}** (CLI) | "
-                    f"{_figure(chosen.get('min_cosine_vs_exact_graph'), 4)} (200 held-out faces) | "
-                    f"{_ratio(ratio, peer)} |")
+    for name in ["peer", *sorted(p.stem for p in RESULTS.glob("peer_*.json") if p.stem != "peer_pairs")]:
+        peer = load(name)
+        if not peer:
+            continue
+        record = peer["provenance"]
+        embedder = record.get("embedder") or {}
+        rows.append(f"| {cpu_text(peer)} | real | {record['cpu'].get('int8_dot_product', 'not recorded')} | "
+                    f"**{peer['facerec']['rank1']:.3f}** (dlib {peer['face_recognition']['rank1']:.3f}, same run) | "
+                    f"{_figure(embedder.get('min_cosine'), 4)} (self-check, {embedder.get('path', 'path not recorded')}) | "
+                    f"{_ratio(peer.get('speed_ratio_facerec_over_face_recognition'), peer)} |")
     for name in sorted(p.stem for p in RESULTS.glob("eval_lfw2_emulated_*.json")):
         emulated = load(name)
         cpu = emulated["emulated"]["qemu_cpu"]
@@ -104,7 +108,7 @@ def cpus_block() -> str:
     if counted:
         per_face = counted["instructions_per_face"]
         rows.append("")
-        rows.append(f"Without a real AVX2-only machine, an estimate of the speed there: valgrind runs the same "
+        rows.append(f"Before a real AVX2-only machine was at hand, an estimate of the speed there: valgrind runs the same "
                     f"x86 code on a CPU without AVX-512 (so onnxruntime takes its int8 kernels without VNNI) and "
                     f"counts {per_face['facerec'] / 1e6:,.0f} M instructions per face for facerec (flip) against "
                     f"{per_face['face_recognition'] / 1e6:,.0f} M for dlib: "

@@ -104,6 +104,17 @@ def cpus_block() -> str:
                     f"{cpu_text(emulated)} | no VNNI (16-bit pair sums) | **{emulated['emulated']['rank1']:.3f}** "
                     f"(embedder emulated; detection native) | {cosine['min']:.4f} vs this CPU's fused kernels "
                     "(1,558 faces) | not measurable under emulation |")
+    for name in sorted(p.stem for p in RESULTS.glob("op_profile_*.json")):
+        profiled = load(name)
+        stages = profiled["share_by_stage"]
+        trunk = ", ".join(f"{stages.get(f'features.{k}', 0):.0%}" for k in (4, 5, 6, 7))
+        rows.append("")
+        rows.append(f"Where the embedder's time goes on {cpu_text(profiled)} (`benchmarks/op_profile.py`, one thread, "
+                    f"the face and its mirror: {profiled['ms_per_face_with_flip_1_thread']:.1f} ms): int8 "
+                    f"convolutions take {profiled['share_by_operator'].get('QLinearConv', 0):.1%} of it, spread "
+                    f"evenly over the trunk's four stages ({trunk}), the stem {stages.get('features.0', 0):.1%}. "
+                    "So a larger speed ratio there needs a network with fewer convolution operations, not other "
+                    "kernels or settings.")
     counted = load("instruction_count")
     if counted:
         per_face = counted["instructions_per_face"]

@@ -295,15 +295,22 @@ def scale_block() -> str:
 
 
 def replicas_block() -> str:
-    """Identify latency of two replicas on one PostgreSQL while others enroll (benchmarks/replica_latency.py)."""
-    result = load("replica_latency")
-    return (f"| identify, {result['replicas']} replicas, {result['identify_threads']} threads | identifies | p50 | "
+    """Identify latency of two replicas on one PostgreSQL while others enroll (benchmarks/replica_latency.py): one
+    table per CPU it was measured on (`replica_latency.json`, `replica_latency_<cpu>.json`)."""
+    tables = []
+    for name in ["replica_latency", *sorted(p.stem for p in RESULTS.glob("replica_latency_*.json"))]:
+        result = load(name)
+        if not result:
+            continue
+        tables.append(
+            f"| identify, {result['replicas']} replicas, {result['identify_threads']} threads | identifies | p50 | "
             f"p99 |\n|---|---|---|---|\n" + "\n".join(
                 f"| {label} | {result[key]['identifies']:,} | {result[key]['p50_ms']:.0f} ms | "
                 f"{result[key]['p99_ms']:.0f} ms |" for label, key in
                 (("alone", "alone"), (f"while {result['enroll_threads']} threads enroll", "while_enrolling")))
             + f"\n\np99 ratio {result['p99_ratio']:.2f} (bound 1.5); {result['enrolled']} people enrolled meanwhile, "
               f"{len(result['enrolled_missing'])} lost. Measured on: {cpu_text(result)}, model {model_text(result)}.")
+    return "\n\n".join(tables)
 
 
 def data_slope_block() -> str:

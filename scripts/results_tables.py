@@ -21,7 +21,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # the tables that facerec itself prints (open set) are made by its own code
 RESULTS = ROOT / "benchmarks" / "results"
-PAGES = {ROOT / "README.md": ("accuracy",),
+PAGES = {ROOT / "README.md": ("accuracy", "speed_line"),
          ROOT / "docs" / "results.md": ("cpus", "accuracy", "peer", "speed", "sightings", "enrollment_quality",
                                         "rest", "scale"),
          ROOT / "docs" / "deployment.md": ("replicas",),
@@ -126,6 +126,17 @@ def cpus_block() -> str:
                     f"**{counted['ratio_face_recognition_over_facerec']:.2f}x** "
                     f"(`benchmarks/instruction_count.py`, {counted['faces']} faces; a count, not a timing).")
     return "\n".join(rows)
+
+
+def speed_line_block() -> str:
+    """The README's one sentence on speed: the peer ratio on each real CPU it was measured on (`cpus_block`)."""
+    ratios = []
+    for name in ["peer", *sorted(p.stem for p in RESULTS.glob("peer_*.json") if p.stem != "peer_pairs")]:
+        peer = load(name)
+        if peer:
+            ratios.append(f"{peer['speed_ratio_facerec_over_face_recognition']:.1f}x less time than dlib on "
+                          f"{cpu_text(peer)}")
+    return ("Per face, on one thread, with the same faces in one run: facerec took " + "; ".join(ratios) + ".")
 
 
 def peer_block() -> str:
@@ -355,7 +366,7 @@ def utkface_block() -> str:
 BLOCKS: dict[str, Callable[[], str]] = {"accuracy": accuracy_block, "cpus": cpus_block, "peer": peer_block,
                                         "speed": speed_block, "sightings": sightings_block,
                                         "open_set": open_set_block, "open_set_photos": open_set_photos_block,
-                                        "calibration": calibration_block,
+                                        "calibration": calibration_block, "speed_line": speed_line_block,
                                         "enrollment_quality": enrollment_quality_block, "rest": rest_block,
                                         "scale": scale_block, "replicas": replicas_block,
                                         "data_slope": data_slope_block, "utkface": utkface_block}

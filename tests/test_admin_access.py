@@ -174,7 +174,8 @@ def test_nothing_of_a_deleted_person_stays_downloadable(admin_app, admin_client,
 
     photo, second = lfw_photo("Abdullah_Gul", 1), lfw_photo("Abdullah_Gul", 2)
     _picture, _table, _summary, _ = _call(admin_client, "/identify", handle_file(str(photo)), 0.6, 3)
-    assert _upload_path(admin_app, photo).is_file()  # an upload to identify stays (until it expires)
+    assert not _upload_path(admin_app, photo).exists()  # an upload to identify is gone once answered (#29)
+    assert _get(admin_app, str(_upload_path(admin_app, photo))) == 403
     _call(admin_client, "/enroll", handle_file(str(photo)), "Abdullah Gul", None, False, "", ADMIN_PASSWORD)
     _call(admin_client, "/add_photo", "Abdullah Gul", handle_file(str(second)), ADMIN_PASSWORD)
     for upload in (photo, second):  # stored faces: the uploads themselves are gone at once

@@ -20,7 +20,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from facerec.openset.stranger_tail import (INTERVAL, RESAMPLES, SEED, FarCurve, StrangerPairs, cutoff_rank,
-                                           empirical_threshold_at_far, fit_tail)
+                                           empirical_threshold_at_far, fit_tail, percentile_interval,
+                                           resampled_people)
 
 CALIBRATION_VERSION = 3  # 3: the tail declustered (one peak per pair of people), the cut-off held in resamples
 FAR_LEVELS = tuple(float(10 ** -e) for e in np.arange(0.5, 9.01, 0.25))  # 0.32 ... 1e-9, four per decade
@@ -96,21 +97,17 @@ def calibrate(embeddings: np.ndarray, labels, resamples: int = RESAMPLES, seed: 
     if point is None:
         raise ValueError("calibration needs at least 10 pairs of identities above the tail's cut-off")
     thresholds = point.threshold_at_far(fars)
-    rng = np.random.default_rng(seed)
     replicate_thresholds, replicate_fars, shapes = [], [], []
-    for _ in range(resamples):
-        weights = np.bincount(rng.integers(0, pairs.identities, pairs.identities),
-                              minlength=pairs.identities).astype(np.float64)
+    for weights in resampled_people(pairs.identities, resamples, np.random.default_rng(seed)):
         replicate = far_curve(pairs, above, weights)
         if replicate is None:  # a degenerate resample (a few identities drawn many times): too few to fit
             continue
         replicate_thresholds.append(replicate.threshold_at_far(fars))
         replicate_fars.append(replicate.far(thresholds))
         shapes.append(replicate.tail.shape)
-    low, high = 100 * (1 - INTERVAL) / 2, 100 * (1 + INTERVAL) / 2
     fitted = len(shapes)
-    cosine_bounds = np.percentile(replicate_thresholds, [low, high], axis=0) if fitted else None
-    far_bounds = np.percentile(replicate_fars, [low, high], axis=0) if fitted else None
+    cosine_bounds = percentile_interval(replicate_thresholds) if fitted else None
+    far_bounds = percentile_interval(replicate_fars) if fitted else None
     tar = np.mean(pairs.genuine[None, :] >= thresholds[:, None], axis=1) if len(pairs.genuine) else None
     curve = []
     for i, far in enumerate(fars):
@@ -132,7 +129,7 @@ def calibrate(embeddings: np.ndarray, labels, resamples: int = RESAMPLES, seed: 
                           "identities above `threshold` (declustered, facerec.openset.stranger_tail); "
                           "FAR(t) = rate * S(t - threshold) there, rate the share of every impostor pair",
                  **point.tail.to_dict(),
-                 **({"shape_interval": [round(float(v), 4) for v in np.percentile(shapes, [low, high])]}
+                 **({"shape_interval": [round(float(v), 4) for v in percentile_interval(shapes)]}
                     if fitted else {})},
         "bootstrap": {"unit": "identity", "resamples": resamples, "fitted": fitted, "seed": seed,
                       "interval": INTERVAL, "cutoff": "held at the point estimate's"},

@@ -5,10 +5,10 @@ those (one family, one team, one kind of photo), and then every stranger scores 
 expects, by more as the gallery grows and the threshold moves deeper into the tail: with model v6's card, on LFW,
 an accepted 1% stranger-match rate gave 1.2% at 100 people and 1.7% at 4,848. Yet every pair of faces of two
 different enrolled people IS a stranger comparison from the user's own population, so a gallery of a few hundred
-people measures its own tail with the estimator the model card's calibration uses
-(`facerec.openset.stranger_tail`: the declustered generalized Pareto tail of its highest between-people
-similarities, the same point estimate and interval). `facerec.openset.threshold_policy` then uses the higher of the card's and the
-gallery's thresholds for the accepted rate: never less safe than the card, and right for the people enrolled.
+people measures its own tail with the estimator the model card's calibration uses (`facerec.openset.stranger_tail`:
+the declustered generalized Pareto tail of its highest between-people similarities, the same point estimate and
+interval). `facerec.openset.threshold_policy` then uses the higher of the card's and the gallery's thresholds for
+the accepted rate: never less safe than the card, and right for the people enrolled.
 
 The gallery cannot know it holds two people who are one (a duplicate under two names); such a pair scores like a
 very close stranger and raises the tail: the safe side. Cost: one pass over at most SAMPLE_FACES faces (a seeded
@@ -17,18 +17,16 @@ sample beyond that: the per-comparison rate of a sample estimates the whole gall
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 import numpy as np
 
-from facerec.openset.stranger_tail import (MIN_EXCEEDANCES, TAIL_RATE, StrangerPairs, StrangerTail, TailFit,
-                                           measure_stranger_tail)
+from facerec.openset.stranger_tail import (StrangerPairs, StrangerTail, TailFit, measure_stranger_tail,
+                                           pairs_between, top_share)
 
 MIN_PEOPLE = 300  # below, the tail's noise (+-0.02 in the threshold) would raise it for nothing
 SAMPLE_FACES = 4000
 SAMPLE_SEED = 0
-RESAMPLES = 200
 _ROWS_PER_PASS = 512
 CLUSTER_ROOM = 4  # pairs kept beyond the top share, for the cut-off to reach MIN_EXCEEDANCES pairs of people
 
@@ -97,15 +95,15 @@ def measure_population_tail(embeddings: np.ndarray, identity_ids: np.ndarray,
             return None
     person = np.unique(identity_ids, return_inverse=True)[1]
     faces_per_person = np.bincount(person)
-    everyone = StrangerPairs(np.zeros(0), np.zeros(0, np.int64), np.zeros(0, np.int64), faces_per_person)
-    # The top TAIL_RATE share and room beyond it, where several photos per person cluster the highest pairs.
-    kept = int(min(everyone.total(), CLUSTER_ROOM * max(MIN_EXCEEDANCES, math.ceil(TAIL_RATE * everyone.total()))))
-    top, first, second = _highest_between_people(embeddings, person, kept)
+    total = pairs_between(faces_per_person)
+    # The top share the cut-off starts from, and room beyond it where several photos per person cluster the
+    # highest pairs (the cut-off goes lower until enough pairs of people lie above it).
+    top, first, second = _highest_between_people(embeddings, person, int(min(total, CLUSTER_ROOM * top_share(total))))
     tail = measure_stranger_tail(StrangerPairs(top.astype(np.float64), person[first], person[second],
-                                               faces_per_person), RESAMPLES, rng=rng)
+                                               faces_per_person), rng=rng)
     if tail is None:
         return None
-    return PopulationTail(tail, int(everyone.total()), len(faces_per_person), len(embeddings))
+    return PopulationTail(tail, int(total), len(faces_per_person), len(embeddings))
 
 
 def _highest_between_people(embeddings: np.ndarray, person: np.ndarray,

@@ -2,16 +2,17 @@
 estimator of the stranger tail, used for the model card (`facerec.openset.calibrate`, held-out identities with
 several photos each) and for a gallery's own people (`facerec.openset.population_tail`, its enrolled faces).
 
-One cut-off rule: the tail starts below the top TAIL_RATE of the pairs of faces of different people, lowered
-where needed until at least MIN_EXCEEDANCES pairs of people lie above it. One fit, declustered: pairs of faces are not independent draws. Two people who look
-alike score high on most pairs of their photos, so one pair of people can supply hundreds of exceedances, and a
-fit to every exceedance would count that one resemblance hundreds of times (bending the shape towards it and
-narrowing its interval as if it were hundreds of independent strangers). The generalized Pareto shape and scale
-are therefore fitted to cluster peaks: the highest exceedance of each pair of people (runs declustering, Coles
-2001 section 5.3, the cluster being a pair of people). The rate above the cut-off stays the share of every pair
-of faces, because FAR(t) is per comparison of two faces, what the threshold policy multiplies by the comparisons a
-stranger meets. With one photo per person each cluster is one pair and declustering changes nothing. Fitting
-peaks rather than every exceedance is the cautious side: a peak is the largest of its cluster's excesses.
+One cut-off rule: the tail starts below the top TAIL_RATE of the pairs of faces of different people, lowered where
+needed until at least MIN_EXCEEDANCES pairs of people lie above it. One fit, declustered: pairs of faces are not
+independent draws. Two people who look alike score high on most pairs of their photos, so one pair of people can
+supply hundreds of exceedances, and a fit to every exceedance would count that one resemblance hundreds of times
+(bending the shape towards it and narrowing its interval as if it were hundreds of independent strangers). The
+generalized Pareto shape and scale are therefore fitted to cluster peaks: the highest exceedance of each pair of
+people (runs declustering, Coles 2001 section 5.3, the cluster being a pair of people). The rate above the cut-off
+stays the share of every pair of faces, because FAR(t) is per comparison of two faces, what the threshold policy
+multiplies by the comparisons a stranger meets. With one photo per person each cluster is one pair and declustering
+changes nothing. Fitting peaks rather than every exceedance is the cautious side: a peak is the largest of its
+cluster's excesses.
 
 One convention for the estimate and its uncertainty: the point estimate is the fit with every person counted
 once; the interval is the percentile interval over RESAMPLES resamples of the people drawn with replacement (a
@@ -22,6 +23,7 @@ pair of faces counts w_a x w_b times), the cut-off held where the point estimate
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 import numpy as np
@@ -80,10 +82,7 @@ class StrangerPairs:
 
     def total(self, person_weights: np.ndarray | None = None) -> float:
         """Pairs of faces of different people, each person counted `person_weights` times (None: once)."""
-        counted = self.faces_per_person.astype(np.float64)
-        if person_weights is not None:
-            counted = counted * person_weights
-        return float((counted.sum() ** 2 - (counted ** 2).sum()) / 2)
+        return pairs_between(self.faces_per_person, person_weights)
 
     def weights(self, person_weights: np.ndarray | None = None) -> np.ndarray:
         """How many times each kept pair counts: w_a x w_b (ones when every person counts once)."""
@@ -96,10 +95,23 @@ class StrangerPairs:
         return len(self.faces_per_person)
 
 
+def pairs_between(faces_per_person: np.ndarray, person_weights: np.ndarray | None = None) -> float:
+    """Unordered pairs of faces of different people, each person counted `person_weights` times (None: once)."""
+    counted = np.asarray(faces_per_person, np.float64)
+    if person_weights is not None:
+        counted = counted * person_weights
+    return float((counted.sum() ** 2 - (counted ** 2).sum()) / 2)
+
+
+def top_share(total_pairs: float) -> int:
+    """The pairs in the top TAIL_RATE of `total_pairs`, at least MIN_EXCEEDANCES: where the cut-off starts."""
+    return max(MIN_EXCEEDANCES, math.ceil(TAIL_RATE * total_pairs))
+
+
 def cutoff_rank(pairs: StrangerPairs) -> int:
     """How many of the highest pairs lie above the cut-off: the top TAIL_RATE of all pairs, or more until they
     span MIN_EXCEEDANCES pairs of people (as far as `pairs` reaches)."""
-    share = min(len(pairs.scores) - 1, max(MIN_EXCEEDANCES, math.ceil(TAIL_RATE * pairs.total())))
+    share = min(len(pairs.scores) - 1, top_share(pairs.total()))
     _, first_seen = np.unique(_cluster_keys(pairs, len(pairs.scores)), return_index=True)
     if len(first_seen) < MIN_EXCEEDANCES:
         return len(pairs.scores) - 1
@@ -140,14 +152,10 @@ class StrangerTail:
     resampled: tuple[TailFit, ...]
 
     def far_interval(self, score: float) -> tuple[float, float] | None:
-        return _interval([fit.far(score) for fit in self.resampled])
+        return _pair([fit.far(score) for fit in self.resampled])
 
     def threshold_interval(self, far: float) -> tuple[float, float] | None:
-        return _interval([fit.threshold_at_far(far) for fit in self.resampled if far < fit.rate])
-
-    @property
-    def shape_interval(self) -> tuple[float, float] | None:
-        return _interval([fit.shape for fit in self.resampled])
+        return _pair([fit.threshold_at_far(far) for fit in self.resampled if far < fit.rate])
 
 
 def measure_stranger_tail(pairs: StrangerPairs, resamples: int = RESAMPLES, seed: int = SEED,
@@ -157,15 +165,27 @@ def measure_stranger_tail(pairs: StrangerPairs, resamples: int = RESAMPLES, seed
     point = fit_tail(pairs, above)
     if point is None:
         return None
-    rng = np.random.default_rng(seed) if rng is None else rng
     resampled = []
-    for _ in range(resamples):
-        person_weights = np.bincount(rng.integers(0, pairs.people, pairs.people),
-                                     minlength=pairs.people).astype(np.float64)
+    for person_weights in resampled_people(pairs.people, resamples, np.random.default_rng(seed) if rng is None
+                                           else rng):
         fit = fit_tail(pairs, above, person_weights)
         if fit is not None:  # a degenerate resample (a few people drawn many times): too few clusters to fit
             resampled.append(fit)
     return StrangerTail(point, tuple(resampled))
+
+
+def resampled_people(people: int, resamples: int, rng: np.random.Generator) -> Iterator[np.ndarray]:
+    """The bootstrap over people: for each of `resamples` draws of `people` people with replacement, how many
+    times each person was drawn (float weights, 0 for those left out)."""
+    for _ in range(resamples):
+        yield np.bincount(rng.integers(0, people, people), minlength=people).astype(np.float64)
+
+
+def percentile_interval(values) -> np.ndarray:
+    """The INTERVAL percentile interval of bootstrap `values` along their first axis: [low, high] (each of the
+    values' remaining shape)."""
+    return np.percentile(np.asarray(values, np.float64), [100 * (1 - INTERVAL) / 2, 100 * (1 + INTERVAL) / 2],
+                         axis=0)
 
 
 def empirical_threshold_at_far(scores: np.ndarray, far, share_above: np.ndarray | None = None) -> np.ndarray:
@@ -204,8 +224,8 @@ class FarCurve:
         return np.where(f < self.tail.rate, self.tail.threshold_at_far(f), np.minimum(empirical, 1.0))
 
 
-def _interval(values: list) -> tuple[float, float] | None:
+def _pair(values: list) -> tuple[float, float] | None:
     if not values:
         return None
-    low, high = np.percentile(np.asarray(values, np.float64), [100 * (1 - INTERVAL) / 2, 100 * (1 + INTERVAL) / 2])
+    low, high = percentile_interval(values)
     return float(low), float(high)

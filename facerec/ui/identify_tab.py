@@ -12,7 +12,7 @@ from facerec.ui.actions import expose, page_door
 from facerec.ui.context import AppContext
 from facerec.ui.text import markdown_text
 from facerec.ui.threshold_controls import accepted_rate, parse_pinned, rate_and_pin
-from facerec.ui.uploads import CACHE_MAX_AGE_S, AnsweredPhoto, PhotoInput, forget_upload, photo_to_answer, uploaded_photo
+from facerec.ui.uploads import CACHE_MAX_AGE_S, PhotoInput, forget_upload, photo_to_answer, uploaded_photo
 
 HEADERS = ["face", "name", "similarity", "candidate 1", "candidate 2", "candidate 3"]
 MAX_NAMES = 1000  # names offered for a correction (any enrolled name may be typed)
@@ -69,10 +69,9 @@ def build(context: AppContext, default_percent: float, password_visible: bool) -
         # looser accepted rate, falls back to it), and nothing about faces that do not match.
         if not admin and gallery.threshold_in_force(rate, threshold).threshold < gallery.threshold:
             threshold, rate = None, None
-        decoded, upload = photo_to_answer(photo, answered, gallery.read)
-        matches = gallery.identify(decoded, top_k=int(top_k), threshold=threshold, fpir=rate)
-        forget_upload(upload, context.web_cache)  # answered: the server keeps no copy; this page keeps it in memory
-        answered = AnsweredPhoto(upload, decoded) if upload else answered
+        answered = photo_to_answer(photo, answered, gallery.read)
+        matches = gallery.identify(answered.photo, top_k=int(top_k), threshold=threshold, fpir=rate)
+        forget_upload(answered.upload, context.web_cache)  # answered: no copy on the server; the page keeps it
         faces_seen = [[m.sighting_id, m.embedding] for m in matches] if admin else None
         if not admin:
             matches = [match.redacted() for match in matches]
@@ -89,7 +88,7 @@ def build(context: AppContext, default_percent: float, password_visible: bool) -
             summary += " Only matching names are shown without the admin password."
         face_names = [f"#{i} {m.label}" for i, m in enumerate(matches)]
         names = [person.name for person in gallery.list()[:MAX_NAMES]] if admin else []
-        return {picture: annotate(decoded.pixels, [m.face for m in matches], labels, colours), table: rows,
+        return {picture: annotate(answered.photo.pixels, [m.face for m in matches], labels, colours), table: rows,
                 status: summary, threshold_note: threshold_sentence(matches[0].rule),
                 details: [m.to_dict() for m in matches], seen: faces_seen, kept: answered,
                 feedback_face: gr.update(choices=face_names if admin else [], value=face_names[0] if admin else None),

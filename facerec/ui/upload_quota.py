@@ -4,8 +4,8 @@ password, and keeps them in the web cache (on the gallery's filesystem) until th
 Why: 30 uploads of 10 MB took 3.7 s from one anonymous client, and a loop of them fills the gallery's disk (#29
 row 3). Each upload is already capped at the app's per-file limit; this caps their sum. While the web cache holds
 `limit_bytes` or more, a new upload is refused with 507 and one sentence, and the rest of the app (identify of a
-photo already uploaded, every admin action) goes on. Uploads leave as before: once answered (or their face stored) at once, the
-rest after `facerec.ui.uploads.CACHE_MAX_AGE_S`.
+photo already uploaded, every admin action) goes on. Uploads leave as before: once answered (or their face stored)
+at once, the rest after `facerec.ui.uploads.CACHE_MAX_AGE_S`.
 """
 
 from __future__ import annotations

@@ -96,14 +96,14 @@ def uploaded_photo(value, missing: str = "upload a photo first") -> str:
     return value
 
 
-def photo_to_answer(value, kept: AnsweredPhoto | None, read, missing: str = "upload a photo first"
-                    ) -> tuple[Photo, str | None]:
-    """(the photo to answer about, the upload to delete once answered): the upload read once with `read`, or,
-    when its file was already deleted after an earlier answer, the copy `kept` of that same upload."""
+def photo_to_answer(value, kept: AnsweredPhoto | None, read, missing: str = "upload a photo first") -> AnsweredPhoto:
+    """The photo to answer about, with the upload it came from (to delete once answered; the page keeps what this
+    returns): the upload read once with `read`, or `kept` when that same upload's file was already deleted after
+    an earlier answer."""
     if isinstance(value, Gone) and kept is not None and kept.upload == value.upload:
-        return kept.photo, None
+        return kept
     path = uploaded_photo(value, missing)
-    return read(path), path
+    return AnsweredPhoto(path, read(path))
 
 
 def forget_upload(path: str | None, web_cache: Path) -> None:

@@ -10,7 +10,7 @@ from facerec.ui.actions import Instead, expose
 from facerec.ui.context import AppContext
 from facerec.ui.face_picker import chosen_face, detected_faces
 from facerec.ui.threshold_controls import accepted_rate, parse_pinned, rate_and_pin
-from facerec.ui.uploads import CACHE_MAX_AGE_S, AnsweredPhoto, PhotoInput, forget_upload, photo_to_answer
+from facerec.ui.uploads import CACHE_MAX_AGE_S, PhotoInput, forget_upload, photo_to_answer
 
 
 def build(context: AppContext, default_percent: float) -> None:
@@ -38,18 +38,17 @@ def build(context: AppContext, default_percent: float) -> None:
                answered_a=None, answered_b=None):
         threshold, rate = parse_pinned(pinned_threshold), accepted_rate(fpir_percent)
         index_a, index_b = chosen_face(face_a, "face_a"), chosen_face(face_b, "face_b")
-        decoded_a, upload_a = photo_to_answer(photo_a, answered_a, gallery.read, "upload two photos")
-        decoded_b, upload_b = photo_to_answer(photo_b, answered_b, gallery.read, "upload two photos")
-        result = gallery.verify(decoded_a, decoded_b, threshold=threshold, fpir=rate, face_a=index_a,
+        answered_a = photo_to_answer(photo_a, answered_a, gallery.read, "upload two photos")
+        answered_b = photo_to_answer(photo_b, answered_b, gallery.read, "upload two photos")
+        result = gallery.verify(answered_a.photo, answered_b.photo, threshold=threshold, fpir=rate, face_a=index_a,
                                 face_b=index_b)
-        for upload in (upload_a, upload_b):  # answered: the server keeps no copy; this page keeps them in memory
-            forget_upload(upload, context.web_cache)
+        for answered in (answered_a, answered_b):  # answered: the server keeps no copy; the page does, in memory
+            forget_upload(answered.upload, context.web_cache)
         verdict = "Same person" if result.same_person else "Different people"
         # The threshold's sentence is said once, in the note above the button: the rule this answer used.
         return {status: f"**{verdict}** — similarity {result.similarity:.3f} (threshold {result.threshold:.3f}).",
                 threshold_note: threshold_sentence(result.rule), details: result.to_dict(),
-                side_a["kept"]: AnsweredPhoto(upload_a, decoded_a) if upload_a else answered_a,
-                side_b["kept"]: AnsweredPhoto(upload_b, decoded_b) if upload_b else answered_b}
+                side_a["kept"]: answered_a, side_b["kept"]: answered_b}
 
     for side in (side_a, side_b):
         picture, choice, note = side["faces"], side["choice"], side["note"]

@@ -4,6 +4,7 @@ names each row "<path>#aug<k>"."""
 
 from __future__ import annotations
 
+import math
 import subprocess
 import sys
 from pathlib import Path
@@ -54,3 +55,53 @@ def test_the_cli_writes_the_teacher_descriptors_of_every_augmentation(crops, tmp
     plain, mirrored = table[f"{paths[0]}#aug0"]
     assert plain.shape == (128,) and mirrored is None and np.isfinite(plain).all()
     assert not np.allclose(table[f"{paths[0]}#aug0"][0], table[f"{paths[0]}#aug1"][0])  # two different images
+
+
+def test_training_shows_a_stored_augmentation_with_the_teachers_descriptor_of_those_very_pixels(crops,
+                                                                                               tmp_path) -> None:
+    """#27 point 3, at training time: a crop shown one of its stored augmentations gets exactly the pixels the
+    teacher described (its descriptor of them again equals the stored one) and that descriptor, centred like the
+    plain targets, as its target; at share 0 nothing is replaced; a file that is not of augmentations is refused."""
+    import torch
+
+    from facerec.train.augmented_targets import StoredAugmentations, compute_augmented_targets
+    from facerec.train.data import FaceSet, attach_augmented_teacher, attach_teacher
+    from facerec.train.teacher import compute_targets, normalized_targets, teacher_descriptors
+
+    images, paths = crops
+    plain_file = compute_targets(images, paths, tmp_path / "plain.npz", mirror=True, workers=1)
+    augmented_file = compute_augmented_targets(images, paths, 2, tmp_path / "augmented.npz", workers=1)
+    faces = FaceSet(images, [f"celeba/{p.split('/')[0]}" for p in paths], ["train"] * len(paths),
+                    [f"celeba/{p}" for p in paths])
+    attach_teacher(faces, [plain_file])
+    assert attach_augmented_teacher(faces, [augmented_file]) == len(paths)
+    assert faces.augmented_teacher.shape == (len(paths), 2, 128)
+    with pytest.raises(ValueError, match="not an augmented target"):
+        attach_augmented_teacher(faces, [plain_file])
+
+    batch = torch.zeros(len(paths), 3, 112, 112)
+    targets = torch.zeros(len(paths), 128)
+    rows = torch.arange(len(paths))
+    stored = StoredAugmentations(torch.from_numpy(images), paths, faces.augmented_teacher, share=1.0)
+    shown, taught = stored.apply(rows, batch, targets)
+    pixels = shown.permute(0, 2, 3, 1).round().to(torch.uint8).numpy()
+    again = teacher_descriptors(pixels)
+    raw = load_targets([augmented_file])
+    for i, path in enumerate(paths):
+        k = next(k for k in range(2) if np.allclose(taught[i].numpy(), faces.augmented_teacher[i, k], atol=1e-6))
+        assert np.array_equal(pixels[i], augmented(images[i:i + 1], [augmentation_seed(path, k)])[0][0])
+        stored_raw = raw[f"{path}#aug{k}"][0]
+        assert np.allclose(again[i], stored_raw, atol=2e-3)  # the teacher saw these very pixels
+        assert np.allclose(taught[i].numpy(), normalized_targets(stored_raw[None], faces.teacher_mean)[0],
+                           atol=1e-5)
+    untouched, same = StoredAugmentations(torch.from_numpy(images), paths, faces.augmented_teacher,
+                                          share=0.0).apply(rows, batch, targets)
+    assert torch.equal(untouched, batch) and torch.equal(same, targets)
+    from facerec.train.loop import TrainConfig, _build_parts, _step
+
+    config = TrainConfig(stem="standard", batch_size=3, device="cpu", bf16=False, distill_weight=30.0,
+                         augmented_share=1.0)
+    parts = _build_parts(config, faces, torch.device("cpu"))
+    assert parts.stored is not None
+    arcface, distill, _ = _step(config, False, torch.device("cpu"), parts, np.arange(len(paths)))
+    assert math.isfinite(float(arcface)) and 0 < float(distill) <= 2  # (the crops are one person's)

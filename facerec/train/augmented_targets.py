@@ -72,3 +72,38 @@ def compute_augmented_targets(crops, paths: Sequence[str], augmentations: int, o
     augmentation mirrors half of them itself)."""
     view = AugmentedCrops(crops, paths, augmentations)
     return compute_targets(view, view.names(), out_file, mirror=False, workers=workers, progress=progress)
+
+
+class StoredAugmentations:
+    """At training time: shows a share of each batch's crops one of their stored augmentations, made again from
+    its seed, with the teacher's descriptor of exactly those pixels as the distillation target, in place of a
+    fresh random augmentation matched to the clean crop's target (whose descriptor the augmentation has moved
+    away from). The other crops keep the fresh augmentation, so the student still sees new variations."""
+
+    def __init__(self, images: torch.Tensor, paths: Sequence[str], targets: np.ndarray, share: float) -> None:
+        """images: uint8 [N, 112, 112, 3] training crops; paths: their teacher-file keys ("<id>/<file>");
+        targets: float [N, K, 128] unit targets of augmentation k (NaN where none); share: in [0, 1]."""
+        if not 0.0 <= share <= 1.0:
+            raise ValueError(f"the share of stored augmentations must be in [0, 1], not {share}")
+        self.images, self.paths, self.share = images, list(paths), share
+        self.targets = torch.from_numpy(np.ascontiguousarray(targets, dtype=np.float32)).to(images.device)
+        self.available = ~torch.isnan(self.targets[:, :, 0])  # [N, K]
+
+    def apply(self, rows: torch.Tensor, batch: torch.Tensor, targets: torch.Tensor
+              ) -> tuple[torch.Tensor, torch.Tensor]:
+        """(batch, targets) with the chosen rows replaced: batch float [B, 3, 112, 112] in 0..255 as
+        `FaceAugmentation` makes it, targets [B, 128]. Draws from torch's generator (a resumed run repeats)."""
+        rows = rows.cpu()
+        available = self.available[rows.to(self.available.device)].cpu()
+        positions = ((torch.rand(len(rows)) < self.share) & available.any(dim=1)).nonzero().flatten()
+        if not len(positions):
+            return batch, targets
+        ks = torch.multinomial(available[positions].float(), 1).flatten()
+        crop_rows = rows[positions]
+        seeds = [augmentation_seed(self.paths[int(r)], int(k)) for r, k in zip(crop_rows, ks)]
+        pixels, _ = augmented(self.images[crop_rows.to(self.images.device)].cpu().numpy(), seeds)
+        batch, targets = batch.clone(), targets.clone()
+        at = positions.to(batch.device)
+        batch[at] = torch.from_numpy(pixels).to(batch.device).permute(0, 3, 1, 2).to(batch.dtype)
+        targets[at] = self.targets[crop_rows.to(self.targets.device), ks.to(self.targets.device)]
+        return batch, targets

@@ -46,6 +46,11 @@ def register(command: CommandAdder, sub, common: argparse.ArgumentParser) -> Non
                    help="faces without identities, taught by the teacher alone: an aligned-face cache and the "
                         "teacher file of its decontaminated crops (e.g. cache/utkface/cache "
                         "cache/utkface/utkface_teacher.npz); repeatable")
+    p.add_argument("--augmented-teacher", nargs="+", default=[], metavar="FILE",
+                   help="teacher files of stored augmentations (`facerec-train teacher-targets ... "
+                        "--augmentations K`): a share of each batch is shown them, with their own targets")
+    p.add_argument("--augmented-share", type=float, default=0.5,
+                   help="share of a batch's crops shown a stored augmentation (with --augmented-teacher)")
     p.add_argument("--run-dir", required=True)
     p.add_argument("--epochs", type=int, default=30)
     p.add_argument("--head", default="arcface", choices=["softmax", "contrastive", "triplet", "arcface"])
@@ -145,6 +150,13 @@ def cmd_train(args) -> int:
                              unlabelled=[tuple(pair) for pair in args.unlabelled])
     except ValueError as error:  # a teacher file that matches nothing, an unlabelled pair that does not pair
         raise FaceRecError(str(error)) from None
+    if args.augmented_teacher:
+        from facerec.train.data import attach_augmented_teacher
+
+        try:
+            attach_augmented_teacher(faces, args.augmented_teacher)
+        except ValueError as error:
+            raise FaceRecError(str(error)) from None
     if args.train_fraction < 1:
         from facerec.train.data import keep_identity_fraction
         keep_identity_fraction(faces, args.train_fraction)
@@ -154,9 +166,11 @@ def cmd_train(args) -> int:
                          warm_start=args.warm_start,
                          max_seconds=args.max_seconds, stop_after_epoch=args.stop_after_epoch,
                          held_out_split=args.held_out_split,
+                         augmented_share=args.augmented_share if args.augmented_teacher else 0.0,
                          notes={**({"train_fraction": args.train_fraction} if args.train_fraction < 1 else {}),
                                 **({"unlabelled": [list(pair) for pair in args.unlabelled]} if args.unlabelled
-                                   else {})})
+                                   else {}),
+                                **({"augmented_teacher": args.augmented_teacher} if args.augmented_teacher else {})})
     record = train(config, faces, args.run_dir, log=lambda line: print(line, file=sys.stderr, flush=True))
     emit(args, record, text=f"trained {record.get('epoch')} epochs; weights in {args.run_dir}")
     return 0

@@ -43,6 +43,8 @@ class FaceSet:
     paths: list[str]
     teacher: np.ndarray | None = None
     teacher_raw: np.ndarray | None = None  # float32 [N, 128] raw descriptors (for the teacher's own figures)
+    teacher_mean: np.ndarray | None = None  # float32 [128]: the training mean the targets are centred on
+    augmented_teacher: np.ndarray | None = None  # float32 [N, K, 128] unit targets of K stored augmentations
 
     def rows(self, split: str) -> np.ndarray:
         return np.flatnonzero(np.array(self.splits) == split)
@@ -122,6 +124,35 @@ def attach_teacher(faces: FaceSet, teacher_files: Sequence[str | Path]) -> None:
     mean = known.reshape(-1, 128).mean(axis=0)
     faces.teacher = normalized_targets(raw.reshape(-1, 128), mean).reshape(raw.shape).astype(np.float32)
     faces.teacher_raw = raw[:, 0].copy()
+    faces.teacher_mean = mean.astype(np.float32)
+
+
+def attach_augmented_teacher(faces: FaceSet, files: Sequence[str | Path]) -> int:
+    """Fill `faces.augmented_teacher` from teacher files of stored augmentations ("<path>#aug<k>" rows,
+    `facerec.train.augmented_targets`), centred on the same training mean as the plain targets (so both kinds
+    of target live in one space); returns how many rows have at least one. Needs `attach_teacher` first."""
+    from facerec.train.augmented_targets import TAG
+
+    if faces.teacher_mean is None:
+        raise ValueError("augmented targets need the plain teacher targets first (pass teacher files)")
+    table = load_targets(files)
+    by_crop: dict[str, dict[int, np.ndarray]] = {}
+    for name, (plain, _) in table.items():
+        crop, tag, k = name.rpartition(TAG)
+        if not tag or not k.isdigit():
+            raise ValueError(f"{name!r} is not an augmented target (expected '<path>{TAG}<k>')")
+        by_crop.setdefault(crop, {})[int(k)] = plain
+    count = 1 + max((k for stored in by_crop.values() for k in stored), default=-1)
+    raw = np.full((len(faces.paths), max(count, 1), 128), np.nan, np.float32)
+    for row, path in enumerate(faces.paths):
+        for k, plain in by_crop.get(path.split("/", 1)[1], {}).items():
+            raw[row, k] = plain
+    found = int((~np.isnan(raw[:, :, 0])).any(axis=1).sum())
+    if not found:
+        raise ValueError("no augmented teacher descriptor matches a training photo; check the files")
+    faces.augmented_teacher = normalized_targets(raw.reshape(-1, 128), faces.teacher_mean).reshape(raw.shape) \
+        .astype(np.float32)
+    return found
 
 
 def keep_identity_fraction(faces: FaceSet, fraction: float, seed: int = 0) -> None:

@@ -16,6 +16,7 @@ import numpy as np
 import torch
 
 from facerec.train.augment import FaceAugmentation
+from facerec.train.augmented_targets import StoredAugmentations
 from facerec.train.backbone import FaceEmbedder
 from facerec.train.data import FaceSet
 from facerec.train.distill import DistillationHead, similarity_structure_loss
@@ -56,6 +57,8 @@ class TrainConfig:
     #                                      the same command without it resumes the run to the end)
     keep_best: str | None = "one_shot_rank1"  # held-out metric whose best epoch is kept
     held_out_split: str = "single"  # `facerec.datasets.folders.HELD_OUT_SPLITS`: "disjoint" from model v9
+    augmented_share: float = 0.5  # where the faces carry stored augmentations' targets: the share of a batch's
+    #                               crops shown one of them (`facerec.train.augmented_targets.StoredAugmentations`)
     notes: dict = field(default_factory=dict)
 
 
@@ -207,6 +210,7 @@ class _RunParts:
     images: torch.Tensor  # uint8 [N, 112, 112, 3] training crops
     labels: torch.Tensor  # int64 [N]
     targets: torch.Tensor  # float32 [N, 2, 128] teacher targets for the crop and its mirror (NaN: none)
+    stored: StoredAugmentations | None = None  # augmentations whose teacher targets were computed beforehand
 
 
 def _build_parts(config: TrainConfig, faces: FaceSet, device: torch.device, imprint: bool = False) -> _RunParts:
@@ -236,7 +240,11 @@ def _build_parts(config: TrainConfig, faces: FaceSet, device: torch.device, impr
         raise ValueError("unlabelled rows teach only through the teacher: set a distillation weight")
     teacher = faces.teacher[train_rows] if faces.teacher is not None else np.full((len(train_rows), 2, 128), np.nan)
     targets = torch.from_numpy(np.ascontiguousarray(teacher, dtype=np.float32)).to(device)
-    return _RunParts(model, head, distiller, optimizer, sampler, augment, images, label_tensor, targets)
+    stored = None
+    if faces.augmented_teacher is not None and config.augmented_share > 0:
+        stored = StoredAugmentations(images, [faces.paths[r].split("/", 1)[1] for r in train_rows],
+                                     faces.augmented_teacher[train_rows], config.augmented_share)
+    return _RunParts(model, head, distiller, optimizer, sampler, augment, images, label_tensor, targets, stored)
 
 
 def _class_centres(model: FaceEmbedder, images: np.ndarray, labels: np.ndarray, num_classes: int,
@@ -269,6 +277,9 @@ def _step(config: TrainConfig, bf16: bool, device, parts: _RunParts, batch_rows)
     structure) losses."""
     index = torch.from_numpy(batch_rows).to(device)
     batch, flipped = parts.augment.with_flips(parts.images[index])
+    targets = parts.targets[index, flipped.long()]
+    if parts.stored is not None:
+        batch, targets = parts.stored.apply(index, batch, targets)
     batch = batch.contiguous(memory_format=torch.channels_last)
     with torch.autocast(device_type=device.type, dtype=torch.bfloat16, enabled=bf16):
         embeddings = parts.model(batch)
@@ -278,7 +289,6 @@ def _step(config: TrainConfig, bf16: bool, device, parts: _RunParts, batch_rows)
     labelled = labels >= 0  # unlabelled rows (-1) are taught by the teacher alone
     arcface = (parts.head(embeddings[labelled], labels[labelled]) if config.arcface_weight and bool(labelled.any())
                else zero)
-    targets = parts.targets[index, flipped.long()]
     distill = parts.distiller(embeddings, targets) if config.distill_weight else zero
     structure = similarity_structure_loss(embeddings, targets) if config.structure_weight else zero
     loss = config.arcface_weight * arcface + config.distill_weight * distill + config.structure_weight * structure

@@ -80,7 +80,14 @@ def worded(data: dict, rule: ThresholdInForce | None) -> dict:
     return {**data, "threshold_policy": with_sentence(data["threshold_policy"], rule)}
 
 
+RAREST_STATED = 1e-9  # the card's calibration reaches 1e-9 per comparison; rarer rates are not stated as figures
+
+
 def _one_in(rate: float) -> str:
+    """'1 in N', except beyond what the calibration can tell (a threshold past the bounded end of the fitted tail
+    gives the policy's 1e-15 floor: "1 in 1,000,000,000,000,000" would claim a precision nobody measured)."""
     if rate <= 0:
         return "none of the"
+    if rate < RAREST_STATED:
+        return f"fewer than 1 in {round(1 / RAREST_STATED):,}"
     return f"1 in {max(1, round(1 / rate)):,}"

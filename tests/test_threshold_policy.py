@@ -96,6 +96,9 @@ def test_verification_is_one_comparison_and_a_pinned_threshold_overrides_the_rat
     assert small.threshold == large.threshold == 0.7 and small.pinned and small.target_fpir is None
     assert small.expected_fpir < large.expected_fpir  # same threshold, more chances for a stranger
     assert not pinned.for_gallery(10, fpir=0.05).pinned  # a rate given for one decision overrides the pin
+    beyond = ThresholdPolicy.from_card(shipped_card(), pinned_threshold=0.99).for_gallery(10)
+    assert "fewer than 1 in 1,000,000,000 people" in threshold_sentence(beyond)  # not the 1e-15 floor as a figure
+    assert "1,000,000,000,000" not in threshold_sentence(beyond)
     with pytest.raises(InvalidArgument):
         ThresholdPolicy.from_card(shipped_card(), fpir=1.5)
 

@@ -117,9 +117,9 @@ def test_unlabelled_rows_teach_through_the_teacher_and_never_reach_the_arcface_h
     parts = _build_parts(config, faces, torch.device("cpu"))
     labels = parts.labels.numpy()
     assert (labels == -1).sum() == 8 and labels.max() == 5  # six identities keep labels 0..5
-    arcface, distill, _ = _step(config, False, torch.device("cpu"), parts, np.flatnonzero(labels == -1))
+    arcface, distill, _, _ = _step(config, False, torch.device("cpu"), parts, np.flatnonzero(labels == -1))
     assert float(arcface) == 0.0 and float(distill) > 0.0
-    arcface, distill, _ = _step(config, False, torch.device("cpu"), parts, np.flatnonzero(labels >= 0)[:8])
+    arcface, distill, _, _ = _step(config, False, torch.device("cpu"), parts, np.flatnonzero(labels >= 0)[:8])
     assert float(arcface) > 0.0 and float(distill) > 0.0
     record = train(config, faces, tmp_path, log=lambda _: None)
     assert math.isfinite(record["loss"])
@@ -151,6 +151,36 @@ def test_training_with_the_structure_term_logs_it(tiny_faces: FaceSet, tmp_path:
     assert 0.0 < record["structure_loss"] <= 4.0
     assert math.isclose(record["loss"], record["arcface_loss"] + 30.0 * record["distill_loss"]
                         + 100.0 * record["structure_loss"], rel_tol=1e-6)
+
+
+def test_the_reference_model_teaches_on_the_students_own_pixels(tiny_faces: FaceSet, tmp_path: Path) -> None:
+    """A second teacher (the shipped model, onnxruntime): on real crops its embedding is the one the app computes
+    (one view), a student warm-started from it already points along it (loss ~0), a fresh standard-stem student
+    does not; a run with it logs the term in the loss; a weight without a model is refused."""
+    from facerec.faces.embed import FaceEmbedder as RuntimeEmbedder
+    from facerec.settings import Settings
+    from facerec.train.loop import _build_parts
+    from facerec.train.reference import ReferenceEmbedder, reference_loss
+    from facerec.train.warm_start import load_onnx_weights
+
+    shipped = Settings().model_path
+    reference = ReferenceEmbedder(shipped, threads=1)
+    batch = torch.from_numpy(tiny_faces.images[:8]).permute(0, 3, 1, 2).float()
+    taught = reference(batch)
+    runtime = RuntimeEmbedder(shipped, flip_tta=False).embed_single_view(tiny_faces.images[:8])
+    assert np.allclose(taught.numpy(), runtime, atol=1e-4)
+    warm = load_onnx_weights(shipped, tiny_faces.images[8:]).eval()
+    with torch.no_grad():
+        assert float(reference_loss(warm(batch), taught)) < 0.01
+        assert float(reference_loss(FaceEmbedder("standard").eval()(batch), taught)) > 0.2
+    config = TrainConfig(head="arcface", stem="standard", epochs=1, batch_size=8, device="cpu", bf16=False,
+                         distill_weight=30.0, reference_model=str(shipped), reference_weight=10.0)
+    record = train(config, tiny_faces, tmp_path, log=lambda _: None)
+    assert 0.0 < record["reference_loss"] <= 2.0
+    assert math.isclose(record["loss"], record["arcface_loss"] + 30.0 * record["distill_loss"]
+                        + 10.0 * record["reference_loss"], rel_tol=1e-6)
+    with pytest.raises(ValueError, match="reference model"):
+        _build_parts(TrainConfig(**{**config.__dict__, "reference_model": None}), tiny_faces, torch.device("cpu"))
 
 
 def test_stop_after_epoch_keeps_the_full_schedule_and_resumes(tiny_faces: FaceSet, tmp_path: Path) -> None:

@@ -63,6 +63,10 @@ def register(command: CommandAdder, sub, common: argparse.ArgumentParser) -> Non
     p.add_argument("--structure-weight", type=float, default=0.0,
                    help="weight of matching the batch's cosine similarities to the teacher's")
     p.add_argument("--warm-start", help="an ONNX embedder whose weights start the run")
+    p.add_argument("--reference-model", help="an ONNX embedder (e.g. the shipped model) run on every augmented "
+                                             "batch as a second teacher (facerec.train.reference)")
+    p.add_argument("--reference-weight", type=float, default=0.0,
+                   help="weight of pointing the embedding along the reference model's")
     p.add_argument("--max-seconds", type=float, help="stop after the epoch during which this much time passed")
     p.add_argument("--stop-after-epoch", type=int,
                    help="end after this epoch, keeping the learning-rate schedule of --epochs (resumable)")
@@ -163,7 +167,8 @@ def cmd_train(args) -> int:
     config = TrainConfig(head=args.head, stem=args.stem, epochs=args.epochs, batch_size=args.batch_size,
                          lr=args.lr, warmup_epochs=args.warmup_epochs, device=args.device, bf16=args.bf16, arcface_weight=args.arcface_weight,
                          distill_weight=args.distill_weight, structure_weight=args.structure_weight,
-                         warm_start=args.warm_start,
+                         warm_start=args.warm_start, reference_model=args.reference_model,
+                         reference_weight=args.reference_weight,
                          max_seconds=args.max_seconds, stop_after_epoch=args.stop_after_epoch,
                          held_out_split=args.held_out_split,
                          augmented_share=args.augmented_share if args.augmented_teacher else 0.0,

@@ -22,6 +22,7 @@ from facerec.train.data import FaceSet
 from facerec.train.distill import DistillationHead, similarity_structure_loss
 from facerec.train.heads import build_head, needs_identity_batches
 from facerec.train.precision import use_bf16
+from facerec.train.reference import ReferenceEmbedder, reference_loss
 from facerec.train.validate import validate
 
 CHECKPOINT_FILE, LOG_FILE, WEIGHTS_FILE, BEST_FILE = "last.ckpt", "train_log.jsonl", "embedder.pt", "best.pt"
@@ -57,6 +58,8 @@ class TrainConfig:
     #                                      the same command without it resumes the run to the end)
     keep_best: str | None = "one_shot_rank1"  # held-out metric whose best epoch is kept
     held_out_split: str = "single"  # `facerec.datasets.folders.HELD_OUT_SPLITS`: "disjoint" from model v9
+    reference_model: str | None = None  # an ONNX embedder run on each augmented batch as a second teacher
+    reference_weight: float = 0.0  # weight of pointing the embedding along the reference's (`reference_loss`)
     augmented_share: float = 0.5  # where the faces carry stored augmentations' targets: the share of a batch's
     #                               crops shown one of them (`facerec.train.augmented_targets.StoredAugmentations`)
     notes: dict = field(default_factory=dict)
@@ -161,14 +164,16 @@ def train(config: TrainConfig, faces: FaceSet, run_dir: str | Path,
             if config.max_seconds and time.perf_counter() - started > config.max_seconds:
                 break
         seconds = time.perf_counter() - epoch_start
-        arcface_loss, distill_loss, structure_loss = torch.stack(losses).float().mean(dim=0).tolist()
+        means = torch.stack(losses).float().mean(dim=0).tolist()
+        arcface_loss, distill_loss, structure_loss, reference_loss_ = means
         record = {
             "epoch": epoch + 1,
             "loss": (config.arcface_weight * arcface_loss + config.distill_weight * distill_loss
-                     + config.structure_weight * structure_loss),
+                     + config.structure_weight * structure_loss + config.reference_weight * reference_loss_),
             "arcface_loss": arcface_loss,
             "distill_loss": distill_loss,
             **({"structure_loss": structure_loss} if config.structure_weight else {}),
+            **({"reference_loss": reference_loss_} if config.reference_weight else {}),
             "lr": lr,
             "images_per_second": len(losses) * config.batch_size / seconds,
             "epoch_seconds": round(seconds, 2),
@@ -211,6 +216,7 @@ class _RunParts:
     labels: torch.Tensor  # int64 [N]
     targets: torch.Tensor  # float32 [N, 2, 128] teacher targets for the crop and its mirror (NaN: none)
     stored: StoredAugmentations | None = None  # augmentations whose teacher targets were computed beforehand
+    reference: ReferenceEmbedder | None = None  # the second teacher, run on each batch's pixels
 
 
 def _build_parts(config: TrainConfig, faces: FaceSet, device: torch.device, imprint: bool = False) -> _RunParts:
@@ -244,7 +250,11 @@ def _build_parts(config: TrainConfig, faces: FaceSet, device: torch.device, impr
     if faces.augmented_teacher is not None and config.augmented_share > 0:
         stored = StoredAugmentations(images, [faces.paths[r].split("/", 1)[1] for r in train_rows],
                                      faces.augmented_teacher[train_rows], config.augmented_share)
-    return _RunParts(model, head, distiller, optimizer, sampler, augment, images, label_tensor, targets, stored)
+    if config.reference_weight and not config.reference_model:
+        raise ValueError("a reference weight needs a reference model (an ONNX embedder)")
+    reference = ReferenceEmbedder(config.reference_model) if config.reference_weight else None
+    return _RunParts(model, head, distiller, optimizer, sampler, augment, images, label_tensor, targets, stored,
+                     reference)
 
 
 def _class_centres(model: FaceEmbedder, images: np.ndarray, labels: np.ndarray, num_classes: int,
@@ -274,7 +284,7 @@ def _initial_model(config: TrainConfig, faces: FaceSet) -> FaceEmbedder:
 
 def _step(config: TrainConfig, bf16: bool, device, parts: _RunParts, batch_rows) -> torch.Tensor:
     """One optimisation step on the given training rows; returns the detached (ArcFace, distillation, similarity
-    structure) losses."""
+    structure, reference) losses."""
     index = torch.from_numpy(batch_rows).to(device)
     batch, flipped = parts.augment.with_flips(parts.images[index])
     targets = parts.targets[index, flipped.long()]
@@ -291,11 +301,13 @@ def _step(config: TrainConfig, bf16: bool, device, parts: _RunParts, batch_rows)
                else zero)
     distill = parts.distiller(embeddings, targets) if config.distill_weight else zero
     structure = similarity_structure_loss(embeddings, targets) if config.structure_weight else zero
-    loss = config.arcface_weight * arcface + config.distill_weight * distill + config.structure_weight * structure
+    reference = reference_loss(embeddings, parts.reference(batch)) if parts.reference is not None else zero
+    loss = (config.arcface_weight * arcface + config.distill_weight * distill + config.structure_weight * structure
+            + config.reference_weight * reference)
     parts.optimizer.zero_grad(set_to_none=True)
     loss.backward()
     parts.optimizer.step()
-    return torch.stack([arcface.detach(), distill.detach(), structure.detach()])
+    return torch.stack([arcface.detach(), distill.detach(), structure.detach(), reference.detach()])
 
 
 def _keep_if_best(config: TrainConfig, model, record: dict, history: list[dict], run_dir: Path) -> None:

@@ -39,7 +39,8 @@ def register(command: CommandAdder, sub, common: argparse.ArgumentParser) -> Non
     p.add_argument("out")
     p = command("train", cmd_train, "train the embedder (needs the 'train' extra)")
     p.add_argument("--celeba", default="../shared/data/celeba112")
-    p.add_argument("--lfw-cache", required=True, help="output of `facerec-train prepare ../shared/data/lfw DIR`")
+    p.add_argument("--lfw-cache", help="output of `facerec-train prepare ../shared/data/lfw DIR` (its training "
+                                        "people join; without it, celeba112 alone)")
     p.add_argument("--teacher", nargs="*", default=[],
                    help="teacher files (celeba112_dlib.npz, `facerec-train teacher-targets` output) for distillation")
     p.add_argument("--unlabelled", nargs=2, action="append", default=[], metavar=("CACHE", "TEACHER"),

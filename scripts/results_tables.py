@@ -25,7 +25,8 @@ PAGES = {ROOT / "README.md": ("accuracy", "speed_line"),
          ROOT / "docs" / "results.md": ("cpus", "accuracy", "peer", "speed", "sightings", "enrollment_quality",
                                         "rest", "scale"),
          ROOT / "docs" / "deployment.md": ("replicas",),
-         ROOT / "docs" / "model.md": ("calibration", "data_slope", "utkface"),
+         ROOT / "docs" / "model.md": ("calibration", "data_slope", "utkface", "train_speed",
+                                      "augmentation_ablation", "standard_stem"),
          ROOT / "docs" / "threshold-policy.md": ("calibration", "open_set", "open_set_photos")}
 CARD = ROOT / "models" / "facerec-r18-arcface.json"
 PEER_REFERENCE = {"one_shot": 0.933, "distractors": 0.874, "pairs": 0.989}  # face_recognition's published figures
@@ -363,13 +364,82 @@ def utkface_block() -> str:
             f"{result['source']['repository']}@{result['source']['commit'][:8]}. Measured on: {cpu_text(result)}.")
 
 
+def augmentation_ablation_block() -> str:
+    """Stored augmentations' teacher targets vs fresh augmentations with the clean crop's target
+    (benchmarks/augmentation_ablation.py), held-out scores at the same steps."""
+    result = load("augmentation_ablation")
+    if not result:
+        return ("(not measured yet: `python benchmarks/augmentation_ablation.py --out "
+                "benchmarks/results/augmentation_ablation.json`)")
+    rows = ["| run | distillation target of an augmented crop | held-out one-shot rank-1 (30 draws) | TAR at FAR 1e-4 | "
+            "ClosestIsPositiveAccuracy |", "|---|---|---|---|---|"]
+    labels = {"start": ("the shipped weights (the start of both)", "–"),
+              "fresh": ("fresh", "the teacher's descriptor of the clean crop (or its mirror)"),
+              "stored": ("stored", f"for {result['share']:.0%} of each batch: the teacher's descriptor of "
+                                   + ("its stored augmentation" if result["augmentations"] == 1 else
+                                      f"one of its {result['augmentations']} stored augmentations")
+                                   + ", those very pixels")}
+    for name, (label, target) in labels.items():
+        score = result["scores"][name]
+        rows.append(f"| {label} | {target} | {score['one_shot_rank1']:.4f} | {score['tar_at_far_1e-4']:.4f} | "
+                    f"{score['closest_is_positive_accuracy']:.4f} |")
+    gap, shift = result["stored_minus_fresh"], result["target_shift"]
+    return ("\n".join(rows) + f"\n\nStored minus fresh: one-shot rank-1 {100 * gap['one_shot_rank1']:+.2f} points, TAR "
+            f"at FAR 1e-4 {100 * gap['tar_at_far_1e-4']:+.2f} points, ClosestIsPositiveAccuracy "
+            f"{100 * gap['closest_is_positive_accuracy']:+.2f} points ({result['identities']:,} celeba112 identities, "
+            f"{result['epochs']} epochs, the same steps). How far an augmentation moves the teacher's descriptor: "
+            f"cosine to the clean crop's {shift['mean']:.3f} on average (quartiles "
+            f"{', '.join(f'{q:.3f}' for q in shift['quartiles'])}, {shift['augmentations']:,} augmentations). "
+            f"Measured on: {cpu_text(result)}, warm start {model_text(result)}.")
+
+
+def train_speed_block() -> str:
+    """Training images per second by stem and precision on one CPU (benchmarks/train_speed.py)."""
+    rows = ["| CPU | stem | fp32 img/s | bf16 img/s | the loop uses |", "|---|---|---|---|---|"]
+    found = False
+    for path in sorted(RESULTS.glob("train_speed*.json")):
+        result = json.loads(path.read_text())
+        found = True
+        by_stem: dict[str, dict[str, float]] = {}
+        for row in result["rows"]:
+            by_stem.setdefault(row["stem"], {})[row["precision"]] = row["images_per_second"]
+        for stem, speeds in by_stem.items():
+            rows.append(f"| {cpu_text(result)} | {stem} | {speeds['fp32']:.0f} | {speeds['bf16']:.0f} | "
+                        f"{'bf16' if result['native_bf16'] else 'fp32'} |")
+    if not found:
+        return "(not measured yet: `python benchmarks/train_speed.py --out benchmarks/results/train_speed_<cpu>.json`)"
+    return "\n".join(rows) + (f"\n\nOne optimisation step of the embedder alone (batch {result['batch']}, every core, "
+                               f"torch {result['torch']}).")
+
+
+def standard_stem_block() -> str:
+    """The standard-stem candidate against the shipped model on the held-out selection identities, one run
+    (benchmarks/embedding_options.py --other shipped=...: benchmarks/results/standard_stem_candidate.json)."""
+    result = load("standard_stem_candidate")
+    if not result:
+        return ("(not measured yet: `python benchmarks/embedding_options.py --model runs/v9r/model_fp32.onnx --int8 "
+                "--other shipped=models/facerec-r18-arcface.onnx --out benchmarks/results/standard_stem_candidate.json`)")
+    names = {"shipped": "shipped model v8 (high-resolution stem, int8)", "fp32": "standard-stem candidate, fp32",
+             "int8": "standard-stem candidate, int8 (7-bit weights)"}
+    rows = ["| model (test-time flip) | held-out one-shot rank-1 (30 draws) | TAR at FAR 1e-4 | "
+            "ClosestIsPositiveAccuracy | ms per face, 1 thread |", "|---|---|---|---|---|"]
+    for option in result["options"]:
+        if option["flip_tta"] and option["name"] in names:
+            rows.append(f"| {names[option['name']]} | {option['one_shot_rank1']:.4f} | {option['tar_at_far_1e-4']:.4f} | "
+                        f"{option['closest_is_positive_accuracy']:.4f} | {option['ms_per_face_1_thread']:.1f} |")
+    return "\n".join(rows) + f"\n\nMeasured in one run on: {cpu_text(result)}."
+
+
 BLOCKS: dict[str, Callable[[], str]] = {"accuracy": accuracy_block, "cpus": cpus_block, "peer": peer_block,
                                         "speed": speed_block, "sightings": sightings_block,
                                         "open_set": open_set_block, "open_set_photos": open_set_photos_block,
                                         "calibration": calibration_block, "speed_line": speed_line_block,
                                         "enrollment_quality": enrollment_quality_block, "rest": rest_block,
                                         "scale": scale_block, "replicas": replicas_block,
-                                        "data_slope": data_slope_block, "utkface": utkface_block}
+                                        "data_slope": data_slope_block, "utkface": utkface_block,
+                                        "augmentation_ablation": augmentation_ablation_block,
+                                        "train_speed": train_speed_block,
+                                        "standard_stem": standard_stem_block}
 
 
 def generated(text: str, names: tuple[str, ...], page: str) -> str:

@@ -427,7 +427,14 @@ def standard_stem_block() -> str:
         if option["flip_tta"] and option["name"] in names:
             rows.append(f"| {names[option['name']]} | {option['one_shot_rank1']:.4f} | {option['tar_at_far_1e-4']:.4f} | "
                         f"{option['closest_is_positive_accuracy']:.4f} | {option['ms_per_face_1_thread']:.1f} |")
-    return "\n".join(rows) + f"\n\nMeasured in one run on: {cpu_text(result)}."
+    text = "\n".join(rows) + f"\n\nMeasured in one run on: {cpu_text(result)}."
+    counted, shipped = load("instruction_count_standard_stem"), load("instruction_count")
+    if counted and shipped:
+        text += (f" On an AVX2 CPU without VNNI, by valgrind's instruction count (an estimate, not a timing; "
+                 f"`benchmarks/instruction_count.py --model ...`): dlib needs "
+                 f"{counted['ratio_face_recognition_over_facerec']:.1f}x the candidate's instructions per face, "
+                 f"{shipped['ratio_face_recognition_over_facerec']:.1f}x the shipped model's.")
+    return text
 
 
 BLOCKS: dict[str, Callable[[], str]] = {"accuracy": accuracy_block, "cpus": cpus_block, "peer": peer_block,

@@ -183,6 +183,20 @@ def test_the_reference_model_teaches_on_the_students_own_pixels(tiny_faces: Face
         _build_parts(TrainConfig(**{**config.__dict__, "reference_model": None}), tiny_faces, torch.device("cpu"))
 
 
+def test_the_train_command_refuses_a_reference_weight_without_a_model_in_one_line(tmp_path: Path) -> None:
+    """Checked before the 30,000 crops are read: one line, exit code 1, no traceback."""
+    import subprocess
+    import sys
+
+    for extra, says in ((["--reference-weight", "10"], "needs --reference-model"),
+                        (["--reference-model", str(tmp_path / "missing.onnx"), "--reference-weight", "10"],
+                         "no such model")):
+        done = subprocess.run([sys.executable, "-m", "facerec.train.cli", "train", "--run-dir", str(tmp_path / "run"),
+                               *extra], capture_output=True, text=True, timeout=120)
+        assert done.returncode == 1 and says in done.stderr and "Traceback" not in done.stderr, done.stderr
+        assert len(done.stderr.strip().splitlines()) == 1
+
+
 def test_stop_after_epoch_keeps_the_full_schedule_and_resumes(tiny_faces: FaceSet, tmp_path: Path) -> None:
     """A run cut short by --stop-after-epoch learns under the schedule of all its epochs (its learning rate has
     not decayed to zero), and the same command without the cut finishes it."""

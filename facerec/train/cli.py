@@ -150,6 +150,11 @@ def cmd_train(args) -> int:
         from facerec.train.loop import TrainConfig, train
     except ImportError as error:
         raise FaceRecError(str(error)) from None
+    if args.reference_weight and not args.reference_model:
+        raise FaceRecError("--reference-weight needs --reference-model (an ONNX embedder, e.g. the shipped model)")
+    for model in (args.warm_start, args.reference_model):
+        if model and not Path(model).is_file():
+            raise FaceRecError(f"no such model: {model}")
     try:
         faces = load_sources(args.celeba, args.lfw_cache, args.teacher, held_out_split=args.held_out_split,
                              unlabelled=[tuple(pair) for pair in args.unlabelled])

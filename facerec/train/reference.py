@@ -13,28 +13,24 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import numpy as np
 import torch
 from torch.nn import functional as F
+
+from facerec.faces.embed import FaceEmbedder
 
 
 class ReferenceEmbedder:
     """The unit embeddings [B, 512] an ONNX embedder gives float RGB [B, 3, 112, 112] images in 0..255 (one
-    view each: no flip), on the CPU through onnxruntime."""
+    view each: no flip), through the app's own embedder, so the reference runs the path its self-check picks
+    on this CPU (the exact graph where the fused int8 kernels would give other answers)."""
 
     def __init__(self, model_path: str | Path, threads: int = 0) -> None:
-        import onnxruntime as ort
-
-        options = ort.SessionOptions()
-        options.intra_op_num_threads = threads
-        self.session = ort.InferenceSession(str(model_path), options, providers=["CPUExecutionProvider"])
-        self.input_name = self.session.get_inputs()[0].name
+        self.embedder = FaceEmbedder(model_path, flip_tta=False, batch_size=256, num_threads=threads)
 
     @torch.no_grad()
     def __call__(self, images: torch.Tensor) -> torch.Tensor:
-        pixels = np.ascontiguousarray(images.detach().float().cpu().numpy(), dtype=np.float32)
-        embeddings = self.session.run(None, {self.input_name: pixels})[0]
-        return F.normalize(torch.from_numpy(embeddings).float(), dim=1).to(images.device)
+        pixels = images.detach().float().permute(0, 2, 3, 1).cpu().numpy()
+        return torch.from_numpy(self.embedder.embed_single_view(pixels)).to(images.device)
 
 
 def reference_loss(embeddings: torch.Tensor, reference: torch.Tensor) -> torch.Tensor:

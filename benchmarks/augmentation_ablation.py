@@ -66,10 +66,11 @@ def train_command(data: Path, crops: Path, warm: Path, run: Path, epochs: int, a
 def target_shift(plain_file: Path, augmented_file: Path) -> dict:
     """How far augmentation moves the teacher's descriptor: cosine between each stored augmentation's centred unit
     descriptor and the clean crop's, over every stored augmentation (quartiles and mean)."""
+    from facerec.train.augmented_targets import crop_and_k
     from facerec.train.teacher import load_targets, normalized_targets
 
     plain, augmented = load_targets([plain_file]), load_targets([augmented_file])
-    pairs = [(plain[name.rsplit("#aug", 1)[0]][0], value[0]) for name, value in augmented.items()]
+    pairs = [(plain[crop_and_k(name)[0]][0], value[0]) for name, value in augmented.items()]
     clean, moved = np.stack([p for p, _ in pairs]), np.stack([a for _, a in pairs])
     mean = np.stack([p for p, _ in plain.values()]).mean(axis=0)
     cosine = (normalized_targets(clean, mean) * normalized_targets(moved, mean)).sum(axis=1)

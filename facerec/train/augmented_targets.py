@@ -24,6 +24,14 @@ from facerec.train.teacher import compute_targets
 TAG = "#aug"  # an augmented target's path: "<crop path>#aug<k>"
 
 
+def crop_and_k(name: str) -> tuple[str, int]:
+    """(crop path, k) of an augmented target's name "<crop path>#aug<k>"; ValueError for any other name."""
+    crop, tag, k = name.rpartition(TAG)
+    if not tag or not k.isdigit():
+        raise ValueError(f"{name!r} is not an augmented target (expected '<path>{TAG}<k>')")
+    return crop, int(k)
+
+
 def augmentation_seed(path: str, k: int) -> int:
     """The seed of augmentation k of the crop at `path`: the same on every machine and in every run."""
     return int(hashlib.sha256(f"{path}{TAG}{k}".encode()).hexdigest()[:15], 16)

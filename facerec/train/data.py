@@ -106,13 +106,19 @@ def add_unlabelled(faces: FaceSet, cache_dir: str | Path, teacher_file: str | Pa
     return len(keep)
 
 
+def teacher_key(path: str) -> str:
+    """The name a teacher file gives a row's photo: its path without the source folder ("celeba/<id>/<file>" ->
+    "<id>/<file>"), the same photo under celeba112/ or the LFW cache."""
+    return path.split("/", 1)[1]
+
+
 def attach_teacher(faces: FaceSet, teacher_files: Sequence[str | Path]) -> None:
     """Fill `faces.teacher` from teacher files whose paths are relative to celeba112/ or to the LFW cache (the
     same photo may be named either way: "<id>/<file>" is looked up under both sources)."""
     table = load_targets(teacher_files)
     raw = np.full((len(faces.paths), 2, 128), np.nan, np.float32)
     for row, path in enumerate(faces.paths):
-        found = table.get(path.split("/", 1)[1])
+        found = table.get(teacher_key(path))
         if found is not None:
             plain, mirrored = found
             raw[row, 0] = plain
@@ -131,21 +137,19 @@ def attach_augmented_teacher(faces: FaceSet, files: Sequence[str | Path]) -> int
     """Fill `faces.augmented_teacher` from teacher files of stored augmentations ("<path>#aug<k>" rows,
     `facerec.train.augmented_targets`), centred on the same training mean as the plain targets (so both kinds
     of target live in one space); returns how many rows have at least one. Needs `attach_teacher` first."""
-    from facerec.train.augmented_targets import TAG
+    from facerec.train.augmented_targets import crop_and_k
 
     if faces.teacher_mean is None:
         raise ValueError("augmented targets need the plain teacher targets first (pass teacher files)")
     table = load_targets(files)
     by_crop: dict[str, dict[int, np.ndarray]] = {}
     for name, (plain, _) in table.items():
-        crop, tag, k = name.rpartition(TAG)
-        if not tag or not k.isdigit():
-            raise ValueError(f"{name!r} is not an augmented target (expected '<path>{TAG}<k>')")
-        by_crop.setdefault(crop, {})[int(k)] = plain
+        crop, k = crop_and_k(name)
+        by_crop.setdefault(crop, {})[k] = plain
     count = 1 + max((k for stored in by_crop.values() for k in stored), default=-1)
     raw = np.full((len(faces.paths), max(count, 1), 128), np.nan, np.float32)
     for row, path in enumerate(faces.paths):
-        for k, plain in by_crop.get(path.split("/", 1)[1], {}).items():
+        for k, plain in by_crop.get(teacher_key(path), {}).items():
             raw[row, k] = plain
     found = int((~np.isnan(raw[:, :, 0])).any(axis=1).sum())
     if not found:

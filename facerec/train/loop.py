@@ -18,7 +18,7 @@ import torch
 from facerec.train.augment import FaceAugmentation
 from facerec.train.augmented_targets import StoredAugmentations
 from facerec.train.backbone import FaceEmbedder
-from facerec.train.data import FaceSet
+from facerec.train.data import FaceSet, teacher_key
 from facerec.train.distill import DistillationHead, similarity_structure_loss
 from facerec.train.heads import build_head, needs_identity_batches
 from facerec.train.precision import use_bf16
@@ -248,7 +248,7 @@ def _build_parts(config: TrainConfig, faces: FaceSet, device: torch.device, impr
     targets = torch.from_numpy(np.ascontiguousarray(teacher, dtype=np.float32)).to(device)
     stored = None
     if faces.augmented_teacher is not None and config.augmented_share > 0:
-        stored = StoredAugmentations(images, [faces.paths[r].split("/", 1)[1] for r in train_rows],
+        stored = StoredAugmentations(images, [teacher_key(faces.paths[r]) for r in train_rows],
                                      faces.augmented_teacher[train_rows], config.augmented_share)
     if config.reference_weight and not config.reference_model:
         raise ValueError("a reference weight needs a reference model (an ONNX embedder)")

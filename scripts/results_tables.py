@@ -26,7 +26,7 @@ PAGES = {ROOT / "README.md": ("accuracy", "speed_line"),
                                         "rest", "scale"),
          ROOT / "docs" / "deployment.md": ("replicas",),
          ROOT / "docs" / "model.md": ("calibration", "data_slope", "utkface", "train_speed",
-                                      "augmentation_ablation", "standard_stem"),
+                                      "augmentation_ablation", "standard_stem", "enrollment_views"),
          ROOT / "docs" / "threshold-policy.md": ("calibration", "open_set", "open_set_photos")}
 CARD = ROOT / "models" / "facerec-r18-arcface.json"
 PEER_REFERENCE = {"one_shot": 0.933, "distractors": 0.874, "pairs": 0.989}  # face_recognition's published figures
@@ -409,7 +409,29 @@ def train_speed_block() -> str:
     if not found:
         return "(not measured yet: `python benchmarks/train_speed.py --out benchmarks/results/train_speed_<cpu>.json`)"
     return "\n".join(rows) + (f"\n\nOne optimisation step of the embedder alone (batch {result['batch']}, every core, "
-                               f"torch {result['torch']}).")
+                               f"torch {result['torch']}).") + retrain_hours_text()
+
+
+RETRAIN_STAGES = ("v4", "v5", "v6", "v7", "v8")  # the stages scripts/retrain.sh trains (from model v3)
+
+
+def retrain_hours_text() -> str:
+    """What scripts/retrain.sh's training costs on each measured CPU at the loop's precision (the network's steps
+    alone), beside the training wall time it took on the CPU that made the shipped model (the card)."""
+    training = json.loads(CARD.read_text())["training"]
+    epochs = sum(stage["epochs"] for stage in training["lineage"] if stage["stage"] in RETRAIN_STAGES)
+    images = training["data"]["training_images"]
+    estimates = []
+    for path in sorted(RESULTS.glob("train_speed*.json")):
+        result = json.loads(path.read_text())
+        rate = next(row["images_per_second"] for row in result["rows"]
+                    if row["stem"] == "high_res" and row["chosen_by_the_loop"])
+        estimates.append(f"{epochs * images / rate / 3600:.1f} h on {cpu_text(result)}")
+    measured = sum(training["wall_seconds"][f"train_{stage}"] for stage in RETRAIN_STAGES) / 3600
+    return (f" The {epochs} epochs of {images:,} crops that scripts/retrain.sh trains (high-resolution stem) are, "
+            f"at these rates, {'; '.join(estimates)} of network steps alone; on the 2-core bf16 CPU that made "
+            f"the shipped model they took {measured:.1f} h, loading and the whole loop included "
+            f"(`models/training/retrain_steps.json`).")
 
 
 def standard_stem_block() -> str:
@@ -437,6 +459,25 @@ def standard_stem_block() -> str:
     return text
 
 
+def enrollment_views_block() -> str:
+    """Enrollment templates averaged over moved views of the enrolled crop against today's single view, on the
+    held-out selection identities (benchmarks/enrollment_views.py)."""
+    result = load("enrollment_views")
+    if not result:
+        return ("(not measured yet: `python benchmarks/enrollment_views.py --out "
+                "benchmarks/results/enrollment_views.json`)")
+    rows = ["| enrollment template | views (each with its mirror) | held-out one-shot rank-1 (30 draws) | "
+            "TAR at FAR 1e-4 | TAR at FAR 1e-3 |", "|---|---|---|---|---|"]
+    for row in result["rows"]:
+        rows.append(f"| {row['template']} | {len(row['views'])} | {row['one_shot_rank1']:.4f} | "
+                    f"{row['tar_at_far_1e-04']:.4f} | {row['tar_at_far_1e-03']:.4f} |")
+    gain = result["best_minus_today"]
+    return ("\n".join(rows) + f"\n\nBest ({result['best']}) minus today: one-shot rank-1 "
+            f"{100 * gain['one_shot_rank1']:+.2f} points, TAR at FAR 1e-4 {100 * gain['tar_at_far_1e-04']:+.2f} "
+            f"points ({result['held_out_identities']} identities, {result['photos']:,} photos). Measured on: "
+            f"{cpu_text(result)}, model {model_text(result)}.")
+
+
 BLOCKS: dict[str, Callable[[], str]] = {"accuracy": accuracy_block, "cpus": cpus_block, "peer": peer_block,
                                         "speed": speed_block, "sightings": sightings_block,
                                         "open_set": open_set_block, "open_set_photos": open_set_photos_block,
@@ -446,7 +487,8 @@ BLOCKS: dict[str, Callable[[], str]] = {"accuracy": accuracy_block, "cpus": cpus
                                         "data_slope": data_slope_block, "utkface": utkface_block,
                                         "augmentation_ablation": augmentation_ablation_block,
                                         "train_speed": train_speed_block,
-                                        "standard_stem": standard_stem_block}
+                                        "standard_stem": standard_stem_block,
+                                        "enrollment_views": enrollment_views_block}
 
 
 def generated(text: str, names: tuple[str, ...], page: str) -> str:

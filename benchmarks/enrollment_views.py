@@ -14,7 +14,6 @@ themselves, so a template that also moves impostor scores is charged for it.
 from __future__ import annotations
 
 import argparse
-import random
 import sys
 from pathlib import Path
 
@@ -25,6 +24,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from embedding_options import held_out_crops  # noqa: E402
+from facerec.evaluation.figures import one_shot_draw  # noqa: E402
 from facerec.faces.embed import FaceEmbedder  # noqa: E402
 from facerec.openset.stranger_tail import empirical_threshold  # noqa: E402
 from facerec.provenance import write_result  # noqa: E402
@@ -58,16 +58,12 @@ def one_shot(queries: np.ndarray, templates: np.ndarray, names: list[str]) -> di
     """Rank-1 and TAR at each FAR, averaged over DRAWS seeded choices of the enrolled photo (seeds 0..29, as
     `one_shot_rank1_over_draws`): the enrolled photo is represented by its template, the others by their query
     embedding."""
-    by_identity: dict[str, list[int]] = {}
-    for row, name in enumerate(names):
-        by_identity.setdefault(name, []).append(row)
+    labels = np.array(names)
     figures: dict[str, list[float]] = {"one_shot_rank1": [], **{f"tar_at_far_{far:.0e}": [] for far in FARS}}
     for seed in range(DRAWS):
-        rng = random.Random(seed)
-        enrolled = {name: rng.choice(rows) for name, rows in sorted(by_identity.items()) if len(rows) >= 2}
-        query_rows = [row for name, chosen in enrolled.items() for row in by_identity[name] if row != chosen]
-        scores = queries[query_rows] @ templates[list(enrolled.values())].T
-        same = np.array([names[row] for row in query_rows])[:, None] == np.array(list(enrolled))[None, :]
+        gallery_rows, query_rows = one_shot_draw(names, seed)
+        scores = queries[query_rows] @ templates[gallery_rows].T
+        same = labels[query_rows][:, None] == labels[gallery_rows][None, :]
         figures["one_shot_rank1"].append(float(same[np.arange(len(query_rows)), scores.argmax(axis=1)].mean()))
         genuine, impostor = scores[same], scores[~same]
         for far in FARS:

@@ -396,34 +396,32 @@ def augmentation_ablation_block() -> str:
 def train_speed_block() -> str:
     """Training images per second by stem and precision on one CPU (benchmarks/train_speed.py)."""
     rows = ["| CPU | stem | fp32 img/s | bf16 img/s | the loop uses |", "|---|---|---|---|---|"]
-    found = False
-    for path in sorted(RESULTS.glob("train_speed*.json")):
-        result = json.loads(path.read_text())
-        found = True
+    results = [json.loads(path.read_text()) for path in sorted(RESULTS.glob("train_speed*.json"))]
+    for result in results:
         by_stem: dict[str, dict[str, float]] = {}
         for row in result["rows"]:
             by_stem.setdefault(row["stem"], {})[row["precision"]] = row["images_per_second"]
         for stem, speeds in by_stem.items():
             rows.append(f"| {cpu_text(result)} | {stem} | {speeds['fp32']:.0f} | {speeds['bf16']:.0f} | "
                         f"{'bf16' if result['native_bf16'] else 'fp32'} |")
-    if not found:
+    if not results:
         return "(not measured yet: `python benchmarks/train_speed.py --out benchmarks/results/train_speed_<cpu>.json`)"
     return "\n".join(rows) + (f"\n\nOne optimisation step of the embedder alone (batch {result['batch']}, every core, "
-                               f"torch {result['torch']}).") + retrain_hours_text()
+                               f"torch {result['torch']}).") + retrain_hours_text(results)
 
 
 RETRAIN_STAGES = ("v4", "v5", "v6", "v7", "v8")  # the stages scripts/retrain.sh trains (from model v3)
 
 
-def retrain_hours_text() -> str:
-    """What scripts/retrain.sh's training costs on each measured CPU at the loop's precision (the network's steps
-    alone), beside the training wall time it took on the CPU that made the shipped model (the card)."""
+def retrain_hours_text(speeds: list[dict]) -> str:
+    """What scripts/retrain.sh's training costs on each CPU of `speeds` (the train_speed results) at the loop's
+    precision (the network's steps alone), beside the training wall time it took on the CPU that made the shipped
+    model (the card)."""
     training = json.loads(CARD.read_text())["training"]
     epochs = sum(stage["epochs"] for stage in training["lineage"] if stage["stage"] in RETRAIN_STAGES)
     images = training["data"]["training_images"]
     estimates = []
-    for path in sorted(RESULTS.glob("train_speed*.json")):
-        result = json.loads(path.read_text())
+    for result in speeds:
         rate = next(row["images_per_second"] for row in result["rows"]
                     if row["stem"] == "high_res" and row["chosen_by_the_loop"])
         estimates.append(f"{epochs * images / rate / 3600:.1f} h on {cpu_text(result)}")

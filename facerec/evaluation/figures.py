@@ -50,18 +50,25 @@ def embedding_metrics(gallery_vectors, gallery_names, query_vectors, query_names
 ENROL_SEED = 51  # as the LFW protocol's choice of the enrolled photo
 
 
-def one_shot_rank1(embeddings: np.ndarray, identities: list[str], euclidean: bool = False,
-                   seed: int = ENROL_SEED) -> float:
-    """Rank-1 of one-shot identification: per identity one photo (seeded choice, as the LFW protocol does) is
-    enrolled, every other photo is a query matched to its nearest enrolled photo (cosine, or Euclidean for the
-    dlib teacher's raw descriptors)."""
+def one_shot_draw(identities: list[str], seed: int = ENROL_SEED) -> tuple[list[int], list[int]]:
+    """(gallery rows, query rows) of one draw of the one-shot protocol: per identity with 2+ photos one photo,
+    chosen by `seed` (as the LFW protocol does), is enrolled, in the sorted order of the identities; every other
+    photo of those identities is a query. One function, so every benchmark that compares options over seeded draws
+    draws the same photos."""
     by_identity: dict[str, list[int]] = {}
     for row, name in enumerate(identities):
         by_identity.setdefault(name, []).append(row)
     rng = random.Random(seed)
     enrolled = {name: rng.choice(rows) for name, rows in sorted(by_identity.items()) if len(rows) >= 2}
-    gallery_rows = list(enrolled.values())
     query_rows = [r for name, chosen in enrolled.items() for r in by_identity[name] if r != chosen]
+    return list(enrolled.values()), query_rows
+
+
+def one_shot_rank1(embeddings: np.ndarray, identities: list[str], euclidean: bool = False,
+                   seed: int = ENROL_SEED) -> float:
+    """Rank-1 of one-shot identification (`one_shot_draw`): every query is matched to its nearest enrolled photo
+    (cosine, or Euclidean for the dlib teacher's raw descriptors)."""
+    gallery_rows, query_rows = one_shot_draw(identities, seed)
     gallery, queries = embeddings[gallery_rows], embeddings[query_rows]
     if euclidean:
         scores = -((queries[:, None, :] - gallery[None, :, :]) ** 2).sum(-1)

@@ -6,8 +6,8 @@ password for everything that shows or changes enrolled people (see SECURITY.md);
 --admin-password option works too, but every local user can read it in `ps`.
 
 Every file the app writes (gallery, index, Gradio's cache of uploads and served pictures, exports) is readable by
-its owner only; Gradio's cache is a private folder per run in the gallery folder (`webcache/run-<pid>`) unless
-GRADIO_TEMP_DIR says otherwise.
+its owner only; Gradio's cache is a private folder per run, in memory (`/dev/shm/facerec-<uid>/run-<pid>`) where
+there is room, else in the gallery folder (`webcache/run-<pid>`), unless GRADIO_TEMP_DIR says otherwise.
 """
 
 from __future__ import annotations
@@ -16,6 +16,8 @@ import argparse
 import os
 import shutil
 import signal
+import socket
+import stat
 import sys
 from pathlib import Path
 
@@ -62,6 +64,18 @@ def launch_problem(error: OSError, args: argparse.Namespace) -> str:
     return f"the web server could not start ({' '.join(str(error).split())[:200]})"
 
 
+def port_taken(host: str, port: int) -> bool:
+    """Whether another program listens on host:port already: checked before the gallery is opened, so a second
+    copy says only why it cannot start (it printed the gallery's and the API's state first)."""
+    with socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind((host, port))
+        except OSError:
+            return True
+    return False
+
+
 def upload_quota_bytes(environ=os.environ) -> int:
     """What all recent uploads together may hold: $FACEREC_UPLOAD_QUOTA_MB, else 512 MiB (facerec.ui.upload_quota)."""
     from facerec.ui.upload_quota import DEFAULT_LIMIT_BYTES
@@ -96,10 +110,33 @@ def admin_password(args: argparse.Namespace, environ=os.environ) -> tuple[str | 
     return password, warnings
 
 
-def private_web_cache(home: Path) -> Path:
-    """This run's folder for Gradio's cache, `<home>/webcache/run-<pid>` (owner only), after deleting those of
-    runs that are gone without cleaning up: uploads and pictures must not outlive the app that received them."""
-    root = home.resolve() / WEB_CACHE
+def web_cache_root(home: Path, quota_bytes: int, memory: Path = Path("/dev/shm")) -> Path:
+    """Where this user's runs keep Gradio's cache: a folder of their own in memory (`/dev/shm/facerec-<uid>`) when
+    that memory has room for twice the upload quota, else `<home>/webcache`.
+
+    Why memory first: uploads of faces then never reach a disk, and a full gallery disk does not stop identify
+    (an upload that cannot be written could not be answered). A folder there that is not this user's own plain
+    folder (another user made it first, or a link) is not used."""
+    try:
+        stats = os.statvfs(memory)
+        roomy = stats.f_bavail * stats.f_frsize >= 2 * quota_bytes
+    except OSError:
+        roomy = False
+    if roomy:
+        root = memory / f"facerec-{os.getuid()}"
+        try:
+            root.mkdir(mode=0o700, exist_ok=True)
+            found = os.lstat(root)
+            if stat.S_ISDIR(found.st_mode) and found.st_uid == os.getuid():
+                return root
+        except OSError:
+            pass
+    return home.resolve() / WEB_CACHE
+
+
+def private_web_cache(root: Path) -> Path:
+    """This run's folder for Gradio's cache, `<root>/run-<pid>` (owner only), after deleting those of runs that
+    are gone without cleaning up: uploads and pictures must not outlive the app that received them."""
     root.mkdir(mode=0o700, exist_ok=True)
     root.chmod(0o700)  # also when an older version or someone else made it
     for folder in root.glob("run-*"):
@@ -131,6 +168,9 @@ def main(argv: list[str] | None = None) -> int:
     os.umask(0o077)  # the gallery, the web cache and exports hold faces: owner only
     args = build_parser().parse_args(argv)
     os.environ["FORWARDED_ALLOW_IPS"] = ",".join(trusted_proxies(args))  # read by uvicorn when Gradio starts it
+    if port_taken(args.host, args.port):
+        print(f"error: {launch_problem(OSError('port in use'), args)}", file=sys.stderr, flush=True)
+        return 1
     password, warnings = admin_password(args)
     for warning in warnings:
         print(f"warning: {warning}", file=sys.stderr, flush=True)
@@ -144,16 +184,16 @@ def main(argv: list[str] | None = None) -> int:
         print(f"warning: {notice}", file=sys.stderr, flush=True)
     web_cache = None
     if not os.environ.get("GRADIO_TEMP_DIR"):
-        web_cache = private_web_cache(Path(gallery.settings.home))
+        web_cache = private_web_cache(web_cache_root(Path(gallery.settings.home), upload_quota_bytes()))
         os.environ["GRADIO_TEMP_DIR"] = str(web_cache)
 
     from starlette.middleware import Middleware
 
     from facerec.api import API_PREFIX, api_mount, build_api
     from facerec.ui import build_app, forget_served_files  # imports Gradio, which reads GRADIO_TEMP_DIR
-    from facerec.ui.upload_quota import UploadQuota
+    from facerec.ui.upload_quota import FORM_ALLOWANCE, UploadQuota
 
-    app = build_app(gallery, admin_password=password)
+    app = build_app(gallery, admin_password=password, api_docs=f"{API_PREFIX}/docs")
     # Imports and exports in flight go where the UI's go: this run's private web cache (or GRADIO_TEMP_DIR).
     api = build_api(gallery, scratch=Path(os.environ["GRADIO_TEMP_DIR"]), after_delete=lambda: forget_served_files(app))
     # `kill` (SIGTERM) stops the server as Ctrl-C does, so the gallery is closed and the web cache deleted.
@@ -164,10 +204,12 @@ def main(argv: list[str] | None = None) -> int:
         try:  # quiet: Gradio's own lines name its launch() parameters, not facerec's options
             app.queue(default_concurrency_limit=4).launch(
                 server_name=args.host, server_port=args.port, share=args.share, quiet=True, prevent_thread_lock=True,
-                max_file_size=gallery.settings.max_upload_bytes, show_error=False, footer_links=["api"],
+                max_file_size=gallery.settings.max_import_bytes, show_error=False, footer_links=[],
                 app_kwargs={"routes": [api_mount(api)],  # before Gradio's own routes
                             "middleware": [Middleware(UploadQuota, folder=Path(os.environ["GRADIO_TEMP_DIR"]),
-                                                      limit_bytes=upload_quota_bytes())]},
+                                                      limit_bytes=upload_quota_bytes(),
+                                                      per_request_bytes=gallery.settings.max_import_bytes
+                                                      + FORM_ALLOWANCE)]},
             )
         except OSError as error:
             print(f"error: {launch_problem(error, args)}", file=sys.stderr, flush=True)

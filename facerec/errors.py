@@ -101,3 +101,8 @@ class StorageFull(FaceRecError):
 
 class AccessDenied(FaceRecError):
     """The admin password is missing or wrong, or too many wrong passwords came from this client."""
+
+
+class LockedOut(AccessDenied):
+    """Too many wrong admin passwords came from this client (or from everywhere): no password is checked for a
+    while, the right one included. What needs no password is still answered."""

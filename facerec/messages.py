@@ -77,3 +77,12 @@ def low_quality_message(quality) -> str:
     why = "; ".join(quality.reasons) if quality.reasons else "several small problems together"
     return (f"this face is a poor enrollment photo ({why}): a later photo of this person would be recognised with "
             f"an estimated chance of {quality.score:.0%}; a sharper, larger, front-facing photo is better")
+
+
+def faces_left_out_message(found: int, kept: int) -> str | None:
+    """What an answer says when a photo had more faces than facerec identifies in one photo (the largest `kept`),
+    or None when every face was answered."""
+    if found <= kept:
+        return None
+    return (f"the photo has {plural(found, 'face')}; only the {kept:,} largest were identified (crop the photo to "
+            "identify the others)")

@@ -7,12 +7,13 @@ and passed down; nothing else in facerec reads the environment.
 from __future__ import annotations
 
 import json
+import math
 import os
 import sys
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from facerec.errors import UnusableFile
+from facerec.errors import InvalidArgument, UnusableFile
 from facerec.openset.threshold_policy import ThresholdPolicy
 
 MODEL_NAME = "facerec-r18-arcface"
@@ -47,6 +48,7 @@ class Settings:
     fpir: float = 0.01
     store_crops: bool = True  # False: privacy mode, no image data and no sightings are kept
     sightings_memory: int = 10_000  # recent identifications kept for the health report (0: none)
+    sightings_per_hour: int = 5  # automatic sightings kept per person per hour (`facerec.gallery.sightings`)
     index_kind: str | None = None  # None: "pgvector" on a PostgreSQL database, else "flat" (`resolved_index_kind`)
     hnsw_m: int = 32
     hnsw_ef_search: int = 256
@@ -54,34 +56,23 @@ class Settings:
     detector_score_threshold: float = 0.9
     min_face_size: float = 20.0
     detector_max_side: int = 1280
+    max_faces: int = 50  # faces identified per photo, the largest (`facerec.faces.detect.MAX_FACES`)
     max_pixels: int = 40_000_000
-    max_upload_bytes: int = 15 << 20  # 15 MiB: the web app and the REST API refuse bigger uploads
+    max_upload_bytes: int = 15 << 20  # 15 MiB: the web app and the REST API refuse bigger photos
+    max_import_bytes: int = 256 << 20  # 256 MiB: an exported gallery to import (~40,000 faces with their crops)
     num_threads: int = 0
 
     @classmethod
     def from_env(cls, **overrides) -> "Settings":
         """Defaults, then FACEREC_HOME / FACEREC_DATABASE_URL / FACEREC_MODEL / FACEREC_THRESHOLD / FACEREC_FPIR /
-        FACEREC_INDEX / FACEREC_HNSW_EF / FACEREC_STORE_CROPS / FACEREC_SIGHTINGS, then explicit overrides (None
-        values in overrides are ignored)."""
+        FACEREC_INDEX / FACEREC_HNSW_EF / FACEREC_STORE_CROPS / FACEREC_SIGHTINGS / FACEREC_SIGHTINGS_PER_HOUR,
+        then explicit overrides (None values in overrides are ignored). A value that is not what its variable
+        takes is one line (InvalidArgument) naming the variable, before anything is opened."""
         env: dict = {}
-        if os.environ.get("FACEREC_HOME"):
-            env["home"] = Path(os.environ["FACEREC_HOME"])
-        if os.environ.get("FACEREC_DATABASE_URL"):
-            env["database_url"] = os.environ["FACEREC_DATABASE_URL"]
-        if os.environ.get("FACEREC_MODEL"):
-            env["model_path"] = Path(os.environ["FACEREC_MODEL"])
-        if os.environ.get("FACEREC_THRESHOLD"):
-            env["similarity_threshold"] = float(os.environ["FACEREC_THRESHOLD"])
-        if os.environ.get("FACEREC_FPIR"):
-            env["fpir"] = float(os.environ["FACEREC_FPIR"])
-        if os.environ.get("FACEREC_INDEX"):
-            env["index_kind"] = os.environ["FACEREC_INDEX"]
-        if os.environ.get("FACEREC_HNSW_EF"):
-            env["hnsw_ef_search"] = int(os.environ["FACEREC_HNSW_EF"])
-        if os.environ.get("FACEREC_STORE_CROPS"):
-            env["store_crops"] = os.environ["FACEREC_STORE_CROPS"].lower() not in ("0", "false", "no")
-        if os.environ.get("FACEREC_SIGHTINGS"):
-            env["sightings_memory"] = int(os.environ["FACEREC_SIGHTINGS"])
+        for variable, (name, parse) in _ENVIRONMENT.items():
+            text = os.environ.get(variable, "").strip()
+            if text:
+                env[name] = _parsed(variable, text, parse)
         env.update({k: v for k, v in overrides.items() if v is not None})
         if "home" in env:
             env["home"] = Path(env["home"])
@@ -149,6 +140,69 @@ class Settings:
         """The cosine similarity in [-1, 1] at or above which a face is taken to be an enrolled person, in a
         gallery of `faces` enrolled faces (1: verification). Raises UnusableFile as `threshold_policy` does."""
         return self.threshold_policy().for_gallery(faces).threshold
+
+
+def _number(text: str, kind: type):
+    try:
+        value = kind(text)
+    except ValueError:
+        raise ValueError("not a number" if kind is float else "not a whole number") from None
+    if kind is float and not math.isfinite(value):
+        raise ValueError("not a finite number")
+    return value
+
+
+def _cosine(text: str) -> float:
+    value = _number(text, float)
+    if not -1.0 <= value <= 1.0:
+        raise ValueError("a cosine similarity is between -1 and 1")
+    return value
+
+
+def _rate(text: str) -> float:
+    value = _number(text, float)
+    if not 0.0 < value < 1.0:
+        raise ValueError("a rate is between 0 and 1, e.g. 0.01 for 1%")
+    return value
+
+
+def _count(text: str) -> int:
+    value = _number(text, int)
+    if value < 0:
+        raise ValueError("a count is 0 or more")
+    return value
+
+
+def _index_kind(text: str) -> str:
+    kinds = ("flat", "flat16", "hnsw", "pgvector")  # `facerec.vectors.INDEX_KINDS` (checked by a test)
+    if text not in kinds:
+        raise ValueError(f"it must be one of {', '.join(kinds)}")
+    return text
+
+
+def _switch(text: str) -> bool:
+    return text.lower() not in ("0", "false", "no", "off")
+
+
+_ENVIRONMENT = {  # variable: (setting, parser of its text)
+    "FACEREC_HOME": ("home", Path),
+    "FACEREC_DATABASE_URL": ("database_url", str),
+    "FACEREC_MODEL": ("model_path", Path),
+    "FACEREC_THRESHOLD": ("similarity_threshold", _cosine),
+    "FACEREC_FPIR": ("fpir", _rate),
+    "FACEREC_INDEX": ("index_kind", _index_kind),
+    "FACEREC_HNSW_EF": ("hnsw_ef_search", _count),
+    "FACEREC_STORE_CROPS": ("store_crops", _switch),
+    "FACEREC_SIGHTINGS": ("sightings_memory", _count),
+    "FACEREC_SIGHTINGS_PER_HOUR": ("sightings_per_hour", _count),
+}
+
+
+def _parsed(variable: str, text: str, parse):
+    try:
+        return parse(text)
+    except ValueError as error:
+        raise InvalidArgument(f"{variable}={text[:40]!r} is not usable ({error}); fix or unset it") from None
 
 
 def _gives_a_threshold(card: dict) -> bool:

@@ -185,14 +185,15 @@ def test_nothing_of_a_deleted_person_stays_downloadable(admin_app, admin_client,
     # Thumbnails travel inside the page (data: URIs of the stored crops): no file, nothing to serve later.
     assert 'src="data:image/jpeg;base64,' in thumbnails and "/gradio_api/file=" not in thumbnails
     picture, *_ = _call(admin_client, "/identify", handle_file(str(second)), 0.6, 3, ADMIN_PASSWORD)
+    # The annotated photo travels inside the answer (a data: image), never a file the server could serve later.
+    assert picture["url"].startswith("data:image/webp;base64,") and not picture.get("path")
     exported, _message = _call(admin_client, "/export", True, ADMIN_PASSWORD)
-    for server_path in (_path(picture), _path(exported)):
-        assert _get(admin_app, server_path) == 200
+    assert _get(admin_app, _path(exported)) == 200
     files = [p for p in admin_app.gradio_tmp.rglob("*") if p.is_file()]
     assert files and all(stat.S_IMODE(p.stat().st_mode) == 0o600 for p in files)
 
     _call(admin_client, "/delete", "Abdullah Gul", True, ADMIN_PASSWORD)
-    for server_path in (_path(picture), _path(exported), str(_upload_path(admin_app, photo))):
+    for server_path in (_path(exported), str(_upload_path(admin_app, photo))):
         assert _get(admin_app, server_path) == 403, server_path
 
 

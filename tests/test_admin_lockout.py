@@ -79,7 +79,8 @@ def test_forwarded_headers_are_ignored_unless_the_proxy_is_trusted(tmp_path: Pat
 
 def test_anonymous_uploads_have_a_quota(tmp_path: Path) -> None:
     """Gradio's upload route takes files from anyone; 30 x 10 MB filled the gallery's disk in seconds (#29 row 3).
-    With a quota of 2 MB, uploads of 600 kB are taken until the web cache holds 2 MB, then refused with 507."""
+    With a quota of 2 MB, uploads of 600 kB are taken while the web cache, with this one, stays within 2 MB, then
+    refused with 507 (the quota is reserved before the body is read: it is never passed)."""
     import os
 
     import httpx
@@ -95,6 +96,6 @@ def test_anonymous_uploads_have_a_quota(tmp_path: Path) -> None:
             answer = httpx.post(f"{app.url}gradio_api/upload",
                                 files={"files": (f"photo{n}.jpg", os.urandom(600_000), "image/jpeg")}, timeout=60)
             statuses.append(answer.status_code)
-        assert statuses[:4] == [200] * 4 and statuses[4:] == [507] * 4, statuses
+        assert statuses[:3] == [200] * 3 and statuses[3:] == [507] * 5, statuses
         assert answer.json()["code"] == "upload_quota" and "try again in a few minutes" in answer.json()["error"]
-        assert folder_bytes(cache) < 2 * (1 << 20) + 600_000
+        assert folder_bytes(cache) <= 2 * (1 << 20)

@@ -543,9 +543,10 @@ def test_export_import_and_health(server, api, keys, lfw_photo):
 
 
 def test_deleting_through_the_api_empties_the_web_cache_as_the_ui_does(server, api, keys, lfw_photo):
-    """Pictures the UI served (identify's annotated photo of the person) stay in Gradio's cache for a while; a
-    delete through the API removes them at once, as the UI's own delete does, so no picture of the person stays
-    downloadable."""
+    """Identify's annotated photo of the person never becomes a file in Gradio's cache (it travels inside the
+    answer); what the cache still holds, such as an upload never asked about, a delete through the API removes at
+    once, as the UI's own delete does, so no picture of the person stays downloadable."""
+    import httpx
     from gradio_client import Client, handle_file
 
     person = enroll(api, keys, lfw_photo(BLAIR, 2), "Cached Face")
@@ -553,10 +554,16 @@ def test_deleting_through_the_api_empties_the_web_cache_as_the_ui_does(server, a
                                                         api_name="/identify")[3]
     assert [m["name"] for m in matches] == ["Cached Face"]
     cache = server.home.with_name(server.home.name + "-gradio-tmp")
-    served = {p for p in cache.rglob("*") if p.is_file() and p.suffix in (".webp", ".png", ".jpg", ".jpeg")}
-    assert served
+    pictures = lambda: {p for p in cache.rglob("*") if p.is_file() and p.suffix in (".webp", ".png")}  # noqa: E731
+    assert not pictures()
+    upload = lfw_photo(BLAIR, 3)
+    answer = httpx.post(f"{server.url}gradio_api/upload", files={"files": (upload.name, upload.read_bytes(),
+                                                                           "image/jpeg")}, timeout=60)
+    assert answer.status_code == 200
+    waiting = {p for p in cache.rglob("*") if p.is_file() and p.name == upload.name}
+    assert waiting
     delete(api, keys, person["identity_id"])
-    assert not [p for p in served if p.exists()]
+    assert not [p for p in waiting if p.exists()]
 
 
 def test_an_unexpected_error_is_a_one_line_500(caplog):

@@ -32,6 +32,15 @@ def call(client: Client, api_name: str, *args):
     return client.predict(*args, api_name=api_name)
 
 
+def shown(picture: dict) -> Image.Image:
+    """A picture the app answered with: sent inside the answer as a data: image (never a file on the server)."""
+    import base64
+    import io
+
+    assert picture.get("path") is None and picture["url"].startswith("data:image/webp;base64,"), picture
+    return Image.open(io.BytesIO(base64.b64decode(picture["url"].split(",", 1)[1])))
+
+
 @pytest.fixture(scope="module")
 def app(tmp_path_factory):
     with running_app(tmp_path_factory.mktemp("client-app") / "home") as running:
@@ -49,7 +58,7 @@ def gul(client, data_dir) -> dict:
     crop, message, details = call(client, "/enroll", handle_file(str(lfw(data_dir, GUL, 1))), "Abdullah Gul",
                                   None, False, "", "")
     assert "Enrolled **Abdullah Gul**" in message
-    assert Path(crop).is_file()
+    assert shown(crop).size == (112, 112)  # the aligned crop, inside the answer
     return details
 
 
@@ -70,7 +79,7 @@ def blank_photo(tmp_path) -> Path:
 # ----- one call per api_name ------------------------------------------------------------------------------
 def test_detect_finds_one_face(client, data_dir):
     picture, choices, note = call(client, "/detect", handle_file(str(lfw(data_dir, GUL, 1))))
-    assert Path(picture).is_file()
+    assert shown(picture).size == (250, 250)
     assert choices["value"] == "face #0"
     assert [c[0] if isinstance(c, (list, tuple)) else c for c in choices["choices"]] == ["face #0"]
     assert note == "One face found."
@@ -86,7 +95,7 @@ def test_enroll_returns_the_person(gul):
 
 def test_identify_names_the_enrolled_person(client, gul, data_dir):
     picture, table, summary, matches = call(client, "/identify", handle_file(str(lfw(data_dir, GUL, 2))), 0.6, 3)
-    assert Path(picture).is_file()
+    assert shown(picture).size == (250, 250)
     assert len(matches) == 1
     assert matches[0]["name"] == "Abdullah Gul" and matches[0]["known"] is True
     assert matches[0]["similarity"] >= 0.6

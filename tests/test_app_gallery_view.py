@@ -14,6 +14,7 @@ import shutil
 import pytest
 
 from app_server import running_app
+from facerec.ui.password_field import LABEL as PASSWORD_LABEL
 from browser_helpers import IMAGE_INPUT, assert_no_toast, assert_no_traceback, below, enroll, expect, lfw, open_tab
 
 ALAN, BILJANA, ART = "Alan_Ball", "Biljana_Plavsic", "Art_Hoffmann"  # single-face LFW photos (tests/test_gallery.py)
@@ -140,7 +141,9 @@ def _export_of(home, photo, name, out):
 
 def test_with_a_password_the_views_ask_for_it_and_then_stay_true(browser, shots, data_dir, tmp_path):
     """Opening the Gallery or Health tab before typing the password is not an error (and not a wrong guess): the
-    page asks for it; a wrong one is one error line; the right one shows the list, which then follows changes."""
+    page asks for it; a wrong one is one error line; the right one shows the list, which then follows changes.
+    The password is typed once, at the top of the page, for every tab (it was asked again in each tab), and
+    "Forget the password" empties it."""
     from browser_helpers import TIMEOUT_MS, VIEWPORT
 
     home = tmp_path / "home"
@@ -157,10 +160,10 @@ def test_with_a_password_the_views_ask_for_it_and_then_stay_true(browser, shots,
             page.goto(app.url)
             panel = open_tab(page, "Gallery")
             expect(page.locator("#people-status")).to_have_text(
-                "Type the admin password above and press Enter to see the enrolled people.")
+                "Type the admin password at the top of the page and press Enter to see the enrolled people.")
             expect(page.locator("#people-faces figcaption")).to_have_count(0)
             assert_no_toast(page)
-            password = panel.get_by_label("Admin password (press Enter to show the people)")
+            password = page.locator("#admin-password").get_by_label(PASSWORD_LABEL)
             password.fill("wrong")
             password.press("Enter")
             expect(page.locator("#people-status")).to_have_text("Error: Wrong admin password.")
@@ -177,14 +180,14 @@ def test_with_a_password_the_views_ask_for_it_and_then_stay_true(browser, shots,
             page.screenshot(path=str(shots / "01-password-gallery.png"), full_page=True)
 
             open_tab(page, "Health")
-            expect(page.locator("#health-status")).to_have_text(
-                "Type the admin password and press Check gallery health.")
+            expect(page.locator("#health-report")).to_contain_text("1 person, 1 face")  # no second password
+            expect(page.locator("#policy-growth")).to_contain_text("The threshold as the gallery grows")
             assert_no_toast(page)
             page.screenshot(path=str(shots / "02-password-health.png"))
-            health_password = page.get_by_role("tabpanel").get_by_label("Admin password (press Enter or the button)")
-            health_password.fill("open sesame")
-            health_password.press("Enter")
-            expect(page.locator("#health-report")).to_contain_text("1 person, 1 face")
-            expect(page.locator("#policy-growth")).to_contain_text("The threshold as the gallery grows")
+            page.get_by_role("button", name="Forget the password").click()
+            expect(password).to_have_value("")
+            page.get_by_role("button", name="Check gallery health").click()
+            expect(page.locator("#health-status")).to_have_text(
+                "Type the admin password at the top of the page and press Check gallery health.")
         finally:
             context.close()

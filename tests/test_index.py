@@ -245,13 +245,13 @@ def test_another_gallerys_index_copied_in_is_rebuilt_not_searched(tmp_path) -> N
     for name in ("index.faiss", "index.json"):  # the same journal shape ("add", 3): the old check let it in
         shutil.copy(tmp_path / "small" / name, tmp_path / "big" / name)
     with _open(tmp_path / "big") as gallery:
-        assert gallery.notices and "another gallery's index" in " ".join(gallery.notices)
+        assert gallery.notices and "belongs to another gallery" in " ".join(gallery.notices)
         similarities, ids = gallery.index.search(vectors, 1)
         assert [gallery.store.faces.labels([int(i)])[int(i)][1] for i in ids[:, 0]] == [f"Big {i}" for i in range(5)]
         assert np.all(similarities <= 1.0)
 
 
-@pytest.mark.parametrize("checksum", [True, False], ids=["with checksum", "older save without one"])
+@pytest.mark.parametrize("checksum", [True, False], ids=["with checksum", "checksum removed"])
 def test_a_damaged_vector_is_caught_and_no_similarity_exceeds_one(tmp_path, checksum) -> None:
     home = tmp_path / "home"
     vectors = _bulk_gallery(home, ["Al Sharpton", "Other Person"], seed=3)
@@ -265,7 +265,7 @@ def test_a_damaged_vector_is_caught_and_no_similarity_exceeds_one(tmp_path, chec
         meta.pop("sha256", None)
         (home / "index.json").write_text(json.dumps(meta))
     with _open(home) as gallery:
-        reason = "is not the file its last save wrote" if checksum else "not 1 (damaged)"
+        reason = "is not the file its last save wrote" if checksum else "seal does not match"
         assert reason in " ".join(gallery.notices), gallery.notices
         stranger = unit_vectors(1, seed=99)
         similarities, ids = gallery.index.search(np.vstack([stranger, vectors]), 1)

@@ -12,6 +12,7 @@ import pytest
 
 torch = pytest.importorskip("torch", reason="training tests need the 'train' extra")
 
+from facerec.errors import InvalidArgument
 from facerec.train.augment import FaceAugmentation  # noqa: E402
 from facerec.train.backbone import FaceEmbedder  # noqa: E402
 from facerec.train.data import FaceSet, attach_teacher  # noqa: E402
@@ -124,7 +125,7 @@ def test_unlabelled_rows_teach_through_the_teacher_and_never_reach_the_arcface_h
     record = train(config, faces, tmp_path, log=lambda _: None)
     assert math.isfinite(record["loss"])
     assert json.loads((tmp_path / "config.json").read_text())["unlabelled_images"] == 8
-    with pytest.raises(ValueError, match="distillation weight"):
+    with pytest.raises(InvalidArgument, match="distillation weight"):
         _build_parts(TrainConfig(**{**config.__dict__, "distill_weight": 0.0}), faces, torch.device("cpu"))
 
 
@@ -179,7 +180,7 @@ def test_the_reference_model_teaches_on_the_students_own_pixels(tiny_faces: Face
     assert 0.0 < record["reference_loss"] <= 2.0
     assert math.isclose(record["loss"], record["arcface_loss"] + 30.0 * record["distill_loss"]
                         + 10.0 * record["reference_loss"], rel_tol=1e-6)
-    with pytest.raises(ValueError, match="reference model"):
+    with pytest.raises(InvalidArgument, match="reference model"):
         _build_parts(TrainConfig(**{**config.__dict__, "reference_model": None}), tiny_faces, torch.device("cpu"))
 
 

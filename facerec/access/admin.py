@@ -21,7 +21,7 @@ import unicodedata
 from collections import deque
 from collections.abc import Callable
 
-from facerec.errors import AccessDenied
+from facerec.errors import AccessDenied, LockedOut
 
 MAX_CLIENTS_TRACKED = 10_000
 
@@ -56,11 +56,11 @@ class AdminGuard:
             failures = self._recent(client)
             if len(failures) >= self.max_failures:
                 wait = math.ceil(failures[0] + self.window_s - self._clock())
-                raise AccessDenied(f"Too many wrong admin passwords from this address; try again in {wait} s.")
+                raise LockedOut(f"Too many wrong admin passwords from this address; try again in {wait} s.")
             self._forget_old(self._all_failures)
             if len(self._all_failures) >= self.max_failures_overall:
                 wait = math.ceil(self._all_failures[0] + self.window_s - self._clock())
-                raise AccessDenied(f"Too many wrong admin passwords from several addresses; admin actions are "
+                raise LockedOut(f"Too many wrong admin passwords from several addresses; admin actions are "
                                    f"paused, try again in {wait} s.")
         if hmac.compare_digest(_normalised(given), self._password):
             with self._lock:

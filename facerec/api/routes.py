@@ -26,7 +26,7 @@ from facerec.gallery import Gallery
 import facerec.api.schemas as schemas
 from facerec.api.auth import ADMIN, READ
 from facerec.api.errors import error_response
-from facerec.api.uploads import read_upload, upload_label
+from facerec.api.uploads import read_upload, save_upload, upload_label
 from facerec.threshold_text import worded
 
 MAX_PAGE = 500
@@ -172,7 +172,7 @@ def build_router(context: ApiContext) -> APIRouter:
         and the threshold used with its expected stranger-match rate for this gallery."""
         decoded = await context.photo(photo)
         matches = await context.run(gallery.identify, decoded, top_k=top_k, threshold=threshold, fpir=fpir)
-        return schemas.Identified.of(matches, top_k, matches[0].rule)
+        return schemas.Identified.of(matches, top_k, matches[0].rule, found=matches.found)
 
     @router.post("/verify", response_model=schemas.Verified, dependencies=[READ], tags=["search"],
                  summary="Are the faces of two photos the same person? (a photo with several faces needs "
@@ -227,11 +227,10 @@ def build_router(context: ApiContext) -> APIRouter:
     @router.post("/gallery/import", response_model=schemas.Imported, dependencies=[ADMIN], tags=["gallery"],
                  summary="Add the people of an exported zip, all or nothing", responses=_errors(400, 413))
     async def import_(archive: Annotated[UploadFile, File(description="a zip made by export")]):
-        data = await read_upload(archive, gallery.settings.max_upload_bytes, "the archive")
         folder = Path(tempfile.mkdtemp(prefix="api-import-", dir=context.scratch))
         try:
             path = folder / "import.zip"
-            path.write_bytes(data)
+            await save_upload(archive, path, gallery.settings.max_import_bytes, "the archive")
             return await context.run(gallery.import_, path)
         finally:
             shutil.rmtree(folder, ignore_errors=True)

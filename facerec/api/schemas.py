@@ -8,6 +8,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from facerec.gallery.results import EnrollResult, FaceMatch, IdentityInfo
 from facerec.openset.threshold_policy import ThresholdInForce
 from facerec.threshold_text import with_sentence, worded
+from facerec.messages import faces_left_out_message, sentence
 
 
 class Error(BaseModel):
@@ -120,14 +121,18 @@ class IdentifiedFace(BaseModel):
 
 
 class Identified(BaseModel):
-    faces: list[IdentifiedFace] = Field(description="every face in the photo, left to right as detected")
+    faces: list[IdentifiedFace] = Field(description="every face in the photo, left to right as detected (at most "
+                                                    "the 50 largest)")
+    faces_found: int = Field(description="faces the photo has; more than `faces` when only the largest were "
+                                         "identified")
+    note: str | None = Field(None, description="a sentence when some faces were left out")
     threshold: float
     expected_fpir: float | None
     top_k: int
     threshold_policy: ThresholdPolicy
 
     @classmethod
-    def of(cls, matches: list[FaceMatch], top_k: int, rule: ThresholdInForce) -> "Identified":
+    def of(cls, matches: list[FaceMatch], top_k: int, rule: ThresholdInForce, found: int | None = None) -> "Identified":
         faces = []
         for match in matches:
             face = match.face.to_dict()
@@ -138,7 +143,10 @@ class Identified(BaseModel):
                 candidates=[Candidate(name=c.name, identity_id=c.identity_id, similarity=round(c.similarity, 4))
                             for c in match.candidates], sighting_id=match.sighting_id))
         policy = with_sentence(rule.to_dict(), rule)
-        return cls(faces=faces, threshold=policy["threshold"], expected_fpir=policy["expected_fpir"], top_k=top_k,
+        found = len(faces) if found is None else found
+        left_out = faces_left_out_message(found, len(faces))
+        return cls(faces=faces, faces_found=found, note=sentence(left_out) if left_out else None,
+                   threshold=policy["threshold"], expected_fpir=policy["expected_fpir"], top_k=top_k,
                    threshold_policy=policy)
 
 

@@ -17,7 +17,7 @@ from starlette.routing import Mount
 from facerec import __version__
 from facerec.access.api_keys import ApiKeys
 from facerec.gallery import Gallery
-from facerec.api.auth import KEY_HEADER
+from facerec.api.auth import KEY_HEADER, KeyBeforeBody
 from facerec.api.docs_page import add_docs_page
 from facerec.api.errors import error_response
 from facerec.api.routes import ApiContext, build_router
@@ -53,7 +53,9 @@ def build_api(gallery: Gallery, scratch: Path | None = None, after_delete: Calla
         return error_response(error)
 
     # Two photos (verify) and the form around them.
-    api.add_middleware(BodyLimit, max_bytes=2 * gallery.settings.max_upload_bytes + MULTIPART_ALLOWANCE)
+    api.add_middleware(BodyLimit, max_bytes=2 * gallery.settings.max_upload_bytes + MULTIPART_ALLOWANCE,
+                       larger={"/gallery/import": gallery.settings.max_import_bytes + MULTIPART_ALLOWANCE})
+    api.add_middleware(KeyBeforeBody, keys=api.state.keys)  # outermost: no key, no byte of the body read
     return api
 
 

@@ -8,8 +8,9 @@ to an anonymous temporary file, unlinked from the start and closed with the requ
 
 from __future__ import annotations
 
+import os
 import unicodedata
-from pathlib import PurePosixPath, PureWindowsPath
+from pathlib import Path, PurePosixPath, PureWindowsPath
 
 from fastapi import UploadFile
 from starlette.exceptions import HTTPException
@@ -28,6 +29,22 @@ async def read_upload(upload: UploadFile, limit: int, what: str = "the photo") -
     return data
 
 
+async def save_upload(upload: UploadFile, path: Path, limit: int, what: str) -> None:
+    """Write the uploaded file to `path` (owner only) a megabyte at a time, never whole in memory; 413 (one line)
+    past `limit` bytes, with nothing left at `path`."""
+    written = 0
+    try:
+        with open(os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600), "wb") as handle:
+            while chunk := await upload.read(1 << 20):
+                written += len(chunk)
+                if written > limit:
+                    raise HTTPException(413, f"{what} is over the upload limit of {_megabytes(limit)}")
+                handle.write(chunk)
+    except BaseException:
+        path.unlink(missing_ok=True)
+        raise
+
+
 def upload_label(upload: UploadFile) -> str | None:
     """The uploaded file's name as messages show it (the web app names a file it refuses by its name), or None.
     Only the last path part, without control or invisible characters, at most 100 characters."""
@@ -37,19 +54,22 @@ def upload_label(upload: UploadFile) -> str | None:
 
 
 class BodyLimit:
-    """ASGI middleware: refuse a request body over `max_bytes` with 413, by its Content-Length before reading any
-    of it, or as soon as the bytes received pass the limit (a body sent without a length)."""
+    """ASGI middleware: refuse a request body over `max_bytes` (`larger`: other limits for paths ending so, such as
+    an import) with 413, by its Content-Length before reading any of it, or as soon as the bytes received pass the
+    limit (a body sent without a length)."""
 
-    def __init__(self, app: ASGIApp, max_bytes: int) -> None:
-        self.app, self.max_bytes = app, max_bytes
+    def __init__(self, app: ASGIApp, max_bytes: int, larger: dict[str, int] | None = None) -> None:
+        self.app, self.max_bytes, self.larger = app, max_bytes, dict(larger or {})
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        too_large = HTTPException(413, f"the request body is over the limit of {_megabytes(self.max_bytes)}")
+        path = scope.get("path", "")
+        limit = next((size for ending, size in self.larger.items() if path.endswith(ending)), self.max_bytes)
+        too_large = HTTPException(413, f"the request body is over the limit of {_megabytes(limit)}")
         length = dict(scope.get("headers") or []).get(b"content-length")
-        if length is not None and length.isdigit() and int(length) > self.max_bytes:
+        if length is not None and length.isdigit() and int(length) > limit:
             await error_response(too_large)(scope, receive, send)
             return
         received = 0
@@ -58,7 +78,7 @@ class BodyLimit:
             nonlocal received
             message = await receive()
             received += len(message.get("body", b""))
-            if received > self.max_bytes:
+            if received > limit:
                 raise too_large  # inside the route: answered as a 413 like every other error
             return message
 

@@ -48,6 +48,10 @@ def new_parser(prog: str, description: str):
     return parser, command, sub, common
 
 
+DEBUG_ENV = "FACEREC_DEBUG"
+INTERNAL_ERROR = 70  # EX_SOFTWARE: not the user's input, facerec's own failure
+
+
 def run_parser(parser: argparse.ArgumentParser, argv: list[str] | None = None) -> int:
     """Parse and run one command; what reaches the user on failure is one line on stderr."""
     from sqlalchemy.exc import SQLAlchemyError
@@ -64,7 +68,7 @@ def run_parser(parser: argparse.ArgumentParser, argv: list[str] | None = None) -
     except FaceRecError as error:
         print(f"error: {terminal_text(error_line(error, getattr(args, 'hints', {})))}", file=sys.stderr)
         return 1
-    except (FileNotFoundError, NotADirectoryError, ValueError) as error:
+    except (FileNotFoundError, NotADirectoryError) as error:
         print(f"error: {terminal_text(error)}", file=sys.stderr)
         return 1
     except SQLAlchemyError as error:
@@ -74,3 +78,9 @@ def run_parser(parser: argparse.ArgumentParser, argv: list[str] | None = None) -
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
+    except Exception as error:  # noqa: BLE001 - a bug, not the user's mistake: said as one, traceback on request
+        if os.environ.get(DEBUG_ENV):
+            raise
+        print(f"error: facerec failed unexpectedly ({type(error).__name__}: {terminal_text(error)[:200]}); this is a "
+              f"bug: please report it (set {DEBUG_ENV}=1 for the traceback)", file=sys.stderr)
+        return INTERNAL_ERROR

@@ -10,6 +10,8 @@ import random
 from dataclasses import dataclass
 from pathlib import Path
 
+from facerec.errors import InvalidArgument
+
 IMAGE_SUFFIXES = {".jpg", ".jpeg", ".png", ".bmp", ".webp", ".tif", ".tiff", ".gif"}
 
 
@@ -65,7 +67,7 @@ def held_out(identities: dict[str, list[Path]], split: str = "single") -> HeldOu
     """The seeded hold-out of a split (`HELD_OUT_SPLITS`), chosen among identities with >= 4 photos so each has
     genuine pairs. The selection set is the same in both splits, so validation figures stay comparable."""
     if split not in HELD_OUT_SPLITS:
-        raise ValueError(f"the held-out split must be one of {', '.join(HELD_OUT_SPLITS)}, not {split!r}")
+        raise InvalidArgument(f"the held-out split must be one of {', '.join(HELD_OUT_SPLITS)}, not {split!r}")
     eligible = sorted(name for name, photos in identities.items() if len(photos) >= HELD_OUT_MIN_PHOTOS)
     selection = frozenset(random.Random(HELD_OUT_SEED).sample(eligible, min(HELD_OUT_IDENTITIES, len(eligible))))
     if split == "single":

@@ -25,6 +25,7 @@ from pathlib import Path
 
 import numpy as np
 
+from facerec.errors import InvalidArgument
 from facerec.datasets.folders import choose_enrolled, list_identities
 from facerec.gallery import Gallery
 from facerec.provenance import provenance
@@ -63,7 +64,7 @@ def evaluate_one_shot(data_dir: str | Path, settings: Settings, max_per_identity
     data_dir = Path(data_dir)
     enrolled, queries, extra = plan_protocol(data_dir, max_per_identity, distractors, seed)
     if not enrolled:
-        raise ValueError(f"no identity in {data_dir} has two or more photos (after --max-per-identity)")
+        raise InvalidArgument(f"no identity in {data_dir} has two or more photos (after --max-per-identity)")
     gallery_names = list(enrolled) + list(extra)
     gallery_paths = [enrolled[n] for n in enrolled] + [extra[n] for n in extra]
     with tempfile.TemporaryDirectory(prefix="facerec-eval-") as home:

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import numpy as np
 
+from facerec.errors import InvalidArgument
 from facerec.faces.pipeline import FacePipeline
 from facerec.provenance import provenance
 from facerec.evaluation.embedding import embed_photos
@@ -38,7 +39,7 @@ def read_pairs(pairs_file: str | Path, data_dir: str | Path) -> tuple[list[tuple
         elif len(parts) == 4:
             pairs.append((photo(parts[0], parts[1]), photo(parts[2], parts[3]), False))
     if len(pairs) != folds * per_fold * 2:
-        raise ValueError(f"expected {folds * per_fold * 2} pairs in {pairs_file}, read {len(pairs)}")
+        raise InvalidArgument(f"expected {folds * per_fold * 2} pairs in {pairs_file}, read {len(pairs)}")
     return pairs, folds
 
 

@@ -17,6 +17,7 @@ from dataclasses import replace
 
 import numpy as np
 
+from facerec.errors import InvalidArgument
 from facerec.evaluation.open_set import Outcomes, percent
 from facerec.openset.population_tail import measure_population_tail
 from facerec.openset.threshold_policy import ThresholdPolicy
@@ -29,7 +30,7 @@ def evaluate_photos_per_person(people: dict[str, np.ndarray], strangers: np.ndar
     most = max(photos)
     names = sorted(name for name, vectors in people.items() if len(vectors) > most)
     if not names or not len(strangers):
-        raise ValueError(f"needs people with more than {most} photos and people with one photo")
+        raise InvalidArgument(f"needs people with more than {most} photos and people with one photo")
     order = {name: rng.permutation(len(people[name])) for name in names}
     queries = np.concatenate([people[n][order[n][most:]] for n in names])
     query_owner = np.concatenate([[i] * (len(people[n]) - most) for i, n in enumerate(names)])

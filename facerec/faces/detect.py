@@ -28,6 +28,23 @@ _SIZE_VARIANCE = 0.2
 _BGR_MEAN = np.array([104, 117, 127], dtype=np.float32)
 
 
+MAX_FACES = 50  # faces kept per photo (the largest): a mosaic of hundreds of faces costs one photo's work, not 20 s
+PRE_NMS_CANDIDATES = 5_000  # detections above the score threshold merged at most (best first), as RetinaFace does
+
+
+class FoundFaces(list):
+    """The faces kept from one photo, left to right, and `found`: how many the detector saw before only the
+    `MAX_FACES` largest were kept (so an answer can say that some were left out)."""
+
+    def __init__(self, faces=(), found: int | None = None) -> None:
+        super().__init__(faces)
+        self.found = len(self) if found is None else found
+
+    @property
+    def left_out(self) -> int:
+        return self.found - len(self)
+
+
 @dataclass(frozen=True)
 class DetectedFace:
     """One detected face, in pixel coordinates of the full-resolution image.
@@ -74,6 +91,8 @@ class FaceDetector:
             landmarks are mapped back to full resolution, and alignment samples the full-resolution photo.
         nms_threshold: IoU above which overlapping detections are merged.
         num_threads: onnxruntime intra-op threads (0 = let onnxruntime decide).
+        max_faces: at most this many faces are kept per photo, the largest (`FoundFaces.found` says how many were
+            seen): every face costs an embedding, so the cap bounds what one photo costs.
     """
 
     def __init__(
@@ -83,16 +102,18 @@ class FaceDetector:
         max_side: int = 1280,
         nms_threshold: float = 0.4,
         num_threads: int = 0,
+        max_faces: int = MAX_FACES,
     ) -> None:
         self.score_threshold = score_threshold
         self.min_face_size = min_face_size
         self.max_side = max_side
         self.nms_threshold = nms_threshold
         self.num_threads = num_threads
+        self.max_faces = max_faces
         self._session = LazySession(_retinaface_weights, num_threads)
 
-    def detect(self, image: np.ndarray) -> list[DetectedFace]:
-        """Detect faces in an RGB uint8 [H, W, 3] image; returns them left to right."""
+    def detect(self, image: np.ndarray) -> FoundFaces:
+        """Detect faces in an RGB uint8 [H, W, 3] image; returns the `max_faces` largest, left to right."""
         height, width = image.shape[:2]
         scale = min(1.0, self.max_side / max(height, width))
         small = _resize(image, scale) if scale < 1.0 else image
@@ -100,7 +121,8 @@ class FaceDetector:
         if scale < 1.0:
             faces = [_rescale(face, 1.0 / scale) for face in faces]
         faces = [f for f in faces if min(f.width, f.height) >= self.min_face_size]
-        return sorted(faces, key=lambda f: (f.box[0], f.box[1]))
+        kept = sorted(faces, key=lambda f: -f.area)[: self.max_faces]
+        return FoundFaces(sorted(kept, key=lambda f: (f.box[0], f.box[1])), found=len(faces))
 
     def _detect_at_scale(self, image: np.ndarray) -> list[DetectedFace]:
         height, width = image.shape[:2]
@@ -140,6 +162,7 @@ def _decode(boxes, scores, points, anchors, width, height, score_threshold, nms_
     keep = np.flatnonzero(scores > score_threshold)
     if keep.size == 0:
         return []
+    keep = keep[np.argsort(-scores[keep], kind="stable")[:PRE_NMS_CANDIDATES]]
     boxes, scores, points, anchors = boxes[keep].astype(np.float64), scores[keep], points[keep], anchors[keep]
     centers = anchors[:, :2] + anchors[:, 2:] * boxes[:, :2] * _CENTER_VARIANCE
     sizes = anchors[:, 2:] * np.exp(boxes[:, 2:] * _SIZE_VARIANCE)

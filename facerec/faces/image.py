@@ -1,14 +1,22 @@
 """Turn whatever a user hands us into an RGB uint8 array, or refuse it with `InvalidImage`.
 
 Every entry point (enroll, identify, evaluate, prepare) reads photos through `load_image`, so the checks
-below — EXIF orientation, mode conversion, truncation and decompression-bomb limits — apply everywhere.
-PIL's global `LOAD_TRUNCATED_IMAGES` flag is never touched: a truncated upload is an error, not a grey band.
+below — the formats opened, EXIF orientation, mode conversion, truncation and decompression-bomb limits — apply
+everywhere. PIL's global `LOAD_TRUNCATED_IMAGES` flag is never touched: a truncated upload is an error, not a grey
+band.
+
+Only `FORMATS` are ever opened (JPEG, with the multi-picture JPEG phones write, PNG, WebP, BMP): Pillow knows
+dozens more, and some run programs or old parsers: an EPS upload makes Pillow start Ghostscript, which loops
+forever on a two-line file. Decoding is bounded too: at most `DECODES_AT_ONCE` photos are decoded at once, whatever
+the number of requests, and a 16-bit or float photo is scaled to 8 bits in strips (a float64 copy of a whole 16-bit
+scan of 40 MP cost 730 MB more per request); tests/test_hardening_round3.py measures the bound.
 """
 
 from __future__ import annotations
 
 import io
 import os
+import threading
 import warnings
 from pathlib import Path
 from typing import Union
@@ -19,6 +27,12 @@ from PIL import Image, ImageOps, UnidentifiedImageError
 from facerec.errors import ImageTooLarge, InvalidImage
 
 DEFAULT_MAX_PIXELS = 40_000_000
+FORMATS = ("JPEG", "PNG", "WEBP", "BMP")  # what Pillow may open (JPEG includes phones' MPO); never EPS, TIFF...
+FORMAT_NAMES = "JPEG, PNG, WebP or BMP"
+DECODES_AT_ONCE = 2  # photos decoded at the same time, whatever the number of requests: memory stays bounded
+STRIP_ROWS = 256  # rows scaled at a time when a 16-bit or float photo becomes 8-bit
+WIDE_MODES = ("I;16", "I;16B", "I;16L", "I;16N", "I", "F")  # gray modes wider than a byte per pixel
+_decoding = threading.BoundedSemaphore(DECODES_AT_ONCE)
 
 ImageInput = Union[str, os.PathLike, bytes, bytearray, Image.Image, np.ndarray]
 
@@ -57,23 +71,46 @@ def load_image(source: ImageInput, max_pixels: int = DEFAULT_MAX_PIXELS, label: 
     raise InvalidImage(f"unsupported input type {type(source).__name__}; give a path, bytes, PIL image or array")
 
 
-def _decode(stream: io.BytesIO, label: str, max_pixels: int) -> np.ndarray:
+def open_photo(stream, label: str, max_pixels: int) -> Image.Image:
+    """Pillow's lazily opened image of `stream` (a file object or path): only `FORMATS`, within `max_pixels`, its
+    pixels not yet decoded. InvalidImage (one line) for anything else; nothing but the header is read."""
     try:
         with warnings.catch_warnings():
             # PIL warns (and raises above 2x its own limit); we apply our own, configurable limit instead.
             warnings.simplefilter("ignore", Image.DecompressionBombWarning)
-            image = Image.open(stream)
-            _check_size(image.size, max_pixels, label)
-            image.load()
-    except InvalidImage:
-        raise
+            image = Image.open(stream, formats=FORMATS)
     except UnidentifiedImageError:
-        raise InvalidImage(f"{label} is not an image (or not a format we can read)") from None
+        raise InvalidImage(f"{label} is not an image facerec reads (it reads {FORMAT_NAMES})") from None
     except Image.DecompressionBombError:
         raise ImageTooLarge(f"{label} is too large to decode safely") from None
     except (OSError, SyntaxError, ValueError):
         raise InvalidImage(_undecodable(label)) from None
-    return _pil_to_rgb(image, max_pixels, label)
+    _check_size(image.size, max_pixels, label)
+    return image
+
+
+def check_photo_file(path: str | os.PathLike, label: str, max_pixels: int = DEFAULT_MAX_PIXELS) -> None:
+    """What `load_image` would refuse of a file without decoding it: empty, not one of `FORMATS`, over
+    `max_pixels` by its header (InvalidImage, the same one line `load_image` gives)."""
+    path = Path(path)
+    if path.stat().st_size == 0:
+        raise InvalidImage(f"{label} is empty")
+    with open(path, "rb") as handle:
+        open_photo(handle, label, max_pixels)
+
+
+def _decode(stream: io.BytesIO, label: str, max_pixels: int) -> np.ndarray:
+    image = open_photo(stream, label, max_pixels)
+    with _decoding:
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", Image.DecompressionBombWarning)
+                image.load()
+        except Image.DecompressionBombError:
+            raise ImageTooLarge(f"{label} is too large to decode safely") from None
+        except (OSError, SyntaxError, ValueError):
+            raise InvalidImage(_undecodable(label)) from None
+        return _pil_to_rgb(image, max_pixels, label)
 
 
 def _pil_to_rgb(image: Image.Image, max_pixels: int, label: str = "the image") -> np.ndarray:
@@ -87,6 +124,8 @@ def _pil_to_rgb(image: Image.Image, max_pixels: int, label: str = "the image") -
     except Exception:  # a broken EXIF block should not cost the user the photo
         pass
     try:
+        if image.mode in WIDE_MODES:  # straight to RGB bytes, a strip at a time: no full-size wide copy
+            return np.repeat(_scaled_to_bytes(image)[:, :, None], 3, axis=2)
         rgb = _convert_mode(image)
     except (OSError, ValueError):
         raise InvalidImage(f"{label} has a pixel format facerec cannot read ({image.mode}); save it as an ordinary "
@@ -95,21 +134,33 @@ def _pil_to_rgb(image: Image.Image, max_pixels: int, label: str = "the image") -
 
 
 def _convert_mode(image: Image.Image) -> Image.Image:
-    """Any PIL mode -> RGB. 16-bit and float modes are scaled, not clipped, so dark medical-style scans stay visible."""
+    """Any 8-bit PIL mode -> RGB (16-bit and float modes: `_scaled_to_bytes`)."""
     if image.mode == "RGB":
         return image
-    if image.mode in ("I;16", "I;16B", "I;16L", "I;16N", "I", "F"):
-        values = np.asarray(image, dtype=np.float64)
-        top = values.max() if values.size else 0.0
-        scale = 255.0 / top if top > 0 else 0.0
-        gray = np.clip(values * scale, 0, 255).astype(np.uint8)
-        return Image.fromarray(gray, "L").convert("RGB")
     if image.mode in ("RGBA", "LA", "PA") or (image.mode == "P" and "transparency" in image.info):
         rgba = image.convert("RGBA")
         background = Image.new("RGB", rgba.size, (255, 255, 255))
         background.paste(rgba, mask=rgba.getchannel("A"))
         return background
     return image.convert("RGB")
+
+
+def _scaled_to_bytes(image: Image.Image) -> np.ndarray:
+    """A 16-bit, 32-bit or float gray image scaled by its maximum (not clipped, so dark scans stay visible) to
+    uint8, `STRIP_ROWS` rows at a time: a float64 copy of a whole 40 MP scan cost 320 MB per request."""
+    width, height = image.size
+
+    def strips():
+        for top in range(0, height, STRIP_ROWS):
+            rows = np.asarray(image.crop((0, top, width, min(height, top + STRIP_ROWS)))).astype(np.float32)
+            yield top, np.nan_to_num(rows, nan=0.0, posinf=0.0, neginf=0.0)
+
+    peak = max((float(rows.max()) for _top, rows in strips() if rows.size), default=0.0)
+    scale = np.float32(255.0 / peak if peak > 0 else 0.0)
+    gray = np.empty((height, width), np.uint8)
+    for top, rows in strips():
+        gray[top:top + len(rows)] = np.clip(rows * scale, 0, 255).astype(np.uint8)
+    return gray
 
 
 def _array_to_rgb(array: np.ndarray, max_pixels: int) -> np.ndarray:

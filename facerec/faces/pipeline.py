@@ -8,7 +8,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from facerec.faces.align import align_face
-from facerec.faces.detect import DetectedFace, FaceDetector
+from facerec.faces.detect import DetectedFace, FaceDetector, FoundFaces
 from facerec.faces.embed import FaceEmbedder
 from facerec.faces.image import ImageInput, load_image
 from facerec.settings import Settings
@@ -27,7 +27,7 @@ class FacePipeline:
         self.settings = settings
         self.detector = FaceDetector(
             score_threshold=settings.detector_score_threshold, min_face_size=settings.min_face_size,
-            max_side=settings.detector_max_side, num_threads=settings.num_threads,
+            max_side=settings.detector_max_side, num_threads=settings.num_threads, max_faces=settings.max_faces,
         )
         self.embedder = FaceEmbedder(settings.model_path, flip_tta=settings.flip_tta,
                                      num_threads=settings.num_threads)
@@ -37,7 +37,7 @@ class FacePipeline:
         pixels = load_image(source, max_pixels=self.settings.max_pixels, label=label)
         return Photo(pixels, _sha256_of(source, pixels))
 
-    def detect(self, photo: Photo) -> list[DetectedFace]:
+    def detect(self, photo: Photo) -> FoundFaces:
         return self.detector.detect(photo.pixels)
 
     def embed(self, photo: Photo, faces: list[DetectedFace]) -> tuple[np.ndarray, np.ndarray]:

@@ -66,7 +66,8 @@ class Gallery:
             raise
         settings, store, index = self.settings, self.store, self.index
         self.thresholds = GalleryThresholds(self.policy, store, index)
-        self.sightings = SightingsMemory(store, self.model_id, settings.store_crops, settings.sightings_memory)
+        self.sightings = SightingsMemory(store, self.model_id, settings.store_crops, settings.sightings_memory,
+                                         per_hour=settings.sightings_per_hour)
         self.searching = Search(self.pipeline, store, index, self.thresholds, self.sightings, self.model_id,
                                 settings.min_face_size)
         self.enrollment = Enrollment(self.pipeline, store, index, self.thresholds, self.searching, self.quality,

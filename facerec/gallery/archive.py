@@ -35,7 +35,7 @@ from PIL import Image
 
 from facerec.faces.embed import checked_embeddings
 from facerec.errors import FaceRecError, InvalidArgument, InvalidImage, ModelMismatch
-from facerec.faces.image import load_image
+from facerec.faces.image import FORMATS, load_image
 from facerec.gallery.names import clean_name, name_key
 
 EXPORT_FORMAT = "facerec-gallery-v1"
@@ -255,7 +255,7 @@ def checked_crop(data: bytes) -> bytes:
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", Image.DecompressionBombWarning)  # the size check below is ours
-            with Image.open(io.BytesIO(data)) as image:
+            with Image.open(io.BytesIO(data), formats=FORMATS) as image:
                 kind, size, mode, has_exif = image.format, image.size, image.mode, "exif" in image.info
     except Image.DecompressionBombError:
         raise InvalidImage(f"is an image of hundreds of megapixels, not a {CROP_SIZE}x{CROP_SIZE} crop") from None

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from facerec.errors import InvalidArgument, ModelMismatch, NoFace
-from facerec.faces.detect import DetectedFace
+from facerec.faces.detect import DetectedFace, FoundFaces
 from facerec.faces.image import ImageInput
 from facerec.faces.pipeline import FacePipeline, Photo
 from facerec.gallery.face_choice import chosen_face, decoded_faces
@@ -29,7 +29,7 @@ class Search:
         self.memory, self.model_id, self.min_face_size = memory, model_id, min_face_size
 
     def identify(self, photo: ImageInput | Photo, top_k: int = 5, threshold: float | None = None,
-                 fpir: float | None = None, remember: bool = True) -> list[FaceMatch]:
+                 fpir: float | None = None, remember: bool = True) -> FoundFaces:
         """`Gallery.identify`."""
         if top_k < 1:
             raise InvalidArgument("top_k must be at least 1")
@@ -38,13 +38,13 @@ class Search:
             raise NoFace(no_face_message(photo.pixels.shape, self.min_face_size))
         _crops, embeddings = self.pipeline.embed(photo, faces)
         ranked = self.search(embeddings, top_k)
-        rule = self.thresholds.in_force(fpir=fpir, threshold=threshold)
+        rule = self.thresholds.in_force(fpir=fpir, threshold=threshold, with_people=True)  # worded as everywhere
         matches = [_match(face, candidates, rule, embedding) for face, candidates, embedding
                    in zip(faces, ranked, embeddings)]
         if remember:  # kept only at the default rate's threshold: a caller's pin or rate never reaches the memory
             trusted = rule if fpir is None and threshold is None else self.thresholds.in_force()
             self.memory.record(matches, embeddings, trusted.threshold)
-        return matches
+        return FoundFaces(matches, found=faces.found)  # how many faces the photo had, beyond the largest kept
 
     def search(self, embeddings: np.ndarray, top_k: int = 5) -> list[list[Candidate]]:
         """`Gallery.search`: the index's top faces, best face per identity."""

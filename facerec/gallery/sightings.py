@@ -15,6 +15,11 @@ sent again is one sighting, not many (a near-identical face of the same person i
 cannot fill the memory with one face. What a user confirmed or corrected is evicted only after every automatic
 sighting; Health reads automatic sightings only at or above today's default-rate threshold.
 
+Paced: at most `Settings.sightings_per_hour` (default 5) automatic sightings of one person are kept in any hour; more identifications
+of that person are answered as usual but not kept. Thirty lightly altered copies of one photo (cropped, brighter,
+recompressed) are not "the same photo" by their embeddings, so without a pace one caller could still fill a
+person's history with one picture; a user's confirmations are not paced.
+
 Bounded: at most `Settings.sightings_memory` rows (default 10,000), the oldest automatic ones dropped first; no
 photo is ever kept. None at all in privacy mode (`store_crops` off) or with a memory of 0: a gallery opened so forgets those
 kept before. A person's sightings go with them;
@@ -25,6 +30,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
+from datetime import timedelta
 
 import numpy as np
 from sqlalchemy.exc import SQLAlchemyError
@@ -32,7 +38,7 @@ from sqlalchemy.exc import SQLAlchemyError
 from facerec.errors import InvalidArgument, StorageFull, UnknownSighting
 from facerec.gallery.people import find_identity
 from facerec.gallery.results import FaceMatch
-from facerec.storage import Store
+from facerec.storage import Store, utcnow
 from facerec.storage.sightings import SightingRows
 
 IDENTIFIED, CONFIRMED, CORRECTED = "identified", "confirmed", "corrected"
@@ -58,9 +64,9 @@ class SightingsMemory:
     keep (`store_crops` off is privacy mode; `capacity` 0 turns it off)."""
 
     def __init__(self, store: Store, model_id: str, store_crops: bool, capacity: int,
-                 lookback: int = SAME_PHOTO_LOOKBACK) -> None:
+                 lookback: int = SAME_PHOTO_LOOKBACK, per_hour: int = 5) -> None:
         self.store, self.model_id, self.store_crops, self.capacity = store, model_id, store_crops, capacity
-        self.lookback = lookback
+        self.lookback, self.per_hour = lookback, per_hour
 
     @property
     def enabled(self) -> bool:
@@ -86,6 +92,8 @@ class SightingsMemory:
                     if person is None:  # deleted since the search
                         continue
                     match.sighting_id = self._same_photo_kept(session, person.id, embedding)
+                    if match.sighting_id is None and self._paced_out(session, person.id):
+                        continue
                     if match.sighting_id is None:
                         match.sighting_id = store.sightings.add(session, person.id, embedding, self.model_id,
                                                                 match.similarity, IDENTIFIED, self.capacity)
@@ -94,6 +102,11 @@ class SightingsMemory:
                 match.sighting_id = None
             log.warning("facerec: an identification was answered but not kept as a sighting (%s)",
                         " ".join(str(error).split())[:200])
+
+    def _paced_out(self, session, identity_id: int) -> bool:
+        """Whether this person already has `per_hour` automatic sightings from the last hour."""
+        since = utcnow() - timedelta(hours=1)
+        return self.store.sightings.count_since(session, identity_id, IDENTIFIED, since) >= self.per_hour
 
     def _same_photo_kept(self, session, identity_id: int, embedding: np.ndarray) -> int | None:
         """The id of one of this person's latest `lookback` sightings that is this face again (cosine >=

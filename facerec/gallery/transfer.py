@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import io
 import json
 import zipfile
@@ -11,7 +12,7 @@ import numpy as np
 from PIL import Image
 
 from facerec.gallery.archive import EXPORT_FORMAT, ImportLimits, open_private, read_export
-from facerec.errors import InvalidArgument
+from facerec.errors import InvalidArgument, StorageFull
 from facerec.gallery.names import name_key
 from facerec.storage import Store, as_utc, utcnow
 from facerec.faces.embed import FaceEmbedder
@@ -20,7 +21,18 @@ from facerec.vectors.base import VectorIndex
 
 
 def export(store: Store, path: str | Path, include_crops: bool = True) -> int:
-    """`Gallery.export`."""
+    """`Gallery.export`. A full disk is StorageFull, with nothing of the archive left behind."""
+    try:
+        return _write_export(store, path, include_crops)
+    except OSError as error:
+        Path(path).unlink(missing_ok=True)
+        if error.errno in (errno.ENOSPC, errno.EDQUOT):
+            raise StorageFull("the disk is full: the export was not written; free some space and try again") \
+                from None
+        raise
+
+
+def _write_export(store: Store, path: str | Path, include_crops: bool) -> int:
     with store.session() as session:
         people = store.people.listed(session)
         records, vectors = [], []

@@ -89,6 +89,11 @@ class SightingsTable:
         return (np.array([r[0] for r in found], np.int64),
                 np.stack([np.frombuffer(r[1], np.float32) for r in found]))
 
+    def count_since(self, session: Session, identity_id: int, source: str, since: datetime) -> int:
+        """This person's sightings of `source` kept at or after `since`."""
+        return int(session.scalar(select(func.count(Sighting.id)).where(
+            Sighting.identity_id == identity_id, Sighting.source == source, Sighting.seen_at >= since)))
+
     def get(self, session: Session, sighting_id: int) -> Sighting | None:
         return session.get(Sighting, sighting_id)
 

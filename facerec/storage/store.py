@@ -85,6 +85,19 @@ class Store:
         with self.writing() as session, session.begin():
             session.merge(Setting(key=key, value=value if isinstance(value, str) else json.dumps(value)))
 
+    def setting_once(self, key: str, make) -> str:
+        """The setting `key`, made by `make()` and stored the first time it is asked for, in one write transaction
+        (so every process on this database agrees on it: writers queue for one lock)."""
+        found = self.get_setting(key)
+        if found is not None:
+            return found
+        with self.writing() as session, session.begin():
+            row = session.get(Setting, key)
+            if row is None:
+                row = Setting(key=key, value=make())
+                session.add(row)
+            return row.value
+
     def counts(self) -> tuple[int, int]:
         """(people, faces) in the gallery."""
         with self.session() as session:

@@ -18,6 +18,7 @@ from typing import Callable, Sequence
 import numpy as np
 import torch
 
+from facerec.errors import InvalidArgument
 from facerec.train.augment import FaceAugmentation
 from facerec.train.teacher import compute_targets
 
@@ -28,7 +29,7 @@ def crop_and_k(name: str) -> tuple[str, int]:
     """(crop path, k) of an augmented target's name "<crop path>#aug<k>"; ValueError for any other name."""
     crop, tag, k = name.rpartition(TAG)
     if not tag or not k.isdigit():
-        raise ValueError(f"{name!r} is not an augmented target (expected '<path>{TAG}<k>')")
+        raise InvalidArgument(f"{name!r} is not an augmented target (expected '<path>{TAG}<k>')")
     return crop, int(k)
 
 
@@ -92,7 +93,7 @@ class StoredAugmentations:
         """images: uint8 [N, 112, 112, 3] training crops; paths: their teacher-file keys ("<id>/<file>");
         targets: float [N, K, 128] unit targets of augmentation k (NaN where none); share: in [0, 1]."""
         if not 0.0 <= share <= 1.0:
-            raise ValueError(f"the share of stored augmentations must be in [0, 1], not {share}")
+            raise InvalidArgument(f"the share of stored augmentations must be in [0, 1], not {share}")
         self.images, self.paths, self.share = images, list(paths), share
         self.targets = torch.from_numpy(np.ascontiguousarray(targets, dtype=np.float32)).to(images.device)
         self.available = ~torch.isnan(self.targets[:, :, 0])  # [N, K]

@@ -20,6 +20,8 @@ from typing import Sequence
 
 import numpy as np
 
+from facerec.errors import InvalidArgument
+
 QUANTIZATION_OPS = ("DequantizeLinear", "QuantizeLinear")
 
 
@@ -31,18 +33,18 @@ def average_onnx(models: Sequence[str | Path], out: str | Path, weights: Sequenc
     from onnx import numpy_helper
 
     if len(models) < 2:
-        raise ValueError("averaging needs at least two models")
+        raise InvalidArgument("averaging needs at least two models")
     weights = [1.0] * len(models) if weights is None else [float(w) for w in weights]
     if len(weights) != len(models) or min(weights) < 0 or sum(weights) <= 0:
-        raise ValueError("give one non-negative weight per model, not all zero")
+        raise InvalidArgument("give one non-negative weight per model, not all zero")
     protos = [onnx.load(str(model)) for model in models]
     for model, proto in zip(models, protos):
         if any(node.op_type in QUANTIZATION_OPS for node in proto.graph.node):
-            raise ValueError(f"{model} is quantised: average the fp32 exports, then quantise the average")
+            raise InvalidArgument(f"{model} is quantised: average the fp32 exports, then quantise the average")
     tensors = [{init.name: numpy_helper.to_array(init) for init in proto.graph.initializer} for proto in protos]
     for model, other in zip(models[1:], tensors[1:]):
         if {name: a.shape for name, a in other.items()} != {name: a.shape for name, a in tensors[0].items()}:
-            raise ValueError(f"{model} is not the same architecture as {models[0]}")
+            raise InvalidArgument(f"{model} is not the same architecture as {models[0]}")
     total = sum(weights)
     for init in protos[0].graph.initializer:
         if tensors[0][init.name].dtype != np.float32:

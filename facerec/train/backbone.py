@@ -18,6 +18,8 @@ from __future__ import annotations
 import torch
 from torch import nn
 
+from facerec.errors import InvalidArgument
+
 STEMS = ("standard", "high_res")
 
 
@@ -66,7 +68,7 @@ class FaceEmbedder(nn.Module):
     def __init__(self, stem: str = "high_res", embedding_size: int = 512, dropout: float = 0.4) -> None:
         super().__init__()
         if stem not in STEMS:
-            raise ValueError(f"stem must be one of {STEMS}")
+            raise InvalidArgument(f"stem must be one of {STEMS}")
         self.stem_name = stem
         final_side = 7 if stem == "high_res" else 4
         self.features = resnet18_trunk(stem)

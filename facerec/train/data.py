@@ -24,6 +24,7 @@ from typing import Sequence
 import numpy as np
 from PIL import Image
 
+from facerec.errors import InvalidArgument
 from facerec.datasets.cache import load_cache
 from facerec.datasets.folders import held_out, list_identities
 from facerec.train.teacher import load_targets, normalized_targets
@@ -97,7 +98,7 @@ def add_unlabelled(faces: FaceSet, cache_dir: str | Path, teacher_file: str | Pa
         described = set(str(path) for path in table["paths"])
     keep = [i for i, path in enumerate(cache_paths) if str(path) in described]
     if not keep:
-        raise ValueError(f"{teacher_file} describes no crop of {cache_dir}: check the pair")
+        raise InvalidArgument(f"{teacher_file} describes no crop of {cache_dir}: check the pair")
     source = Path(cache_dir).name
     faces.images = np.concatenate([faces.images, np.asarray(crops[keep])])
     faces.identities += [UNLABELLED] * len(keep)
@@ -126,7 +127,7 @@ def attach_teacher(faces: FaceSet, teacher_files: Sequence[str | Path]) -> None:
     train = faces.rows("train")
     known = raw[train][~np.isnan(raw[train, 0, 0])]
     if not len(known):
-        raise ValueError("no teacher descriptor matches a training photo; check the teacher files")
+        raise InvalidArgument("no teacher descriptor matches a training photo; check the teacher files")
     mean = known.reshape(-1, 128).mean(axis=0)
     faces.teacher = normalized_targets(raw.reshape(-1, 128), mean).reshape(raw.shape).astype(np.float32)
     faces.teacher_raw = raw[:, 0].copy()
@@ -140,7 +141,7 @@ def attach_augmented_teacher(faces: FaceSet, files: Sequence[str | Path]) -> int
     from facerec.train.augmented_targets import crop_and_k
 
     if faces.teacher_mean is None:
-        raise ValueError("augmented targets need the plain teacher targets first (pass teacher files)")
+        raise InvalidArgument("augmented targets need the plain teacher targets first (pass teacher files)")
     table = load_targets(files)
     by_crop: dict[str, dict[int, np.ndarray]] = {}
     for name, (plain, _) in table.items():
@@ -153,7 +154,7 @@ def attach_augmented_teacher(faces: FaceSet, files: Sequence[str | Path]) -> int
             raw[row, k] = plain
     found = int((~np.isnan(raw[:, :, 0])).any(axis=1).sum())
     if not found:
-        raise ValueError("no augmented teacher descriptor matches a training photo; check the files")
+        raise InvalidArgument("no augmented teacher descriptor matches a training photo; check the files")
     faces.augmented_teacher = normalized_targets(raw.reshape(-1, 128), faces.teacher_mean).reshape(raw.shape) \
         .astype(np.float32)
     return found
@@ -166,7 +167,7 @@ def keep_identity_fraction(faces: FaceSet, fraction: float, seed: int = 0) -> No
     such as unlabelled photos the teacher describes, add people), so the measurement halves the people and keeps
     each kept person's photos. Validation rows are untouched, so runs on different fractions are scored alike."""
     if not 0 < fraction <= 1:
-        raise ValueError(f"the training fraction must be in (0, 1], not {fraction}")
+        raise InvalidArgument(f"the training fraction must be in (0, 1], not {fraction}")
     train_identities = sorted({faces.identities[r] for r in faces.rows("train")} - {UNLABELLED})
     rng = np.random.default_rng(seed)
     kept = set(rng.permutation(train_identities)[: round(fraction * len(train_identities))].tolist())

@@ -17,6 +17,8 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
+from facerec.errors import InvalidArgument
+
 HEADS = ("softmax", "contrastive", "triplet", "arcface")
 
 
@@ -112,7 +114,7 @@ def build_head(name: str, embedding_size: int, num_classes: int, scale: float, m
         return ContrastiveLoss(margin)
     if name == "triplet":
         return TripletLoss(margin)
-    raise ValueError(f"unknown head {name!r}; choose from {HEADS}")
+    raise InvalidArgument(f"unknown head {name!r}; choose from {HEADS}")
 
 
 def needs_identity_batches(name: str) -> bool:

@@ -19,6 +19,7 @@ from pathlib import Path
 import numpy as np
 from PIL import Image
 
+from facerec.errors import InvalidArgument
 from facerec.datasets.folders import held_out_identities, list_identities
 
 CALIBRATION_IDENTITIES = 200
@@ -60,7 +61,7 @@ def weight_range(model: str | Path) -> tuple[int, int]:
     graph = onnx.load(str(model)).graph
     weights = [numpy_helper.to_array(t) for t in graph.initializer if t.data_type == TensorProto.INT8]
     if not weights:
-        raise ValueError(f"{model} has no int8 weights")
+        raise InvalidArgument(f"{model} has no int8 weights")
     return min(int(w.min()) for w in weights), max(int(w.max()) for w in weights)
 
 

@@ -12,11 +12,14 @@ import facerec.ui.health_tab as health_tab
 import facerec.ui.identify_tab as identify_tab
 import facerec.ui.verify_tab as verify_tab
 from facerec.ui.context import AppContext
+from facerec.ui.password_field import admin_password_field
 from facerec.ui.text import markdown_text
 from facerec.ui.uploads import CACHE_MAX_AGE_S
 
 
-def build_app(gallery: Gallery, admin_password: str | None = None) -> gr.Blocks:
+def build_app(gallery: Gallery, admin_password: str | None = None, api_docs: str | None = None) -> gr.Blocks:
+    """The page over `gallery`; `api_docs`: where the REST API's documentation is served (linked at the foot of
+    the page, in place of Gradio's own "Use via API" panel, which documents the page's internals instead)."""
     default_percent = round(100 * gallery.settings.fpir, 2)
     needs_password = bool(admin_password)
     with gr.Blocks(title="facerec", delete_cache=(60, CACHE_MAX_AGE_S)) as app:
@@ -27,10 +30,14 @@ def build_app(gallery: Gallery, admin_password: str | None = None) -> gr.Blocks:
         for warning in (gallery.model_warning(), gallery.policy.calibration.warning):
             if warning:
                 gr.Markdown(f"**Warning:** {markdown_text(warning)}")
-        enroll = enroll_tab.build(context, needs_password)
-        identify_tab.build(context, default_percent, needs_password)
+        password = admin_password_field(needs_password)
+        enroll = enroll_tab.build(context, password)
+        identify_tab.build(context, default_percent, password)
         verify_tab.build(context, default_percent)
-        _tab, people = gallery_tab.build(context, needs_password)
-        health_tab.build(context, needs_password)
+        _tab, people = gallery_tab.build(context, password)
+        health_tab.build(context, password)
         people.refresh_after(enroll.enrolled, enroll.ok, enroll.password)  # an enrollment shows in the list
+        if api_docs:
+            gr.Markdown(f"For programs: the [REST API]({api_docs}) (an API key from `facerec api-key create`).",
+                        elem_id="page-footer")
     return app

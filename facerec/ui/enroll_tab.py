@@ -10,9 +10,10 @@ from facerec.errors import LowQuality, MultipleFaces, PossibleDuplicate
 from facerec.messages import plural
 from facerec.ui.actions import Instead, expose
 from facerec.ui.context import AppContext
-from facerec.ui.face_picker import chosen_face, detected_faces, faces_view
+from facerec.ui.face_picker import chosen_face, faces_view
+from facerec.ui.page_pictures import page_picture
 from facerec.ui.text import markdown_text
-from facerec.ui.uploads import PhotoInput, forget_upload, uploaded_photo
+from facerec.ui.uploads import CACHE_MAX_AGE_S, forget_upload, photo_input, photo_to_answer
 
 LOOKALIKE_BOX = "Enroll anyway if the face matches someone already enrolled"
 LOW_QUALITY_BOX = "Enroll anyway if the photo is a poor enrollment photo"
@@ -25,14 +26,15 @@ class EnrollTab:
     ok: gr.State
 
 
-def build(context: AppContext, password_visible: bool) -> EnrollTab:
+def build(context: AppContext, password: gr.Textbox) -> EnrollTab:
+    """The Enroll tab; `password`: the page's one admin password field."""
     gallery = context.gallery
     with gr.Tab("Enroll"):
         with gr.Row():
-            photo = PhotoInput(image_mode=None, type="filepath", label="Photo (upload or webcam)",
+            photo = photo_input("Photo (upload or webcam)", context.gallery.settings.max_upload_bytes,
                                sources=["upload", "webcam", "clipboard"])
-            faces = gr.Image(type="numpy", label="Faces found", interactive=False)
-            crop = gr.Image(type="numpy", label="Aligned face (what is stored)", interactive=False)
+            faces = page_picture("Faces found")
+            crop = page_picture("Aligned face (what is stored)")
         detect_status = gr.Markdown(elem_id="detect-status")
         quality_note = gr.Markdown(elem_id="enroll-quality")
         name = gr.Textbox(label="Name")
@@ -41,32 +43,39 @@ def build(context: AppContext, password_visible: bool) -> EnrollTab:
             allow_lookalike = gr.Checkbox(label=LOOKALIKE_BOX)
             allow_low_quality = gr.Checkbox(label=LOW_QUALITY_BOX)
         note = gr.Textbox(label="Note (optional)", value="")
-        password = gr.Textbox(label="Admin password", type="password", value="", visible=password_visible)
         button = gr.Button("Enroll", variant="primary")
         status = gr.Markdown(elem_id="enroll-status")
         with gr.Accordion("Details (JSON)", open=False):
             details = gr.JSON()
     ok = gr.State(False)
+    kept = gr.State(None, time_to_live=CACHE_MAX_AGE_S)  # the photo last detected, decoded, in the page's memory
 
     def detect(photo):
-        found = gallery.detect(uploaded_photo(photo)) if photo else None
-        picture, choices, text, count = (faces_view(gallery, *found, preselect_largest=True) if found else
-                                         detected_faces(gallery, photo, preselect_largest=True))
+        try:
+            answered = photo_to_answer(photo, None, gallery.read) if photo else None
+        finally:  # the page keeps the decoded photo for Enroll; the server keeps no copy
+            forget_upload(photo, context.web_cache)
+        if answered is None:
+            return {faces: None, face_choice: gr.update(choices=[], value=None), kept: None,
+                    detect_status: "Upload a photo to see the faces found in it.", quality_note: ""}
+        found = gallery.detect(answered.photo)
+        picture, choices, text, count = faces_view(gallery, *found, preselect_largest=True)
         # The preselected face's enrollment quality, from the same detection, before the user presses Enroll
         # (the check repeats then).
         quality = gallery.enrollment_quality(found[0], chosen_face(choices["value"]), found[1]) if count else None
-        return {faces: picture, face_choice: choices, detect_status: text or "Upload a photo to see the faces "
-                                                                          "found in it.",
+        return {faces: picture, face_choice: choices, detect_status: text, kept: answered,
                 quality_note: markdown_text(quality.sentence()) if quality else ""}
 
     def enroll(photo, name, face_choice=None, allow_lookalike=False, note=None, password="",
-               allow_low_quality=False, request: gr.Request = None):
-        context.require_admin(password, request)
-        path = uploaded_photo(photo)
-        result = gallery.enroll(path, name, face_index=chosen_face(face_choice, "face to enroll"),
-                                allow_lookalike=bool(allow_lookalike), note=note or None,
-                                allow_low_quality=bool(allow_low_quality))
-        forget_upload(path, context.web_cache)
+               allow_low_quality=False, answered=None, request: gr.Request = None):
+        try:
+            context.require_admin(password, request)
+            answered = photo_to_answer(photo, answered, gallery.read)
+            result = gallery.enroll(answered.photo, name, face_index=chosen_face(face_choice, "face to enroll"),
+                                    allow_lookalike=bool(allow_lookalike), note=note or None,
+                                    allow_low_quality=bool(allow_low_quality))
+        finally:  # stored or refused, the upload leaves the server (the page keeps the photo to try again)
+            forget_upload(photo, context.web_cache)
         people = gallery.store.counts()[0]
         message = (f"Enrolled **{markdown_text(result.name)}** ({result.photos} photo). The gallery now has "
                    f"{plural(people, 'person', 'people')}.")
@@ -78,10 +87,10 @@ def build(context: AppContext, password_visible: bool) -> EnrollTab:
 
     # A new photo: its faces, and nothing left of the previous enrollment's result.
     expose([photo.input], detect, [photo], [faces, face_choice, detect_status], detect_status, api_name="detect",
-           also_clear=[status, crop, details, quality_note],
+           also_clear=[status, crop, details, quality_note, kept],
            on_failure={face_choice: gr.update(choices=[], value=None)})
     event = expose([button.click], enroll, [photo, name, face_choice, allow_lookalike, note, password,
-                                            allow_low_quality],
+                                            allow_low_quality, kept],
                    [crop, status, details], status, api_name="enroll", ok=ok, extra_outputs=[quality_note],
                    page_hints={PossibleDuplicate: f"If this is a different person, tick '{LOOKALIKE_BOX}' and "
                                                   "press Enroll again.",

@@ -16,7 +16,7 @@ from facerec.errors import InvalidArgument
 from facerec.gallery import Gallery
 from facerec.messages import no_face_message, sentence
 from facerec.faces.pipeline import Photo
-from facerec.ui.uploads import uploaded_photo
+from facerec.ui.uploads import photo_to_answer
 
 PREFIX = "face #"
 
@@ -38,11 +38,13 @@ def chosen_face(value, what: str = "face") -> int | None:
 
 
 def detected_faces(gallery: Gallery, photo, preselect_largest: bool, which: str = "this photo"):
-    """(photo with numbered boxes or None, dropdown update, note, number of faces) for an upload; None photo (the
-    upload was cleared) gives an empty view. An unreadable upload raises InvalidImage."""
+    """(the decoded photo for the page to keep, (photo with numbered boxes or None, dropdown update, note, number
+    of faces)) for an upload; None photo (the upload was cleared) gives (None, an empty view). An unreadable upload
+    raises InvalidImage."""
     if not photo:
-        return None, gr.update(choices=[], value=None), "", 0
-    return faces_view(gallery, *gallery.detect(uploaded_photo(photo)), preselect_largest, which)
+        return None, (None, gr.update(choices=[], value=None), "", 0)
+    answered = photo_to_answer(photo, None, gallery.read)
+    return answered, faces_view(gallery, *gallery.detect(answered.photo), preselect_largest, which)
 
 
 def faces_view(gallery: Gallery, decoded: Photo, faces: list[DetectedFace], preselect_largest: bool,

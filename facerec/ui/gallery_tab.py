@@ -18,7 +18,8 @@ from facerec.messages import plural
 from facerec.ui.actions import expose, page_door
 from facerec.ui.context import AppContext
 from facerec.ui.text import markdown_text
-from facerec.ui.uploads import EXPORT_LIFETIME_S, PhotoInput, delete_later, empty_web_cache, forget_upload, uploaded_photo
+from facerec.ui.uploads import (CACHE_MAX_AGE_S, EXPORT_LIFETIME_S, delete_later, empty_web_cache, forget_upload,
+                                photo_input, photo_to_answer)
 from facerec.ui.views import FACES_CSS, face_tiles
 
 THUMBNAILS_SHOWN = 60
@@ -42,13 +43,11 @@ class PeopleList:
                    self.outputs, api_visibility="private")
 
 
-def build(context: AppContext, password_visible: bool) -> tuple[gr.Tab, PeopleList]:
+def build(context: AppContext, password: gr.Textbox) -> tuple[gr.Tab, PeopleList]:
+    """The Gallery tab; `password`: the page's one admin password field (Enter there shows the people)."""
     gallery = context.gallery
     with gr.Tab("Gallery") as tab:
-        with gr.Row():
-            search = gr.Textbox(label="Search by name (press Enter)", value="")
-            password = gr.Textbox(label="Admin password (press Enter to show the people)", type="password",
-                                  value="", visible=password_visible)
+        search = gr.Textbox(label="Search by name (press Enter)", value="")
         people_status = gr.Markdown(elem_id="people-status")
         table = gr.Dataframe(headers=["id", "name", "photos", "enrolled"], label="People (click a row to pick the "
                              "person for Rename, Delete and Add a photo)", interactive=False, elem_id="people-table")
@@ -66,7 +65,7 @@ def build(context: AppContext, password_visible: bool) -> tuple[gr.Tab, PeopleLi
             delete_status = gr.Markdown(elem_id="delete-status")
         with gr.Accordion("Add a photo to a person", open=False):
             add_name = gr.Textbox(label="Name", elem_id="add-photo-name")
-            add_image = PhotoInput(image_mode=None, type="filepath", label="Photo")
+            add_image = photo_input("Photo", context.gallery.settings.max_upload_bytes)
             add_anyway = gr.Checkbox(label=MISMATCH_BOX)
             add_low_quality = gr.Checkbox(label=ADD_LOW_QUALITY_BOX)
             add_button = gr.Button("Add photo")
@@ -80,6 +79,7 @@ def build(context: AppContext, password_visible: bool) -> tuple[gr.Tab, PeopleLi
             import_button = gr.Button("Import")
             import_status = gr.Markdown(elem_id="import-status")
         manage_json = gr.JSON(visible=False)
+    add_kept = gr.State(None, time_to_live=CACHE_MAX_AGE_S)  # the photo chosen for Add photo, decoded, in memory
     statuses = [rename_status, delete_status, add_status, export_status, import_status]
     ok = gr.State(False)
 
@@ -105,7 +105,8 @@ def build(context: AppContext, password_visible: bool) -> tuple[gr.Tab, PeopleLi
     def list_on_page(query="", password="", request: gr.Request = None):
         if context.password_needed and not password:  # not an error: nobody has tried anything yet
             return {table: None, thumbnails: "", people_json: None,
-                    people_status: "Type the admin password above and press Enter to see the enrolled people."}
+                    people_status: "Type the admin password at the top of the page and press Enter to see the "
+                                   "enrolled people."}
         return list_people(query, password, request)
 
     def refresh(succeeded, query="", password="", request: gr.Request = None):
@@ -127,14 +128,25 @@ def build(context: AppContext, password_visible: bool) -> tuple[gr.Tab, PeopleLi
         return {delete_status: f"Deleted **{markdown_text(info.name)}** and {plural(info.photos, 'photo')}.",
                 manage_json: info.to_dict(), delete_confirm: False}
 
-    def add_photo(name, photo, password="", allow_mismatch=False, allow_low_quality=False,
+    def received(photo):
+        """A photo chosen for Add photo: decoded into the page's memory at once, its file deleted (a refusal then
+        asks again about the same photo without another upload)."""
+        try:
+            return {add_kept: photo_to_answer(photo, None, gallery.read) if photo is not None else None}
+        finally:
+            forget_upload(photo, context.web_cache)
+
+    def add_photo(name, photo, password="", allow_mismatch=False, allow_low_quality=False, answered=None,
                   request: gr.Request = None):
-        context.require_admin(password, request)
-        path = uploaded_photo(photo)
-        result = gallery.add_photo(name, path, allow_mismatch=bool(allow_mismatch),
-                                   allow_low_quality=bool(allow_low_quality))
-        forget_upload(path, context.web_cache)
-        return {add_status: f"Added a photo to **{markdown_text(result.name)}** ({result.photos} photos).",
+        try:
+            context.require_admin(password, request)
+            answered = photo_to_answer(photo, answered, gallery.read)
+            result = gallery.add_photo(name, answered.photo, allow_mismatch=bool(allow_mismatch),
+                                       allow_low_quality=bool(allow_low_quality))
+        finally:
+            forget_upload(photo, context.web_cache)
+        return {add_kept: None,
+                add_status: f"Added a photo to **{markdown_text(result.name)}** ({result.photos} photos).",
                 manage_json: result.to_dict(), add_image: None, add_anyway: False, add_low_quality: False}
 
     def export_gallery(include_crops=True, password="", request: gr.Request = None):
@@ -150,10 +162,13 @@ def build(context: AppContext, password_visible: bool) -> tuple[gr.Tab, PeopleLi
                                                        f"works for {EXPORT_LIFETIME_S // 60} minutes."}
 
     def import_gallery(upload, password="", request: gr.Request = None):
-        context.require_admin(password, request)
-        if not upload:
-            raise InvalidArgument("choose an exported .zip file first")
-        counts = gallery.import_(upload)
+        try:
+            context.require_admin(password, request)
+            if not upload:
+                raise InvalidArgument("choose an exported .zip file first")
+            counts = gallery.import_(upload)
+        finally:  # imported or refused, the archive leaves the web cache
+            forget_upload(upload, context.web_cache)
         return {import_status: f"Imported {counts['added']} face(s); {counts['skipped']} already present.",
                 manage_json: counts}
 
@@ -180,8 +195,11 @@ def build(context: AppContext, password_visible: bool) -> tuple[gr.Tab, PeopleLi
            "rename")
     action(delete_button, delete, [delete_name, delete_confirm, password], [delete_status, manage_json],
            delete_status, "delete", extra=[delete_confirm])
-    action(add_button, add_photo, [add_name, add_image, password, add_anyway, add_low_quality],
-           [add_status, manage_json], add_status, "add_photo", extra=[add_image, add_anyway, add_low_quality],
+    gr.on([add_image.input], page_door(received, [add_kept], add_status), [add_image], [add_kept, add_status],
+          api_visibility="private")
+    action(add_button, add_photo, [add_name, add_image, password, add_anyway, add_low_quality, add_kept],
+           [add_status, manage_json], add_status, "add_photo",
+           extra=[add_image, add_anyway, add_low_quality, add_kept],
            page_hints={IdentityMismatch: f"If you are sure it is them, tick '{MISMATCH_BOX}' and press Add photo "
                                          "again.",
                        LowQuality: f"To add it anyway, tick '{ADD_LOW_QUALITY_BOX}' and press Add photo again.",

@@ -24,11 +24,10 @@ HEADERS = ("metric", "value", "what it means")
 WEAK_SHOWN = 20  # weak enrollments shown with their face (all are in the JSON)
 
 
-def build(context: AppContext, password_visible: bool) -> gr.Tab:
+def build(context: AppContext, password: gr.Textbox) -> gr.Tab:
+    """The Health tab; `password`: the page's one admin password field."""
     gallery = context.gallery
     with gr.Tab("Health") as tab:
-        password = gr.Textbox(label="Admin password (press Enter or the button)", type="password", value="",
-                              visible=password_visible)
         button = gr.Button("Check gallery health", variant="primary")
         status = gr.Markdown(elem_id="health-status")
         report_view = gr.HTML(css_template=TABLE_CSS, elem_id="health-report")
@@ -67,7 +66,7 @@ def build(context: AppContext, password_visible: bool) -> gr.Tab:
     def health_on_page(password="", request: gr.Request = None):
         if context.password_needed and not password:
             return {report_view: "", plot: None, pairs_view: "", details: None, sightings_view: "", trend_plot: None,
-                    status: "Type the admin password and press Check gallery health."}
+                    status: "Type the admin password at the top of the page and press Check gallery health."}
         return health(password, request)
 
     def policy_growth(succeeded, password="", request: gr.Request = None):

@@ -7,24 +7,28 @@ import gradio as gr
 
 from facerec.threshold_text import threshold_sentence
 from facerec.faces.drawing import KNOWN, UNKNOWN, annotate
-from facerec.errors import InvalidArgument
+from facerec.errors import InvalidArgument, LockedOut
+from facerec.messages import faces_left_out_message, sentence
 from facerec.ui.actions import expose, page_door
 from facerec.ui.context import AppContext
+from facerec.ui.page_pictures import page_picture
 from facerec.ui.text import markdown_text
 from facerec.ui.threshold_controls import accepted_rate, parse_pinned, rate_and_pin
-from facerec.ui.uploads import CACHE_MAX_AGE_S, PhotoInput, forget_upload, photo_to_answer, uploaded_photo
+from facerec.ui.uploads import (CACHE_MAX_AGE_S, Unreadable, forget_upload, photo_input, photo_to_answer,
+                                uploaded_photo)
 
 HEADERS = ["face", "name", "similarity", "candidate 1", "candidate 2", "candidate 3"]
 MAX_NAMES = 1000  # names offered for a correction (any enrolled name may be typed)
 
 
-def build(context: AppContext, default_percent: float, password_visible: bool) -> gr.Tab:
+def build(context: AppContext, default_percent: float, password: gr.Textbox) -> gr.Tab:
+    """The Identify tab; `password` (the page's one field, optional here) shows every candidate."""
     gallery = context.gallery
     with gr.Tab("Identify") as tab:
         with gr.Row():
-            photo = PhotoInput(image_mode=None, type="filepath", label="Photo",
+            photo = photo_input("Photo", context.gallery.settings.max_upload_bytes,
                                sources=["upload", "webcam", "clipboard"])
-            picture = gr.Image(type="numpy", label="Who is who", interactive=False)
+            picture = page_picture("Who is who")
         with gr.Row():
             fpir, pinned = rate_and_pin(
                 default_percent, "Accepted stranger-match rate (%)",
@@ -32,13 +36,13 @@ def build(context: AppContext, default_percent: float, password_visible: bool) -
                 "set from it for this gallery's size.")
             top_k = gr.Slider(1, 10, value=3, step=1, label="Candidates per face")
         threshold_note = gr.Markdown(elem_id="identify-threshold-note")
-        password = gr.Textbox(label="Admin password (optional: shows every candidate)", type="password", value="",
-                              visible=password_visible)
         button = gr.Button("Identify", variant="primary")
         status = gr.Markdown(elem_id="identify-status")
         table = gr.Dataframe(headers=HEADERS, label="Top candidates per face", interactive=False)
-        gr.Markdown("**Right or wrong?** With the admin password: confirm a face, or say who it really is. Each "
-                    "named face is already kept as a sighting for the Health tab; your answer makes it certain.")
+        gr.Markdown(("**Right or wrong?** With the admin password: confirm a face, or say who it really is. "
+                     if context.password_needed else "**Right or wrong?** Confirm a face, or say who it really is. ")
+                    + "Each named face is already kept as a sighting for the Health tab; your answer makes it "
+                      "certain.")
         with gr.Row():
             feedback_face = gr.Dropdown(label="Face", choices=[], value=None, elem_id="feedback-face")
             feedback_name = gr.Dropdown(label="Who it really is (for Correct)", choices=[], value=None,
@@ -63,15 +67,23 @@ def build(context: AppContext, default_percent: float, password_visible: bool) -
                  request: gr.Request = None):
         # The API keeps its order (photo, threshold, top_k, password): a number there pins the threshold; leave it
         # empty (None) to follow the accepted stranger-match rate, the fifth input (percent).
-        admin = context.is_admin(password, request)
+        try:
+            return _identify(photo, pinned_threshold, top_k, password, fpir_percent, answered, request)
+        finally:  # answered or refused, the upload leaves the server; the page keeps what it answered about
+            forget_upload(photo, context.web_cache)
+
+    def _identify(photo, pinned_threshold, top_k, password, fpir_percent, answered, request):
+        try:
+            admin, unchecked = context.is_admin(password, request), ""
+        except LockedOut as error:  # identify needs no password: answered as for anyone, and said why
+            admin, unchecked = False, f"The admin password was not checked. {error}"
         threshold, rate = parse_pinned(pinned_threshold), accepted_rate(fpir_percent)
         # Without the password: no threshold below the one in force for the gallery (a pinned one, or one from a
         # looser accepted rate, falls back to it), and nothing about faces that do not match.
         if not admin and gallery.threshold_in_force(rate, threshold).threshold < gallery.threshold:
             threshold, rate = None, None
         answered = photo_to_answer(photo, answered, gallery.read)
-        matches = gallery.identify(answered.photo, top_k=int(top_k), threshold=threshold, fpir=rate)
-        forget_upload(answered.upload, context.web_cache)  # answered: no copy on the server; the page keeps it
+        matches = matches_found = gallery.identify(answered.photo, top_k=int(top_k), threshold=threshold, fpir=rate)
         faces_seen = [[m.sighting_id, m.embedding] for m in matches] if admin else None
         if not admin:
             matches = [match.redacted() for match in matches]
@@ -84,8 +96,13 @@ def build(context: AppContext, default_percent: float, password_visible: bool) -
         # The threshold's sentence is said once, in the note above the button: the rule this answer used.
         summary = f"{len(matches)} face(s): " + ", ".join(f"#{i} {markdown_text(m.label)}"
                                                           for i, m in enumerate(matches)) + "."
+        left_out = faces_left_out_message(matches_found.found, len(matches_found))
+        if left_out:
+            summary += " " + sentence(left_out)
         if not admin:
             summary += " Only matching names are shown without the admin password."
+        if unchecked:
+            summary += " " + unchecked
         face_names = [f"#{i} {m.label}" for i, m in enumerate(matches)]
         names = [person.name for person in gallery.list()[:MAX_NAMES]] if admin else []
         return {picture: annotate(answered.photo.pixels, [m.face for m in matches], labels, colours), table: rows,
@@ -96,8 +113,10 @@ def build(context: AppContext, default_percent: float, password_visible: bool) -
 
     def cleared(photo):
         """A new photo: nothing of the previous one's answer stays on the page, and a file that is not a usable
-        image says so at once, as Enroll and Verify do on upload (#31 item 3), not only when Identify is pressed."""
-        if photo is not None:
+        image says so at once (and leaves the server), as Enroll and Verify do on upload, not only when Identify
+        is pressed. A usable photo stays until Identify answers about it (then the page keeps it in memory)."""
+        if isinstance(photo, Unreadable):
+            forget_upload(photo, context.web_cache)
             uploaded_photo(photo)
         return {picture: None, table: None, status: "", details: None, seen: None, feedback_status: "", kept: None}
 
@@ -136,8 +155,9 @@ def build(context: AppContext, default_percent: float, password_visible: bool) -
 
     expose([fpir.change, pinned.change, tab.select, context.app.load], policy, [fpir, pinned], [threshold_note],
            threshold_note)
-    gr.on([photo.input], page_door(cleared, [picture, table, details, seen, feedback_status, kept], status), [photo],
-          [picture, table, status, details, seen, feedback_status, kept], api_visibility="private")
+    # A file that is no photo is taken out of the photo box (it showed a broken-image icon), its reason in `status`.
+    gr.on([photo.input], page_door(cleared, [photo, picture, table, details, seen, feedback_status, kept], status),
+          [photo], [photo, picture, table, status, details, seen, feedback_status, kept], api_visibility="private")
     expose([button.click], identify, [photo, pinned, top_k, password, fpir, kept], [picture, table, status, details],
            status, api_name="identify", also_clear=[seen, feedback_status],
            extra_outputs=[feedback_face, feedback_name, threshold_note, kept])

@@ -14,6 +14,7 @@ the photo it answered about in the page's session memory (`AnsweredPhoto` in a `
 from __future__ import annotations
 
 import logging
+import os
 import shutil
 import threading
 from dataclasses import dataclass
@@ -22,12 +23,13 @@ from pathlib import Path
 import gradio as gr
 
 from facerec.errors import InvalidArgument, InvalidImage
-from facerec.faces.image import load_image
+from facerec.faces.image import check_photo_file
 from facerec.faces.pipeline import Photo
 
 log = logging.getLogger("facerec.ui")
 CACHE_MAX_AGE_S = 600  # uploads and the pictures the app showed leave the server after 10 minutes
 EXPORT_LIFETIME_S = 120  # an export's download link works for 2 minutes
+NOT_A_PHOTO = "this file is not an image facerec can read; upload a JPEG, PNG, WebP or BMP photo"
 GONE = ("the uploaded photo is no longer on the server (a photo is deleted once it has been answered or its face "
         "stored, and uploads expire); upload it again")
 
@@ -35,17 +37,17 @@ GONE = ("the uploaded photo is no longer on the server (a photo is deleted once 
 @dataclass(frozen=True)
 class Unreadable:
     """What a `PhotoInput` hands its action instead of a path when the upload cannot be opened: the reason, so
-    the action reports it where its other errors go (`uploaded_photo` raises it)."""
+    the action reports it where its other errors go (`uploaded_photo` raises it), and the uploaded file, so the
+    action deletes it once answered (`forget_upload`)."""
 
     message: str
+    upload: str = ""
 
 
 @dataclass(frozen=True)
 class Gone(Unreadable):
     """An upload whose file is no longer in the web cache (answered, stored or expired): the page may still hold
     the photo in memory (`AnsweredPhoto`)."""
-
-    upload: str = ""
 
 
 @dataclass(frozen=True)
@@ -57,33 +59,49 @@ class AnsweredPhoto:
 
 
 class PhotoInput(gr.Image):
-    """A photo upload whose unreadable files end as a readable message: Gradio opens every upload with PIL before
-    any callback runs, so a non-image would otherwise fail outside the action and show only a bare 'Error'.
-    Always made with `image_mode=None`: no mode conversion, so the callback gets the upload itself
-    (facerec decodes any mode) and Gradio makes no second copy of the photo that would outlive `forget_upload`."""
+    """A photo upload that Gradio never decodes: the callback gets the uploaded file's path, after a look at its
+    header alone (`facerec.faces.image.check_photo_file`: only JPEG, PNG, WebP and BMP, within the pixel limit), and an
+    upload that is no such photo ends as a readable message (`Unreadable`) instead of a bare 'Error'.
+
+    Why not Gradio's own preprocessing: it opens every upload with every format Pillow knows (EPS starts
+    Ghostscript) and prints Pillow's warnings for each oversized photo; facerec decodes the photo once, in its own
+    loader, when the action runs."""
 
     is_template = True  # rendered by gr.Image's frontend
+    max_bytes = 15 << 20  # set by `photo_input`
 
     def preprocess(self, payload):
+        if payload is None:
+            return None
+        if getattr(payload, "url", None) and str(payload.url).startswith("data:"):
+            return Unreadable("send the photo as an uploaded file")
+        path = getattr(payload, "path", None)
+        if not path:
+            return Unreadable("upload a photo first")
+        path = str(path)
+        name = Path(getattr(payload, "orig_name", None) or path).name
         try:
-            return super().preprocess(payload)
+            if os.path.getsize(path) > self.max_bytes:
+                return Unreadable(f"{name} is {os.path.getsize(path) / (1 << 20):.1f} MB, over the limit of "
+                                  f"{self.max_bytes / (1 << 20):g} MB for a photo", path)
+            check_photo_file(path, name)
         except FileNotFoundError:
-            return Gone(GONE, str(getattr(payload, "path", "") or ""))
-        except Exception as error:  # noqa: BLE001 - UnidentifiedImageError, OSError, DecompressionBombError...
+            return Gone(GONE, path)
+        except InvalidImage as error:
             log.info("unreadable upload: %s", error)
-            return Unreadable(unreadable_reason(getattr(payload, "path", None)))
+            return Unreadable(str(error), path)
+        except OSError:
+            return Unreadable(NOT_A_PHOTO, path)
+        return path
 
 
-def unreadable_reason(path: str | None) -> str:
-    """Why an upload Gradio could not open is no photo, in facerec's own words (`facerec.faces.image`): the message the
-    CLI and the REST API give for the same file."""
-    try:
-        load_image(path) if path else None
-    except InvalidImage as error:
-        return str(error)
-    except Exception:  # noqa: BLE001 - the generic line below says enough
-        pass
-    return "this file is not an image facerec can read; upload a JPEG, PNG, WebP or BMP photo"
+def photo_input(label: str, max_bytes: int, **options) -> PhotoInput:
+    """A photo upload of at most `max_bytes` (`Settings.max_upload_bytes`): the web server takes bigger files (an
+    exported gallery to import), so a photo's own limit is said by the action, under its button. (Gradio
+    describes a component to the page by its constructor's parameters, so `PhotoInput` keeps gr.Image's.)"""
+    upload = PhotoInput(image_mode=None, type="filepath", label=label, **options)
+    upload.max_bytes = max_bytes
+    return upload
 
 
 def uploaded_photo(value, missing: str = "upload a photo first") -> str:
@@ -99,17 +117,24 @@ def uploaded_photo(value, missing: str = "upload a photo first") -> str:
 def photo_to_answer(value, kept: AnsweredPhoto | None, read, missing: str = "upload a photo first") -> AnsweredPhoto:
     """The photo to answer about, with the upload it came from (to delete once answered; the page keeps what this
     returns): the upload read once with `read`, or `kept` when that same upload's file was already deleted after
-    an earlier answer."""
+    an earlier answer. A file deleted meanwhile (answered by another action first) is `GONE`, in one line."""
     if isinstance(value, Gone) and kept is not None and kept.upload == value.upload:
         return kept
     path = uploaded_photo(value, missing)
-    return AnsweredPhoto(path, read(path))
+    if kept is not None and kept.upload == path and not Path(path).exists():
+        return kept
+    try:
+        return AnsweredPhoto(path, read(path))
+    except FileNotFoundError:
+        raise InvalidImage(GONE) from None
 
 
-def forget_upload(path: str | None, web_cache: Path) -> None:
-    """Delete an uploaded photo from the web cache once it has been answered or its face stored: the server
-    keeps no copy of it."""
-    if not path or isinstance(path, Unreadable):
+def forget_upload(path: str | Unreadable | None, web_cache: Path) -> None:
+    """Delete an uploaded photo from the web cache once it has been answered (or refused: not an image, no face,
+    a wrong password) or its face stored: the server keeps no copy of it. Takes what a `PhotoInput` gave."""
+    if isinstance(path, Unreadable):
+        path = path.upload
+    if not path:
         return
     upload = Path(path).resolve()
     if web_cache.resolve() not in upload.parents:

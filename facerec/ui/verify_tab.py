@@ -9,16 +9,17 @@ from facerec.errors import MultipleFaces
 from facerec.ui.actions import Instead, expose
 from facerec.ui.context import AppContext
 from facerec.ui.face_picker import chosen_face, detected_faces
+from facerec.ui.page_pictures import page_picture
 from facerec.ui.threshold_controls import accepted_rate, parse_pinned, rate_and_pin
-from facerec.ui.uploads import CACHE_MAX_AGE_S, PhotoInput, forget_upload, photo_to_answer
+from facerec.ui.uploads import CACHE_MAX_AGE_S, forget_upload, photo_input, photo_to_answer
 
 
 def build(context: AppContext, default_percent: float) -> None:
     gallery = context.gallery
     with gr.Tab("Verify"):
         with gr.Row():
-            side_a = _side("first", "verify-a")
-            side_b = _side("second", "verify-b")
+            side_a = _side("first", "verify-a", gallery.settings.max_upload_bytes)
+            side_b = _side("second", "verify-b", gallery.settings.max_upload_bytes)
         with gr.Row():
             fpir, pinned = rate_and_pin(
                 default_percent, "Accepted false-match rate (%)",
@@ -36,14 +37,19 @@ def build(context: AppContext, default_percent: float) -> None:
 
     def verify(photo_a, photo_b, pinned_threshold=None, fpir_percent=None, face_a=None, face_b=None,
                answered_a=None, answered_b=None):
+        try:
+            return _verify(photo_a, photo_b, pinned_threshold, fpir_percent, face_a, face_b, answered_a, answered_b)
+        finally:  # answered or refused: the server keeps no copy; the page does, in memory
+            for photo in (photo_a, photo_b):
+                forget_upload(photo, context.web_cache)
+
+    def _verify(photo_a, photo_b, pinned_threshold, fpir_percent, face_a, face_b, answered_a, answered_b):
         threshold, rate = parse_pinned(pinned_threshold), accepted_rate(fpir_percent)
         index_a, index_b = chosen_face(face_a, "face_a"), chosen_face(face_b, "face_b")
         answered_a = photo_to_answer(photo_a, answered_a, gallery.read, "upload two photos")
         answered_b = photo_to_answer(photo_b, answered_b, gallery.read, "upload two photos")
         result = gallery.verify(answered_a.photo, answered_b.photo, threshold=threshold, fpir=rate, face_a=index_a,
                                 face_b=index_b)
-        for answered in (answered_a, answered_b):  # answered: the server keeps no copy; the page does, in memory
-            forget_upload(answered.upload, context.web_cache)
         verdict = "Same person" if result.same_person else "Different people"
         # The threshold's sentence is said once, in the note above the button: the rule this answer used.
         return {status: f"**{verdict}** — similarity {result.similarity:.3f} (threshold {result.threshold:.3f}).",
@@ -53,11 +59,15 @@ def build(context: AppContext, default_percent: float) -> None:
     for side in (side_a, side_b):
         picture, choice, note = side["faces"], side["choice"], side["note"]
 
-        def detect(photo, picture=picture, choice=choice, note=note, which=side["which"]):
-            annotated, choices, text, count = detected_faces(gallery, photo, preselect_largest=False, which=which)
+        def detect(photo, picture=picture, choice=choice, note=note, which=side["which"], kept=side["kept"]):
+            try:
+                answered, (annotated, choices, text, count) = detected_faces(gallery, photo, preselect_largest=False,
+                                                                             which=which)
+            finally:  # the page keeps the decoded photo for Compare; the server keeps no copy
+                forget_upload(photo, context.web_cache)
             several = count > 1  # one face needs no choice; the picture and the picker appear only to choose
             return {picture: gr.update(value=annotated, visible=several), choice: {**choices, "visible": several},
-                    note: text}
+                    note: text, kept: answered}
 
         # A new photo: its faces, and no verdict about the previous one.
         expose([side["photo"].input], detect, [side["photo"]], [picture, choice, note], note,
@@ -76,14 +86,13 @@ def build(context: AppContext, default_percent: float) -> None:
                                      "lists them)."})
 
 
-def _side(which: str, elem_id: str) -> dict:
+def _side(which: str, elem_id: str, max_bytes: int) -> dict:
     """One photo's column: the upload, then (only when it has several faces) its numbered faces and the choice."""
     label = f"the {which} photo"
     with gr.Column():
-        photo = PhotoInput(image_mode=None, type="filepath", label=f"{which.capitalize()} photo")
+        photo = photo_input(f"{which.capitalize()} photo", max_bytes)
         note = gr.Markdown(elem_id=f"{elem_id}-faces-note")
-        faces = gr.Image(type="numpy", label=f"Faces found in {label}", interactive=False, visible=False,
-                         elem_id=f"{elem_id}-faces")
+        faces = page_picture(f"Faces found in {label}", visible=False, elem_id=f"{elem_id}-faces")
         choice = gr.Dropdown(label=f"Face to compare in {label}", choices=[], value=None, allow_custom_value=True,
                              visible=False, elem_id=f"{elem_id}-choice")
     kept = gr.State(None, time_to_live=CACHE_MAX_AGE_S)  # the photo last compared, in memory only

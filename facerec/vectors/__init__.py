@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from typing import Callable
 
+from facerec.errors import InvalidArgument
 from facerec.settings import Settings
 from facerec.storage import Store
 from facerec.vectors.base import VectorIndex
@@ -38,7 +39,7 @@ def open_index(settings: Settings, store: Store, model_id: str) -> VectorIndex:
     """The index `settings.resolved_index_kind` names, up to date with the database."""
     kind = settings.resolved_index_kind
     if kind not in ENGINES:
-        raise ValueError(f"index kind must be one of {', '.join(INDEX_KINDS)}")
+        raise InvalidArgument(f"index kind must be one of {', '.join(INDEX_KINDS)}")
     return ENGINES[kind](settings, store, model_id)
 
 

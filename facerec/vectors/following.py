@@ -23,6 +23,7 @@ from pathlib import Path
 
 import numpy as np
 
+from facerec.errors import UnusableFile
 from facerec.provenance import file_sha256
 from facerec.storage import Store
 import facerec.vectors.index_integrity as integrity
@@ -151,26 +152,29 @@ class JournalFollowingIndex(VectorIndex):
             self.save(self.folder, self.model_id, store)
             self._writes_since_save = 0
 
-    def save(self, folder: Path, model_id: str, store: Store | None = None) -> None:
+    def save(self, folder: Path, model_id: str, store: Store) -> None:
         """Write durably and atomically, so neither a crash nor a power cut leaves a half-written index behind.
-        Skipped when nothing changed since the last save or load. With `store`, the journal row at `seq` is
-        recorded too, so `open` can tell a rewritten journal."""
+        Skipped when nothing changed since the last save or load. The journal row at `seq` is recorded too, so
+        `open` can tell a rewritten journal, and index.json is sealed with the database's secret
+        (`facerec.vectors.index_integrity.seal`)."""
         folder.mkdir(parents=True, exist_ok=True)
         with self.lock:
             if self._saved_as == self._state() and (folder / files.INDEX_FILE).is_file() \
                     and (folder / files.INDEX_META_FILE).is_file():
                 return
             files.refuse_non_files(folder)
-            head = store.journal.entry(self.seq) if store is not None and self.seq else None
+            head = store.journal.entry(self.seq) if self.seq else None
+            gallery_id, secret = integrity.gallery_seal_keys(store)
             tmp, tmp_meta = files.temporary_names(folder)
             try:
                 files.private_empty_file(tmp)
                 engine_fields = self.engine.write(tmp)
                 checksum = file_sha256(tmp)
                 files.replace_durably(tmp, folder / files.INDEX_FILE)
-                files.write_private_json(tmp_meta, {
-                    "seq": self.seq, "model_id": model_id, "kind": self.kind, "count": self.engine.stored_count(),
-                    "sha256": checksum, "head": list(head) if head else None, **engine_fields})
+                meta = {"seq": self.seq, "model_id": model_id, "kind": self.kind, "count": self.engine.stored_count(),
+                        "sha256": checksum, "head": list(head) if head else None, "gallery_id": gallery_id,
+                        **engine_fields}
+                files.write_private_json(tmp_meta, {**meta, "seal": integrity.seal(meta, secret)})
                 files.replace_durably(tmp_meta, folder / files.INDEX_META_FILE)
             finally:  # a failed save leaves no copy of the embeddings behind
                 tmp.unlink(missing_ok=True)
@@ -186,9 +190,15 @@ class JournalFollowingIndex(VectorIndex):
         index.folder, index.model_id = folder, model_id
         files.refuse_non_files(folder)
         files.remove_stale_temp_files(folder)
-        files.refuse_foreign_database(folder, store, store.journal.head())
+        head = store.journal.head()
+        if head == 0 and store.counts() == (0, 0):
+            files.refuse_to_replace_saved_index(folder)
         try:
             meta = files.read_meta(folder)
+            integrity.check_seal(meta, *integrity.gallery_seal_keys(store))
+            # Sealed by this gallery: its journal position can be believed, and a database behind it was restored
+            # or lost commits (refused: the index may hold the only copy of those faces).
+            files.refuse_foreign_database(folder, store, head)
             if meta.get("model_id") != model_id or meta.get("kind") != engine.kind:
                 raise ValueError("it was made for another model or index kind")
             integrity.check_checksum(folder / files.INDEX_FILE, meta.get("sha256"))
@@ -201,7 +211,9 @@ class JournalFollowingIndex(VectorIndex):
                 index._saved_as = index._state()
             index.sync(store, verify_count=True)
             integrity.check_against_database(index.reconstruct_ids(), index.engine.vector, store)
-        except Exception as error:  # missing, unreadable, stale beyond repair: the database decides
+        except UnusableFile:
+            raise
+        except Exception as error:  # missing, unsealed, unreadable, stale beyond repair: the database decides
             existed = (folder / files.INDEX_FILE).exists() or (folder / files.INDEX_META_FILE).exists()
             index.rebuild(store)
             if existed:

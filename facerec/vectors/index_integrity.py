@@ -1,4 +1,4 @@
-"""Can a saved FAISS index be trusted? Its bytes, its vectors' lengths, and its agreement with the database.
+"""Can a saved FAISS index be trusted? Its seal, its bytes, its vectors' lengths, and its agreement with the database.
 
 Why: the database is the source of truth and the index a cache of it, so a saved index that lies must be caught
 and rebuilt, not searched. Two lies got through before (#29 row 2): another gallery's index.faiss + index.json
@@ -6,10 +6,21 @@ copied in (the journal check compared one journal entry, which every gallery sha
 and one flipped exponent byte (a vector of length 424: every query, strangers too, "matched" it with a
 "similarity" of 6-25). Each check raises ValueError with the reason; `JournalFollowingIndex.open` then rebuilds
 from the database and says why.
+
+The seal (#39 rows 5 and 6): index.json's checksum of index.faiss could be recomputed by whoever rewrote the file (a
+vector outside the sampled ones replaced, the sha256 updated, and a stranger was named at similarity 1.000). So
+index.json is sealed with an HMAC keyed by a secret that only the database holds (`settings.index_secret`, made
+once per gallery, never exported), and names the gallery it belongs to (`settings.gallery_id`): a missing or wrong
+seal, or another gallery's id, means the index is rebuilt from the database, never searched, and never refused.
 """
 
 from __future__ import annotations
 
+import hashlib
+import hmac
+import json
+import secrets
+import uuid
 from pathlib import Path
 
 import numpy as np
@@ -22,9 +33,34 @@ SAMPLED_FACES = 32  # faces compared with the database on load: enough to tell a
 CHUNK = 65_536
 
 
+GALLERY_ID, INDEX_SECRET = "gallery_id", "index_secret"  # keys of the database's settings table
+
+
+def gallery_seal_keys(store: Store) -> tuple[str, bytes]:
+    """(this gallery's id, the secret its saved index files are sealed with), made the first time they are asked
+    for and kept in the database."""
+    gallery_id = store.setting_once(GALLERY_ID, lambda: str(uuid.uuid4()))
+    secret = store.setting_once(INDEX_SECRET, lambda: secrets.token_hex(32))
+    return gallery_id, bytes.fromhex(secret)
+
+
+def seal(meta: dict, secret: bytes) -> str:
+    """The HMAC-SHA256 of index.json's fields (every one but the seal itself), keyed by the gallery's secret."""
+    fields = json.dumps({k: v for k, v in meta.items() if k != "seal"}, sort_keys=True).encode()
+    return hmac.new(secret, fields, hashlib.sha256).hexdigest()
+
+
+def check_seal(meta: dict, gallery_id: str, secret: bytes) -> None:
+    """index.json must name this gallery and carry the seal only this database's secret makes."""
+    if meta.get("gallery_id") != gallery_id:
+        raise ValueError("it belongs to another gallery" if meta.get("gallery_id") else "it names no gallery")
+    if not isinstance(meta.get("seal"), str) or not hmac.compare_digest(meta["seal"], seal(meta, secret)):
+        raise ValueError("its seal does not match this gallery's (index.json was altered, or is unsealed)")
+
+
 def check_checksum(path: Path, expected: str | None) -> None:
-    """The file's sha256 must be the one its save recorded (an index saved before checksums were kept has none)."""
-    if expected is not None and file_sha256(path) != expected:
+    """The file's sha256 must be the one its (sealed) save recorded; none recorded is a failure too."""
+    if expected is None or file_sha256(path) != expected:
         raise ValueError("index.faiss is not the file its last save wrote (damaged, or copied in)")
 
 

@@ -83,10 +83,9 @@ def refuse_to_replace_saved_index(folder: Path) -> None:
 
 
 def refuse_foreign_database(folder: Path, store: Store, head: int) -> None:
-    """The saved index must come from this database's past: not from a newer state (a database restored from a
-    backup, or commits lost), nor from another journal (another gallery's database put in its place)."""
-    if head == 0 and store.counts() == (0, 0):
-        refuse_to_replace_saved_index(folder)
+    """A saved index sealed by this gallery (`facerec.vectors.index_integrity.check_seal`) must come from this
+    database's past: not from a newer state (a database restored from a backup, or commits lost), nor from another
+    journal. (Another gallery's index, or one whose index.json was altered, never gets here: it is rebuilt.)"""
     try:
         meta = read_meta(folder)
         seq, recorded = int(meta["seq"]), meta.get("head")

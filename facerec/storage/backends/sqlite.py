@@ -17,6 +17,7 @@ from pathlib import Path
 from sqlalchemy import create_engine, event
 from sqlalchemy.engine import Engine, make_url
 
+from facerec.storage.backends.kinds import database_kind
 from facerec.storage.schema import NAME_KEY_INDEX
 from facerec.storage.backends.base import Backend
 
@@ -66,7 +67,9 @@ def _engine(url: str, for_writes: bool = False) -> Engine:
 
 
 def database_file(url: str) -> Path | None:
-    """The file of a SQLite URL (None for in-memory or other databases)."""
+    """The file of a SQLite URL (None for in-memory or other databases; UnusableFile for a URL of no engine
+    facerec keeps galleries in)."""
+    database_kind(url)
     parsed = make_url(url)
     if not parsed.drivername.startswith("sqlite") or parsed.database in (None, "", ":memory:"):
         return None

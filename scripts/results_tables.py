@@ -21,11 +21,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # the tables that facerec itself prints (open set) are made by its own code
 RESULTS = ROOT / "benchmarks" / "results"
-PAGES = {ROOT / "README.md": ("accuracy", "speed_line"),
+PAGES = {ROOT / "README.md": ("growth", "accuracy", "speed_line"),
          ROOT / "docs" / "results.md": ("cpus", "accuracy", "peer", "speed", "sightings", "enrollment_quality",
-                                        "rest", "scale"),
+                                        "rest", "scale", "flood"),
          ROOT / "docs" / "deployment.md": ("replicas",),
-         ROOT / "docs" / "model.md": ("calibration", "data_slope", "utkface", "train_speed",
+         ROOT / "docs" / "model.md": ("calibration", "recipe_diagnostic", "data_slope", "utkface", "train_speed",
                                       "augmentation_ablation", "standard_stem", "enrollment_views"),
          ROOT / "docs" / "threshold-policy.md": ("calibration", "open_set", "open_set_photos")}
 CARD = ROOT / "models" / "facerec-r18-arcface.json"
@@ -42,8 +42,10 @@ def cpu_text(result: dict) -> str:
     cpu = record.get("cpu") or {}
     if not cpu:
         return "not recorded"
-    flags = [f for f in cpu.get("flags", []) if f in ("avx2", "avx512f", "avx512_vnni", "avx_vnni", "amx_int8")]
-    return f"{cpu['model']} ({', '.join(flags) or 'no AVX2'})"
+    if not cpu.get("flags"):  # no flags recorded: say nothing about them (never a guessed "no AVX2")
+        return cpu["model"]
+    flags = [f for f in cpu["flags"] if f in ("avx2", "avx512f", "avx512_vnni", "avx_vnni", "amx_int8")]
+    return f"{cpu['model']} ({', '.join(flags) or 'none of avx2, avx512f, avx512_vnni, avx_vnni, amx_int8'})"
 
 
 def model_text(result: dict) -> str:
@@ -476,7 +478,66 @@ def enrollment_views_block() -> str:
             f"{cpu_text(result)}, model {model_text(result)}.")
 
 
-BLOCKS: dict[str, Callable[[], str]] = {"accuracy": accuracy_block, "cpus": cpus_block, "peer": peer_block,
+def growth_block() -> str:
+    """The expected true-match rate at 10 / 100 / 1,000 / 10,000 enrolled faces at the default stranger-match rate,
+    from the shipped model card (what the Health tab says of a gallery of that size)."""
+    from facerec.settings import Settings
+
+    settings = Settings()
+    policy = settings.threshold_policy()
+    rules = [(faces, policy.for_gallery(faces)) for faces in (10, 100, 1_000, 10_000)]
+    card = json.loads(CARD.read_text())
+    return ("| enrolled faces | " + " | ".join(f"{faces:,}" for faces, _ in rules) + " |\n|---|"
+            + "---|" * len(rules) + "\n| threshold | " + " | ".join(f"{rule.threshold:.3f}" for _, rule in rules)
+            + " |\n| a new photo of an enrolled person recognised | "
+            + " | ".join(f"{rule.true_match_rate:.0%}" for _, rule in rules) + " |\n\n"
+            f"At an accepted stranger-match rate of {settings.fpir:.0%}, from the model card of "
+            f"`{card['sha256'][:12]}` (its calibration on held-out identities). More photos per person raise these "
+            "figures "
+            "([results](docs/results.md)).")
+
+
+def flood_block() -> str:
+    """A normal identify while 8 anonymous clients send the costliest inputs (benchmarks/flood.py)."""
+    result = load("flood")
+    if not result:
+        return "(not measured yet: `python benchmarks/flood.py --out benchmarks/results/flood.json`)"
+    ninth, memory, bounds = result["ninth_client"], result["app_memory"], result["bounds"]
+    attacks = "; ".join(f"{kind}: " + ", ".join(f"{outcome} x{count}" for outcome, count in outcomes.items())
+                        for kind, outcomes in result["attacks"].items())
+    return (f"| the ninth client ({ninth['route']}) | identifies | errors | p50 | p99 | max |\n|---|---|---|---|---|---|\n"
+            f"| alone, before the flood | 20 | 0 | {1000 * ninth['alone_p50_s']:.0f} ms | – | – |\n"
+            f"| during {result['seconds']:.0f} s of {result['attackers']} anonymous clients | "
+            f"{ninth['identifies']:,} | {len(ninth['errors'])} | {1000 * ninth['p50_s']:.0f} ms | "
+            f"{1000 * ninth['p99_s']:.0f} ms | {1000 * ninth['max_s']:.0f} ms |\n\n"
+            f"The app's memory: peak resident {memory['peak_rss_mb']:,.0f} MB (largest sampled "
+            f"{memory['largest_sampled_rss_mb']:,.0f} MB); the bounds were p99 <= {bounds['p99_s']:g} s and "
+            f"{bounds['rss_mb']:,} MB. What the attackers got: {attacks}. Gallery of {result['gallery_people']} "
+            f"people. Measured on: {cpu_text(result)}, model {model_text(result)}.")
+
+
+def recipe_diagnostic_block() -> str:
+    """Model v8's stage recipe and its variants at the same steps, scored on held-out identities
+    (benchmarks/recipe_diagnostic.py)."""
+    result = load("recipe_diagnostic")
+    if not result:
+        return "(not measured yet: `python benchmarks/recipe_diagnostic.py --arms structure no_structure --out ...`)"
+    rows = ["| arm | arguments beyond v8's terms | held-out one-shot rank-1 (30 draws) | TAR at FAR 1e-4 | "
+            "ClosestIsPositiveAccuracy | TAR minus the control |", "|---|---|---|---|---|---|"]
+    control = result["scores"].get(result["control"], {})
+    for name, score in result["scores"].items():
+        arguments = "the start of every arm" if name == "start" else " ".join(score.get("arguments", [])) or "–"
+        gap = (f"{100 * (score['tar_at_far_1e-4'] - control['tar_at_far_1e-4']):+.1f} points"
+               if control and name not in ("start", result["control"]) else "–")
+        rows.append(f"| {name} | `{arguments}` | {score['one_shot_rank1']:.4f} | {score['tar_at_far_1e-4']:.4f} | "
+                    f"{score['closest_is_positive_accuracy']:.4f} | {gap} |")
+    settings = result["settings"]
+    return ("\n".join(rows) + f"\n\nEvery arm: `{' '.join(settings['common'])}`, {settings['epochs']} epochs on "
+            f"{settings['identities']:,} celeba112 training identities, from the shipped weights; the control is "
+            f"`{result['control']}`. Measured on: {cpu_text(result)}, warm start {model_text(result)}.")
+
+
+BLOCKS: dict[str, Callable[[], str]] = {"growth": growth_block, "accuracy": accuracy_block, "cpus": cpus_block, "peer": peer_block,
                                         "speed": speed_block, "sightings": sightings_block,
                                         "open_set": open_set_block, "open_set_photos": open_set_photos_block,
                                         "calibration": calibration_block, "speed_line": speed_line_block,
@@ -486,7 +547,8 @@ BLOCKS: dict[str, Callable[[], str]] = {"accuracy": accuracy_block, "cpus": cpus
                                         "augmentation_ablation": augmentation_ablation_block,
                                         "train_speed": train_speed_block,
                                         "standard_stem": standard_stem_block,
-                                        "enrollment_views": enrollment_views_block}
+                                        "enrollment_views": enrollment_views_block, "flood": flood_block,
+                                        "recipe_diagnostic": recipe_diagnostic_block}
 
 
 def generated(text: str, names: tuple[str, ...], page: str) -> str:

@@ -4,7 +4,10 @@
 from __future__ import annotations
 
 import json
+import os
+import shutil
 import sys
+import textwrap
 import unicodedata
 from pathlib import Path
 
@@ -59,15 +62,48 @@ def emit(args, data, table: list[list] | None = None, headers: list[str] | None 
         return
     if args.json:
         Path(args.json).write_text(json.dumps(plain(data), indent=1, default=str))
+    width = terminal_width()
     if text:
-        print("\n".join(terminal_text(line) for line in text.split("\n")))
+        print("\n".join(wrapped(terminal_text(line), width) for line in text.split("\n")))
     if table is not None and headers:
-        table = [[terminal_text(c) for c in row] for row in table]
-        widths = [max(len(str(h)), *(len(str(r[i])) for r in table)) if table else len(str(h))
-                  for i, h in enumerate(headers)]
-        print("  ".join(str(h).ljust(w) for h, w in zip(headers, widths)))
-        for row in table:
-            print("  ".join(str(c).ljust(w) for c, w in zip(row, widths)))
+        print("\n".join(table_lines([[terminal_text(c) for c in row] for row in table], headers, width)))
+
+
+def terminal_width() -> int | None:
+    """The columns to fit: `COLUMNS` when set, else the terminal's; None when the output goes to a file or a pipe
+    and no width was asked for (lines are then left whole, for grep and for programs)."""
+    if not os.environ.get("COLUMNS") and not sys.stdout.isatty():
+        return None
+    return max(40, shutil.get_terminal_size((100, 24)).columns)
+
+
+def wrapped(line: str, width: int | None) -> str:
+    """`line` broken at spaces into lines of at most `width` characters, continuations indented by two."""
+    if width is None or len(line) <= width:
+        return line
+    return textwrap.fill(line, width, subsequent_indent="  ", break_long_words=True, break_on_hyphens=False)
+
+
+def table_lines(rows: list[list[str]], headers: list[str], width: int | None) -> list[str]:
+    """A table that fits `width`: columns side by side, the last one wrapped within what is left; when even the
+    other columns do not fit, one block per row ("header: value" lines, wrapped)."""
+    cells = [[str(h) for h in headers], *[[str(c) for c in row] for row in rows]]
+    widths = [max(len(row[i]) for row in cells) for i in range(len(headers))]
+    fixed = sum(widths[:-1]) + 2 * (len(headers) - 1)
+    if width is None or fixed + widths[-1] <= width:
+        return ["  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip() for row in cells]
+    last = width - fixed
+    if last >= 20:
+        lines = []
+        for row in cells:
+            pieces = textwrap.wrap(row[-1], last, break_long_words=True) or [""]
+            lines.append("  ".join(c.ljust(w) for c, w in zip(row[:-1], widths)) + "  " + pieces[0])
+            lines += [" " * fixed + piece for piece in pieces[1:]]
+        return lines
+    lines = []
+    for row in cells[1:]:
+        lines += [wrapped(f"{header}: {value}", width) for header, value in zip(headers, row)] + [""]
+    return lines[:-1]
 
 
 def terminal_text(value: object) -> str:

@@ -145,6 +145,39 @@ class _Decisions:
         return row
 
 
+SMALL_COUNT = 10  # fewer positives (or negatives) than this: the exact binomial interval
+
+
+def exact_binomial_interval(positives: int, searches: int, level: float = 0.95) -> list[float]:
+    """The Clopper-Pearson interval of a rate `positives` / `searches`: the rates p whose binomial tails at the
+    observed count are each at least (1 - level) / 2 (found by bisection on the binomial CDF)."""
+    tail = (1 - level) / 2
+
+    def at_most(count: int, rate: float) -> float:  # P(X <= count), X ~ Binomial(searches, rate)
+        if rate <= 0:
+            return 1.0
+        if rate >= 1:
+            return 1.0 if count >= searches else 0.0
+        terms = [math.lgamma(searches + 1) - math.lgamma(k + 1) - math.lgamma(searches - k + 1)
+                 + k * math.log(rate) + (searches - k) * math.log1p(-rate) for k in range(count + 1)]
+        top = max(terms)
+        return min(1.0, math.exp(top) * sum(math.exp(t - top) for t in terms))
+
+    def solve(condition) -> float:  # the rate in [0, 1] where `condition` turns from True to False
+        low, high = 0.0, 1.0
+        for _ in range(60):
+            middle = (low + high) / 2
+            low, high = (middle, high) if condition(middle) else (low, middle)
+        return (low + high) / 2
+
+    if positives > searches - positives:  # sum the short side: P(X <= k) over few terms
+        low, high = exact_binomial_interval(searches - positives, searches, level)
+        return [1 - high, 1 - low]
+    upper = 1.0 if positives == searches else solve(lambda rate: at_most(positives, rate) > tail)
+    lower = 0.0 if positives == 0 else solve(lambda rate: at_most(positives - 1, rate) > 1 - tail)
+    return [lower, upper]
+
+
 class Outcomes:
     """Per-person counts of searches and of positive outcomes (identified, or falsely matched), with the rate's
     95% bootstrap interval over the people searched (a person's searches rise and fall together)."""
@@ -165,9 +198,15 @@ class Outcomes:
         return float(self.positives.sum() / self.searches.sum()) if self.total else float("nan")
 
     def interval(self, rng: np.random.Generator) -> list[float] | None:
+        """The bootstrap interval; where positives or negatives are few (< SMALL_COUNT), the exact binomial
+        (Clopper-Pearson) interval instead: 0 false matches in 40 searches is no proof of 0% (it allows ~9%), and a
+        bootstrap of zeros has zero width."""
         active = np.flatnonzero(self.searches)
         if not len(active):
             return None
+        positives, searches = int(self.positives.sum()), int(self.searches.sum())
+        if min(positives, searches - positives) < SMALL_COUNT:
+            return exact_binomial_interval(positives, searches)
         weights = np.stack([np.bincount(rng.integers(0, len(active), len(active)), minlength=len(active))
                             for _ in range(BOOTSTRAP)])
         rates = (weights @ self.positives[active]) / np.maximum(weights @ self.searches[active], 1)

@@ -155,6 +155,9 @@ class GalleryHealth:
         return pairs, [nearest[i] for i in sorted(set(identity_ids.tolist())) if i in nearest]
 
 
+CONFUSABLE_FLOOR = 0.0  # a pair of faces at or below this cosine (unrelated, or opposite) is no confusable pair
+
+
 @dataclass
 class HealthReport:
     identities: int
@@ -213,7 +216,7 @@ def gallery_health(embeddings: np.ndarray, identity_ids: np.ndarray, names: dict
         identities=len(set(identity_ids.tolist())), faces=count, threshold=threshold,
         closest_is_positive_accuracy=cipa, median_distances=distances,
         readings=readings(cipa, distances, threshold, count, nearest),
-        confusable_pairs=pairs[:top_pairs],
+        confusable_pairs=[p for p in pairs if p["similarity"] > CONFUSABLE_FLOOR][:top_pairs],
         suspected_duplicates=[p for p in pairs if p["similarity"] >= threshold],
         nearest_other_similarities=nearest, notes=notes,
     )

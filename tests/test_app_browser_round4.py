@@ -1,0 +1,101 @@
+"""What a new user tripped on in the page (round 4), in Chromium: labels on a group photo covered by each other
+and by the picture's own label and icons, an upload over the limit answered by a toast that vanished, and two
+"APIs" with no link to the REST one. The password typed once for every tab: tests/test_app_gallery_view.py."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from PIL import Image
+
+from app_server import running_app
+from browser_helpers import IMAGE_INPUT, assert_no_toast, assert_no_traceback, expect, group_photo, lfw, open_tab
+
+PEOPLE = ("Art_Hoffmann", "Serena_Williams", "Colin_Powell")  # #0 not enrolled, #1 and #2 enrolled
+
+
+@pytest.fixture(scope="module")
+def app(tmp_path_factory, data_dir):
+    from facerec.gallery import Gallery
+    from facerec.settings import Settings
+
+    home = tmp_path_factory.mktemp("round4") / "home"
+    with Gallery(Settings(home=home)) as gallery:
+        for person in PEOPLE[1:]:
+            gallery.enroll(lfw(data_dir, person, 1), person.replace("_", " "))
+    with running_app(home) as running:
+        yield running
+
+
+COVERING = """(picture) => {
+  // Every visible element of the picture's block, other than the picture and what holds it, drawn over it.
+  const shown = picture.getBoundingClientRect();
+  const block = picture.closest('.block') || picture.parentElement;
+  const found = [];
+  const hidden = (element) => {
+    for (let e = element; e && e !== block; e = e.parentElement) {
+      const style = getComputedStyle(e);
+      if (e.classList.contains('hide') || style.visibility === 'hidden' || style.display === 'none'
+          || style.opacity === '0') return true;
+    }
+    return false;
+  };
+  for (const element of block.querySelectorAll('*')) {
+    if (element === picture || element.contains(picture) || hidden(element)) continue;
+    const box = element.getBoundingClientRect();
+    const shows = element.innerText?.trim() || ['IMG', 'svg', 'BUTTON', 'LABEL'].includes(element.tagName);
+    if (!box.width || !box.height || !shows) continue;
+    if (box.left < shown.right && shown.left < box.right && box.top < shown.bottom && shown.top < box.bottom)
+      found.push(element.outerHTML.slice(0, 160));
+  }
+  return found;
+}"""
+
+
+@pytest.mark.parametrize("width", [1280, 390])
+def test_a_group_photos_labels_are_clear_of_the_pictures_own_controls(app, page, data_dir, tmp_path, shots, width):
+    """Item 1: at 390 px the picture's own "Who is who" label and toolbar icons covered the labels drawn on it
+    (their layout among themselves: tests/test_new_user_round4.py)."""
+    page.set_viewport_size({"width": width, "height": 1000})
+    photo = group_photo([lfw(data_dir, person, 1) for person in PEOPLE], tmp_path / "three.jpg")
+    panel = open_tab(page, "Identify")
+    panel.locator(IMAGE_INPUT).set_input_files(str(photo))
+    panel.get_by_role("button", name="Identify", exact=True).click()
+    expect(page.locator("#identify-status")).to_contain_text("3 face(s): #0 unknown, #1 Serena Williams, #2 Colin")
+    picture = page.locator('img[alt="Who is who"]')
+    expect(picture).to_be_visible()
+    assert picture.evaluate("image => [image.naturalWidth, image.naturalHeight]") == [750, 250]
+    assert picture.get_attribute("src").startswith("data:image/webp;base64,")  # never a file on the server
+    covering = picture.evaluate(COVERING)
+    assert covering == [], covering
+    page.screenshot(path=str(shots / f"group-{width}.png"), full_page=True)
+    assert_no_toast(page)
+
+
+def test_an_upload_over_the_limit_is_one_line_under_the_button(app, page, tmp_path, shots):
+    """Item 2: a photo over 15 MB got a toast that vanished, and Enroll then said "Upload a photo first"."""
+    noise = np.random.default_rng(0).integers(0, 256, (3000, 3000, 3), dtype=np.uint8)
+    big = tmp_path / "huge.png"
+    Image.fromarray(noise).save(big, compress_level=0)  # ~27 MB
+    assert big.stat().st_size > 25 << 20
+    panel = open_tab(page, "Identify")
+    panel.locator(IMAGE_INPUT).set_input_files(str(big))
+    status = page.locator("#identify-status")
+    expect(status).to_contain_text("huge.png is 25.8 MB, over the limit of 15 MB for a photo")
+    assert "\n" not in status.inner_text().strip()
+    assert_no_toast(page)
+    panel = open_tab(page, "Enroll")
+    panel.locator(IMAGE_INPUT).set_input_files(str(big))
+    expect(page.get_by_text("over the limit of 15 MB for a photo")).to_have_count(1)  # once, not twice
+    page.screenshot(path=str(shots / "over-the-limit.png"), full_page=True)
+    assert_no_toast(page)
+    assert_no_traceback(page)
+
+
+def test_the_page_links_the_rest_api_and_not_gradios_panel(app, page):
+    """Item 3: the footer's "Use via API" opened Gradio's own panel (its internals), nothing linked the REST API's
+    docs, and the footer ended in a stray "·"."""
+    link = page.locator("#page-footer a")
+    expect(link).to_have_attribute("href", "/api/v1/docs")
+    expect(page.get_by_text("Use via API")).to_have_count(0)
+    assert not page.locator("footer").all_inner_texts() or "·" not in " ".join(page.locator("footer").all_inner_texts())

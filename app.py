@@ -23,6 +23,7 @@ from pathlib import Path
 
 from facerec.errors import FaceRecError
 from facerec.gallery import Gallery
+from facerec.memory import return_freed_memory
 from facerec.settings import Settings
 
 PASSWORD_ENV = "FACEREC_ADMIN_PASSWORD"
@@ -166,6 +167,7 @@ def _api_state(api) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     os.umask(0o077)  # the gallery, the web cache and exports hold faces: owner only
+    return_freed_memory()  # before any thread: photos decoded in many worker threads must not pile up
     args = build_parser().parse_args(argv)
     os.environ["FORWARDED_ALLOW_IPS"] = ",".join(trusted_proxies(args))  # read by uvicorn when Gradio starts it
     if port_taken(args.host, args.port):

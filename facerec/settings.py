@@ -58,6 +58,7 @@ class Settings:
     detector_max_side: int = 1280
     max_faces: int = 50  # faces identified per photo, the largest (`facerec.faces.detect.MAX_FACES`)
     max_pixels: int = 40_000_000
+    working_pixels: int = 16_000_000  # photos above it are shrunk to it while decoding (memory per request)
     max_upload_bytes: int = 15 << 20  # 15 MiB: the web app and the REST API refuse bigger photos
     max_import_bytes: int = 256 << 20  # 256 MiB: an exported gallery to import (~40,000 faces with their crops)
     num_threads: int = 0

@@ -453,3 +453,25 @@ def test_a_full_disk_refuses_an_upload_in_one_line_and_identify_goes_on(tmp_path
             _picture, _table, status, _details = Client(app.url, verbose=False, download_files=False).predict(
                 handle_file(str(lfw_photo("Colin_Powell", 2))), None, 3, "", api_name="/identify")
             assert "Colin Powell" in status
+
+
+def test_a_photo_over_the_working_size_is_shrunk_while_decoding_and_answered_in_its_own_coordinates(tmp_path,
+                                                                                                    lfw_photo):
+    """A 40 MP photo held 120 MB (and more in copies) for the whole request, in each of the requests at once: it is
+    now decoded at (or shrunk to) 16 MP, and its faces are still reported where they are in the photo."""
+    face = Image.open(lfw_photo("Colin_Powell", 1)).convert("RGB").resize((1500, 1500))
+    canvas = Image.new("RGB", (7200, 4800), (90, 90, 90))
+    canvas.paste(face, (4000, 1500))
+    path = tmp_path / "large.jpg"
+    canvas.save(path, quality=92)
+    with Gallery(Settings(home=tmp_path / "home")) as gallery:
+        photo = gallery.read(path)
+        assert photo.scale < 0.7 and photo.pixels.shape[0] * photo.pixels.shape[1] <= Settings().working_pixels
+        assert photo.shape == (4800, 7200, 3)
+        (found,) = gallery.detect(photo)[1]
+        (small,) = gallery.detect(lfw_photo("Colin_Powell", 1))[1]  # the same face in the 250 px original
+        expected = [6 * small.box[0] + 4000, 6 * small.box[1] + 1500, 6 * small.box[2] + 4000, 6 * small.box[3] + 1500]
+        assert np.allclose(found.box, expected, atol=40), (found.box, expected)
+        gallery.enroll(lfw_photo("Colin_Powell", 1), "Colin Powell")
+        (match,) = gallery.identify(photo)
+    assert match.name == "Colin Powell" and match.similarity > 0.9

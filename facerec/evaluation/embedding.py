@@ -49,13 +49,13 @@ def embed_photos(pipeline: FacePipeline, paths: list[Path], progress=None, batch
             shas.append("")
             boxes.append(None)
         else:
-            face = central_face(pipeline.detect(photo), photo.pixels.shape)
+            face = central_face(pipeline.detect(photo), photo.shape)
             if face is None:
                 failures.append(str(path))
                 pending.append(central_square_crop(photo.pixels))
                 boxes.append(None)
             else:
-                pending.append(align_face(photo.pixels, face.landmarks))
+                pending.append(align_face(photo.pixels, face.landmarks * photo.scale))
                 boxes.append([round(float(v), 2) for v in face.box])
             shas.append(photo.sha256)
         if len(pending) == batch:

@@ -18,6 +18,7 @@ from pathlib import Path
 import numpy as np
 
 from facerec.errors import FaceRecError
+from facerec.faces.image import shrunk
 from facerec.faces.onnx_session import LazySession
 
 _STRIDES = (8, 16, 32)
@@ -119,7 +120,7 @@ class FaceDetector:
         small = _resize(image, scale) if scale < 1.0 else image
         faces = self._detect_at_scale(small)
         if scale < 1.0:
-            faces = [_rescale(face, 1.0 / scale) for face in faces]
+            faces = [rescaled(face, 1.0 / scale) for face in faces]
         faces = [f for f in faces if min(f.width, f.height) >= self.min_face_size]
         kept = sorted(faces, key=lambda f: -f.area)[: self.max_faces]
         return FoundFaces(sorted(kept, key=lambda f: (f.box[0], f.box[1])), found=len(faces))
@@ -197,12 +198,9 @@ def _nms(corners: np.ndarray, scores: np.ndarray, iou_threshold: float) -> list[
 
 
 def _resize(image: np.ndarray, scale: float) -> np.ndarray:
-    from PIL import Image
-
-    height, width = image.shape[:2]
-    size = (max(1, round(width * scale)), max(1, round(height * scale)))
-    return np.asarray(Image.fromarray(image).resize(size, Image.BILINEAR))
+    return shrunk(image, round(max(image.shape[:2]) * scale))[0]
 
 
-def _rescale(face: DetectedFace, factor: float) -> DetectedFace:
+def rescaled(face: DetectedFace, factor: float) -> DetectedFace:
+    """The face with its box and landmarks multiplied by `factor` (to another resolution of the same photo)."""
     return DetectedFace(tuple(v * factor for v in face.box), face.score, (face.landmarks * factor).astype(np.float32))

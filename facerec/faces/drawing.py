@@ -5,7 +5,8 @@ from __future__ import annotations
 import numpy as np
 from PIL import Image, ImageDraw, ImageFont
 
-from facerec.faces.detect import DetectedFace
+from facerec.faces.detect import DetectedFace, rescaled
+from facerec.faces.image import shrunk
 from facerec.messages import percent_text
 
 KNOWN, UNKNOWN, NEUTRAL = (40, 200, 80), (230, 60, 60), (60, 140, 255)
@@ -25,9 +26,17 @@ Box = tuple[float, float, float, float]
 
 
 def annotate(pixels: np.ndarray, faces: list[DetectedFace], labels: list[str] | None = None,
-             colours: list[tuple[int, int, int]] | None = None, landmarks: bool = False) -> np.ndarray:
+             colours: list[tuple[int, int, int]] | None = None, landmarks: bool = False,
+             max_side: int | None = None, scale: float = 1.0) -> np.ndarray:
     """The photo with a box (and label) per face; label defaults to the face's index. Labels never cover each
-    other (`label_layout`)."""
+    other (`label_layout`). `scale`: of `pixels` against the coordinates the faces are given in (a photo shrunk
+    while decoding, `Photo.scale`). With `max_side`, drawn on a copy shrunk to it (what a page shows), never on a
+    full-size copy of a large photo."""
+    if max_side:
+        pixels, shrink = shrunk(pixels, max_side)
+        scale *= shrink
+    if scale != 1.0:
+        faces = [rescaled(face, scale) for face in faces]
     image = Image.fromarray(pixels).convert("RGB")
     draw = ImageDraw.Draw(image)
     width = max(2, max(image.size) // 300)

@@ -35,7 +35,7 @@ class FaceEmbedder:
     the file (`facerec.faces.embedder_check`) and runs the exact graph instead where they disagree on this CPU.
     """
 
-    def __init__(self, model_path: str | Path, flip_tta: bool = True, batch_size: int = 32,
+    def __init__(self, model_path: str | Path, flip_tta: bool = True, batch_size: int = 8,
                  num_threads: int = 0, exact: bool = False) -> None:
         self.model_path = Path(model_path)
         if not self.model_path.is_file():

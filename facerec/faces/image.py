@@ -7,14 +7,18 @@ band.
 
 Only `FORMATS` are ever opened (JPEG, with the multi-picture JPEG phones write, PNG, WebP, BMP): Pillow knows
 dozens more, and some run programs or old parsers: an EPS upload makes Pillow start Ghostscript, which loops
-forever on a two-line file. Decoding is bounded too: at most `DECODES_AT_ONCE` photos are decoded at once, whatever
-the number of requests, and a 16-bit or float photo is scaled to 8 bits in strips (a float64 copy of a whole 16-bit
-scan of 40 MP cost 730 MB more per request); tests/test_hardening_round3.py measures the bound.
+forever on a two-line file. Decoding is bounded too: photos over `UNGATED_PIXELS` are decoded `DECODES_AT_ONCE` at a
+time, whatever the number of requests (an ordinary photo never waits behind them), a photo over the caller's
+working size is shrunk while decoding (a JPEG by its decoder's own scaling), and a 16-bit or float photo is scaled
+to 8 bits in strips (a float64 copy of a whole 16-bit scan of 40 MP cost 730 MB more per request);
+tests/test_hardening_round3.py measures the bound, benchmarks/flood.py the app under a flood.
 """
 
 from __future__ import annotations
 
+import contextlib
 import io
+import math
 import os
 import threading
 import warnings
@@ -29,7 +33,9 @@ from facerec.errors import ImageTooLarge, InvalidImage
 DEFAULT_MAX_PIXELS = 40_000_000
 FORMATS = ("JPEG", "PNG", "WEBP", "BMP")  # what Pillow may open (JPEG includes phones' MPO); never EPS, TIFF...
 FORMAT_NAMES = "JPEG, PNG, WebP or BMP"
-DECODES_AT_ONCE = 2  # photos decoded at the same time, whatever the number of requests: memory stays bounded
+DECODES_AT_ONCE = 1  # large photos decoded at a time, whatever the number of requests: memory stays bounded (a
+#                     decode takes a fraction of a second, so two cores lose little by it)
+UNGATED_PIXELS = 4_000_000  # photos up to this size (a few MB to decode) never wait behind a large one
 STRIP_ROWS = 256  # rows scaled at a time when a 16-bit or float photo becomes 8-bit
 WIDE_MODES = ("I;16", "I;16B", "I;16L", "I;16N", "I", "F")  # gray modes wider than a byte per pixel
 _decoding = threading.BoundedSemaphore(DECODES_AT_ONCE)
@@ -38,6 +44,12 @@ ImageInput = Union[str, os.PathLike, bytes, bytearray, Image.Image, np.ndarray]
 
 
 def load_image(source: ImageInput, max_pixels: int = DEFAULT_MAX_PIXELS, label: str | None = None) -> np.ndarray:
+    """`decode_photo` at full resolution: the pixels alone."""
+    return decode_photo(source, max_pixels, label)[0]
+
+
+def decode_photo(source: ImageInput, max_pixels: int = DEFAULT_MAX_PIXELS, label: str | None = None,
+                 working_pixels: int | None = None) -> tuple[np.ndarray, float]:
     """Decode `source` into an upright RGB image.
 
     Args:
@@ -46,20 +58,24 @@ def load_image(source: ImageInput, max_pixels: int = DEFAULT_MAX_PIXELS, label: 
         label: what messages call the photo (default: the file's name; "the uploaded data" for bytes), so the
             REST API names an upload as the web app names the same file.
 
+        working_pixels: a photo larger than this is shrunk to it while decoding (a JPEG is decoded at a reduced
+            scale by the decoder itself), so a large photo costs what a photo of this size does from then on.
+
     Returns:
-        uint8 array of shape [H, W, 3], RGB, with EXIF orientation applied.
+        (uint8 array of shape [H, W, 3], RGB, with EXIF orientation applied; the scale of that array against the
+        photo's own size, 1.0 unless it was shrunk).
 
     Raises:
         InvalidImage: with a one-line reason a user can act on (ImageTooLarge when over `max_pixels`).
     """
     if isinstance(source, np.ndarray):
-        return _array_to_rgb(source, max_pixels)
+        return _working(_array_to_rgb(source, max_pixels), working_pixels)
     if isinstance(source, Image.Image):
-        return _pil_to_rgb(source, max_pixels)
+        return _working(_pil_to_rgb(source, max_pixels), working_pixels)
     if isinstance(source, (bytes, bytearray)):
         if len(source) == 0:
             raise InvalidImage(f"{label} is empty" if label else "the file is empty")
-        return _decode(io.BytesIO(bytes(source)), label or "the uploaded data", max_pixels)
+        return _decode(io.BytesIO(bytes(source)), label or "the uploaded data", max_pixels, working_pixels)
     if isinstance(source, (str, os.PathLike)):
         path = Path(source)
         if not path.is_file():
@@ -67,7 +83,7 @@ def load_image(source: ImageInput, max_pixels: int = DEFAULT_MAX_PIXELS, label: 
         if path.stat().st_size == 0:
             raise InvalidImage(f"{label or path.name} is empty")
         with open(path, "rb") as handle:
-            return _decode(io.BytesIO(handle.read()), label or path.name, max_pixels)
+            return _decode(io.BytesIO(handle.read()), label or path.name, max_pixels, working_pixels)
     raise InvalidImage(f"unsupported input type {type(source).__name__}; give a path, bytes, PIL image or array")
 
 
@@ -99,18 +115,46 @@ def check_photo_file(path: str | os.PathLike, label: str, max_pixels: int = DEFA
         open_photo(handle, label, max_pixels)
 
 
-def _decode(stream: io.BytesIO, label: str, max_pixels: int) -> np.ndarray:
+def _decode(stream: io.BytesIO, label: str, max_pixels: int,
+            working_pixels: int | None = None) -> tuple[np.ndarray, float]:
     image = open_photo(stream, label, max_pixels)
-    with _decoding:
+    width, height = image.size
+    with _decoding if width * height > UNGATED_PIXELS else contextlib.nullcontext():
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", Image.DecompressionBombWarning)
+                if working_pixels and image.format == "JPEG" and width * height > working_pixels:
+                    side = math.sqrt(working_pixels / (width * height))  # the decoder's own 1/2, 1/4, 1/8
+                    image.draft("RGB", (math.ceil(width * side), math.ceil(height * side)))
                 image.load()
         except Image.DecompressionBombError:
             raise ImageTooLarge(f"{label} is too large to decode safely") from None
         except (OSError, SyntaxError, ValueError):
             raise InvalidImage(_undecodable(label)) from None
-        return _pil_to_rgb(image, max_pixels, label)
+        if image.mode in WIDE_MODES and working_pixels:  # shrunk while still one byte a pixel, then made RGB
+            ImageOps.exif_transpose(image, in_place=True)
+            gray, _ = _working(_scaled_to_bytes(image), working_pixels)
+            pixels = np.repeat(gray[:, :, None], 3, axis=2)
+        else:
+            pixels, _ = _working(_pil_to_rgb(image, max_pixels, label), working_pixels)
+        return pixels, pixels.shape[1] / _upright_width(image, width, height)  # the draft's reduction included
+
+
+def _working(pixels: np.ndarray, working_pixels: int | None) -> tuple[np.ndarray, float]:
+    """`pixels` shrunk to at most `working_pixels` (and the scale), or as they are."""
+    height, width = pixels.shape[:2]
+    if not working_pixels or height * width <= working_pixels:
+        return pixels, 1.0
+    return shrunk(pixels, int(max(height, width) * math.sqrt(working_pixels / (height * width))))
+
+
+def _upright_width(image: Image.Image, width: int, height: int) -> int:
+    """The photo's width as shown (EXIF orientation applied), from its header's size."""
+    try:
+        orientation = image.getexif().get(0x0112, 1)
+    except Exception:  # noqa: BLE001 - a broken EXIF block: as stored
+        orientation = 1
+    return height if orientation in (5, 6, 7, 8) else width
 
 
 def _pil_to_rgb(image: Image.Image, max_pixels: int, label: str = "the image") -> np.ndarray:
@@ -143,6 +187,20 @@ def _convert_mode(image: Image.Image) -> Image.Image:
         background.paste(rgba, mask=rgba.getchannel("A"))
         return background
     return image.convert("RGB")
+
+
+def shrunk(pixels: np.ndarray, max_side: int) -> tuple[np.ndarray, float]:
+    """(`pixels` with its longer side at most `max_side`, the scale applied): a large photo is first thinned by
+    an integer stride (a view, no copy) to about twice the size wanted, then resized smoothly, so shrinking a 40 MP
+    photo never makes a full-size copy of it (a PIL copy of one costs 160 MB, and several ran at once)."""
+    height, width = pixels.shape[:2]
+    scale = min(1.0, max_side / max(height, width))
+    if scale >= 1.0:
+        return pixels, 1.0
+    stride = max(1, int(1 / scale) // 2)
+    thinned = np.ascontiguousarray(pixels[::stride, ::stride])
+    size = (max(1, round(width * scale)), max(1, round(height * scale)))
+    return np.asarray(Image.fromarray(thinned).resize(size, Image.BILINEAR)), scale
 
 
 def _scaled_to_bytes(image: Image.Image) -> np.ndarray:

@@ -8,18 +8,27 @@ from dataclasses import dataclass
 import numpy as np
 
 from facerec.faces.align import align_face
-from facerec.faces.detect import DetectedFace, FaceDetector, FoundFaces
+from facerec.faces.detect import DetectedFace, FaceDetector, FoundFaces, rescaled
 from facerec.faces.embed import FaceEmbedder
-from facerec.faces.image import ImageInput, load_image
+from facerec.faces.image import ImageInput, decode_photo
 from facerec.settings import Settings
 
 
 @dataclass
 class Photo:
-    """A decoded photo: RGB uint8 pixels and the sha256 of its source bytes (of the pixels for arrays)."""
+    """A decoded photo: RGB uint8 pixels and the sha256 of its source bytes (of the pixels for arrays). `scale`:
+    of the pixels against the photo's own size (below 1 when a photo over `Settings.working_pixels` was shrunk
+    while decoding); faces are always given in the photo's own coordinates."""
 
     pixels: np.ndarray
     sha256: str
+    scale: float = 1.0
+
+    @property
+    def shape(self) -> tuple[int, int, int]:
+        """The photo's own (height, width, 3)."""
+        height, width = self.pixels.shape[:2]
+        return round(height / self.scale), round(width / self.scale), 3
 
 
 class FacePipeline:
@@ -34,17 +43,21 @@ class FacePipeline:
 
     def read(self, source: ImageInput, label: str | None = None) -> Photo:
         """Decode `source`; `label` is what error messages call it (`facerec.faces.image.load_image`)."""
-        pixels = load_image(source, max_pixels=self.settings.max_pixels, label=label)
-        return Photo(pixels, _sha256_of(source, pixels))
+        pixels, scale = decode_photo(source, self.settings.max_pixels, label, self.settings.working_pixels)
+        return Photo(pixels, _sha256_of(source, pixels), scale)
 
     def detect(self, photo: Photo) -> FoundFaces:
-        return self.detector.detect(photo.pixels)
+        """The photo's faces, in its own coordinates."""
+        found = self.detector.detect(photo.pixels)
+        if photo.scale == 1.0:
+            return found
+        return FoundFaces([rescaled(face, 1.0 / photo.scale) for face in found], found=found.found)
 
     def embed(self, photo: Photo, faces: list[DetectedFace]) -> tuple[np.ndarray, np.ndarray]:
         """(aligned crops [N,112,112,3] uint8, unit embeddings [N,512] float32) for the given faces."""
         if not faces:
             return np.zeros((0, 112, 112, 3), np.uint8), np.zeros((0, 512), np.float32)
-        crops = np.stack([align_face(photo.pixels, face.landmarks) for face in faces])
+        crops = np.stack([align_face(photo.pixels, face.landmarks * photo.scale) for face in faces])
         return crops, self.embedder.embed(crops)
 
 

@@ -35,7 +35,7 @@ class Search:
             raise InvalidArgument("top_k must be at least 1")
         photo, faces = decoded_faces(self.pipeline, photo)
         if not faces:
-            raise NoFace(no_face_message(photo.pixels.shape, self.min_face_size))
+            raise NoFace(no_face_message(photo.shape, self.min_face_size))
         _crops, embeddings = self.pipeline.embed(photo, faces)
         ranked = self.search(embeddings, top_k)
         rule = self.thresholds.in_force(fpir=fpir, threshold=threshold, with_people=True)  # worded as everywhere

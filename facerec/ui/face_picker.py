@@ -16,6 +16,7 @@ from facerec.errors import InvalidArgument
 from facerec.gallery import Gallery
 from facerec.messages import no_face_message, sentence
 from facerec.faces.pipeline import Photo
+from facerec.ui.page_pictures import MAX_SIDE
 from facerec.ui.uploads import photo_to_answer
 
 PREFIX = "face #"
@@ -52,11 +53,11 @@ def faces_view(gallery: Gallery, decoded: Photo, faces: list[DetectedFace], pres
     """`detected_faces` for a photo already decoded and detected (the Enroll tab goes on to judge the chosen
     face's quality from the same detection instead of running the detector twice)."""
     if not faces:
-        note = sentence(no_face_message(decoded.pixels.shape, gallery.settings.min_face_size, which))
+        note = sentence(no_face_message(decoded.shape, gallery.settings.min_face_size, which))
         return decoded.pixels, gr.update(choices=[], value=None), note, 0
     choices = face_choices(len(faces))
     if len(faces) == 1:
-        return annotate(decoded.pixels, faces, landmarks=True), gr.update(choices=choices, value=choices[0]), \
+        return annotate(decoded.pixels, faces, landmarks=True, max_side=MAX_SIDE, scale=decoded.scale), gr.update(choices=choices, value=choices[0]), \
             "One face found.", 1
     if preselect_largest:
         largest = largest_face_index(faces)
@@ -65,5 +66,5 @@ def faces_view(gallery: Gallery, decoded: Photo, faces: list[DetectedFace], pres
     else:
         note = f"{len(faces)} faces found in {which}: pick the one to compare (numbered left to right)."
         value = None
-    return annotate(decoded.pixels, faces, landmarks=True), gr.update(choices=choices, value=value), note, \
+    return annotate(decoded.pixels, faces, landmarks=True, max_side=MAX_SIDE, scale=decoded.scale), gr.update(choices=choices, value=value), note, \
         len(faces)

@@ -11,9 +11,9 @@ from facerec.errors import InvalidArgument, LockedOut
 from facerec.messages import faces_left_out_message, sentence
 from facerec.ui.actions import expose, page_door
 from facerec.ui.context import AppContext
-from facerec.ui.page_pictures import page_picture
 from facerec.ui.text import markdown_text
 from facerec.ui.threshold_controls import accepted_rate, parse_pinned, rate_and_pin
+from facerec.ui.page_pictures import MAX_SIDE, page_picture
 from facerec.ui.uploads import (CACHE_MAX_AGE_S, Unreadable, forget_upload, photo_input, photo_to_answer,
                                 uploaded_photo)
 
@@ -105,7 +105,9 @@ def build(context: AppContext, default_percent: float, password: gr.Textbox) -> 
             summary += " " + unchecked
         face_names = [f"#{i} {m.label}" for i, m in enumerate(matches)]
         names = [person.name for person in gallery.list()[:MAX_NAMES]] if admin else []
-        return {picture: annotate(answered.photo.pixels, [m.face for m in matches], labels, colours), table: rows,
+        drawn = annotate(answered.photo.pixels, [m.face for m in matches], labels, colours, max_side=MAX_SIDE,
+                         scale=answered.photo.scale)
+        return {picture: drawn, table: rows,
                 status: summary, threshold_note: threshold_sentence(matches[0].rule),
                 details: [m.to_dict() for m in matches], seen: faces_seen, kept: answered,
                 feedback_face: gr.update(choices=face_names if admin else [], value=face_names[0] if admin else None),

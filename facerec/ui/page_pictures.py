@@ -17,15 +17,15 @@ import numpy as np
 from gradio.data_classes import ImageData
 from PIL import Image
 
+from facerec.faces.image import shrunk
+
 MAX_SIDE = 2048  # pixels: a picture larger than a screen is shown (and sent) at most this large
 QUALITY = 90
 
 
 def data_url(pixels: np.ndarray, max_side: int = MAX_SIDE) -> str:
     """An RGB uint8 picture as a `data:image/webp` URL, shrunk to `max_side` when larger."""
-    image = Image.fromarray(np.ascontiguousarray(pixels, dtype=np.uint8))
-    if max(image.size) > max_side:
-        image.thumbnail((max_side, max_side), Image.LANCZOS)
+    image = Image.fromarray(np.ascontiguousarray(shrunk(np.asarray(pixels, np.uint8), max_side)[0]))
     buffer = io.BytesIO()
     image.save(buffer, "WEBP", quality=QUALITY)
     return "data:image/webp;base64," + base64.b64encode(buffer.getvalue()).decode("ascii")

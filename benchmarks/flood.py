@@ -1,0 +1,185 @@
+"""A bounded flood: 8 anonymous clients send the costliest inputs for 60 s while a ninth identifies normally.
+
+    python benchmarks/flood.py --out benchmarks/results/flood.json     # ~2 min on 2 cores
+
+The real app (`app.py`, a temporary gallery of 100 LFW people, an admin password set) serves, on this machine:
+- 8 anonymous clients, each cycling through what cost the most before the third hardening round: a 1,440 px
+  mosaic of 144 faces and an 87 kB 16-bit PNG of 40 megapixels identified through the web app's API (Gradio's
+  queue, as a browser would), an EPS file (Ghostscript bait), a 60-file upload and a keyless REST identify that
+  announces 30 MB;
+- a ninth client with a read API key identifying one ordinary LFW photo over the REST API, one call at a time.
+The result: the ninth client's latency (p50, p99, max), its errors, what the attackers got (answers and refusals
+by kind), and the app's resident memory (its peak, `VmHWM`, and the largest `VmRSS` sampled). Bounds from the
+issue: p99 <= 2 s and RSS <= 1.5 GB.
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import json
+import os
+import re
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+from PIL import Image
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+
+from facerec.datasets.folders import list_identities  # noqa: E402
+from facerec.faces.choice import largest_face_index  # noqa: E402
+from facerec.gallery import Gallery  # noqa: E402
+from facerec.provenance import write_result  # noqa: E402
+from facerec.settings import Settings  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+EPS = b"%!PS-Adobe-3.0 EPSF-3.0\n%%BoundingBox: 0 0 100 100\n{ } loop\n"
+PASSWORD = "flood"
+
+
+def mosaic(people: list[list[Path]], side: int = 12) -> bytes:
+    tiles = [np.asarray(Image.open(photos[0]).convert("RGB"))[65:185, 65:185] for photos in people]
+    grid = np.vstack([np.hstack([tiles[(r * side + c) % len(tiles)] for c in range(side)]) for r in range(side)])
+    buffer = io.BytesIO()
+    Image.fromarray(grid).save(buffer, "JPEG", quality=90)
+    return buffer.getvalue()
+
+
+def sixteen_bit_png() -> bytes:
+    buffer = io.BytesIO()
+    Image.fromarray(np.full((6324, 6324), 40000, np.uint16)).save(buffer, "PNG")
+    return buffer.getvalue()
+
+
+def memory_kb(pid: int) -> dict:
+    fields = {}
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        key, _, value = line.partition(":")
+        if key in ("VmRSS", "VmHWM"):
+            fields[key] = int(value.split()[0])
+    return fields
+
+
+KINDS = ("mosaic", "sixteen_bit", "eps", "many_files", "keyless_30mb")
+
+
+def attacker(url: str, port: int, files: dict[str, Path], stop: threading.Event, tally: dict, lock,
+             kinds: tuple[str, ...] = KINDS) -> None:
+    import httpx
+    from gradio_client import Client, handle_file
+
+    client = Client(url, verbose=False, download_files=False)
+    own = {}  # this client's own copies (Gradio stores uploads by their content: shared bytes, shared files)
+    for kind, path in files.items():
+        own[kind] = path.with_name(f"{threading.get_ident()}-{path.name}")
+        own[kind].write_bytes(path.read_bytes() + os.urandom(16))  # bytes after the image's end, ignored
+    files = own
+    turn = 0
+    while not stop.is_set():
+        kind = kinds[turn % len(kinds)]
+        turn += 1
+        try:
+            if kind in ("mosaic", "sixteen_bit", "eps"):
+                files[kind].write_bytes(files[kind].read_bytes()[:-16] + os.urandom(16))  # a new upload each time
+                client.predict(handle_file(str(files[kind])), None, 3, "", api_name="/identify")
+                outcome = "answered"
+            elif kind == "many_files":
+                many = [("files", (f"p{n}.jpg", b"x" * 15_000, "image/jpeg")) for n in range(60)]
+                outcome = str(httpx.post(f"{url}gradio_api/upload", files=many, timeout=60).status_code)
+            else:
+                with socket.create_connection(("127.0.0.1", port), timeout=30) as connection:
+                    connection.sendall(b"POST /api/v1/identify HTTP/1.1\r\nHost: x\r\nContent-Type: multipart/"
+                                       b"form-data; boundary=x\r\nContent-Length: 31457280\r\n\r\n")
+                    outcome = connection.recv(4096).decode("latin-1").split(" ", 2)[1]
+        except Exception as error:  # noqa: BLE001 - a refusal is the expected answer to most of these
+            said = re.sub(r"\b\d+-", "", " ".join(str(error).split()))  # without this client's file prefix
+            outcome = "refused: " + said[:70]
+        with lock:
+            tally.setdefault(kind, {}).setdefault(outcome, 0)
+            tally[kind][outcome] += 1
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--data", default="../shared/data", type=Path)
+    parser.add_argument("--seconds", type=float, default=60.0)
+    parser.add_argument("--attackers", type=int, default=8)
+    parser.add_argument("--kinds", nargs="+", default=list(KINDS), choices=KINDS, help="the attacks sent (all)")
+    parser.add_argument("--out", required=True)
+    args = parser.parse_args()
+    import httpx
+
+    from app_server import running_app
+
+    people = [photos for photos in list_identities(args.data / "lfw").values() if len(photos) >= 2][:100]
+    with tempfile.TemporaryDirectory() as folder:
+        folder = Path(folder)
+        home = folder / "home"
+        with Gallery(Settings(home=home)) as gallery:
+            for photos in people:
+                photo, faces = gallery.detect(photos[0])
+                gallery.enroll(photo, photos[0].parent.name.replace("_", " "), face_index=largest_face_index(faces),
+                               allow_lookalike=True, allow_low_quality=True)
+        key = json.loads(subprocess.run([sys.executable, "-m", "facerec.cli", "api-key", "create", "--role", "read",
+                                         "--json", "--home", str(home)], capture_output=True, text=True, check=True,
+                                        cwd=ROOT).stdout)["key"]
+        files = {"mosaic": folder / "mosaic.jpg", "sixteen_bit": folder / "scan.png", "eps": folder / "bait.eps"}
+        files["mosaic"].write_bytes(mosaic(people))
+        files["sixteen_bit"].write_bytes(sixteen_bit_png())
+        files["eps"].write_bytes(EPS)
+        normal = people[0][1].read_bytes()
+        with running_app(home, admin_password=PASSWORD) as app:
+            stop, lock, tally = threading.Event(), threading.Lock(), {}
+            threads = [threading.Thread(target=attacker, args=(app.url, app.port, files, stop, tally, lock,
+                                                               tuple(args.kinds))) for _ in range(args.attackers)]
+            latencies, errors, peak_rss = [], [], 0
+            with httpx.Client(timeout=120) as rest:
+                for _ in range(3):  # warm-up, alone
+                    rest.post(f"{app.url}api/v1/identify", headers={"X-API-Key": key},
+                              files={"photo": ("normal.jpg", normal, "image/jpeg")})
+                alone = []
+                for _ in range(20):
+                    started = time.perf_counter()
+                    rest.post(f"{app.url}api/v1/identify", headers={"X-API-Key": key},
+                              files={"photo": ("normal.jpg", normal, "image/jpeg")})
+                    alone.append(time.perf_counter() - started)
+                for thread in threads:
+                    thread.start()
+                deadline = time.perf_counter() + args.seconds
+                while time.perf_counter() < deadline:
+                    started = time.perf_counter()
+                    answer = rest.post(f"{app.url}api/v1/identify", headers={"X-API-Key": key},
+                                       files={"photo": ("normal.jpg", normal, "image/jpeg")})
+                    latencies.append(time.perf_counter() - started)
+                    if answer.status_code != 200:
+                        errors.append(answer.status_code)
+                    peak_rss = max(peak_rss, memory_kb(app.process.pid).get("VmRSS", 0))
+            stop.set()
+            for thread in threads:
+                thread.join(timeout=120)
+            memory = memory_kb(app.process.pid)
+    seconds = np.array(latencies)
+    write_result(args.out, {
+        "question": "does a normal identify keep answering while 8 anonymous clients send the costliest inputs?",
+        "attackers": args.attackers, "seconds": args.seconds, "kinds": args.kinds, "gallery_people": len(people),
+        "ninth_client": {"route": "REST /api/v1/identify, read key, one face", "identifies": len(latencies),
+                         "errors": errors, "p50_s": float(np.percentile(seconds, 50)),
+                         "p99_s": float(np.percentile(seconds, 99)), "max_s": float(seconds.max()),
+                         "alone_p50_s": float(np.median(alone))},
+        "attacks": tally,
+        "app_memory": {"peak_rss_mb": memory.get("VmHWM", 0) / 1024, "largest_sampled_rss_mb": peak_rss / 1024},
+        "bounds": {"p99_s": 2.0, "rss_mb": 1536},
+    }, model_path=Settings().model_path, threads=None)
+    print(json.dumps(json.loads(Path(args.out).read_text())["ninth_client"], indent=1))
+
+
+if __name__ == "__main__":
+    main()

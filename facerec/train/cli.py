@@ -63,6 +63,14 @@ def register(command: CommandAdder, sub, common: argparse.ArgumentParser) -> Non
     p.add_argument("--distill-weight", type=float, default=0.0)
     p.add_argument("--structure-weight", type=float, default=0.0,
                    help="weight of matching the batch's cosine similarities to the teacher's")
+    p.add_argument("--lookalike-share", type=float, default=0.0,
+                   help="share of each batch made of look-alike identities, by the teacher (facerec.train.lookalikes)")
+    p.add_argument("--tail-weight", type=float, default=0.0,
+                   help="weight of the threshold-crossing term against a memory of embeddings (facerec.train.tail)")
+    p.add_argument("--ema-decay", type=float, default=0.0,
+                   help="keep, validate and save a moving average of the weights with this decay (e.g. 0.999)")
+    p.add_argument("--flip-invariant-targets", action="store_true",
+                   help="the teacher target of a crop and its mirror: their normalised mean")
     p.add_argument("--warm-start", help="an ONNX embedder whose weights start the run")
     p.add_argument("--reference-model", help="an ONNX embedder (e.g. the shipped model) run on every augmented "
                                              "batch as a second teacher (facerec.train.reference)")
@@ -178,6 +186,8 @@ def cmd_train(args) -> int:
                          max_seconds=args.max_seconds, stop_after_epoch=args.stop_after_epoch,
                          held_out_split=args.held_out_split,
                          augmented_share=args.augmented_share if args.augmented_teacher else 0.0,
+                         lookalike_share=args.lookalike_share, tail_weight=args.tail_weight,
+                         ema_decay=args.ema_decay, flip_invariant_targets=args.flip_invariant_targets,
                          notes={**({"train_fraction": args.train_fraction} if args.train_fraction < 1 else {}),
                                 **({"unlabelled": [list(pair) for pair in args.unlabelled]} if args.unlabelled
                                    else {}),

@@ -5,6 +5,7 @@ shipped ONNX model, a checkpoint every epoch, resume from the last one, and one 
 
 from __future__ import annotations
 
+import copy
 import json
 import math
 import time
@@ -15,14 +16,17 @@ from typing import Callable
 import numpy as np
 import torch
 
+from facerec.errors import InvalidArgument
 from facerec.train.augment import FaceAugmentation
 from facerec.train.augmented_targets import StoredAugmentations
 from facerec.train.backbone import FaceEmbedder
 from facerec.train.data import FaceSet, teacher_key
 from facerec.train.distill import DistillationHead, similarity_structure_loss
 from facerec.train.heads import build_head, needs_identity_batches
+from facerec.train.lookalikes import LookalikeRows, nearest_identities
 from facerec.train.precision import use_bf16
 from facerec.train.reference import ReferenceEmbedder, reference_loss
+from facerec.train.tail import EmbeddingMemory, tail_loss
 from facerec.train.validate import validate
 
 CHECKPOINT_FILE, LOG_FILE, WEIGHTS_FILE, BEST_FILE = "last.ckpt", "train_log.jsonl", "embedder.pt", "best.pt"
@@ -62,6 +66,12 @@ class TrainConfig:
     reference_weight: float = 0.0  # weight of pointing the embedding along the reference's (`reference_loss`)
     augmented_share: float = 0.5  # where the faces carry stored augmentations' targets: the share of a batch's
     #                               crops shown one of them (`facerec.train.augmented_targets.StoredAugmentations`)
+    lookalike_share: float = 0.0  # share of each batch made of look-alike identities (`facerec.train.lookalikes`)
+    lookalike_neighbours: int = 5  # each identity's nearest identities (by the teacher) its look-alikes come from
+    tail_weight: float = 0.0  # weight of the threshold-crossing term against a memory (`facerec.train.tail`)
+    tail_memory: int = 8192  # embeddings that memory holds
+    ema_decay: float = 0.0  # > 0: keep, validate and save an exponential moving average of the weights
+    flip_invariant_targets: bool = False  # the teacher target of a crop and of its mirror: their normalised mean
     notes: dict = field(default_factory=dict)
 
 
@@ -76,19 +86,26 @@ class BatchSampler:
     Both give the same number of batches per epoch, so heads see the same amount of data. Unlabelled rows
     (label -1) come only in random batches: P x K needs identities."""
 
-    def __init__(self, labels: np.ndarray, batch_size: int, per_identity: int | None, seed: int) -> None:
+    def __init__(self, labels: np.ndarray, batch_size: int, per_identity: int | None, seed: int,
+                 lookalikes: LookalikeRows | None = None, lookalike_share: float = 0.0) -> None:
         self.labels, self.batch_size, self.per_identity = labels, batch_size, per_identity
+        self.lookalikes = lookalikes
+        self.lookalike_rows = int(round(lookalike_share * batch_size)) if lookalikes is not None else 0
         self.rng = np.random.default_rng(seed)
         self.by_label = [np.flatnonzero(labels == k) for k in range(labels.max() + 1)]
         if per_identity and (labels < 0).any():
-            raise ValueError("unlabelled rows need a head trained on random batches (e.g. arcface)")
+            raise InvalidArgument("unlabelled rows need a head trained on random batches (e.g. arcface)")
         self.steps_per_epoch = len(labels) // batch_size
 
     def epoch(self):
         if not self.per_identity:
             order = self.rng.permutation(len(self.labels))
+            plain = self.batch_size - self.lookalike_rows  # the rest of a batch: the epoch's random order
             for step in range(self.steps_per_epoch):
-                yield order[step * self.batch_size : (step + 1) * self.batch_size]
+                rows = order[step * plain : (step + 1) * plain]
+                if self.lookalike_rows:
+                    rows = np.concatenate([rows, self.lookalikes.rows(self.rng, self.lookalike_rows)])
+                yield rows
             return
         identities_per_batch = self.batch_size // self.per_identity
         for _ in range(self.steps_per_epoch):
@@ -119,6 +136,7 @@ def train(config: TrainConfig, faces: FaceSet, run_dir: str | Path,
     parts = _build_parts(config, faces, device, imprint=not checkpoint_path.exists())
     model, head, distiller, optimizer, sampler = (parts.model, parts.head, parts.distiller, parts.optimizer,
                                                   parts.sampler)
+    scored = parts.ema if parts.ema is not None else model  # what is validated, kept and saved
     total_steps = config.epochs * sampler.steps_per_epoch
     log(f"training on {device} with {'bf16 autocast' if bf16 else 'fp32'}: {len(parts.images)} crops, "
         f"{sampler.steps_per_epoch} steps per epoch, {config.epochs} epochs")
@@ -137,6 +155,8 @@ def train(config: TrainConfig, faces: FaceSet, run_dir: str | Path,
         head.load_state_dict(state["head"])
         distiller.load_state_dict(state["distiller"])
         optimizer.load_state_dict(state["optimizer"])
+        if parts.ema is not None and "ema" in state:
+            parts.ema.load_state_dict(state["ema"])
         sampler.rng.bit_generator.state = state["sampler_rng"]
         torch.set_rng_state(state["torch_rng"])
         start_epoch, history = state["epoch"] + 1, state["history"]
@@ -165,15 +185,17 @@ def train(config: TrainConfig, faces: FaceSet, run_dir: str | Path,
                 break
         seconds = time.perf_counter() - epoch_start
         means = torch.stack(losses).float().mean(dim=0).tolist()
-        arcface_loss, distill_loss, structure_loss, reference_loss_ = means
+        arcface_loss, distill_loss, structure_loss, reference_loss_, tail_loss_ = means
         record = {
             "epoch": epoch + 1,
             "loss": (config.arcface_weight * arcface_loss + config.distill_weight * distill_loss
-                     + config.structure_weight * structure_loss + config.reference_weight * reference_loss_),
+                     + config.structure_weight * structure_loss + config.reference_weight * reference_loss_
+                     + config.tail_weight * tail_loss_),
             "arcface_loss": arcface_loss,
             "distill_loss": distill_loss,
             **({"structure_loss": structure_loss} if config.structure_weight else {}),
             **({"reference_loss": reference_loss_} if config.reference_weight else {}),
+            **({"tail_loss": tail_loss_} if config.tail_weight else {}),
             "lr": lr,
             "images_per_second": len(losses) * config.batch_size / seconds,
             "epoch_seconds": round(seconds, 2),
@@ -182,8 +204,8 @@ def train(config: TrainConfig, faces: FaceSet, run_dir: str | Path,
         }
         out_of_time = bool(config.max_seconds) and time.perf_counter() - started > config.max_seconds
         if (epoch + 1) % config.validate_every == 0 or epoch + 1 == config.epochs or out_of_time:
-            record.update(validate(model, faces, device, autocast=bf16, distiller=distiller))
-            _keep_if_best(config, model, record, history, run_dir)
+            record.update(validate(scored, faces, device, autocast=bf16, distiller=distiller))
+            _keep_if_best(config, scored, record, history, run_dir)
         history.append(record)
         log(json.dumps(record))
         with open(run_dir / LOG_FILE, "a") as handle:
@@ -192,12 +214,13 @@ def train(config: TrainConfig, faces: FaceSet, run_dir: str | Path,
         torch.save({"model": model.state_dict(), "head": head.state_dict(), "distiller": distiller.state_dict(),
                     "optimizer": optimizer.state_dict(), "sampler_rng": sampler.rng.bit_generator.state,
                     "torch_rng": torch.get_rng_state(), "epoch": epoch, "history": history,
-                    "config": asdict(config)}, temporary)
+                    "config": asdict(config), **({"ema": parts.ema.state_dict()} if parts.ema is not None else {})},
+                   temporary)
         temporary.replace(checkpoint_path)  # a kill while saving leaves the previous checkpoint intact
         if out_of_time:
             log(f"stopping after epoch {epoch + 1}: time budget of {config.max_seconds:.0f}s spent")
             break
-    torch.save({"model": model.state_dict(), "config": asdict(config), "history": history},
+    torch.save({"model": scored.state_dict(), "config": asdict(config), "history": history},
                run_dir / WEIGHTS_FILE)
     return record
 
@@ -217,6 +240,8 @@ class _RunParts:
     targets: torch.Tensor  # float32 [N, 2, 128] teacher targets for the crop and its mirror (NaN: none)
     stored: StoredAugmentations | None = None  # augmentations whose teacher targets were computed beforehand
     reference: ReferenceEmbedder | None = None  # the second teacher, run on each batch's pixels
+    memory: EmbeddingMemory | None = None  # the tail term's memory of recent embeddings
+    ema: FaceEmbedder | None = None  # the moving average of the weights, when kept
 
 
 def _build_parts(config: TrainConfig, faces: FaceSet, device: torch.device, imprint: bool = False) -> _RunParts:
@@ -235,26 +260,36 @@ def _build_parts(config: TrainConfig, faces: FaceSet, device: torch.device, impr
                   {"params": distiller.parameters()}]
     optimizer = torch.optim.SGD(parameters, lr=config.lr, momentum=config.momentum,
                                 weight_decay=config.weight_decay, nesterov=True)
+    teacher = faces.teacher[train_rows] if faces.teacher is not None else np.full((len(train_rows), 2, 128), np.nan)
+    if config.flip_invariant_targets:  # the embedder flips at test time: its target is the pair's mean
+        teacher = flip_invariant(teacher)
+    lookalikes = None
+    if config.lookalike_share:
+        if faces.teacher is None:
+            raise InvalidArgument("look-alike batches need teacher targets (pass teacher files)")
+        lookalikes = LookalikeRows(labels, nearest_identities(teacher, labels, config.lookalike_neighbours))
     sampler = BatchSampler(labels, config.batch_size,
-                           config.photos_per_identity if needs_identity_batches(config.head) else None, config.seed)
+                           config.photos_per_identity if needs_identity_batches(config.head) else None, config.seed,
+                           lookalikes, config.lookalike_share)
     augment = FaceAugmentation(enabled=config.augment)
     images = torch.from_numpy(faces.images[train_rows]).to(device)
     label_tensor = torch.from_numpy(labels).to(device)
     if (config.distill_weight or config.structure_weight) and faces.teacher is None:
-        raise ValueError("distillation needs teacher targets (pass teacher files)")
+        raise InvalidArgument("distillation needs teacher targets (pass teacher files)")
     if (labels < 0).any() and not config.distill_weight:
-        raise ValueError("unlabelled rows teach only through the teacher: set a distillation weight")
-    teacher = faces.teacher[train_rows] if faces.teacher is not None else np.full((len(train_rows), 2, 128), np.nan)
+        raise InvalidArgument("unlabelled rows teach only through the teacher: set a distillation weight")
     targets = torch.from_numpy(np.ascontiguousarray(teacher, dtype=np.float32)).to(device)
     stored = None
     if faces.augmented_teacher is not None and config.augmented_share > 0:
         stored = StoredAugmentations(images, [teacher_key(faces.paths[r]) for r in train_rows],
                                      faces.augmented_teacher[train_rows], config.augmented_share)
     if config.reference_weight and not config.reference_model:
-        raise ValueError("a reference weight needs a reference model (an ONNX embedder)")
+        raise InvalidArgument("a reference weight needs a reference model (an ONNX embedder)")
     reference = ReferenceEmbedder(config.reference_model) if config.reference_weight else None
+    memory = EmbeddingMemory(config.tail_memory, 512, device) if config.tail_weight else None
+    ema = copy.deepcopy(model).requires_grad_(False) if config.ema_decay else None
     return _RunParts(model, head, distiller, optimizer, sampler, augment, images, label_tensor, targets, stored,
-                     reference)
+                     reference, memory, ema)
 
 
 def _class_centres(model: FaceEmbedder, images: np.ndarray, labels: np.ndarray, num_classes: int,
@@ -277,7 +312,7 @@ def _initial_model(config: TrainConfig, faces: FaceSet) -> FaceEmbedder:
     model = load_onnx_weights(config.warm_start, calibration)
     model = to_standard_stem(model) if config.stem == "standard" else model
     if model.stem_name != config.stem:
-        raise ValueError(f"cannot warm-start a {config.stem} stem from a {model.stem_name} model")
+        raise InvalidArgument(f"cannot warm-start a {config.stem} stem from a {model.stem_name} model")
     model.head[1].p = config.dropout
     return model
 
@@ -302,12 +337,32 @@ def _step(config: TrainConfig, bf16: bool, device, parts: _RunParts, batch_rows)
     distill = parts.distiller(embeddings, targets) if config.distill_weight else zero
     structure = similarity_structure_loss(embeddings, targets) if config.structure_weight else zero
     reference = reference_loss(embeddings, parts.reference(batch)) if parts.reference is not None else zero
+    tail = tail_loss(embeddings, labels, parts.memory) if parts.memory is not None else zero
     loss = (config.arcface_weight * arcface + config.distill_weight * distill + config.structure_weight * structure
-            + config.reference_weight * reference)
+            + config.reference_weight * reference + config.tail_weight * tail)
     parts.optimizer.zero_grad(set_to_none=True)
     loss.backward()
     parts.optimizer.step()
-    return torch.stack([arcface.detach(), distill.detach(), structure.detach(), reference.detach()])
+    if parts.ema is not None:
+        moving_average(parts.ema, parts.model, config.ema_decay)
+    return torch.stack([arcface.detach(), distill.detach(), structure.detach(), reference.detach(), tail.detach()])
+
+
+@torch.no_grad()
+def moving_average(average: torch.nn.Module, model: torch.nn.Module, decay: float) -> None:
+    """average <- decay * average + (1 - decay) * model, parameter by parameter (buffers copied): the averaging of
+    whole stages, done at every step of one run."""
+    for kept, current in zip(average.parameters(), model.parameters()):
+        kept.mul_(decay).add_(current.detach(), alpha=1.0 - decay)
+    for kept, current in zip(average.buffers(), model.buffers()):
+        kept.copy_(current)
+
+
+def flip_invariant(teacher: np.ndarray) -> np.ndarray:
+    """[N, 2, 128] unit targets of a crop and its mirror -> both the normalised mean of the two (NaN stays NaN)."""
+    mean = teacher.sum(axis=1)
+    mean = mean / np.linalg.norm(mean, axis=1, keepdims=True)
+    return np.repeat(mean[:, None], 2, axis=1).astype(np.float32)
 
 
 def _keep_if_best(config: TrainConfig, model, record: dict, history: list[dict], run_dir: Path) -> None:

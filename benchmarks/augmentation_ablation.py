@@ -56,6 +56,24 @@ def linked_subset(celeba: Path, folder: Path, identities: int) -> list[str]:
     return names
 
 
+def train_side_by_side(runs: dict[str, tuple[Path, list[str]]]) -> None:
+    """Run each `facerec-train train` command (name: (run folder, command)) whose run has no export yet, all at
+    once with one thread each, then export each to ONNX; SystemExit naming the log of a run that failed."""
+    single_thread = {**os.environ, "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+    running = {}
+    for name, (run, command) in runs.items():
+        if not (run / "model_fp32.onnx").exists():
+            run.mkdir(parents=True, exist_ok=True)
+            running[name] = subprocess.Popen(command, stdout=open(run / "train.log", "a"), stderr=subprocess.STDOUT,
+                                             env=single_thread)
+    for name, process in running.items():
+        run = runs[name][0]
+        if process.wait():
+            raise SystemExit(f"training {name} failed: see {run / 'train.log'}")
+        subprocess.run(["facerec-train", "export-onnx", str(run / "embedder.pt"), str(run / "model_fp32.onnx")],
+                       check=True)
+
+
 def train_command(data: Path, crops: Path, warm: Path, run: Path, epochs: int, augmented: Path | None,
                   share: float) -> list[str]:
     stored = ["--augmented-teacher", str(augmented), "--augmented-share", str(share)] if augmented else []
@@ -95,22 +113,10 @@ def main() -> None:
     if not augmented.exists():
         subprocess.run(["facerec-train", "teacher-targets", str(crops), str(augmented), "--augmentations",
                         str(args.augmentations)], check=True)
-    single_thread = {**os.environ, "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
-    running = {}
-    for arm in ARMS:
-        run = args.work / arm
-        if not (run / "model_fp32.onnx").exists():
-            run.mkdir(parents=True, exist_ok=True)
-            command = train_command(args.data, crops, args.warm_start, run, args.epochs,
-                                    augmented if arm == "stored" else None, args.share)
-            running[arm] = subprocess.Popen(command, stdout=open(run / "train.log", "a"), stderr=subprocess.STDOUT,
-                                            env=single_thread)
-    for arm, process in running.items():
-        if process.wait():
-            raise SystemExit(f"training {arm} failed: see {args.work / arm / 'train.log'}")
-        run = args.work / arm
-        subprocess.run(["facerec-train", "export-onnx", str(run / "embedder.pt"), str(run / "model_fp32.onnx")],
-                       check=True)
+    train_side_by_side({arm: (args.work / arm, train_command(args.data, crops, args.warm_start, args.work / arm,
+                                                             args.epochs, augmented if arm == "stored" else None,
+                                                             args.share))
+                        for arm in ARMS})
     scoring, scoring_names = held_out_crops(args.data / "celeba112")  # the selection identities: nobody trained on them
     scores = {"start": measure(args.warm_start, True, scoring, scoring_names)}
     for arm in ARMS:

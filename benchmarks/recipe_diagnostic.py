@@ -29,15 +29,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import subprocess
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from augmentation_ablation import linked_subset  # noqa: E402
+from augmentation_ablation import linked_subset, train_side_by_side  # noqa: E402
 from embedding_options import held_out_crops, measure  # noqa: E402
 
 from facerec.provenance import file_sha256, write_result  # noqa: E402
@@ -64,22 +62,11 @@ def train_command(data: Path, crops: Path, warm: Path, run: Path, epochs: int, a
 
 def run_arms(arms: list[str], args: argparse.Namespace, crops: Path) -> None:
     """Train the arms that have no export yet, two at a time, one thread each; export each to ONNX."""
-    single_thread = {**os.environ, "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
     pending = [arm for arm in arms if not (args.work / arm / "model_fp32.onnx").exists()]
     for pair_start in range(0, len(pending), 2):
-        running = {}
-        for arm in pending[pair_start:pair_start + 2]:
-            run = args.work / arm
-            run.mkdir(parents=True, exist_ok=True)
-            command = train_command(args.data, crops, args.warm_start, run, args.epochs, arm)
-            running[arm] = subprocess.Popen(command, stdout=open(run / "train.log", "a"), stderr=subprocess.STDOUT,
-                                            env=single_thread)
-        for arm, process in running.items():
-            if process.wait():
-                raise SystemExit(f"training {arm} failed: see {args.work / arm / 'train.log'}")
-            run = args.work / arm
-            subprocess.run(["facerec-train", "export-onnx", str(run / "embedder.pt"), str(run / "model_fp32.onnx")],
-                           check=True)
+        train_side_by_side({arm: (args.work / arm, train_command(args.data, crops, args.warm_start, args.work / arm,
+                                                                 args.epochs, arm))
+                            for arm in pending[pair_start:pair_start + 2]})
 
 
 def main() -> None:

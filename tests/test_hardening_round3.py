@@ -475,3 +475,17 @@ def test_a_photo_over_the_working_size_is_shrunk_while_decoding_and_answered_in_
         gallery.enroll(lfw_photo("Colin_Powell", 1), "Colin Powell")
         (match,) = gallery.identify(photo)
     assert match.name == "Colin Powell" and match.similarity > 0.9
+
+
+def test_an_upload_deleted_before_it_is_read_says_so_without_a_server_path(tmp_path):
+    """Found while making uploads leave at once: a photo answered by one action and asked about by another that
+    started just before read "no such file: /<the web cache>/<hash>/photo.jpg" (a server path) or failed with
+    "Something went wrong (FileNotFoundError)"."""
+    from facerec.ui.uploads import GONE, AnsweredPhoto, photo_to_answer
+
+    missing = str(tmp_path / "cache" / "0123abcd" / "photo.jpg")
+    with pytest.raises(InvalidImage) as refused:
+        photo_to_answer(missing, None, lambda path: pytest.fail("nothing to read"))
+    assert str(refused.value) == GONE and str(tmp_path) not in str(refused.value)
+    kept = AnsweredPhoto(missing, "the decoded photo")
+    assert photo_to_answer(missing, kept, lambda path: pytest.fail("nothing to read")) is kept

@@ -121,8 +121,10 @@ def photo_to_answer(value, kept: AnsweredPhoto | None, read, missing: str = "upl
     if isinstance(value, Gone) and kept is not None and kept.upload == value.upload:
         return kept
     path = uploaded_photo(value, missing)
-    if kept is not None and kept.upload == path and not Path(path).exists():
-        return kept
+    if not Path(path).exists():  # deleted since the page sent it: never "no such file: <a server path>"
+        if kept is not None and kept.upload == path:
+            return kept
+        raise InvalidImage(GONE)
     try:
         return AnsweredPhoto(path, read(path))
     except FileNotFoundError:

@@ -68,7 +68,7 @@ class KeyBeforeBody:
         key = sent.decode("latin-1") if sent is not None else None
         try:
             found = await anyio.to_thread.run_sync(caller_key, self.keys, key)
-        except ApiError as error:
+        except Exception as error:  # noqa: BLE001 - 401/503, or a database failure: one JSON line either way
             await error_response(error)(scope, receive, send)
             return
         scope.setdefault("state", {})["api_key"] = found

@@ -99,3 +99,12 @@ def test_the_page_links_the_rest_api_and_not_gradios_panel(app, page):
     expect(link).to_have_attribute("href", "/api/v1/docs")
     expect(page.get_by_text("Use via API")).to_have_count(0)
     assert not page.locator("footer").all_inner_texts() or "·" not in " ".join(page.locator("footer").all_inner_texts())
+
+
+def test_every_tab_is_in_sight_on_a_phone(app, page):
+    """Item 8: at 390 px, Gallery and Health hid behind a "..." menu."""
+    page.set_viewport_size({"width": 390, "height": 844})
+    for name in ("Enroll", "Identify", "Verify", "Gallery", "Health"):
+        expect(page.get_by_role("tab", name=name, exact=True)).to_be_visible()
+    open_tab(page, "Health")
+    expect(page.get_by_role("button", name="Check gallery health")).to_be_visible()

@@ -38,7 +38,7 @@ def build(context: AppContext, default_percent: float, password: gr.Textbox) -> 
         threshold_note = gr.Markdown(elem_id="identify-threshold-note")
         button = gr.Button("Identify", variant="primary")
         status = gr.Markdown(elem_id="identify-status")
-        table = gr.Dataframe(headers=HEADERS, label="Top candidates per face", interactive=False)
+        table = gr.Dataframe(headers=HEADERS, label="Top candidates per face", interactive=False, wrap=True)
         gr.Markdown(("**Right or wrong?** With the admin password: confirm a face, or say who it really is. "
                      if context.password_needed else "**Right or wrong?** Confirm a face, or say who it really is. ")
                     + "Each named face is already kept as a sighting for the Health tab; your answer makes it "

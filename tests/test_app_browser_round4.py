@@ -108,3 +108,28 @@ def test_every_tab_is_in_sight_on_a_phone(app, page):
         expect(page.get_by_role("tab", name=name, exact=True)).to_be_visible()
     open_tab(page, "Health")
     expect(page.get_by_role("button", name="Check gallery health")).to_be_visible()
+
+
+def test_a_file_that_is_no_photo_leaves_no_broken_image_and_the_log_no_warning_pile(app, page, tmp_path, data_dir):
+    """Item 8: a non-image in Identify left a broken-image icon; a refused 144 MP image printed Pillow's
+    DecompressionBombWarning four times in the server log."""
+    import struct
+    import zlib
+
+    def chunk(kind: bytes, body: bytes) -> bytes:
+        return struct.pack(">I", len(body)) + kind + body + struct.pack(">I", zlib.crc32(kind + body) & 0xFFFFFFFF)
+
+    huge = tmp_path / "huge.png"  # a header that claims 12,000 x 12,000 pixels
+    huge.write_bytes(b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", 12_000, 12_000, 8, 2, 0, 0, 0))
+                     + chunk(b"IDAT", zlib.compress(b"")) + chunk(b"IEND", b""))
+    notes = tmp_path / "notes.jpg"
+    notes.write_text("not a photo")
+    panel = open_tab(page, "Identify")
+    panel.locator(IMAGE_INPUT).set_input_files(str(lfw(data_dir, PEOPLE[2], 1)))
+    expect(panel.locator('[data-testid="image"] img')).to_have_count(1)  # a photo shows in the box
+    for upload, words in ((notes, "notes.jpg is not an image"), (huge, "over the limit of 40,000,000 pixels")):
+        panel.locator(IMAGE_INPUT).set_input_files(str(upload))
+        expect(page.locator("#identify-status")).to_contain_text(words)
+        expect(panel.locator('[data-testid="image"] img')).to_have_count(0)  # the box is empty again
+    assert app.log_text().count("DecompressionBombWarning") == 0
+    assert_no_toast(page)

@@ -48,7 +48,7 @@ class Settings:
     fpir: float = 0.01
     store_crops: bool = True  # False: privacy mode, no image data and no sightings are kept
     sightings_memory: int = 10_000  # recent identifications kept for the health report (0: none)
-    sightings_per_hour: int = 5  # automatic sightings kept per person per hour (`facerec.gallery.sightings`)
+    sightings_per_hour: int = 10  # automatic sightings kept per person per hour (`facerec.gallery.sightings`)
     index_kind: str | None = None  # None: "pgvector" on a PostgreSQL database, else "flat" (`resolved_index_kind`)
     hnsw_m: int = 32
     hnsw_ef_search: int = 256

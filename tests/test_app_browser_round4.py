@@ -101,15 +101,6 @@ def test_the_page_links_the_rest_api_and_not_gradios_panel(app, page):
     assert not page.locator("footer").all_inner_texts() or "·" not in " ".join(page.locator("footer").all_inner_texts())
 
 
-def test_every_tab_is_in_sight_on_a_phone(app, page):
-    """Item 8: at 390 px, Gallery and Health hid behind a "..." menu."""
-    page.set_viewport_size({"width": 390, "height": 844})
-    for name in ("Enroll", "Identify", "Verify", "Gallery", "Health"):
-        expect(page.get_by_role("tab", name=name, exact=True)).to_be_visible()
-    open_tab(page, "Health")
-    expect(page.get_by_role("button", name="Check gallery health")).to_be_visible()
-
-
 def test_a_file_that_is_no_photo_leaves_no_broken_image_and_the_log_no_warning_pile(app, page, tmp_path, data_dir):
     """Item 8: a non-image in Identify left a broken-image icon; a refused 144 MP image printed Pillow's
     DecompressionBombWarning four times in the server log."""

@@ -104,5 +104,5 @@ def test_training_shows_a_stored_augmentation_with_the_teachers_descriptor_of_th
                          augmented_share=1.0)
     parts = _build_parts(config, faces, torch.device("cpu"))
     assert parts.stored is not None
-    arcface, distill, _, _ = _step(config, False, torch.device("cpu"), parts, np.arange(len(paths)))
+    arcface, distill, *_ = _step(config, False, torch.device("cpu"), parts, np.arange(len(paths)))
     assert math.isfinite(float(arcface)) and 0 < float(distill) <= 2  # (the crops are one person's)

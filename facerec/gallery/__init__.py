@@ -40,7 +40,7 @@ from facerec.gallery.enrollment import Enrollment
 from facerec.gallery.face_choice import decoded_faces
 from facerec.gallery.health import GalleryHealth, HealthReport
 from facerec.gallery.search import Search
-from facerec.gallery.sightings import SightingInfo, SightingsMemory
+from facerec.gallery.sightings import CONFIRMED, CORRECTED, SightingInfo, SightingsMemory
 from facerec.gallery.thresholds import GalleryThresholds
 
 
@@ -205,9 +205,10 @@ class Gallery:
         """The face kept as this sighting is nobody enrolled: forget it."""
         return self.sightings.reject(sighting_id)
 
-    def label_face(self, embedding: np.ndarray, identity: str | int) -> SightingInfo:
-        """A face identify did not name (its `FaceMatch.embedding`) is `identity`: kept as a corrected sighting."""
-        return self.sightings.label_face(embedding, identity)
+    def label_face(self, embedding: np.ndarray, identity: str | int, confirmed: bool = False) -> SightingInfo:
+        """A face identify did not keep (its `FaceMatch.embedding`) is `identity`: kept as a corrected sighting, or
+        with `confirmed` as a confirmed one (a named face past the pace of automatic sightings)."""
+        return self.sightings.label_face(embedding, identity, CONFIRMED if confirmed else CORRECTED)
 
     def clear_sightings(self) -> int:
         return self.sightings.clear()

@@ -15,7 +15,7 @@ sent again is one sighting, not many (a near-identical face of the same person i
 cannot fill the memory with one face. What a user confirmed or corrected is evicted only after every automatic
 sighting; Health reads automatic sightings only at or above today's default-rate threshold.
 
-Paced: at most `Settings.sightings_per_hour` (default 5) automatic sightings of one person are kept in any hour; more identifications
+Paced: at most `Settings.sightings_per_hour` (default 10) automatic sightings of one person are kept in any hour; more identifications
 of that person are answered as usual but not kept. Thirty lightly altered copies of one photo (cropped, brighter,
 recompressed) are not "the same photo" by their embeddings, so without a pace one caller could still fill a
 person's history with one picture; a user's confirmations are not paced.
@@ -64,7 +64,7 @@ class SightingsMemory:
     keep (`store_crops` off is privacy mode; `capacity` 0 turns it off)."""
 
     def __init__(self, store: Store, model_id: str, store_crops: bool, capacity: int,
-                 lookback: int = SAME_PHOTO_LOOKBACK, per_hour: int = 5) -> None:
+                 lookback: int = SAME_PHOTO_LOOKBACK, per_hour: int = 10) -> None:
         self.store, self.model_id, self.store_crops, self.capacity = store, model_id, store_crops, capacity
         self.lookback, self.per_hour = lookback, per_hour
 
@@ -137,16 +137,17 @@ class SightingsMemory:
             store.sightings.remove(session, sighting)
         return info
 
-    def label_face(self, embedding: np.ndarray, identity: str | int) -> SightingInfo:
-        """A face that was not named (below the threshold), labelled by the user: a new corrected sighting."""
+    def label_face(self, embedding: np.ndarray, identity: str | int, source: str = CORRECTED) -> SightingInfo:
+        """A face that was not kept as a sighting, labelled by the user: a new corrected sighting (below the
+        threshold), or a confirmed one (`source` CONFIRMED: named, but past the pace of automatic sightings)."""
         self._refuse_when_disabled()
         store = self.store
         with store.writing_sightings() as session, session.begin():
             person = find_identity(store, session, identity)
             similarity = self._similarity_to(person.id, embedding)
-            sighting_id = store.sightings.add(session, person.id, embedding, self.model_id, similarity, CORRECTED,
+            sighting_id = store.sightings.add(session, person.id, embedding, self.model_id, similarity, source,
                                               self.capacity)
-            return SightingInfo(sighting_id, person.name, CORRECTED, similarity)
+            return SightingInfo(sighting_id, person.name, source, similarity)
 
     def forget_when_disabled(self) -> int:
         """With the memory off (privacy mode, or a size of 0), the sightings kept before go too; how many."""

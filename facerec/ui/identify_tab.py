@@ -84,7 +84,7 @@ def build(context: AppContext, default_percent: float, password: gr.Textbox) -> 
             threshold, rate = None, None
         answered = photo_to_answer(photo, answered, gallery.read)
         matches = matches_found = gallery.identify(answered.photo, top_k=int(top_k), threshold=threshold, fpir=rate)
-        faces_seen = [[m.sighting_id, m.embedding] for m in matches] if admin else None
+        faces_seen = [[m.sighting_id, m.embedding, m.name] for m in matches] if admin else None
         if not admin:
             matches = [match.redacted() for match in matches]
         labels = [f"#{i} {m.label}" + ("" if m.similarity is None else f" {m.similarity:.3f}")
@@ -130,15 +130,19 @@ def build(context: AppContext, default_percent: float, password: gr.Textbox) -> 
         return index, faces_seen[index]
 
     def confirm(face, faces_seen, password="", request: gr.Request = None):
-        index, (sighting_id, _embedding) = chosen(face, faces_seen, password, request)
-        if sighting_id is None:
+        index, (sighting_id, embedding, name) = chosen(face, faces_seen, password, request)
+        if sighting_id is None and name is None:
             raise InvalidArgument(f"face #{index} was not named, so there is nothing to confirm: pick who it is "
                                   "and press Correct")
-        info = gallery.confirm_sighting(sighting_id)
-        return {feedback_status: f"Confirmed face #{index} as **{markdown_text(info.name)}**."}
+        if sighting_id is None:  # named, but not kept (past the pace of automatic sightings): kept now, confirmed
+            info = gallery.label_face(embedding, name, confirmed=True)
+            faces_seen[index][0] = info.id
+        else:
+            info = gallery.confirm_sighting(sighting_id)
+        return {seen: faces_seen, feedback_status: f"Confirmed face #{index} as **{markdown_text(info.name)}**."}
 
     def correct(face, name, faces_seen, password="", request: gr.Request = None):
-        index, (sighting_id, embedding) = chosen(face, faces_seen, password, request)
+        index, (sighting_id, embedding, _name) = chosen(face, faces_seen, password, request)
         if not name:
             raise InvalidArgument("pick who the face really is, then press Correct")
         info = (gallery.correct_sighting(sighting_id, name) if sighting_id is not None
@@ -148,7 +152,7 @@ def build(context: AppContext, default_percent: float, password: gr.Textbox) -> 
                                                    f"{info.similarity:.3f} to their enrollment); kept as a sighting."}
 
     def reject(face, faces_seen, password="", request: gr.Request = None):
-        index, (sighting_id, _embedding) = chosen(face, faces_seen, password, request)
+        index, (sighting_id, _embedding, _name) = chosen(face, faces_seen, password, request)
         if sighting_id is None:
             raise InvalidArgument(f"face #{index} was not kept as a sighting: nothing to forget")
         info = gallery.reject_sighting(sighting_id)
@@ -163,7 +167,7 @@ def build(context: AppContext, default_percent: float, password: gr.Textbox) -> 
     expose([button.click], identify, [photo, pinned, top_k, password, fpir, kept], [picture, table, status, details],
            status, api_name="identify", also_clear=[seen, feedback_status],
            extra_outputs=[feedback_face, feedback_name, threshold_note, kept])
-    expose([confirm_button.click], confirm, [feedback_face, seen, password], [], feedback_status)
+    expose([confirm_button.click], confirm, [feedback_face, seen, password], [], feedback_status, extra_outputs=[seen])
     # `seen` is kept as it is when a correction fails (a mistyped name must not forget the photo's faces).
     expose([correct_button.click], correct, [feedback_face, feedback_name, seen, password], [], feedback_status,
            extra_outputs=[seen])

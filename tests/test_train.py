@@ -118,9 +118,9 @@ def test_unlabelled_rows_teach_through_the_teacher_and_never_reach_the_arcface_h
     parts = _build_parts(config, faces, torch.device("cpu"))
     labels = parts.labels.numpy()
     assert (labels == -1).sum() == 8 and labels.max() == 5  # six identities keep labels 0..5
-    arcface, distill, _, _ = _step(config, False, torch.device("cpu"), parts, np.flatnonzero(labels == -1))
+    arcface, distill, *_ = _step(config, False, torch.device("cpu"), parts, np.flatnonzero(labels == -1))
     assert float(arcface) == 0.0 and float(distill) > 0.0
-    arcface, distill, _, _ = _step(config, False, torch.device("cpu"), parts, np.flatnonzero(labels >= 0)[:8])
+    arcface, distill, *_ = _step(config, False, torch.device("cpu"), parts, np.flatnonzero(labels >= 0)[:8])
     assert float(arcface) > 0.0 and float(distill) > 0.0
     record = train(config, faces, tmp_path, log=lambda _: None)
     assert math.isfinite(record["loss"])

@@ -60,9 +60,13 @@ def build_parser() -> argparse.ArgumentParser:
 def launch_problem(error: OSError, args: argparse.Namespace) -> str:
     """Why the web server did not start, in facerec's terms (Gradio's message names `server_port` of launch())."""
     if "port" in str(error).lower():
-        return (f"port {args.port} on {args.host} is in use (another facerec, or another program): start with "
-                f"--port N, for example --port {args.port + 1}")
+        return port_in_use(args)
     return f"the web server could not start ({' '.join(str(error).split())[:200]})"
+
+
+def port_in_use(args: argparse.Namespace) -> str:
+    return (f"port {args.port} on {args.host} is in use (another facerec, or another program): start with "
+            f"--port N, for example --port {args.port + 1}")
 
 
 def port_taken(host: str, port: int) -> bool:
@@ -171,7 +175,7 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     os.environ["FORWARDED_ALLOW_IPS"] = ",".join(trusted_proxies(args))  # read by uvicorn when Gradio starts it
     if port_taken(args.host, args.port):
-        print(f"error: {launch_problem(OSError('port in use'), args)}", file=sys.stderr, flush=True)
+        print(f"error: {port_in_use(args)}", file=sys.stderr, flush=True)
         return 1
     password, warnings = admin_password(args)
     for warning in warnings:
@@ -184,9 +188,9 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     for notice in gallery.notices:
         print(f"warning: {notice}", file=sys.stderr, flush=True)
-    web_cache = None
+    web_cache, quota = None, upload_quota_bytes()
     if not os.environ.get("GRADIO_TEMP_DIR"):
-        web_cache = private_web_cache(web_cache_root(Path(gallery.settings.home), upload_quota_bytes()))
+        web_cache = private_web_cache(web_cache_root(Path(gallery.settings.home), quota))
         os.environ["GRADIO_TEMP_DIR"] = str(web_cache)
 
     from starlette.middleware import Middleware
@@ -209,7 +213,7 @@ def main(argv: list[str] | None = None) -> int:
                 max_file_size=gallery.settings.max_import_bytes, show_error=False, footer_links=[],
                 app_kwargs={"routes": [api_mount(api)],  # before Gradio's own routes
                             "middleware": [Middleware(UploadQuota, folder=Path(os.environ["GRADIO_TEMP_DIR"]),
-                                                      limit_bytes=upload_quota_bytes(),
+                                                      limit_bytes=quota,
                                                       per_request_bytes=gallery.settings.max_import_bytes
                                                       + FORM_ALLOWANCE)]},
             )

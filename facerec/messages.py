@@ -80,9 +80,9 @@ def low_quality_message(quality) -> str:
 
 
 def faces_left_out_message(found: int, kept: int) -> str | None:
-    """What an answer says when a photo had more faces than facerec identifies in one photo (the largest `kept`),
-    or None when every face was answered."""
+    """The sentence an answer adds when a photo had more faces than facerec identifies in one photo (the largest
+    `kept`), or None when every face was answered."""
     if found <= kept:
         return None
-    return (f"the photo has {plural(found, 'face')}; only the {kept:,} largest were identified (crop the photo to "
-            "identify the others)")
+    return sentence(f"the photo has {plural(found, 'face')}; only the {kept:,} largest were identified (crop the "
+                    "photo to identify the others)")

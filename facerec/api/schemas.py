@@ -5,10 +5,11 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from facerec.gallery.results import EnrollResult, FaceMatch, IdentityInfo
+from facerec.faces.detect import FoundFaces
+from facerec.gallery.results import EnrollResult, IdentityInfo
 from facerec.openset.threshold_policy import ThresholdInForce
 from facerec.threshold_text import with_sentence, worded
-from facerec.messages import faces_left_out_message, sentence
+from facerec.messages import faces_left_out_message
 
 
 class Error(BaseModel):
@@ -132,7 +133,7 @@ class Identified(BaseModel):
     threshold_policy: ThresholdPolicy
 
     @classmethod
-    def of(cls, matches: list[FaceMatch], top_k: int, rule: ThresholdInForce, found: int | None = None) -> "Identified":
+    def of(cls, matches: FoundFaces, top_k: int, rule: ThresholdInForce) -> "Identified":
         faces = []
         for match in matches:
             face = match.face.to_dict()
@@ -143,9 +144,7 @@ class Identified(BaseModel):
                 candidates=[Candidate(name=c.name, identity_id=c.identity_id, similarity=round(c.similarity, 4))
                             for c in match.candidates], sighting_id=match.sighting_id))
         policy = with_sentence(rule.to_dict(), rule)
-        found = len(faces) if found is None else found
-        left_out = faces_left_out_message(found, len(faces))
-        return cls(faces=faces, faces_found=found, note=sentence(left_out) if left_out else None,
+        return cls(faces=faces, faces_found=matches.found, note=faces_left_out_message(matches.found, len(matches)),
                    threshold=policy["threshold"], expected_fpir=policy["expected_fpir"], top_k=top_k,
                    threshold_policy=policy)
 

@@ -9,7 +9,7 @@ from pathlib import Path
 from facerec.cli.output import emit, open_gallery, pick_face_hint, progress_bar
 from facerec.cli.registry import CommandAdder
 from facerec.errors import FaceRecError, IdentityMismatch, InvalidArgument, LowQuality, MultipleFaces, PossibleDuplicate
-from facerec.messages import faces_left_out_message, sentence, similarity_text
+from facerec.messages import faces_left_out_message, similarity_text
 from facerec.threshold_text import threshold_sentence, worded
 
 
@@ -134,7 +134,7 @@ def cmd_identify(args) -> int:
     text = f"{len(matches)} face(s). {threshold_sentence(matches[0].rule)}"
     left_out = faces_left_out_message(matches.found, len(matches))
     if left_out:
-        text += f"\n{sentence(left_out)}"
+        text += f"\n{left_out}"
     if kept:
         text += (f"\nKept as sighting(s) {', '.join(map(str, kept))}: if one is wrong, `facerec sightings correct ID "
                  "NAME` or `facerec sightings reject ID`.")

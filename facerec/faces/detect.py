@@ -41,10 +41,6 @@ class FoundFaces(list):
         super().__init__(faces)
         self.found = len(self) if found is None else found
 
-    @property
-    def left_out(self) -> int:
-        return self.found - len(self)
-
 
 @dataclass(frozen=True)
 class DetectedFace:

@@ -13,7 +13,7 @@ from facerec.ui.context import AppContext
 from facerec.ui.face_picker import chosen_face, faces_view
 from facerec.ui.page_pictures import page_picture
 from facerec.ui.text import markdown_text
-from facerec.ui.uploads import CACHE_MAX_AGE_S, forget_upload, photo_input, photo_to_answer
+from facerec.ui.uploads import CACHE_MAX_AGE_S, forget_upload, photo_input, photo_to_answer, received_photo
 
 LOOKALIKE_BOX = "Enroll anyway if the face matches someone already enrolled"
 LOW_QUALITY_BOX = "Enroll anyway if the photo is a poor enrollment photo"
@@ -51,10 +51,7 @@ def build(context: AppContext, password: gr.Textbox) -> EnrollTab:
     kept = gr.State(None, time_to_live=CACHE_MAX_AGE_S)  # the photo last detected, decoded, in the page's memory
 
     def detect(photo):
-        try:
-            answered = photo_to_answer(photo, None, gallery.read) if photo else None
-        finally:  # the page keeps the decoded photo for Enroll; the server keeps no copy
-            forget_upload(photo, context.web_cache)
+        answered = received_photo(photo, gallery.read, context.web_cache)  # kept by the page for Enroll
         if answered is None:
             return {faces: None, face_choice: gr.update(choices=[], value=None), kept: None,
                     detect_status: "Upload a photo to see the faces found in it.", quality_note: ""}

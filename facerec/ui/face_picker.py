@@ -17,7 +17,6 @@ from facerec.gallery import Gallery
 from facerec.messages import no_face_message, sentence
 from facerec.faces.pipeline import Photo
 from facerec.ui.page_pictures import MAX_SIDE
-from facerec.ui.uploads import photo_to_answer
 
 PREFIX = "face #"
 
@@ -38,27 +37,18 @@ def chosen_face(value, what: str = "face") -> int | None:
                               f"got '{value}'") from None
 
 
-def detected_faces(gallery: Gallery, photo, preselect_largest: bool, which: str = "this photo"):
-    """(the decoded photo for the page to keep, (photo with numbered boxes or None, dropdown update, note, number
-    of faces)) for an upload; None photo (the upload was cleared) gives (None, an empty view). An unreadable upload
-    raises InvalidImage."""
-    if not photo:
-        return None, (None, gr.update(choices=[], value=None), "", 0)
-    answered = photo_to_answer(photo, None, gallery.read)
-    return answered, faces_view(gallery, *gallery.detect(answered.photo), preselect_largest, which)
-
-
 def faces_view(gallery: Gallery, decoded: Photo, faces: list[DetectedFace], preselect_largest: bool,
                which: str = "this photo"):
-    """`detected_faces` for a photo already decoded and detected (the Enroll tab goes on to judge the chosen
-    face's quality from the same detection instead of running the detector twice)."""
+    """(photo with numbered boxes, dropdown update, note, number of faces) for a photo decoded and detected (the
+    Enroll tab goes on to judge the chosen face's quality from the same detection instead of running the detector
+    twice)."""
     if not faces:
         note = sentence(no_face_message(decoded.shape, gallery.settings.min_face_size, which))
         return decoded.pixels, gr.update(choices=[], value=None), note, 0
     choices = face_choices(len(faces))
+    drawn = annotate(decoded.pixels, faces, landmarks=True, max_side=MAX_SIDE, scale=decoded.scale)
     if len(faces) == 1:
-        return annotate(decoded.pixels, faces, landmarks=True, max_side=MAX_SIDE, scale=decoded.scale), gr.update(choices=choices, value=choices[0]), \
-            "One face found.", 1
+        return drawn, gr.update(choices=choices, value=choices[0]), "One face found.", 1
     if preselect_largest:
         largest = largest_face_index(faces)
         note = (f"{len(faces)} faces found; face #{largest} (the largest) is selected — pick another if needed.")
@@ -66,5 +56,4 @@ def faces_view(gallery: Gallery, decoded: Photo, faces: list[DetectedFace], pres
     else:
         note = f"{len(faces)} faces found in {which}: pick the one to compare (numbered left to right)."
         value = None
-    return annotate(decoded.pixels, faces, landmarks=True, max_side=MAX_SIDE, scale=decoded.scale), gr.update(choices=choices, value=value), note, \
-        len(faces)
+    return drawn, gr.update(choices=choices, value=value), note, len(faces)

@@ -19,7 +19,7 @@ from facerec.ui.actions import expose, page_door
 from facerec.ui.context import AppContext
 from facerec.ui.text import markdown_text
 from facerec.ui.uploads import (CACHE_MAX_AGE_S, EXPORT_LIFETIME_S, delete_later, empty_web_cache, forget_upload,
-                                photo_input, photo_to_answer)
+                                photo_input, photo_to_answer, received_photo)
 from facerec.ui.views import FACES_CSS, face_tiles
 
 THUMBNAILS_SHOWN = 60
@@ -131,10 +131,7 @@ def build(context: AppContext, password: gr.Textbox) -> tuple[gr.Tab, PeopleList
     def received(photo):
         """A photo chosen for Add photo: decoded into the page's memory at once, its file deleted (a refusal then
         asks again about the same photo without another upload)."""
-        try:
-            return {add_kept: photo_to_answer(photo, None, gallery.read) if photo is not None else None}
-        finally:
-            forget_upload(photo, context.web_cache)
+        return {add_kept: received_photo(photo, gallery.read, context.web_cache)}
 
     def add_photo(name, photo, password="", allow_mismatch=False, allow_low_quality=False, answered=None,
                   request: gr.Request = None):

@@ -8,7 +8,7 @@ import gradio as gr
 from facerec.threshold_text import threshold_sentence
 from facerec.faces.drawing import KNOWN, UNKNOWN, annotate
 from facerec.errors import InvalidArgument, LockedOut
-from facerec.messages import faces_left_out_message, sentence
+from facerec.messages import faces_left_out_message
 from facerec.ui.actions import expose, page_door
 from facerec.ui.context import AppContext
 from facerec.ui.text import markdown_text
@@ -83,7 +83,8 @@ def build(context: AppContext, default_percent: float, password: gr.Textbox) -> 
         if not admin and gallery.threshold_in_force(rate, threshold).threshold < gallery.threshold:
             threshold, rate = None, None
         answered = photo_to_answer(photo, answered, gallery.read)
-        matches = matches_found = gallery.identify(answered.photo, top_k=int(top_k), threshold=threshold, fpir=rate)
+        matches = gallery.identify(answered.photo, top_k=int(top_k), threshold=threshold, fpir=rate)
+        left_out = faces_left_out_message(matches.found, len(matches))
         faces_seen = [[m.sighting_id, m.embedding, m.name] for m in matches] if admin else None
         if not admin:
             matches = [match.redacted() for match in matches]
@@ -96,9 +97,8 @@ def build(context: AppContext, default_percent: float, password: gr.Textbox) -> 
         # The threshold's sentence is said once, in the note above the button: the rule this answer used.
         summary = f"{len(matches)} face(s): " + ", ".join(f"#{i} {markdown_text(m.label)}"
                                                           for i, m in enumerate(matches)) + "."
-        left_out = faces_left_out_message(matches_found.found, len(matches_found))
         if left_out:
-            summary += " " + sentence(left_out)
+            summary += " " + left_out
         if not admin:
             summary += " Only matching names are shown without the admin password."
         if unchecked:

@@ -70,13 +70,11 @@ class UploadQuota:
             await _refuse(send, 413, f"the upload is over the limit of {self.per_request_bytes / (1 << 20):.0f} MB "
                                      "(one photo per upload)", "too_large")
             return
+        if not _fits(self.folder, size):
+            await _refuse(send, 507, DISK_FULL, "storage_full")
+            return
         if not self._reserve(size):
             await _refuse(send, 507, REFUSAL, "upload_quota")
-            return
-        if not _fits(self.folder, size):
-            with self._lock:
-                self._in_flight -= size
-            await _refuse(send, 507, DISK_FULL, "storage_full")
             return
         try:
             await self._one_file(scope, receive, send)

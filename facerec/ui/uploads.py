@@ -131,6 +131,15 @@ def photo_to_answer(value, kept: AnsweredPhoto | None, read, missing: str = "upl
         raise InvalidImage(GONE) from None
 
 
+def received_photo(value, read, web_cache: Path) -> AnsweredPhoto | None:
+    """A photo as it arrives (Enroll, Verify and Add photo look at it at once): read once with `read` for the page
+    to keep, and its file deleted whatever the outcome (None for no upload; InvalidImage for an unusable one)."""
+    try:
+        return photo_to_answer(value, None, read) if value else None
+    finally:
+        forget_upload(value, web_cache)
+
+
 def forget_upload(path: str | Unreadable | None, web_cache: Path) -> None:
     """Delete an uploaded photo from the web cache once it has been answered (or refused: not an image, no face,
     a wrong password) or its face stored: the server keeps no copy of it. Takes what a `PhotoInput` gave."""

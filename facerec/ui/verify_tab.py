@@ -8,10 +8,10 @@ from facerec.threshold_text import threshold_sentence
 from facerec.errors import MultipleFaces
 from facerec.ui.actions import Instead, expose
 from facerec.ui.context import AppContext
-from facerec.ui.face_picker import chosen_face, detected_faces
+from facerec.ui.face_picker import chosen_face, faces_view
 from facerec.ui.page_pictures import page_picture
 from facerec.ui.threshold_controls import accepted_rate, parse_pinned, rate_and_pin
-from facerec.ui.uploads import CACHE_MAX_AGE_S, forget_upload, photo_input, photo_to_answer
+from facerec.ui.uploads import CACHE_MAX_AGE_S, forget_upload, photo_input, photo_to_answer, received_photo
 
 
 def build(context: AppContext, default_percent: float) -> None:
@@ -60,11 +60,10 @@ def build(context: AppContext, default_percent: float) -> None:
         picture, choice, note = side["faces"], side["choice"], side["note"]
 
         def detect(photo, picture=picture, choice=choice, note=note, which=side["which"], kept=side["kept"]):
-            try:
-                answered, (annotated, choices, text, count) = detected_faces(gallery, photo, preselect_largest=False,
-                                                                             which=which)
-            finally:  # the page keeps the decoded photo for Compare; the server keeps no copy
-                forget_upload(photo, context.web_cache)
+            answered = received_photo(photo, gallery.read, context.web_cache)  # kept by the page for Compare
+            annotated, choices, text, count = (
+                faces_view(gallery, *gallery.detect(answered.photo), preselect_largest=False, which=which)
+                if answered else (None, gr.update(choices=[], value=None), "", 0))
             several = count > 1  # one face needs no choice; the picture and the picker appear only to choose
             return {picture: gr.update(value=annotated, visible=several), choice: {**choices, "visible": several},
                     note: text, kept: answered}

@@ -198,7 +198,7 @@ class JournalFollowingIndex(VectorIndex):
             integrity.check_seal(meta, *integrity.gallery_seal_keys(store))
             # Sealed by this gallery: its journal position can be believed, and a database behind it was restored
             # or lost commits (refused: the index may hold the only copy of those faces).
-            files.refuse_foreign_database(folder, store, head)
+            files.refuse_foreign_database(folder, store, head, meta)
             if meta.get("model_id") != model_id or meta.get("kind") != engine.kind:
                 raise ValueError("it was made for another model or index kind")
             integrity.check_checksum(folder / files.INDEX_FILE, meta.get("sha256"))

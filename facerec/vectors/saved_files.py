@@ -82,15 +82,12 @@ def refuse_to_replace_saved_index(folder: Path) -> None:
             f"purpose, move {INDEX_FILE} and {INDEX_META_FILE} away first.)")
 
 
-def refuse_foreign_database(folder: Path, store: Store, head: int) -> None:
-    """A saved index sealed by this gallery (`facerec.vectors.index_integrity.check_seal`) must come from this
-    database's past: not from a newer state (a database restored from a backup, or commits lost), nor from another
-    journal. (Another gallery's index, or one whose index.json was altered, never gets here: it is rebuilt.)"""
-    try:
-        meta = read_meta(folder)
-        seq, recorded = int(meta["seq"]), meta.get("head")
-    except Exception:  # noqa: BLE001 - no readable metadata: nothing to compare with (the index is rebuilt)
-        return
+def refuse_foreign_database(folder: Path, store: Store, head: int, meta: dict) -> None:
+    """A saved index sealed by this gallery (`meta`, its index.json, passed
+    `facerec.vectors.index_integrity.check_seal`) must come from this database's past: not from a newer state (a
+    database restored from a backup, or commits lost), nor from another journal. (Another gallery's index, or one
+    whose index.json was altered, never gets here: it is rebuilt.)"""
+    seq, recorded = int(meta["seq"]), meta.get("head")
     advice = (f"if that was on purpose, delete {INDEX_FILE} and {INDEX_META_FILE} in {folder} to rebuild the index "
               "from this database; otherwise put the right gallery.db back. Nothing was changed.")
     if seq > head:

@@ -25,7 +25,8 @@ PAGES = {ROOT / "README.md": ("growth", "accuracy", "speed_line"),
          ROOT / "docs" / "results.md": ("cpus", "accuracy", "peer", "speed", "sightings", "enrollment_quality",
                                         "rest", "scale", "flood"),
          ROOT / "docs" / "deployment.md": ("replicas",),
-         ROOT / "docs" / "model.md": ("calibration", "recipe_diagnostic", "asymmetric_flip", "data_slope", "utkface", "train_speed",
+         ROOT / "docs" / "model.md": ("calibration", "recipe_diagnostic", "asymmetric_flip", "data_slope", "utkface",
+                                      "train_speed",
                                       "augmentation_ablation", "standard_stem", "enrollment_views"),
          ROOT / "docs" / "threshold-policy.md": ("calibration", "open_set", "open_set_photos")}
 CARD = ROOT / "models" / "facerec-r18-arcface.json"
@@ -501,7 +502,8 @@ def asymmetric_flip_block() -> str:
     """Flip at enrollment only against flip on both sides, held-out identities (benchmarks/asymmetric_flip.py)."""
     result = load("asymmetric_flip")
     if not result:
-        return "(not measured yet: `python benchmarks/asymmetric_flip.py --out benchmarks/results/asymmetric_flip.json`)"
+        return ("(not measured yet: `python benchmarks/asymmetric_flip.py --out "
+                "benchmarks/results/asymmetric_flip.json`)")
     rows = ["| option | held-out one-shot rank-1 (30 draws) | TAR at FAR 1e-4 | ms per query face, 1 thread |",
             "|---|---|---|---|"]
     for label, key, speed in (("flip on both sides (shipped)", "both_flipped", "query_ms_flip"),
@@ -525,7 +527,8 @@ def flood_block() -> str:
     ninth, memory, bounds = result["ninth_client"], result["app_memory"], result["bounds"]
     attacks = "; ".join(f"{kind}: " + ", ".join(f"{outcome} x{count}" for outcome, count in outcomes.items())
                         for kind, outcomes in result["attacks"].items())
-    return (f"| the ninth client ({ninth['route']}) | identifies | errors | p50 | p99 | max |\n|---|---|---|---|---|---|\n"
+    return (f"| the ninth client ({ninth['route']}) | identifies | errors | p50 | p99 | max |\n"
+            "|---|---|---|---|---|---|\n"
             f"| alone, before the flood | 20 | 0 | {1000 * ninth['alone_p50_s']:.0f} ms | – | – |\n"
             f"| during {result['seconds']:.0f} s of {result['attackers']} anonymous clients | "
             f"{ninth['identifies']:,} | {len(ninth['errors'])} | {1000 * ninth['p50_s']:.0f} ms | "
@@ -557,7 +560,8 @@ def recipe_diagnostic_block() -> str:
             f"`{result['control']}`. Measured on: {cpu_text(result)}, warm start {model_text(result)}.")
 
 
-BLOCKS: dict[str, Callable[[], str]] = {"growth": growth_block, "accuracy": accuracy_block, "cpus": cpus_block, "peer": peer_block,
+BLOCKS: dict[str, Callable[[], str]] = {"growth": growth_block, "accuracy": accuracy_block, "cpus": cpus_block,
+                                        "peer": peer_block,
                                         "speed": speed_block, "sightings": sightings_block,
                                         "open_set": open_set_block, "open_set_photos": open_set_photos_block,
                                         "calibration": calibration_block, "speed_line": speed_line_block,

@@ -289,7 +289,8 @@ def test_box_labels_stay_readable_at_phone_width(browser, app, data_dir, tmp_pat
 
         source = shown.get_attribute("src")
         assert source.startswith("data:image/webp;base64,")
-        pixels = np.asarray(Image.open(io.BytesIO(base64.b64decode(source.split(",", 1)[1]))).convert("RGB")).astype(int)
+        shown_bytes = base64.b64decode(source.split(",", 1)[1])
+        pixels = np.asarray(Image.open(io.BytesIO(shown_bytes)).convert("RGB")).astype(int)
         label = np.all(np.abs(pixels - np.array([230, 60, 60])) < 40, axis=2) | \
             np.all(np.abs(pixels - np.array([40, 200, 80])) < 40, axis=2)
         rows = np.flatnonzero(label.sum(axis=1) > 0.1 * pixels.shape[1] / 2)  # a label's fill spans its width

@@ -117,7 +117,10 @@ def test_without_a_password_the_identify_tab_does_not_ask_for_one(tmp_path):
     with Gallery(Settings(home=tmp_path / "home")) as gallery:
         open_page = build_app(gallery).config
         guarded_page = build_app(gallery, admin_password="pw").config
-    texts = lambda config: " ".join(str(c.get("props", {}).get("value", "")) for c in config["components"])  # noqa: E731
+
+    def texts(config: dict) -> str:
+        return " ".join(str(c.get("props", {}).get("value", "")) for c in config["components"])
+
     assert "Right or wrong?" in texts(open_page) and "admin password" not in texts(open_page).lower()
     assert "With the admin password: confirm" in texts(guarded_page)
 

@@ -15,10 +15,11 @@ sent again is one sighting, not many (a near-identical face of the same person i
 cannot fill the memory with one face. What a user confirmed or corrected is evicted only after every automatic
 sighting; Health reads automatic sightings only at or above today's default-rate threshold.
 
-Paced: at most `Settings.sightings_per_hour` (default 10) automatic sightings of one person are kept in any hour; more identifications
-of that person are answered as usual but not kept. Thirty lightly altered copies of one photo (cropped, brighter,
-recompressed) are not "the same photo" by their embeddings, so without a pace one caller could still fill a
-person's history with one picture; a user's confirmations are not paced.
+Paced: at most `Settings.sightings_per_hour` (default 10) automatic sightings of one person are kept in any hour;
+more identifications of that person are answered as usual but not kept (a user can still confirm one). Thirty
+lightly altered copies of one photo (cropped, brighter, recompressed) are not "the same photo" by their embeddings,
+so without a pace one caller could still fill a person's history with one picture; a user's confirmations are not
+paced.
 
 Bounded: at most `Settings.sightings_memory` rows (default 10,000), the oldest automatic ones dropped first; no
 photo is ever kept. None at all in privacy mode (`store_crops` off) or with a memory of 0: a gallery opened so forgets those

@@ -125,3 +125,18 @@ def test_a_file_that_is_no_photo_leaves_no_broken_image_and_the_log_no_warning_p
         expect(panel.locator('[data-testid="image"] img')).to_have_count(0)  # the box is empty again
     assert app.log_text().count("DecompressionBombWarning") == 0
     assert_no_toast(page)
+
+
+def test_every_tab_is_in_sight_on_a_phone_and_stays_itself(app, page):
+    """Item 8: at 390 px, Gallery and Health hid behind a "..." menu. Letting the tabs wrap first broke the bar:
+    a tab's place came from its position among everything in the tab set, so a gr.State made beside a tab shifted
+    it, and opening Identify wrote a second "Identify" over "Gallery"."""
+    page.set_viewport_size({"width": 390, "height": 844})
+    names = ["Enroll", "Identify", "Verify", "Gallery", "Health"]
+    for name in names:
+        expect(page.get_by_role("tab", name=name, exact=True)).to_be_visible()
+    for name in ["Identify", "Gallery", "Health", "Verify", "Enroll", "Gallery"]:
+        open_tab(page, name)
+        expect(page.get_by_role("tab")).to_have_text(names)
+    open_tab(page, "Health")
+    expect(page.get_by_role("button", name="Check gallery health")).to_be_visible()

@@ -31,11 +31,14 @@ def build_app(gallery: Gallery, admin_password: str | None = None, api_docs: str
             if warning:
                 gr.Markdown(f"**Warning:** {markdown_text(warning)}")
         password = admin_password_field(needs_password)
-        enroll = enroll_tab.build(context, password)
-        identify_tab.build(context, default_percent, password)
-        verify_tab.build(context, default_percent)
-        _tab, people = gallery_tab.build(context, password)
-        health_tab.build(context, password)
+        # On a phone every tab stays in sight (no "..." menu hiding two). Gradio places a wrapped tab by its position
+        # among everything in the tab set, so each tab makes its gr.State inside itself, never beside it.
+        with gr.Tabs(overflow_behavior="wrap"):
+            enroll = enroll_tab.build(context, password)
+            identify_tab.build(context, default_percent, password)
+            verify_tab.build(context, default_percent)
+            _tab, people = gallery_tab.build(context, password)
+            health_tab.build(context, password)
         people.refresh_after(enroll.enrolled, enroll.ok, enroll.password)  # an enrollment shows in the list
         if api_docs:
             gr.Markdown(f"For programs: the [REST API]({api_docs}) (an API key from `facerec api-key create`).",

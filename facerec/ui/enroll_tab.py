@@ -29,7 +29,9 @@ class EnrollTab:
 def build(context: AppContext, password: gr.Textbox) -> EnrollTab:
     """The Enroll tab; `password`: the page's one admin password field."""
     gallery = context.gallery
-    with gr.Tab("Enroll"):
+    with gr.Tab("Enroll", id="enroll"):
+        ok = gr.State(False)
+        kept = gr.State(None, time_to_live=CACHE_MAX_AGE_S)  # the photo last detected, decoded, in the page's memory
         with gr.Row():
             photo = photo_input("Photo (upload or webcam)", context.gallery.settings.max_upload_bytes,
                                sources=["upload", "webcam", "clipboard"])
@@ -47,8 +49,6 @@ def build(context: AppContext, password: gr.Textbox) -> EnrollTab:
         status = gr.Markdown(elem_id="enroll-status")
         with gr.Accordion("Details (JSON)", open=False):
             details = gr.JSON()
-    ok = gr.State(False)
-    kept = gr.State(None, time_to_live=CACHE_MAX_AGE_S)  # the photo last detected, decoded, in the page's memory
 
     def detect(photo):
         answered = received_photo(photo, gallery.read, context.web_cache)  # kept by the page for Enroll

@@ -46,7 +46,9 @@ class PeopleList:
 def build(context: AppContext, password: gr.Textbox) -> tuple[gr.Tab, PeopleList]:
     """The Gallery tab; `password`: the page's one admin password field (Enter there shows the people)."""
     gallery = context.gallery
-    with gr.Tab("Gallery") as tab:
+    with gr.Tab("Gallery", id="gallery") as tab:
+        add_kept = gr.State(None, time_to_live=CACHE_MAX_AGE_S)  # the photo chosen for Add photo, decoded, in memory
+        ok = gr.State(False)
         search = gr.Textbox(label="Search by name (press Enter)", value="")
         people_status = gr.Markdown(elem_id="people-status")
         table = gr.Dataframe(headers=["id", "name", "photos", "enrolled"], label="People (click a row to pick the "
@@ -79,9 +81,7 @@ def build(context: AppContext, password: gr.Textbox) -> tuple[gr.Tab, PeopleList
             import_button = gr.Button("Import")
             import_status = gr.Markdown(elem_id="import-status")
         manage_json = gr.JSON(visible=False)
-    add_kept = gr.State(None, time_to_live=CACHE_MAX_AGE_S)  # the photo chosen for Add photo, decoded, in memory
     statuses = [rename_status, delete_status, add_status, export_status, import_status]
-    ok = gr.State(False)
 
     def list_people(query="", password="", request: gr.Request = None):
         context.require_admin(password, request)

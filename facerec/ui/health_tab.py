@@ -27,7 +27,8 @@ WEAK_SHOWN = 20  # weak enrollments shown with their face (all are in the JSON)
 def build(context: AppContext, password: gr.Textbox) -> gr.Tab:
     """The Health tab; `password`: the page's one admin password field."""
     gallery = context.gallery
-    with gr.Tab("Health") as tab:
+    with gr.Tab("Health", id="health") as tab:
+        ok = gr.State(False)
         button = gr.Button("Check gallery health", variant="primary")
         status = gr.Markdown(elem_id="health-status")
         report_view = gr.HTML(css_template=TABLE_CSS, elem_id="health-report")
@@ -38,7 +39,6 @@ def build(context: AppContext, password: gr.Textbox) -> gr.Tab:
         details = gr.JSON(visible=False)
         growth_text = gr.Markdown(elem_id="policy-growth")
         growth_plot = gr.Plot(label="Threshold and expected true-match rate as the gallery grows", format="png")
-    ok = gr.State(False)
 
     def health(password="", request: gr.Request = None):
         context.require_admin(password, request)

@@ -24,7 +24,9 @@ MAX_NAMES = 1000  # names offered for a correction (any enrolled name may be typ
 def build(context: AppContext, default_percent: float, password: gr.Textbox) -> gr.Tab:
     """The Identify tab; `password` (the page's one field, optional here) shows every candidate."""
     gallery = context.gallery
-    with gr.Tab("Identify") as tab:
+    with gr.Tab("Identify", id="identify") as tab:
+        seen = gr.State(None)  # per face of the last identification (admin only): [sighting id or None, embedding]
+        kept = gr.State(None, time_to_live=CACHE_MAX_AGE_S)  # the photo last answered about, in memory only
         with gr.Row():
             photo = photo_input("Photo", context.gallery.settings.max_upload_bytes,
                                sources=["upload", "webcam", "clipboard"])
@@ -54,8 +56,6 @@ def build(context: AppContext, default_percent: float, password: gr.Textbox) -> 
         feedback_status = gr.Markdown(elem_id="sighting-status")
         with gr.Accordion("Details (JSON)", open=False):
             details = gr.JSON()
-    seen = gr.State(None)  # per face of the last identification (admin only): [sighting id or None, embedding]
-    kept = gr.State(None, time_to_live=CACHE_MAX_AGE_S)  # the photo last answered about, in memory only
 
     def policy(fpir_percent, pinned_threshold):
         """The threshold identify would use now, for this gallery, in plain words."""

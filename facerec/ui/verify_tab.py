@@ -16,7 +16,7 @@ from facerec.ui.uploads import CACHE_MAX_AGE_S, forget_upload, photo_input, phot
 
 def build(context: AppContext, default_percent: float) -> None:
     gallery = context.gallery
-    with gr.Tab("Verify"):
+    with gr.Tab("Verify", id="verify"):
         with gr.Row():
             side_a = _side("first", "verify-a", gallery.settings.max_upload_bytes)
             side_b = _side("second", "verify-b", gallery.settings.max_upload_bytes)

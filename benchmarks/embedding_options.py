@@ -39,7 +39,7 @@ from facerec.openset.calibrate import pair_similarities  # noqa: E402
 from facerec.openset.stranger_tail import empirical_threshold  # noqa: E402
 from facerec.datasets.folders import held_out as held_out_split, list_identities  # noqa: E402
 from facerec.faces.embed import FaceEmbedder  # noqa: E402
-from facerec.evaluation.metrics import ClosestIsPositiveAccuracy  # noqa: E402
+from facerec.metrics import ClosestIsPositiveAccuracy  # noqa: E402
 from facerec.evaluation.figures import one_shot_rank1, one_shot_rank1_over_draws  # noqa: E402
 from facerec.provenance import write_result  # noqa: E402
 from facerec.train.quantize import (  # noqa: E402

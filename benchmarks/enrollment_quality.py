@@ -27,6 +27,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from facerec.datasets.cache import load_cache, read_results  # noqa: E402
 from facerec.faces.embed import FaceEmbedder  # noqa: E402
+from facerec.openset.model_card import policy_for  # noqa: E402
 from facerec.provenance import write_result  # noqa: E402
 from facerec.faces.quality import QualityModel  # noqa: E402
 from facerec.faces.quality.calibration import one_shot_outcomes  # noqa: E402
@@ -64,7 +65,7 @@ def main() -> None:
     usable = [rows for rows in pairs if all(results[r]["status"] == "face" for r in rows)]
     rows = np.array(usable)  # [P, 2]
     embeddings = embedder.embed(np.asarray(faces[rows.ravel()])).reshape(len(rows), 2, -1)
-    threshold = settings.threshold_policy(embedder.sha256).for_gallery(len(rows)).threshold
+    threshold = policy_for(settings, embedder.sha256).for_gallery(len(rows)).threshold
     labels = np.arange(len(rows))
     ranked_first, named, scores, reasons = [], [], [], Counter()
     for enrolled_side in (0, 1):

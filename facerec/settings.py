@@ -13,8 +13,7 @@ import sys
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from facerec.errors import InvalidArgument, UnusableFile
-from facerec.openset.threshold_policy import ThresholdPolicy
+from facerec.errors import InvalidArgument
 
 MODEL_NAME = "facerec-r18-arcface"
 
@@ -112,36 +111,6 @@ class Settings:
         except (OSError, ValueError):
             return {}
 
-    def threshold_policy(self, model_sha256: str | None = None) -> ThresholdPolicy:
-        """The one rule for every decision that compares faces (`facerec.openset.threshold_policy`): the accepted
-        stranger-match rate `fpir` over the model card's calibration, or the pinned `similarity_threshold`.
-
-        Without a pinned threshold a missing or unreadable card, or one with nothing to derive a threshold from, is
-        an error, not a silent default (a guessed threshold would mislabel strangers or miss people without anyone
-        noticing). `model_sha256` (the ONNX file's) warns when the calibration was made for another file."""
-        path = self.model_card_path
-        try:
-            card = json.loads(path.read_text())
-            problem = None if isinstance(card, dict) else "is not a JSON object"
-        except FileNotFoundError:
-            card, problem = {}, "is missing"
-        except (OSError, ValueError) as error:
-            card, problem = {}, f"cannot be read ({' '.join(str(error).split())[:120]})"
-        if problem is None and not _gives_a_threshold(card):
-            problem = "has no calibration, far_curve or thresholds.far_1e-3.cosine value"
-        if problem is not None:
-            if self.similarity_threshold is None:
-                raise UnusableFile(f"the model card {path} {problem}: it gives the match threshold. Put the card "
-                                   "back next to the model (or run `facerec-train calibrate`), or set a threshold "
-                                   "(--threshold or FACEREC_THRESHOLD).")
-            card = {}  # a pinned threshold needs nothing from the card (no expected FPIR without it)
-        return ThresholdPolicy.from_card(card, self.fpir, self.similarity_threshold, model_sha256)
-
-    def threshold(self, faces: int = 1) -> float:
-        """The cosine similarity in [-1, 1] at or above which a face is taken to be an enrolled person, in a
-        gallery of `faces` enrolled faces (1: verification). Raises UnusableFile as `threshold_policy` does."""
-        return self.threshold_policy().for_gallery(faces).threshold
-
 
 def _number(text: str, kind: type):
     try:
@@ -204,15 +173,3 @@ def _parsed(variable: str, text: str, parse):
         return parse(text)
     except ValueError as error:
         raise InvalidArgument(f"{variable}={text[:40]!r} is not usable ({error}); fix or unset it") from None
-
-
-def _gives_a_threshold(card: dict) -> bool:
-    calibration = card.get("calibration")
-    far_curve = card.get("far_curve")
-    thresholds = card.get("thresholds")
-    try:
-        fixed = thresholds["far_1e-3"]["cosine"]
-    except (KeyError, TypeError):
-        fixed = None
-    return bool((isinstance(calibration, dict) and calibration.get("curve"))
-                or (isinstance(far_curve, list) and len(far_curve) >= 2) or isinstance(fixed, (int, float)))

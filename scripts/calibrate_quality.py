@@ -35,7 +35,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from facerec.faces.align import ARCFACE_TEMPLATE  # noqa: E402
 from facerec.faces.choice import central_face  # noqa: E402
 from facerec.datasets.folders import held_out as held_out_split, list_identities  # noqa: E402
-from facerec.openset.calibrate_model import card_split  # noqa: E402
+from facerec.evaluation.calibrate_model import card_split  # noqa: E402
 from facerec.faces.detect import FaceDetector  # noqa: E402
 from facerec.faces.embed import FaceEmbedder  # noqa: E402
 from facerec.faces.quality.calibration import fitted_model, one_shot_outcomes  # noqa: E402

@@ -482,10 +482,10 @@ def enrollment_views_block() -> str:
 def growth_block() -> str:
     """The expected true-match rate at 10 / 100 / 1,000 / 10,000 enrolled faces at the default stranger-match rate,
     from the shipped model card (what the Health tab says of a gallery of that size)."""
+    from facerec.openset.model_card import policy_for
     from facerec.settings import Settings
 
-    settings = Settings()
-    policy = settings.threshold_policy()
+    policy = policy_for(Settings())
     rules = [(faces, policy.for_gallery(faces)) for faces in (10, 100, 1_000, 10_000)]
     card = json.loads(CARD.read_text())
     return ("| enrolled faces | " + " | ".join(f"{faces:,}" for faces, _ in rules) + " |\n|---|"

@@ -79,6 +79,76 @@ def test_no_import_circle() -> None:
     assert circles(graph) == []
 
 
+# The layers of docs/architecture.md, top to bottom: a folder (or a module directly under facerec/) imports only
+# folders of the layers below its own. Keep the two in step.
+LAYERS = [
+    ("tools", {"train"}),
+    ("interfaces", {"ui", "api", "cli", "pipeline"}),
+    ("offline", {"evaluation"}),
+    ("data", {"datasets"}),
+    ("words", {"threshold_text"}),
+    ("the gallery", {"gallery", "access"}),
+    ("search", {"vectors"}),
+    ("parts", {"faces", "openset", "metrics", "storage"}),
+    ("shared", {"settings", "names", "messages", "provenance"}),
+    ("base", {"errors", "cpu", "memory", "facerec"}),
+]
+
+
+def folder_of(module: str) -> str:
+    """facerec.gallery.search -> gallery; facerec.settings -> settings; facerec -> facerec (the package's root)."""
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else parts[0]
+
+
+def folder_edges() -> dict[tuple[str, str], list[str]]:
+    """(importing folder, imported folder) -> one module-level import that makes the edge, for each edge."""
+    known = modules()
+    edges: dict[tuple[str, str], list[str]] = {}
+    for name, path in known.items():
+        for target in imports(path, known):
+            edge = (folder_of(name), folder_of(target))
+            if edge[0] != edge[1]:
+                edges.setdefault(edge, []).append(f"{name} -> {target}")
+    return edges
+
+
+def edges_up_the_layers(edges) -> list[str]:
+    """Every folder edge that does not go strictly down the layers (sideways counts), with an import causing it."""
+    layer = {folder: depth for depth, (_name, folders) in enumerate(LAYERS) for folder in folders}
+    return [f"{a} -> {b} ({why[0]})" for (a, b), why in sorted(edges.items()) if layer[a] >= layer[b]]
+
+
+def test_every_folder_is_in_a_layer() -> None:
+    placed = set().union(*(folders for _name, folders in LAYERS))
+    assert {folder_of(name) for name in modules()} == placed
+
+
+def test_folders_import_only_the_layers_below() -> None:
+    """No edge back up (or across) the layers of docs/architecture.md, and so no circle between folders."""
+    edges = folder_edges()
+    assert edges_up_the_layers(edges) == []
+    folders = {folder for edge in edges for folder in edge}
+    assert circles({folder: {b for (a, b) in edges if a == folder} for folder in folders}) == []
+
+
+def test_the_layer_check_finds_an_edge_up() -> None:
+    """What main @d55e0c3 had: faces imported settings, which imported openset, whose calibration imported faces
+    (a folder of the same layer counts as up: openset and faces are both parts)."""
+    edges = {("faces", "settings"): ["x"], ("settings", "openset"): ["y"], ("openset", "faces"): ["z"]}
+    assert edges_up_the_layers(edges) == ["openset -> faces (z)", "settings -> openset (y)"]
+
+
+def test_the_layers_are_the_ones_the_architecture_page_draws() -> None:
+    page = (ROOT / "docs" / "architecture.md").read_text()
+    diagram = page.split("```")[1]
+    for name, folders in LAYERS:
+        line = next((row for row in diagram.splitlines() if row.startswith(name)), "")
+        assert line, f"layer {name!r} is not drawn in docs/architecture.md"
+        for folder in folders - {"facerec"}:
+            assert folder in line, (name, folder)
+
+
 def test_the_circle_finder_finds_a_circle() -> None:
     assert circles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
 

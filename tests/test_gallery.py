@@ -572,7 +572,7 @@ def test_health_of_a_large_gallery_is_sampled_and_says_so(empty_gallery, monkeyp
     among all faces: twins (a second name with an identical face) of searched people are found as suspected
     duplicates although the twins themselves were not sampled. (Smaller limits than the real ones, which
     `benchmarks/health_scale.py` times at 100,000 faces, keep this quick; the real ones are in the next test.)"""
-    from facerec.gallery import health
+    from facerec.gallery.health import report as health
 
     monkeypatch.setattr(health, "EXACT_LIMIT", 200)
     monkeypatch.setattr(health, "SAMPLE_FACES", 100)
@@ -598,7 +598,7 @@ def test_health_of_a_large_gallery_is_sampled_and_says_so(empty_gallery, monkeyp
 
 
 def test_health_command_says_when_it_sampled(empty_gallery) -> None:
-    from facerec.gallery.health import EXACT_LIMIT
+    from facerec.gallery.health.report import EXACT_LIMIT
 
     if BACKEND.name != "sqlite":
         pytest.skip("the CLI is one shell over the API on both backends; the previous test samples on both")

@@ -11,6 +11,7 @@ import stat
 from pathlib import Path
 import pytest
 from facerec.errors import UnusableFile
+from facerec.openset.model_card import policy_for
 from facerec.gallery import Gallery
 from facerec.vectors.saved_files import INDEX_FILE, INDEX_META_FILE
 from facerec.settings import Settings
@@ -85,7 +86,7 @@ def test_missing_or_unreadable_model_card_is_an_error(tmp_path, pipeline):
     (model / shipped.name).symlink_to(shipped)
     settings = Settings(home=tmp_path / "home", model_path=model / shipped.name)
     with pytest.raises(UnusableFile, match="is missing") as caught:
-        settings.threshold()
+        policy_for(settings)
     assert "--threshold" in assert_one_line(caught.value)
     (model / shipped.with_suffix(".json").name).write_text("{not json")
     with pytest.raises(UnusableFile, match="cannot be read"):

@@ -16,10 +16,10 @@ import re
 import numpy as np
 import pytest
 
-from facerec.faces.drawing import similarity_histogram
+from facerec.ui.health_charts import similarity_histogram
 from facerec.gallery import Gallery
 from facerec.gallery.health import gallery_health
-from facerec.gallery.health_readings import figure_text
+from facerec.gallery.health.readings import figure_text
 from facerec.settings import Settings
 from facerec.ui.health_tab import report_html
 

@@ -9,7 +9,7 @@ import pytest
 
 from facerec.errors import InvalidArgument
 from facerec.datasets.folders import held_out, held_out_identities, list_identities, training_identity_keys
-from facerec.openset.calibrate_model import card_split, held_out_photos
+from facerec.evaluation.calibrate_model import card_split, held_out_photos
 from facerec.settings import Settings
 
 

@@ -19,6 +19,7 @@ import pytest
 from PIL import Image
 
 from facerec.errors import InvalidImage, MultipleFaces, NoFace, PossibleDuplicate
+from facerec.openset.model_card import policy_for
 from facerec.gallery import Gallery
 from facerec.faces.image import load_image
 from facerec.messages import percent_text, plural, rate_text, sentence, sentences
@@ -179,7 +180,7 @@ def test_enroll_is_spelled_one_way_in_help_and_readme() -> None:
 
 
 def test_rates_in_the_calibrated_range_note_use_the_one_format() -> None:
-    policy = Settings().threshold_policy()
+    policy = policy_for(Settings())
     huge = policy.for_gallery(10**12)
     notes = " ".join(threshold_notes(huge))
     assert "per comparison, below the calibrated range (down to 1e-9): extrapolated" in notes, notes

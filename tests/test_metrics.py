@@ -1,4 +1,4 @@
-"""facerec.evaluation.metrics against shared/specs/embedding_metrics.md: ClosestIsPositiveAccuracy and MedianDistances.
+"""facerec.metrics against shared/specs/embedding_metrics.md: ClosestIsPositiveAccuracy and MedianDistances.
 
 Hand-computed cases check each rule of the spec (worked example, lower median, ties, duplicates, NaN, cross-batch
 memory, reset, input checks); a brute-force O(n^2) NumPy reference checks random data; one case checks the
@@ -14,7 +14,7 @@ import sys
 import numpy as np
 import pytest
 
-from facerec.evaluation.metrics import (
+from facerec.metrics import (
     EXACT_ALL_PAIRS_LIMIT,
     ClosestIsPositiveAccuracy,
     MedianDistances,
@@ -60,7 +60,7 @@ def same_floats(a: float, b: float) -> bool:
 
 
 # ---------------------------------------------------------------------------------------------------------------
-# Brute-force reference (independent of facerec.evaluation.metrics): full distance matrix by direct differences.
+# Brute-force reference (independent of facerec.metrics): full distance matrix by direct differences.
 
 
 def ref_lower_median(values) -> float:
@@ -432,7 +432,7 @@ def test_memory_is_not_affected_by_later_changes_to_the_callers_buffer():
 
 
 # ---------------------------------------------------------------------------------------------------------------
-# Torch tensors (torch is optional for facerec.evaluation.metrics, but installed here)
+# Torch tensors (torch is optional for facerec.metrics, but installed here)
 
 
 def test_torch_float32_tensor_gives_the_same_floats_as_numpy():
@@ -480,7 +480,7 @@ def test_torch_float_labels_are_rejected():
 
 
 def test_metrics_module_does_not_import_torch():
-    code = "import sys, facerec.evaluation.metrics; assert 'torch' not in sys.modules, 'facerec.evaluation.metrics imported torch'"
+    code = "import sys, facerec.metrics; assert 'torch' not in sys.modules, 'facerec.metrics imported torch'"
     completed = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert completed.returncode == 0, completed.stderr
 
@@ -618,7 +618,7 @@ def test_identical_embeddings_have_exactly_zero_distance_in_every_list():
     medians.update(embeddings, labels)
     result = medians.compute()
     assert result["MedianClosestPositiveDistance"] == 0.0
-    from facerec.evaluation.metrics import all_pair_distances
+    from facerec.metrics import all_pair_distances
 
     distances, estimated = all_pair_distances(embeddings)
     assert not estimated and np.sum(distances == 0.0) == 3

@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
+from facerec.openset.model_card import policy_for
 from facerec.gallery import Gallery
 from facerec.settings import Settings
 
@@ -143,7 +144,7 @@ def test_the_readme_says_how_recognition_falls_as_the_gallery_grows():
 
     readme = (REPO_ROOT / "README.md").read_text()
     block = readme[readme.index("<!-- results:growth -->"):readme.index("<!-- /results:growth -->")]
-    policy = Defaults().threshold_policy()
+    policy = policy_for(Defaults())
     for faces in (10, 100, 1_000, 10_000):
         assert f"{faces:,}" in block
         assert f"{policy.for_gallery(faces).true_match_rate:.0%}" in block

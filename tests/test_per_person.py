@@ -11,6 +11,7 @@ import math
 import numpy as np
 import pytest
 
+from facerec.openset.model_card import policy_for
 from facerec.openset.per_person import effective_comparisons, measure_photo_exponent
 from facerec.openset.threshold_policy import ScoreCalibration, ThresholdPolicy
 
@@ -70,7 +71,7 @@ def test_the_shipped_card_keeps_the_face_count_until_its_people_show_fewer_chanc
     deep-tail estimate cannot exclude k chances, so a 5-photo gallery keeps today's threshold."""
     from facerec.settings import Settings
 
-    policy = Settings().threshold_policy()
+    policy = policy_for(Settings())
     section = Settings().model_card()["calibration"]["photos_per_person"]
     assert section["exponent"] == max(section["exponent_interval_90"]) >= section["exponent_point"]
     counts = np.full(1000, 5)

@@ -22,7 +22,7 @@ from facerec.faces.choice import largest_face_index
 from facerec.datasets.folders import list_identities
 from facerec.errors import InvalidArgument, UnknownSighting
 from facerec.gallery import Gallery
-from facerec.evaluation.metrics import MEDIAN_KEYS, ClosestIsPositiveAccuracy, MedianDistances
+from facerec.metrics import MEDIAN_KEYS, ClosestIsPositiveAccuracy, MedianDistances
 from facerec.settings import Settings
 from facerec.storage import utcnow
 

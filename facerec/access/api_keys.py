@@ -22,7 +22,7 @@ from datetime import datetime
 from sqlalchemy import func, select
 
 from facerec.errors import InvalidArgument
-from facerec.gallery.names import clean_name
+from facerec.names import clean_name
 from facerec.storage import Store, as_utc, utcnow
 from facerec.storage.schema import ApiKeyRow
 

@@ -11,6 +11,7 @@ from pathlib import Path
 from facerec.cli.output import emit, open_gallery, progress_bar, settings_from, warn
 from facerec.cli.registry import CommandAdder
 from facerec.errors import InvalidArgument
+from facerec.openset.model_card import policy_for
 
 
 def register(command: CommandAdder, sub, common: argparse.ArgumentParser) -> None:
@@ -130,7 +131,7 @@ def _eval_photos_per_person(args) -> int:
     for name in sorted(people):
         vectors[name] = embedded.embeddings[start:start + len(people[name])]
         start += len(people[name])
-    policy = settings.threshold_policy(pipeline.embedder.sha256)
+    policy = policy_for(settings, pipeline.embedder.sha256)
     result = evaluate_photos_per_person(vectors, embedded.embeddings[start:], policy, photos, args.seed)
     result["provenance"] = provenance(settings.model_path, settings.num_threads, pipeline.embedder)
     emit(args, result, text=markdown_table(result) + f"\npromise kept: {result['promise_kept']} galleries")

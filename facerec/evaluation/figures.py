@@ -8,7 +8,7 @@ import random
 import numpy as np
 
 from facerec.openset.stranger_tail import empirical_threshold
-from facerec.evaluation.metrics import ClosestIsPositiveAccuracy, MedianDistances
+from facerec.metrics import ClosestIsPositiveAccuracy, MedianDistances
 
 FARS = (1e-3, 1e-2)
 

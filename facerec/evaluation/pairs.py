@@ -13,6 +13,7 @@ from facerec.errors import InvalidArgument
 from facerec.faces.pipeline import FacePipeline
 from facerec.provenance import provenance
 from facerec.evaluation.embedding import embed_photos
+from facerec.openset.model_card import policy_for
 
 
 @dataclass
@@ -66,7 +67,7 @@ def evaluate_pairs(pairs_file: str | Path, data_dir: str | Path, pipeline: FaceP
         accuracies.append(float(np.mean((similarities[test] >= threshold) == same[test])))
     from facerec.evaluation.oneshot import training_overlap
 
-    policy = pipeline.settings.threshold_policy(pipeline.embedder.sha256)
+    policy = policy_for(pipeline.settings, pipeline.embedder.sha256)
     figures = {"accuracy_mean": float(np.mean(accuracies)), "accuracy_std": float(np.std(accuracies)),
                "fold_accuracies": accuracies, "thresholds": thresholds, "pairs": len(pairs),
                "policy_threshold": policy.for_verification().threshold,

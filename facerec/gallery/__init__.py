@@ -42,6 +42,7 @@ from facerec.gallery.health import GalleryHealth, HealthReport
 from facerec.gallery.search import Search
 from facerec.gallery.sightings import CONFIRMED, CORRECTED, SightingInfo, SightingsMemory
 from facerec.gallery.thresholds import GalleryThresholds
+from facerec.openset.model_card import policy_for
 
 
 class Gallery:
@@ -49,7 +50,7 @@ class Gallery:
         self.settings = settings or Settings.from_env()
         self.pipeline = pipeline or FacePipeline(self.settings)
         # Before any file is created: without a pinned threshold, a missing or unreadable model card is an error.
-        self.policy = self.settings.threshold_policy(self.pipeline.embedder.sha256)
+        self.policy = policy_for(self.settings, self.pipeline.embedder.sha256)
         self.quality = QualityCheck(self.settings.quality_calibration_path, self.pipeline.embedder)
         home = self.settings.home
         if not home.exists():
@@ -132,7 +133,7 @@ class Gallery:
         """Enroll a new person from one photo.
 
         Raises MultipleFaces (unless `face_index` picks one), NoFace, DuplicatePhoto, NameTaken (also in another
-        letter case), InvalidArgument (an unusable name: `facerec.gallery.names`), LowQuality when the face is unlikely
+        letter case), InvalidArgument (an unusable name: `facerec.names`), LowQuality when the face is unlikely
         to be recognised later (`facerec.faces.quality`; its reasons in the message), unless `allow_low_quality`, and
         PossibleDuplicate when the face matches another identity at or above the threshold (a duplicate or
         look-alike), unless `allow_lookalike`. The result carries the face's quality.

@@ -10,7 +10,7 @@ A file to import may come from anywhere (another site, an attacker, a damaged di
 of it before the gallery writes anything, and reads it within `ImportLimits`: each entry is streamed and reading
 stops at its bound, so a small zip that would expand to gigabytes costs neither the memory nor the time. It
 refuses, with one line naming the record and the problem: a manifest of the wrong shape, missing keys, names
-that `facerec.gallery.names` would refuse, two spellings of one name differing only in letter case, a vector count that
+that `facerec.names` would refuse, two spellings of one name differing only in letter case, a vector count that
 differs from the record count, vectors of the loaded model that are not finite unit vectors of its dimension, and
 crops that are not decodable 112x112 images. Crops are stored as JPEG: a clean JPEG crop of at most 32 KiB
 (facerec's own exports) is kept byte for byte, anything else is re-encoded.
@@ -36,7 +36,7 @@ from PIL import Image
 from facerec.faces.embed import checked_embeddings
 from facerec.errors import FaceRecError, InvalidArgument, InvalidImage, ModelMismatch
 from facerec.faces.image import FORMATS, load_image
-from facerec.gallery.names import clean_name, name_key
+from facerec.names import clean_name, name_key
 
 EXPORT_FORMAT = "facerec-gallery-v1"
 MANIFEST, EMBEDDINGS = "gallery.json", "embeddings.npy"

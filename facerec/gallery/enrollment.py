@@ -16,7 +16,7 @@ from facerec.faces.embed import checked_embeddings
 from facerec.errors import DuplicatePhoto, IdentityMismatch, InvalidArgument, LowQuality, NameTaken, PossibleDuplicate
 from facerec.faces.image import ImageInput
 from facerec.messages import low_quality_message, similarity_text
-from facerec.gallery.names import clean_name
+from facerec.names import clean_name
 from facerec.faces.pipeline import FacePipeline, Photo
 from facerec.faces.quality import QualityCheck
 from facerec.gallery.results import Candidate, EnrollResult

@@ -6,7 +6,7 @@ import numpy as np
 from sqlalchemy.exc import IntegrityError
 
 from facerec.errors import InvalidArgument, NameTaken, UnknownIdentity
-from facerec.gallery.names import clean_name, name_key
+from facerec.names import clean_name, name_key
 from facerec.gallery.results import IdentityInfo
 from facerec.storage import Identity, Store, as_utc
 
@@ -28,7 +28,7 @@ def find_identity(store: Store, session, identity: str | int) -> Identity:
 
 
 def refuse_taken_name(store: Store, session, name: str, allowed_id: int | None = None) -> None:
-    """A name is taken when another person has it, or has it in another letter case (`facerec.gallery.names`)."""
+    """A name is taken when another person has it, or has it in another letter case (`facerec.names`)."""
     for identity, taken in store.people.same_name_key(session, name_key(name)):
         if identity == allowed_id:
             continue

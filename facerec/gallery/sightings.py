@@ -5,7 +5,7 @@ confident identification is a fresh photo of an enrolled person with its label: 
 person, time) of each face of `identify` that clears the threshold the policy sets for the gallery's default
 stranger-match rate, and a user's one click turns a face into a labelled one (`confirm`, `correct`; `reject` says
 it was nobody enrolled and forgets it). The health report then scores enrolled faces and sightings together
-(`facerec.gallery.sightings_health`).
+(`facerec.gallery.health.sightings`).
 
 Trust: what a caller controls never reaches the memory. An identify with a lowered pin or a looser rate still
 answers at it, but its faces are kept only where they clear the default-rate threshold, so an automatic sighting

@@ -13,7 +13,7 @@ from PIL import Image
 
 from facerec.gallery.archive import EXPORT_FORMAT, ImportLimits, open_private, read_export
 from facerec.errors import InvalidArgument, StorageFull
-from facerec.gallery.names import name_key
+from facerec.names import name_key
 from facerec.storage import Store, as_utc, utcnow
 from facerec.faces.embed import FaceEmbedder
 from facerec.gallery.enrollment import same_face

@@ -20,7 +20,7 @@ from facerec.storage.sightings import SightingsTable
 class PeopleTable:
     def __init__(self, session: Callable[[], Session], name_key: Callable, sightings: SightingsTable) -> None:
         self.session = session  # opens a read session (`Store.session`)
-        self.name_key = name_key  # the backend's SQL for `facerec.gallery.names.name_key`
+        self.name_key = name_key  # the backend's SQL for `facerec.names.name_key`
         self.sightings = sightings  # a person's sightings go with them
 
     def by_id(self, session: Session, identity_id: int) -> Identity | None:
@@ -59,7 +59,7 @@ class PeopleTable:
                                                       .where(Identity.name.in_(chunk)))}
 
     def same_name_key(self, session: Session, key: str) -> list[tuple[int, str]]:
-        """(id, name) of the people whose name has this `facerec.gallery.names.name_key`."""
+        """(id, name) of the people whose name has this `facerec.names.name_key`."""
         return [(int(i), str(n)) for i, n in session.execute(
             select(Identity.id, Identity.name).where(self.name_key(Identity.name) == key))]
 

@@ -28,7 +28,7 @@ from sqlalchemy.types import TypeDecorator
 from facerec.storage.vector_text import vector_from_db
 
 EMBEDDING_DIMENSION = 512  # the shipped model's; a PostgreSQL column (and its HNSW index) is made for one size
-# Finds a name that differs only in the letter case of A-Z (`facerec.gallery.names.name_key`) without a table scan.
+# Finds a name that differs only in the letter case of A-Z (`facerec.names.name_key`) without a table scan.
 NAME_KEY_INDEX = "ix_identities_name_lower"
 
 

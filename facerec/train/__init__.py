@@ -1,7 +1,7 @@
 """Training of facerec's embedder (needs the `train` extra: torch, onnx and the dlib teacher).
 
 Nothing in the runtime imports this package. It reuses the runtime's alignment (`facerec.faces.align`, through the
-aligned-face cache) and metrics (`facerec.evaluation.metrics`), so training sees the crops and scores the runtime uses.
+aligned-face cache) and metrics (`facerec.metrics`), so training sees the crops and scores the runtime uses.
 """
 
 try:

@@ -276,7 +276,7 @@ def cmd_export_onnx(args) -> int:
 
 
 def cmd_calibrate(args) -> int:
-    from facerec.openset.calibrate_model import calibrate_model, card_split, held_out_photos, write_to_card
+    from facerec.evaluation.calibrate_model import calibrate_model, card_split, held_out_photos, write_to_card
 
     settings = settings_from(args)
     card_path = Path(args.card) if args.card else settings.model_card_path

@@ -8,7 +8,7 @@ import numpy as np
 import torch
 from torch.nn import functional as F
 
-from facerec.evaluation.metrics import ClosestIsPositiveAccuracy, MedianDistances
+from facerec.metrics import ClosestIsPositiveAccuracy, MedianDistances
 from facerec.evaluation.figures import one_shot_rank1
 from facerec.train.data import FaceSet
 

@@ -1,6 +1,6 @@
 """Health: how well the enrolled faces separate, in plain words, read again whenever the tab opens.
 
-Every figure is printed once from its unrounded value (`facerec.gallery.health_readings.figure_text`), so the table and the
+Every figure is printed once from its unrounded value (`facerec.gallery.health.readings.figure_text`), so the table and the
 sentences beside it agree to the last digit; the confusable pairs show both whole faces.
 """
 
@@ -9,12 +9,12 @@ from __future__ import annotations
 import gradio as gr
 
 from facerec.threshold_text import threshold_sentence
-from facerec.faces.drawing import policy_growth_plot, sightings_trend_plot, similarity_histogram
+from facerec.ui.health_charts import policy_growth_plot, sightings_trend_plot, similarity_histogram
 from facerec.faces.embedder_check import EmbedderCheck
 from facerec.gallery.health import HealthReport
-from facerec.gallery.health_readings import figure_text, nearest_other_person_distance
+from facerec.gallery.health.readings import figure_text, nearest_other_person_distance
 from facerec.messages import plural
-from facerec.evaluation.metrics import MEDIAN_KEYS
+from facerec.metrics import MEDIAN_KEYS
 from facerec.ui.actions import expose, page_door
 from facerec.ui.context import AppContext
 from facerec.ui.text import html_text

@@ -52,7 +52,7 @@ class Backend:
             connection.exec_driver_sql(f"CREATE INDEX IF NOT EXISTS {NAME_KEY_INDEX} ON identities (lower(name))")
 
     def name_key(self, column):
-        """SQL for `facerec.gallery.names.name_key(column)`: the name with A-Z lower-cased."""
+        """SQL for `facerec.names.name_key(column)`: the name with A-Z lower-cased."""
         return func.lower(column)
 
     def dispose(self) -> None:

@@ -2,7 +2,7 @@
 
 Distances are Euclidean between unit vectors, so d = sqrt(2 - 2 cos): 0 for identical faces, sqrt(2) ~ 1.41 for
 unrelated (orthogonal) ones. The report says in plain words what each figure means, and why a figure is
-undefined (a one-photo-per-person gallery has no positives): `facerec.gallery.health_readings`.
+undefined (a one-photo-per-person gallery has no positives): `facerec.gallery.health.readings`.
 
 Up to `EXACT_LIMIT` faces every face is scored (the metrics compare every face with every other: quadratic).
 Above it the report is **sampled**, so it answers in seconds at any size, and says so (`sample`, and a note):
@@ -13,7 +13,7 @@ own vector index, which gives the confusable pairs, suspected duplicates and nea
 of those people against the whole gallery. `benchmarks/health_scale.py` times it at 100,000 faces.
 
 With sightings in memory (`facerec.gallery.sightings`), ClosestIsPositiveAccuracy and the four MedianDistances
-are computed over enrolled faces + sightings (`facerec.gallery.sightings_health`), so they are defined in a
+are computed over enrolled faces + sightings (`facerec.gallery.health.sightings`), so they are defined in a
 one-photo gallery; `enrolled_only` keeps the figures of the enrolled faces alone, and `sightings` the counts, the
 trend and the weak enrollments. Above `EXACT_LIMIT` faces the enrolled faces scored with the sightings are those
 of the people seen plus a sample of the others, up to `SAMPLE_FACES` besides.
@@ -26,12 +26,12 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from facerec.evaluation.metrics import ClosestIsPositiveAccuracy, MedianDistances
+from facerec.metrics import ClosestIsPositiveAccuracy, MedianDistances
 from facerec.gallery.sightings import SightingsMemory
 from facerec.gallery.thresholds import GalleryThresholds
-from facerec.gallery.health_readings import memory_readings, readings
+from facerec.gallery.health.readings import memory_readings, readings
 from facerec.gallery.people_sample import draw_whole_people, people_reaching
-from facerec.gallery.sightings_health import sightings_health
+from facerec.gallery.health.sightings import sightings_health
 from facerec.storage import Store
 from facerec.vectors.base import VectorIndex
 

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from facerec.evaluation.metrics import MEDIAN_KEYS, ClosestIsPositiveAccuracy, MedianDistances
+from facerec.metrics import MEDIAN_KEYS, ClosestIsPositiveAccuracy, MedianDistances
 from facerec.storage.sightings import SightingRows
 
 BATCH = 500  # sightings per metric update

@@ -1,0 +1,57 @@
+"""The threshold policy of a model, read from the model card beside its ONNX file.
+
+Built from plain values (the card's path, the accepted rate, a pinned threshold), so `Settings` stays a bag of
+configuration that imports nothing above `errors`; `policy_for(settings)` is the shorthand every caller uses.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from facerec.errors import UnusableFile
+from facerec.openset.threshold_policy import ThresholdPolicy
+from facerec.settings import Settings
+
+
+def load_policy(card_path: Path, fpir: float, pinned_threshold: float | None,
+                model_sha256: str | None = None) -> ThresholdPolicy:
+    """The one rule for every decision that compares faces: the accepted stranger-match rate `fpir` over the
+    model card's calibration, or the pinned threshold.
+
+    Without a pinned threshold a missing or unreadable card, or one with nothing to derive a threshold from, is
+    an error, not a silent default (a guessed threshold would mislabel strangers or miss people without anyone
+    noticing). `model_sha256` (the ONNX file's) warns when the calibration was made for another file."""
+    try:
+        card = json.loads(card_path.read_text())
+        problem = None if isinstance(card, dict) else "is not a JSON object"
+    except FileNotFoundError:
+        card, problem = {}, "is missing"
+    except (OSError, ValueError) as error:
+        card, problem = {}, f"cannot be read ({' '.join(str(error).split())[:120]})"
+    if problem is None and not _gives_a_threshold(card):
+        problem = "has no calibration, far_curve or thresholds.far_1e-3.cosine value"
+    if problem is not None:
+        if pinned_threshold is None:
+            raise UnusableFile(f"the model card {card_path} {problem}: it gives the match threshold. Put the card "
+                               "back next to the model (or run `facerec-train calibrate`), or set a threshold "
+                               "(--threshold or FACEREC_THRESHOLD).")
+        card = {}  # a pinned threshold needs nothing from the card (no expected FPIR without it)
+    return ThresholdPolicy.from_card(card, fpir, pinned_threshold, model_sha256)
+
+
+def policy_for(settings: Settings, model_sha256: str | None = None) -> ThresholdPolicy:
+    """`load_policy` for the model, rate and pinned threshold that `settings` name."""
+    return load_policy(settings.model_card_path, settings.fpir, settings.similarity_threshold, model_sha256)
+
+
+def _gives_a_threshold(card: dict) -> bool:
+    calibration = card.get("calibration")
+    far_curve = card.get("far_curve")
+    thresholds = card.get("thresholds")
+    try:
+        fixed = thresholds["far_1e-3"]["cosine"]
+    except (KeyError, TypeError):
+        fixed = None
+    return bool((isinstance(calibration, dict) and calibration.get("curve"))
+                or (isinstance(far_curve, list) and len(far_curve) >= 2) or isinstance(fixed, (int, float)))

@@ -170,14 +170,16 @@ class Gallery:
 
     # ----- search ---------------------------------------------------------------------------------------
     def identify(self, photo: ImageInput | Photo, top_k: int = 5, threshold: float | None = None,
-                 fpir: float | None = None, remember: bool = True) -> list[FaceMatch]:
+                 fpir: float | None = None, remember: bool = True,
+                 not_below_default: bool = False) -> list[FaceMatch]:
         """Every face in the photo -> best identity (or unknown below the threshold) and top-k candidates.
 
         The threshold is the one in force for this gallery (`threshold_in_force`); `fpir` (an accepted
         stranger-match rate) or `threshold` (a pinned cosine) overrides the settings for this call. Each named
         face is kept in the sightings memory (`sightings`; `sighting_id` in its match) unless `remember` is
-        False, privacy mode is on or the memory is off."""
-        return self.searching.identify(photo, top_k, threshold, fpir, remember)
+        False, privacy mode is on or the memory is off. `not_below_default`: for a caller without the admin
+        password, a rate or pin that would loosen the threshold in force falls back to it."""
+        return self.searching.identify(photo, top_k, threshold, fpir, remember, not_below_default)
 
     def search(self, embeddings: np.ndarray, top_k: int = 5) -> list[list[Candidate]]:
         """Top-k identities (best face per identity) for each query embedding [Q, 512]."""

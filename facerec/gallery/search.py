@@ -27,31 +27,50 @@ class Search:
                  memory: SightingsMemory, model_id: str, min_face_size: float) -> None:
         self.pipeline, self.store, self.index, self.thresholds = pipeline, store, index, thresholds
         self.memory, self.model_id, self.min_face_size = memory, model_id, min_face_size
+        self._model_checked_at: int | None = None  # the journal position the model check last ran at
 
     def identify(self, photo: ImageInput | Photo, top_k: int = 5, threshold: float | None = None,
-                 fpir: float | None = None, remember: bool = True) -> FoundFaces:
-        """`Gallery.identify`."""
+                 fpir: float | None = None, remember: bool = True, not_below_default: bool = False) -> FoundFaces:
+        """`Gallery.identify`: one journal sync, one model check only when the journal has moved, one threshold
+        rule (two only when a caller asks for another rate or pin, and the default is needed beside it)."""
         if top_k < 1:
             raise InvalidArgument("top_k must be at least 1")
         photo, faces = decoded_faces(self.pipeline, photo)
         if not faces:
             raise NoFace(no_face_message(photo.shape, self.min_face_size))
         _crops, embeddings = self.pipeline.embed(photo, faces)
-        ranked = self.search(embeddings, top_k)
-        rule = self.thresholds.in_force(fpir=fpir, threshold=threshold, with_people=True)  # worded as everywhere
+        self._sync()
+        ranked = self._ranked(embeddings, top_k)
+        default = self.thresholds.is_default(fpir, threshold)
+        rule = self.thresholds.synced(*((None, None) if default else (fpir, threshold)), with_people=True)
+        trusted = rule if default else None
+        if not default and (not_below_default or remember):
+            trusted = self.thresholds.synced(with_people=True)
+            if not_below_default and rule.threshold < trusted.threshold:
+                rule = trusted  # a caller without the password never loosens the rule in force
         matches = [_match(face, candidates, rule, embedding) for face, candidates, embedding
                    in zip(faces, ranked, embeddings)]
         if remember:  # kept only at the default rate's threshold: a caller's pin or rate never reaches the memory
-            trusted = rule if fpir is None and threshold is None else self.thresholds.in_force()
             self.memory.record(matches, embeddings, trusted.threshold)
         return FoundFaces(matches, found=faces.found)  # how many faces the photo had, beyond the largest kept
 
     def search(self, embeddings: np.ndarray, top_k: int = 5) -> list[list[Candidate]]:
         """`Gallery.search`: the index's top faces, best face per identity."""
-        warning = model_warning(self.store, self.model_id)
-        if warning:
-            raise ModelMismatch(warning)
+        self._sync()
+        return self._ranked(embeddings, top_k)
+
+    def _sync(self) -> None:
+        """Bring the index to the journal's head, and refuse to search another model's embeddings. The model
+        check is a query, so it runs at open and again only when the journal has moved (a reindex, an import or
+        another replica's write moves it)."""
         self.index.sync(self.store)
+        if self._model_checked_at != self.index.seq:
+            warning = model_warning(self.store, self.model_id)
+            if warning:
+                raise ModelMismatch(warning)
+            self._model_checked_at = self.index.seq
+
+    def _ranked(self, embeddings: np.ndarray, top_k: int) -> list[list[Candidate]]:
         similarities, face_ids = self.index.search(embeddings, top_k * 4)
         labels = self.store.faces.labels(sorted({int(f) for f in face_ids.ravel() if f >= 0}))
         results = []

@@ -29,11 +29,22 @@ class GalleryThresholds:
         `fpir` / `threshold` override the settings for one decision. The people count is only reported, so it
         is read only when asked for."""
         self.index.sync(self.store)
+        return self.synced(fpir, threshold, with_people)
+
+    def synced(self, fpir: float | None = None, threshold: float | None = None,
+               with_people: bool = False) -> ThresholdInForce:
+        """`in_force` for a caller that has just synced the index (identify syncs once per request)."""
         people_count = self.store.counts()[0] if with_people else None
         faces = len(self.index)
         return self.policy.for_gallery(faces, people_count, fpir=fpir, threshold=threshold,
                                        population=self.population.tail(self.store, faces, self.index.seq),
                                        photo_counts=self.photo_counts())
+
+    def is_default(self, fpir: float | None, threshold: float | None) -> bool:
+        """Whether a caller's rate and pin ask for exactly the rule in force (the page always sends its slider's
+        rate, which is the default until someone moves it)."""
+        return threshold is None and (fpir is None or (fpir == self.policy.fpir
+                                                       and self.policy.pinned_threshold is None))
 
     def photo_counts(self) -> np.ndarray | None:
         """Photos per enrolled person, read again only when the journal has moved (one GROUP BY per change, not

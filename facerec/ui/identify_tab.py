@@ -78,12 +78,11 @@ def build(context: AppContext, default_percent: float, password: gr.Textbox) -> 
         except LockedOut as error:  # identify needs no password: answered as for anyone, and said why
             admin, unchecked = False, f"The admin password was not checked. {error}"
         threshold, rate = parse_pinned(pinned_threshold), accepted_rate(fpir_percent)
+        answered = photo_to_answer(photo, answered, gallery.read)
         # Without the password: no threshold below the one in force for the gallery (a pinned one, or one from a
         # looser accepted rate, falls back to it), and nothing about faces that do not match.
-        if not admin and gallery.threshold_in_force(rate, threshold).threshold < gallery.threshold:
-            threshold, rate = None, None
-        answered = photo_to_answer(photo, answered, gallery.read)
-        matches = gallery.identify(answered.photo, top_k=int(top_k), threshold=threshold, fpir=rate)
+        matches = gallery.identify(answered.photo, top_k=int(top_k), threshold=threshold, fpir=rate,
+                                   not_below_default=not admin)
         left_out = faces_left_out_message(matches.found, len(matches))
         faces_seen = [[m.sighting_id, m.embedding, m.name] for m in matches] if admin else None
         if not admin:

@@ -41,7 +41,8 @@ class JournalFollowingIndex(VectorIndex):
         self.engine = engine  # swapped whole by a rebuild; read under `lock`
         self.kind, self.dimension = engine.kind, engine.dimension
         self.seq = 0  # journal sequence this index reflects
-        self.lock = threading.RLock()
+        self.lock = threading.RLock()  # held to search and to change the copy, never across a database read
+        self._syncing = threading.Lock()  # one sync at a time reads the database
         self.notice: str | None = None  # one line for the user when `open` had to rebuild
         self.folder: Path | None = None  # where `open` found it and `flush` saves it
         self.model_id: str | None = None
@@ -82,9 +83,19 @@ class JournalFollowingIndex(VectorIndex):
 
     # ----- following the database ---------------------------------------------------------------------------
     def sync(self, store: Store, verify_count: bool = False) -> None:
-        """Apply every database change made since this index's sequence (by this or any other process)."""
-        with self.lock:
-            needs_rebuild = self._replay(store, verify_count)
+        """Apply every database change made since this index's sequence (by this or any other process).
+
+        The database is read without the index lock (searches take it too, so they would queue behind the
+        queries); one sync runs at a time, and the lock is held only to apply what was read."""
+        with self._syncing:
+            seq = self.seq
+            changes = store.journal.since(seq)
+            if not changes and not verify_count:
+                return
+            current = self._current(store, changes)
+            with self.lock:
+                needs_rebuild = self.seq != seq or self._apply(changes, current)
+            needs_rebuild = needs_rebuild or self._count_disagrees(store)
         if needs_rebuild:
             self.rebuild(store)
 
@@ -108,15 +119,27 @@ class JournalFollowingIndex(VectorIndex):
             self.engine = fresh
 
     def _replay(self, store: Store, verify_count: bool = False) -> bool:
-        """Bring the copy to the journal head; caller holds the lock. Returns True when only a rebuild can."""
+        """Bring the copy to the journal head while holding the lock (a rebuild's last step, and `open`).
+        Returns True when only a rebuild can."""
         changes = store.journal.since(self.seq)
         if not changes and not verify_count:
             return False
+        return self._apply(changes, self._current(store, changes)) or self._count_disagrees(store)
+
+    @staticmethod
+    def _current(store: Store, changes: list) -> dict[int, np.ndarray]:
+        """What the database holds now for every face the journal `changes` touched (absent: deleted)."""
+        if not changes:
+            return {}
+        ids, embeddings = store.faces.embeddings(sorted({face_id for _seq, _op, face_id in changes}))
+        return dict(zip(ids.tolist(), embeddings))
+
+    def _apply(self, changes: list, current: dict[int, np.ndarray]) -> bool:
+        """Make the copy agree with `current` for the faces `changes` touched; caller holds the lock. Returns True
+        when only a rebuild can."""
         engine = self.engine
         if changes:
             touched = sorted({face_id for _seq, _op, face_id in changes})
-            ids, embeddings = store.faces.embeddings(touched)
-            current = dict(zip(ids.tolist(), embeddings))
             held = set(engine.ids().tolist())
             gone = [f for f in touched if f in held and f not in current]
             changed = [f for f in held.intersection(current)  # float16 kinds hold vectors rounded by <= 5e-4
@@ -129,11 +152,13 @@ class JournalFollowingIndex(VectorIndex):
             engine.add(np.array(readd, np.int64),
                        np.array([current[f] for f in readd], np.float32).reshape(-1, self.dimension))
             self.seq = max(self.seq, changes[-1][0])
-        if engine.wants_rebuild():
-            return True
-        # Counts are only comparable when nothing was committed since the replay (a later write would already
-        # be in the count but not yet in the index; the next sync applies it).
-        return len(engine) != store.counts()[1] and store.journal.head() == self.seq
+        return engine.wants_rebuild()
+
+    def _count_disagrees(self, store: Store) -> bool:
+        """The copy holds another number of faces than the database. Counts are only comparable when nothing was
+        committed since the replay (a later write would already be in the count but not yet in the index; the
+        next sync applies it)."""
+        return len(self.engine) != store.counts()[1] and store.journal.head() == self.seq
 
     # ----- saved beside the database ------------------------------------------------------------------------
     def _state(self) -> tuple:

@@ -204,7 +204,7 @@ def main(argv: list[str] | None = None) -> int:
     api = build_api(gallery, scratch=Path(os.environ["GRADIO_TEMP_DIR"]), after_delete=lambda: forget_served_files(app))
     # `kill` (SIGTERM) stops the server as Ctrl-C does, so the gallery is closed and the web cache deleted.
     signal.signal(signal.SIGTERM, signal.default_int_handler)
-    print(f"facerec: gallery {Path(gallery.settings.home).resolve()} ({gallery.store.counts()[0]} people)", flush=True)
+    print(f"facerec: gallery {Path(gallery.settings.home).resolve()} ({gallery.people_count()} people)", flush=True)
     print(f"facerec: REST API at {API_PREFIX} (docs at {API_PREFIX}/docs): {_api_state(api)}", flush=True)
     try:
         try:  # quiet: Gradio's own lines name its launch() parameters, not facerec's options

@@ -87,7 +87,8 @@ LAYERS = [
     ("offline", {"evaluation"}),
     ("data", {"datasets"}),
     ("words", {"threshold_text"}),
-    ("the gallery", {"gallery", "access"}),
+    ("the gallery", {"gallery"}),
+    ("access", {"access"}),
     ("search", {"vectors"}),
     ("parts", {"faces", "openset", "metrics", "storage"}),
     ("shared", {"settings", "names", "messages", "provenance"}),
@@ -147,6 +148,23 @@ def test_the_layers_are_the_ones_the_architecture_page_draws() -> None:
         assert line, f"layer {name!r} is not drawn in docs/architecture.md"
         for folder in folders - {"facerec"}:
             assert folder in line, (name, folder)
+
+
+GALLERY_PARTS = ("store", "index", "pipeline", "policy", "thresholds", "searching", "enrollment", "sightings",
+                 "checkup", "quality")
+
+
+def test_the_interfaces_need_nothing_behind_the_gallery() -> None:
+    """The page, the REST API, the CLI and app.py call the Gallery's verbs (and the services it hands out, such as
+    `keys`), never the parts it is built from."""
+    import re
+
+    reach = re.compile(rf"\bgallery\.({'|'.join(GALLERY_PARTS)})\b")
+    sources = [*(PACKAGE / "ui").rglob("*.py"), *(PACKAGE / "api").rglob("*.py"), *(PACKAGE / "cli").rglob("*.py"),
+               ROOT / "app.py"]
+    found = [f"{path.relative_to(ROOT)}:{number}: {line.strip()}" for path in sources
+             for number, line in enumerate(path.read_text().splitlines(), 1) if reach.search(line)]
+    assert found == []
 
 
 def test_the_circle_finder_finds_a_circle() -> None:

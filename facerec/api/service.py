@@ -15,7 +15,6 @@ from starlette.exceptions import HTTPException
 from starlette.routing import Mount
 
 from facerec import __version__
-from facerec.access.api_keys import ApiKeys
 from facerec.gallery import Gallery
 from facerec.api.auth import KEY_HEADER, KeyBeforeBody
 from facerec.api.docs_page import add_docs_page
@@ -45,7 +44,7 @@ def build_api(gallery: Gallery, scratch: Path | None = None, after_delete: Calla
     add_docs_page(api, "facerec REST API")  # from the package: no CDN, so it works offline
     context = ApiContext(gallery, scratch, after_delete)
     context.limiter.total_tokens = concurrency
-    api.state.keys = ApiKeys(gallery.store)
+    api.state.keys = gallery.keys
     api.include_router(build_router(context))
 
     @api.exception_handler(HTTPException)

@@ -132,15 +132,9 @@ def cmd_reindex(args) -> int:
     return 0
 
 
-def _api_keys(gallery):
-    from facerec.access.api_keys import ApiKeys
-
-    return ApiKeys(gallery.store)
-
-
 def cmd_api_key_create(args) -> int:
     with open_gallery(args) as gallery:
-        record, key = _api_keys(gallery).create(args.role, args.name)
+        record, key = gallery.keys.create(args.role, args.name)
     emit(args, {**record.to_dict(), "key": key},
           text=f"created API key {record.id} ({record.role}, '{record.name}'). It is shown only now; send it as "
                f"the X-API-Key header:\n{key}")
@@ -149,7 +143,7 @@ def cmd_api_key_create(args) -> int:
 
 def cmd_api_key_list(args) -> int:
     with open_gallery(args) as gallery:
-        records = _api_keys(gallery).list()
+        records = gallery.keys.list()
     rows = [[r.id, r.name, r.role, f"{r.shown}...", r.created_at.strftime("%Y-%m-%d %H:%M"),
              r.revoked_at.strftime("%Y-%m-%d %H:%M") if r.revoked_at else ""] for r in records]
     active = sum(r.active for r in records)
@@ -160,6 +154,6 @@ def cmd_api_key_list(args) -> int:
 
 def cmd_api_key_revoke(args) -> int:
     with open_gallery(args) as gallery:
-        record = _api_keys(gallery).revoke(args.id)
+        record = gallery.keys.revoke(args.id)
     emit(args, record.to_dict(), text=f"API key {record.id} ('{record.name}') is revoked")
     return 0

@@ -9,8 +9,11 @@ What the gallery does with them lives beside this file, in narrow services that 
 they use (never the Gallery): `thresholds` (the threshold in force, with the gallery's own stranger tail of
 `population`), `search` (identify, verify), `enrollment` (enroll, add a photo, bulk adds, with the enrollment
 quality check of `facerec.faces.quality`), `sightings` (the memory of recent identifications), `people` (list,
-rename, delete), `transfer` (export/import), `reindex` (another model) and `health` (with `sightings_health`).
-The Gallery builds them once and keeps the public verbs.
+rename, delete), `transfer` (export/import), `reindex` (another model) and `health/` (Health's numbers).
+The Gallery builds them once and keeps the public verbs, each one line that names the service method where its
+contract is written (where the work is done). The interfaces need nothing behind it: they call these verbs and the
+one service it hands out, `keys` (the REST API's keys, kept in the gallery's database); never the store, the index
+or the pipeline (`tests/test_architecture.py` checks it).
 
 The vector index is brought up to date from the database's journal before every search, so several threads and
 processes can share one gallery. Every check that decides whether a write may happen (name taken, same photo
@@ -24,6 +27,7 @@ from pathlib import Path
 
 import numpy as np
 
+from facerec.access.api_keys import ApiKeys
 from facerec.gallery.archive import ImportLimits
 from facerec.faces.detect import DetectedFace
 from facerec.faces.image import ImageInput
@@ -74,6 +78,7 @@ class Gallery:
         self.enrollment = Enrollment(self.pipeline, store, index, self.thresholds, self.searching, self.quality,
                                      self.model_id, settings.store_crops, settings.min_face_size)
         self.checkup = GalleryHealth(store, index, self.thresholds, self.sightings)
+        self.keys = ApiKeys(store)  # the REST API's keys live in the gallery's database; interfaces hold this service
         # One line each for the user (the CLI prints them, the app logs them): what opening had to repair.
         self.notices: list[str] = [self.index.notice] if self.index.notice else []
         forgotten = self.sightings.forget_when_disabled()  # privacy mode (or a memory of 0): also those from before
@@ -130,34 +135,18 @@ class Gallery:
     def enroll(self, photo: ImageInput | Photo, name: str, face_index: int | None = None,
                allow_lookalike: bool = False, note: str | None = None,
                allow_low_quality: bool = False) -> EnrollResult:
-        """Enroll a new person from one photo.
-
-        Raises MultipleFaces (unless `face_index` picks one), NoFace, DuplicatePhoto, NameTaken (also in another
-        letter case), InvalidArgument (an unusable name: `facerec.names`), LowQuality when the face is unlikely
-        to be recognised later (`facerec.faces.quality`; its reasons in the message), unless `allow_low_quality`, and
-        PossibleDuplicate when the face matches another identity at or above the threshold (a duplicate or
-        look-alike), unless `allow_lookalike`. The result carries the face's quality.
-        """
+        """Enroll a new person from one photo. The contract: `Enrollment.enroll`."""
         return self.enrollment.enroll(photo, name, face_index, allow_lookalike, note, allow_low_quality)
 
     def add_photo(self, identity: str | int, photo: ImageInput | Photo, face_index: int | None = None,
                   allow_mismatch: bool = False, allow_low_quality: bool = False) -> EnrollResult:
         """Add another photo of an enrolled person; `lookalikes` in the result lists other people it resembles.
-
-        Raises IdentityMismatch, unless `allow_mismatch`, when the face is not this person's: it matches none of
-        their faces at the threshold (the enrollment look-alike test), or it matches someone else better (checked
-        again inside the write, against faces committed meanwhile); LowQuality, unless `allow_low_quality`, on
-        the same rule as `enroll`.
-        """
+        The contract: `Enrollment.add_photo`."""
         return self.enrollment.add_photo(identity, photo, face_index, allow_mismatch, allow_low_quality)
 
     def add_embeddings(self, entries: list[dict]) -> list[int]:
         """Bulk enrollment of precomputed embeddings in one transaction (evaluation, imports, benchmarks).
-
-        Each entry: {"name", "embedding" [512] float32 (scaled to unit length; NaN, infinite or zero refused),
-        "photo_sha256", "box", "landmarks", optional "crop" (uint8 112x112x3)}. Identities are created as needed.
-        Returns the new face ids.
-        """
+        The contract: `Enrollment.add_embeddings`."""
         return self.enrollment.add_embeddings(entries)
 
     def enrollment_quality(self, photo: ImageInput | Photo, face_index: int | None = None,
@@ -173,12 +162,7 @@ class Gallery:
                  fpir: float | None = None, remember: bool = True,
                  not_below_default: bool = False) -> list[FaceMatch]:
         """Every face in the photo -> best identity (or unknown below the threshold) and top-k candidates.
-
-        The threshold is the one in force for this gallery (`threshold_in_force`); `fpir` (an accepted
-        stranger-match rate) or `threshold` (a pinned cosine) overrides the settings for this call. Each named
-        face is kept in the sightings memory (`sightings`; `sighting_id` in its match) unless `remember` is
-        False, privacy mode is on or the memory is off. `not_below_default`: for a caller without the admin
-        password, a rate or pin that would loosen the threshold in force falls back to it."""
+        The contract: `Search.identify`."""
         return self.searching.identify(photo, top_k, threshold, fpir, remember, not_below_default)
 
     def search(self, embeddings: np.ndarray, top_k: int = 5) -> list[list[Candidate]]:
@@ -188,11 +172,7 @@ class Gallery:
     def verify(self, photo_a: ImageInput | Photo, photo_b: ImageInput | Photo,
                threshold: float | None = None, fpir: float | None = None,
                face_a: int | None = None, face_b: int | None = None) -> VerifyResult:
-        """Same person or not: compares one face of each photo, at the threshold the policy gives one comparison
-        (`verification_threshold`; `fpir` or a pinned `threshold` override it for this call).
-
-        A photo with several faces needs `face_a` / `face_b` (its face's index, left to right from 0, as `detect`
-        lists them); MultipleFaces otherwise, never a silent guess. NoFace when a photo has none."""
+        """Same person or not, at the threshold the policy gives one comparison. The contract: `Search.verify`."""
         return self.searching.verify(photo_a, photo_b, threshold, fpir, face_a, face_b)
 
     # ----- the sightings memory (`facerec.gallery.sightings`) ---------------------------------------------------
@@ -257,6 +237,23 @@ class Gallery:
 
     def model_warning(self) -> str | None:
         return reindex.model_warning(self.store, self.model_id)
+
+    def warnings(self) -> list[str]:
+        """One line each for whoever opens the gallery: embeddings of another model, a calibration made for
+        another model file."""
+        return [w for w in (self.model_warning(), self.policy.calibration.warning) if w]
+
+    def people_count(self) -> int:
+        return self.store.counts()[0]
+
+    @property
+    def embedder_check(self):
+        """What the embedder's self-check at load found (`facerec.faces.embedder_check`): shown by Health."""
+        return self.pipeline.embedder.self_check
+
+    def threshold_growth(self, fpir: float | None = None) -> list[ThresholdInForce]:
+        """The threshold in force (and the expected true-match rate) as a gallery grows: 1 ... 1,000,000 faces."""
+        return self.policy.growth(fpir=fpir)
 
     def health(self, top_pairs: int = 10) -> HealthReport:
         """The embedding metrics over every enrolled face, plus confusable pairs and suspected duplicates."""

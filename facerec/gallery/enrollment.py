@@ -43,7 +43,13 @@ class Enrollment:
 
     def enroll(self, photo: ImageInput | Photo, name: str, face_index: int | None = None,
                allow_lookalike: bool = False, note: str | None = None, allow_low_quality: bool = False) -> EnrollResult:
-        """`Gallery.enroll`."""
+        """Enroll a new person from one photo.
+
+        Raises MultipleFaces (unless `face_index` picks one), NoFace, DuplicatePhoto, NameTaken (also in another
+        letter case), InvalidArgument (an unusable name: `facerec.names`), LowQuality when the face is unlikely
+        to be recognised later (`facerec.faces.quality`; its reasons in the message), unless `allow_low_quality`,
+        and PossibleDuplicate when the face matches another identity at or above the threshold (a duplicate or
+        look-alike), unless `allow_lookalike`. The result carries the face's quality."""
         store = self.store
         name = clean_name(name)
         photo, face, crop, embedding = self.one_face(photo, face_index)
@@ -78,7 +84,12 @@ class Enrollment:
 
     def add_photo(self, identity: str | int, photo: ImageInput | Photo, face_index: int | None = None,
                   allow_mismatch: bool = False, allow_low_quality: bool = False) -> EnrollResult:
-        """`Gallery.add_photo`."""
+        """Add another photo of an enrolled person; `lookalikes` in the result lists other people it resembles.
+
+        Raises IdentityMismatch, unless `allow_mismatch`, when the face is not this person's: it matches none of
+        their faces at the threshold (the enrollment look-alike test), or it matches someone else better (checked
+        again inside the write, against faces committed meanwhile); LowQuality, unless `allow_low_quality`, on
+        the same rule as `enroll`."""
         store = self.store
         photo, face, crop, embedding = self.one_face(photo, face_index)
         self.refuse_duplicate_photo(photo, face)
@@ -107,7 +118,11 @@ class Enrollment:
         return EnrollResult(*result, face, crop, [(n, s) for n, s in lookalikes if n != result[1]], rule, quality)
 
     def add_embeddings(self, entries: list[dict]) -> list[int]:
-        """`Gallery.add_embeddings`."""
+        """Bulk enrollment of precomputed embeddings in one transaction (evaluation, imports, benchmarks).
+
+        Each entry: {"name", "embedding" [512] float32 (scaled to unit length; NaN, infinite or zero refused),
+        "photo_sha256", "box", "landmarks", optional "crop" (uint8 112x112x3)}. Identities are created as needed.
+        Returns the new face ids."""
         if not entries:
             return []
         store = self.store

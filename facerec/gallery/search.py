@@ -31,8 +31,16 @@ class Search:
 
     def identify(self, photo: ImageInput | Photo, top_k: int = 5, threshold: float | None = None,
                  fpir: float | None = None, remember: bool = True, not_below_default: bool = False) -> FoundFaces:
-        """`Gallery.identify`: one journal sync, one model check only when the journal has moved, one threshold
-        rule (two only when a caller asks for another rate or pin, and the default is needed beside it)."""
+        """Every face in the photo -> best identity (or unknown below the threshold) and top-k candidates.
+
+        The threshold is the one in force for this gallery (`threshold_in_force`); `fpir` (an accepted
+        stranger-match rate) or `threshold` (a pinned cosine) overrides the settings for this call. Each named
+        face is kept in the sightings memory (`sightings`; `sighting_id` in its match) unless `remember` is
+        False, privacy mode is on or the memory is off. `not_below_default`: for a caller without the admin
+        password, a rate or pin that would loosen the threshold in force falls back to it.
+
+        How: one journal sync, one model check only when the journal has moved, one threshold rule (two only when
+        a caller asks for another rate or pin, and the default is needed beside it)."""
         if top_k < 1:
             raise InvalidArgument("top_k must be at least 1")
         photo, faces = decoded_faces(self.pipeline, photo)
@@ -87,7 +95,11 @@ class Search:
 
     def verify(self, photo_a: ImageInput | Photo, photo_b: ImageInput | Photo, threshold: float | None = None,
                fpir: float | None = None, face_a: int | None = None, face_b: int | None = None) -> VerifyResult:
-        """`Gallery.verify`."""
+        """Same person or not: compares one face of each photo, at the threshold the policy gives one comparison
+        (`verification_threshold`; `fpir` or a pinned `threshold` override it for this call).
+
+        A photo with several faces needs `face_a` / `face_b` (its face's index, left to right from 0, as `detect`
+        lists them); MultipleFaces otherwise, never a silent guess. NoFace when a photo has none."""
         rule = self.thresholds.for_verification(fpir=fpir, threshold=threshold)
         embeddings, faces = [], []
         for label, source, index in (("the first photo", photo_a, face_a), ("the second photo", photo_b, face_b)):

@@ -27,9 +27,8 @@ def build_app(gallery: Gallery, admin_password: str | None = None, api_docs: str
         where = "" if admin_password else f"; gallery {markdown_text(gallery.settings.home)}"  # no server paths
         gr.Markdown(f"# facerec\nEnroll a person from one photo, then find them in any photo. Model "
                     f"{markdown_text(gallery.model_id)}{where}.")
-        for warning in (gallery.model_warning(), gallery.policy.calibration.warning):
-            if warning:
-                gr.Markdown(f"**Warning:** {markdown_text(warning)}")
+        for warning in gallery.warnings():
+            gr.Markdown(f"**Warning:** {markdown_text(warning)}")
         password = admin_password_field(needs_password)
         # On a phone every tab stays in sight (no "..." menu hiding two). Gradio places a wrapped tab by its position
         # among everything in the tab set, so each tab makes its gr.State inside itself, never beside it.

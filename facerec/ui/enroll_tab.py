@@ -73,7 +73,7 @@ def build(context: AppContext, password: gr.Textbox) -> EnrollTab:
                                     allow_low_quality=bool(allow_low_quality))
         finally:  # stored or refused, the upload leaves the server (the page keeps the photo to try again)
             forget_upload(photo, context.web_cache)
-        people = gallery.store.counts()[0]
+        people = gallery.people_count()
         message = (f"Enrolled **{markdown_text(result.name)}** ({result.photos} photo). The gallery now has "
                    f"{plural(people, 'person', 'people')}.")
         if result.lookalikes:

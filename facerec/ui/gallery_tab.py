@@ -89,7 +89,7 @@ def build(context: AppContext, password: gr.Textbox) -> tuple[gr.Tab, PeopleList
         rows = [[p.id, p.name, p.photos, p.created_at.strftime("%Y-%m-%d %H:%M")] for p in people]
         tiles = [(gallery.face_crop(p.face_ids[0]) if p.face_ids else None, f"{p.name} ({p.photos})")
                  for p in people[:THUMBNAILS_SHOWN]]
-        total = gallery.store.counts()[0]
+        total = gallery.people_count()
         if not total:
             summary = "Nobody is enrolled yet: enroll someone in the Enroll tab."
         elif query:

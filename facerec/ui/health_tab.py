@@ -56,7 +56,7 @@ def build(context: AppContext, password: gr.Textbox) -> gr.Tab:
                  f"{w['name']}: {w['median_similarity']:.3f} over {plural(w['sightings'], 'sighting')}")
                 for w in memory.get("weak_enrollments", [])[:WEAK_SHOWN]]
         trend = memory.get("trend") or []
-        page = report_html(report) + embedder_html(gallery.pipeline.embedder.self_check)
+        page = report_html(report) + embedder_html(gallery.embedder_check)
         return {report_view: page, plot: figure, sightings_view: sightings_html(memory, weak),
                 trend_plot: sightings_trend_plot(trend, memory["trend_unit"], report.threshold) if trend else None,
                 pairs_view: heading + pair_tiles(pairs), details: report.to_dict(),
@@ -75,7 +75,7 @@ def build(context: AppContext, password: gr.Textbox) -> gr.Tab:
             return {growth_text: "", growth_plot: None}
         context.require_admin(password, request)
         rule = gallery.threshold_in_force(with_people=True)
-        rows = gallery.policy.growth()
+        rows = gallery.threshold_growth()
         shown = [r for r in rows if r.comparisons in (1, 10, 100, 1000, 10_000, 100_000, 1_000_000)]
         lines = ["**The threshold as the gallery grows.** A stranger is compared with every enrolled face, so the "
                  "more faces, the more chances of a wrong match: to keep the stranger-match rate at the accepted "

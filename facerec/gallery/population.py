@@ -1,5 +1,5 @@
 """The gallery's own stranger tail (`facerec.openset.population_tail`), measured from the store and kept until the
-gallery has changed enough to move it.
+gallery has changed enough to move it; measured again beside the requests, never in their way.
 
 Why a cache: identify and every enrollment's look-alike check ask for the threshold in force, and measuring the
 tail is one pass over up to 4,000 faces (~1 s). A tail estimated from N people barely moves when a few more are
@@ -9,6 +9,11 @@ measures it a few dozen times, not once per person. The journal, not the face co
 faces moves it: people deleted and others enrolled in their place, and a reindex by another model (each face
 re-embedded is journalled), also when another replica made it. This replica's own reindex invalidates it
 outright.
+
+Off the request path: once a tail has been measured, a request that finds it stale is answered with it (it
+rests on a gallery at most REMEASURE_SHARE smaller) while one background thread measures the new one. Only the
+first measurement of a process, when the gallery first reaches MIN_PEOPLE, is made while its request waits, so
+no answer is given without the gallery's own tail once it has one.
 """
 
 from __future__ import annotations
@@ -17,7 +22,9 @@ import threading
 
 import numpy as np
 
-from facerec.openset.population_tail import MIN_PEOPLE, SAMPLE_FACES, SAMPLE_SEED, PopulationTail, measure_population_tail
+from facerec.openset.population_tail import (
+    MIN_PEOPLE, SAMPLE_FACES, SAMPLE_SEED, PopulationTail, measure_population_tail,
+)
 from facerec.gallery.people_sample import draw_whole_people
 
 REMEASURE_SHARE = 0.10
@@ -25,12 +32,14 @@ REMEASURE_FACES = 10
 
 
 class PopulationCache:
-    """One gallery's measured tail, with the face count it was measured at."""
+    """One gallery's measured tail, with the journal position and face count it was measured at."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._measured_at: tuple[int, int] | None = None  # (journal position, faces) when measured
         self._tail: PopulationTail | None = None
+        self._generation = 0  # moved by `invalidate`: a measurement begun before it is thrown away
+        self._refreshing: threading.Thread | None = None
 
     def tail(self, store, faces: int, journal_position: int) -> PopulationTail | None:
         """The tail for a gallery of `faces` enrolled faces whose journal is at `journal_position` (None below
@@ -38,16 +47,43 @@ class PopulationCache:
         if faces < MIN_PEOPLE:  # fewer faces than that cannot be that many people: no query needed
             return None
         with self._lock:
-            if self._measured_at is None or abs(journal_position - self._measured_at[0]) > max(
-                    REMEASURE_FACES, REMEASURE_SHARE * self._measured_at[1]):
+            if self._measured_at is None:  # the first measurement: the request waits for it, once
                 self._tail = measure_population_tail(*_faces_to_measure(store))
                 self._measured_at = (journal_position, faces)
+            elif self._stale(journal_position) and self._refreshing is None:
+                self._refreshing = threading.Thread(target=self._refresh, args=(store, journal_position, faces),
+                                                    name="facerec-population-tail", daemon=True)
+                self._refreshing.start()
             return self._tail
+
+    def settle(self, timeout: float | None = None) -> None:
+        """Wait for a measurement under way (for callers that must see the newest tail: tests, benchmarks)."""
+        with self._lock:
+            running = self._refreshing
+        if running is not None:
+            running.join(timeout)
 
     def invalidate(self) -> None:
         """Measure again on the next call (the embeddings were replaced: another model, a reindex)."""
         with self._lock:
             self._measured_at, self._tail = None, None
+            self._generation += 1
+
+    def _stale(self, journal_position: int) -> bool:
+        moved = abs(journal_position - self._measured_at[0])
+        return moved > max(REMEASURE_FACES, REMEASURE_SHARE * self._measured_at[1])
+
+    def _refresh(self, store, journal_position: int, faces: int) -> None:
+        generation = self._generation
+        try:
+            tail = measure_population_tail(*_faces_to_measure(store))
+        except Exception:  # the gallery was closed meanwhile, or the database is away: the next request retries
+            tail = None
+            generation = -1
+        with self._lock:
+            if generation == self._generation:
+                self._tail, self._measured_at = tail, (journal_position, faces)
+            self._refreshing = None
 
 
 def _faces_to_measure(store) -> tuple[np.ndarray, np.ndarray]:

@@ -11,6 +11,7 @@ the results file's `provenance` record (`facerec.provenance`).
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import re
@@ -24,7 +25,7 @@ RESULTS = ROOT / "benchmarks" / "results"
 PAGES = {ROOT / "README.md": ("growth", "accuracy", "speed_line"),
          ROOT / "docs" / "results.md": ("cpus", "accuracy", "peer", "speed", "sightings", "enrollment_quality",
                                         "rest", "scale", "flood", "identify_profile"),
-         ROOT / "docs" / "deployment.md": ("replicas",),
+         ROOT / "docs" / "deployment.md": ("replicas", "engines"),
          ROOT / "docs" / "model.md": ("calibration", "recipe_diagnostic", "asymmetric_flip", "data_slope", "utkface",
                                       "train_speed",
                                       "augmentation_ablation", "standard_stem", "enrollment_views"),
@@ -50,8 +51,18 @@ def cpu_text(result: dict) -> str:
 
 
 def model_text(result: dict) -> str:
+    """The model a result was measured with, said to be an earlier one when it is not the shipped file."""
     sha = (result.get("provenance") or {}).get("model_sha256")
-    return f"`{sha[:12]}`" if sha else "not recorded"
+    if not sha:
+        return "not recorded"
+    return f"`{sha[:12]}`" + ("" if sha == shipped_sha256() else " (an earlier model, not the shipped one)")
+
+
+@functools.lru_cache(maxsize=1)
+def shipped_sha256() -> str:
+    from facerec.provenance import file_sha256
+
+    return file_sha256(CARD.with_suffix(".onnx"))
 
 
 def accuracy_block() -> str:
@@ -592,6 +603,34 @@ def identify_profile_block() -> str:
               f"{last['faces_enrolled']} people. Measured: {measured}.")
 
 
+def engines_block() -> str:
+    """Search engines at 100,000 and 1,000,000 faces (benchmarks/scale.py: scale_pgvector.json), and Health at
+    100,000 faces (benchmarks/health_scale.py: health_scale.json)."""
+    result, health = load("scale_pgvector"), load("health_scale")
+    if not result:
+        return "(not measured yet: `python benchmarks/scale.py --sizes 100000 1000000 --kinds flat hnsw pgvector`)"
+    names = {"flat": "FAISS flat (exact)", "hnsw": "FAISS hnsw", "pgvector": "pgvector HNSW"}
+    rows = ["| faces | engine | ef | build | search p50 / p99 | recall@1 | bytes per identity |",
+            "|---|---|---|---|---|---|---|"]
+    for row in result["rows"]:
+        held = (f"{row['index_bytes_per_identity']:,.0f} B memory" if row["disk_bytes_per_identity"] is None
+                else f"{row['disk_bytes_per_identity']:,.0f} B disk (table + index)")
+        rows.append(f"| {row['size']:,} | {names.get(row['kind'], row['kind'])} | {row['ef_search'] or '–'} | "
+                    f"{row['build_s']:,.1f} s | {row['search_ms']:.1f} / {row['search_p99_ms']:.1f} ms | "
+                    f"{row['recall_at_1']:.3f} | {held} |")
+    text = ("\n".join(rows) + f"\n\n`{result['command']}`: {result['note']}. Face-like synthetic vectors, so the "
+            f"search engines alone are measured. Measured on: {cpu_text(result)}, model {model_text(result)}.")
+    if health:
+        runs = "; ".join(f"{run['backend']} + {run['index']}: median {run['health_s_median']:.1f} s of "
+                         f"{len(run['health_s'])} runs" for run in health["runs"])
+        sample = health["runs"][0]["sample"]
+        text += (f"\n\nHealth at {health['faces']:,} faces (`python benchmarks/health_scale.py`), sampled and "
+                 f"labelled as such (the metrics over {sample['faces']:,} faces of {sample['identities']:,} people, "
+                 f"{sample['searched_faces']:,} faces searched against all {sample['of_faces']:,}): {runs}. "
+                 f"Measured on: {cpu_text(health)}, model {model_text(health)}.")
+    return text
+
+
 BLOCKS: dict[str, Callable[[], str]] = {"growth": growth_block, "accuracy": accuracy_block, "cpus": cpus_block,
                                         "peer": peer_block,
                                         "speed": speed_block, "sightings": sightings_block,
@@ -605,6 +644,7 @@ BLOCKS: dict[str, Callable[[], str]] = {"growth": growth_block, "accuracy": accu
                                         "standard_stem": standard_stem_block,
                                         "enrollment_views": enrollment_views_block, "flood": flood_block,
                                         "identify_profile": identify_profile_block,
+                                        "engines": engines_block,
                                         "recipe_diagnostic": recipe_diagnostic_block,
                                         "asymmetric_flip": asymmetric_flip_block}
 

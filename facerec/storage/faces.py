@@ -82,6 +82,17 @@ class FacesTable:
             face = session.get(Face, face_id)
             return face.crop_jpeg if face else None
 
+    def ids(self) -> list[int]:
+        """Every face id, ascending."""
+        with self.session() as session:
+            return list(session.scalars(select(Face.id).order_by(Face.id)))
+
+    def crops(self, face_ids: list[int]) -> dict[int, bytes | None]:
+        """{face id: stored JPEG crop, or None in privacy mode} for those of `face_ids` that still exist."""
+        with self.session() as session:
+            return {face_id: crop for chunk in chunked(face_ids)
+                    for face_id, crop in session.execute(select(Face.id, Face.crop_jpeg).where(Face.id.in_(chunk)))}
+
     def model_ids(self) -> list[str]:
         """Every model whose embeddings the gallery holds, sorted."""
         with self.session() as session:

@@ -24,12 +24,13 @@ sys.path.insert(0, str(ROOT))  # the tables that facerec itself prints (open set
 RESULTS = ROOT / "benchmarks" / "results"
 PAGES = {ROOT / "README.md": ("growth", "accuracy", "speed_line"),
          ROOT / "docs" / "results.md": ("cpus", "accuracy", "peer", "speed", "sightings", "enrollment_quality",
-                                        "rest", "scale", "flood", "identify_profile"),
+                                        "rest", "scale", "flood", "identify_profile", "reindex_online"),
          ROOT / "docs" / "deployment.md": ("replicas", "engines"),
          ROOT / "docs" / "model.md": ("calibration", "recipe_diagnostic", "asymmetric_flip", "data_slope", "utkface",
                                       "train_speed",
                                       "augmentation_ablation", "standard_stem", "enrollment_views"),
-         ROOT / "docs" / "threshold-policy.md": ("calibration", "open_set", "open_set_photos")}
+         ROOT / "docs" / "threshold-policy.md": ("threshold_example",),
+         ROOT / "docs" / "how-the-threshold-works.md": ("calibration", "open_set", "open_set_photos", "lookalike")}
 CARD = ROOT / "models" / "facerec-r18-arcface.json"
 PEER_REFERENCE = {"one_shot": 0.933, "distractors": 0.874, "pairs": 0.989}  # face_recognition's published figures
 
@@ -205,7 +206,29 @@ def sightings_block() -> str:
                 "MedianClosestPositiveDistance", "MedianClosestVsClosestPositiveDistance"):
         name = "ClosestIsPositiveAccuracy" if key == "closest_is_positive_accuracy" else key
         rows.append(f"| {name} | {_defined(alone[key])} | {_defined(seen[key])} |")
+    if "health_s" in result:
+        rows += ["", f"The report took {result['health_s']:.2f} s here, and "
+                     f"{result['health_s_with_10000_sightings_median_of_3']:.2f} s with the memory full (10,000 "
+                     "sightings, median of 3)."]
     return "\n".join(rows)
+
+
+def lookalike_block() -> str:
+    """New, different people enrolled into the whole LFW gallery (benchmarks/lookalike_refusal.py)."""
+    result = load("lookalike_refusal")
+    if not result:
+        return "(not measured yet: `python benchmarks/lookalike_refusal.py --json benchmarks/results/lookalike_refusal.json`)"
+    low, high = result["refusal_rate_interval_95"]
+    raised = result["threshold_policy"].get("raised_from")
+    return (f"Enrolling into the {result['gallery_people']:,}-person gallery (`{result['command']}`): "
+            f"{result['people_re_enrolled']:,} seeded people are each deleted and enrolled again through "
+            f"`Gallery.enroll` (a poor photo allowed: the look-alike check alone is measured), i.e. as a new, "
+            f"different person against the other {result['gallery_people_during_each_check']:,}; look-alike "
+            f"refusal rate **{100 * result['refusal_rate']:.1f}%** ({result['refusals']} of "
+            f"{result['people_re_enrolled']:,}; 95% interval {100 * low:.2f}–{100 * high:.2f}%) at threshold "
+            f"{result['threshold']:.4f}" + (f", the gallery's own tail having raised the card's {raised:.4f}"
+                                             if raised else "")
+            + f". Measured on: {cpu_text(result)}, model {model_text(result)}.")
 
 
 def _defined(value) -> str:
@@ -631,6 +654,34 @@ def engines_block() -> str:
     return text
 
 
+def threshold_example_block() -> str:
+    """The sentence every answer carries, for 100 people enrolled from one photo each at the default rate, from
+    the shipped model card (what identify says of such a gallery)."""
+    from facerec.openset.model_card import policy_for
+    from facerec.settings import Settings
+    from facerec.threshold_text import threshold_sentence
+
+    return "> " + threshold_sentence(policy_for(Settings()).for_gallery(100, 100))
+
+
+def reindex_online_block() -> str:
+    """One client identifying while a 2,000-face gallery is reindexed, on both backends
+    (benchmarks/reindex_online.py)."""
+    result = load("reindex_online")
+    if not result:
+        return "(not measured yet: `python benchmarks/reindex_online.py --out benchmarks/results/reindex_online.json`)"
+    rows = ["| backend | faces | identify alone: p50 / p99 | during the reindex: identifies, p50 / p99 | reindex |",
+            "|---|---|---|---|---|"]
+    for backend, label in (("sqlite", "SQLite + FAISS flat"), ("postgresql", "PostgreSQL + pgvector")):
+        run = result[backend]
+        alone, during = run["alone"], run["during_reindex"]
+        rows.append(f"| {label} | {run['faces']:,} | {alone['p50_ms']:.0f} / {alone['p99_ms']:.0f} ms | "
+                    f"{during['identifies']:,}, {during['p50_ms']:.0f} / {during['p99_ms']:.0f} ms | "
+                    f"{run['reindexed']:,} faces in {run['reindex_seconds']:.1f} s |")
+    return ("\n".join(rows) + f"\n\n`{result['command']}`; {result['sqlite']['people']} LFW people and synthetic "
+            f"faces, one client. Measured on: {cpu_text(result)}, model {model_text(result)}.")
+
+
 BLOCKS: dict[str, Callable[[], str]] = {"growth": growth_block, "accuracy": accuracy_block, "cpus": cpus_block,
                                         "peer": peer_block,
                                         "speed": speed_block, "sightings": sightings_block,
@@ -645,6 +696,9 @@ BLOCKS: dict[str, Callable[[], str]] = {"growth": growth_block, "accuracy": accu
                                         "enrollment_views": enrollment_views_block, "flood": flood_block,
                                         "identify_profile": identify_profile_block,
                                         "engines": engines_block,
+                                        "threshold_example": threshold_example_block,
+                                        "lookalike": lookalike_block,
+                                        "reindex_online": reindex_online_block,
                                         "recipe_diagnostic": recipe_diagnostic_block,
                                         "asymmetric_flip": asymmetric_flip_block}
 

@@ -178,3 +178,5 @@ def test_the_user_pages_carry_no_issue_numbers():
     for page in ("app", "cli", "api", "health", "threshold-policy", "deployment"):
         text = (REPO_ROOT / "docs" / f"{page}.md").read_text()
         assert not re.findall(r"\(#\d+\)|issue #\d+|#\d\d\b", text), page
+        # and no module paths: where the code lives is docs/architecture.md's business
+        assert not re.findall(r"facerec/\w+/|`facerec\.\w+\.\w+", text), page

@@ -92,3 +92,48 @@ def test_the_results_page_types_no_figure_of_its_own() -> None:
     page = (ROOT / "docs" / "results.md").read_text()
     prose = re.sub(r"<!-- results:(\w+) -->.*?<!-- /results:\1 -->", "", page, flags=re.S)
     assert set(re.findall(r"\b\d\.\d{3}\b", prose)) <= {"0.859", "0.810"}
+
+
+# Numbers with a unit that the pages may state outside generated blocks: limits and settings the code enforces,
+# rates a user chooses, interval levels, sizes in examples and test set-ups. Anything measured comes from
+# benchmarks/results through a generated block (scripts/results_tables.py), never typed.
+STATED = {
+    "README.md": {"1%"},
+    "SECURITY.md": {"1 MiB", "1.5 GB", "10 minutes", "15 MB", "16 MP", "16 MiB", "2 GiB", "2 minutes", "2,048 px",
+                    "20x", "256 MiB", "257 MiB", "31 MiB", "4 MP", "40 megapixels", "512 MiB", "64 MiB"},
+    "docs/api.md": {"1 MB", "15 MB", "256 MB", "31 MB", "40 megapixels"},
+    "docs/app.md": {"1%", "112 px", "15 MB", "2 minutes", "34 px", "40 megapixels"},
+    "docs/cli.md": {"0.1%", "1%"},
+    "docs/deployment.md": {"60 s", "8 GB"},
+    "docs/health.md": {"15 px", "3 px", "34 px", "35 px"},
+    "docs/how-the-threshold-works.md": {"0.1%", "1%", "10%", "12 px", "90%", "95%"},
+    "docs/results.md": {"1%", "10%", "20 ms", "30 MB", "40 megapixels", "5 ms", "5%", "87 kB", "99.9%"},
+    "docs/threshold-policy.md": {"1%", "5%"},
+}
+WITH_UNIT = (r"(?<![\w.])(\d[\d,]*(?:\.\d+)?)\s?(ms|s|seconds|minutes|min|h|hours|days|MB|GB|KB|kB|MiB|GiB|B|%|x|px|"
+             r"MP|megapixels|faces/s|img/s|requests/s)(?![\w/])")
+
+
+def typed_figures(page: Path) -> set[str]:
+    """Every number with a unit on `page` outside its generated blocks, as "15 MB", "1%", "20x"."""
+    import re
+
+    prose = re.sub(r"<!-- results:(\w+) -->.*?<!-- /results:\1 -->", "", page.read_text(), flags=re.S)
+    return {f"{number}{unit}" if unit in ("%", "x") else f"{number} {unit}"
+            for number, unit in re.findall(WITH_UNIT, prose)}
+
+
+def test_no_page_types_a_measured_figure() -> None:
+    """#40 item 5: today's guard (results.md's three-decimal figures) extended to every number with a unit on the
+    README, SECURITY.md and every docs page but the model's history (docs/model.md) and docs/architecture.md:
+    outside generated blocks, only the stated limits and settings above."""
+    pages = [ROOT / "README.md", ROOT / "SECURITY.md", *sorted((ROOT / "docs").glob("*.md"))]
+    typed = {str(page.relative_to(ROOT)): sorted(typed_figures(page) - STATED.get(str(page.relative_to(ROOT)), set()))
+             for page in pages if page.name not in ("model.md", "architecture.md")}
+    assert {page: figures for page, figures in typed.items() if figures} == {}
+
+
+def test_the_typed_figure_guard_finds_a_typed_figure(tmp_path) -> None:
+    page = tmp_path / "page.md"
+    page.write_text("Identify takes 36 ms.\n<!-- results:x -->\n| 12 ms |\n<!-- /results:x -->\nAt most 15 MB.\n")
+    assert typed_figures(page) == {"36 ms", "15 MB"}

@@ -659,7 +659,7 @@ def threshold_example_block() -> str:
     the shipped model card (what identify says of such a gallery)."""
     from facerec.openset.model_card import policy_for
     from facerec.settings import Settings
-    from facerec.threshold_text import threshold_sentence
+    from facerec.words.threshold import threshold_sentence
 
     return "> " + threshold_sentence(policy_for(Settings()).for_gallery(100, 100))
 

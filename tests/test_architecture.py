@@ -86,7 +86,7 @@ LAYERS = [
     ("interfaces", {"ui", "api", "cli", "pipeline"}),
     ("offline", {"evaluation"}),
     ("data", {"datasets"}),
-    ("words", {"threshold_text"}),
+    ("words", {"words"}),
     ("the gallery", {"gallery"}),
     ("access", {"access"}),
     ("search", {"vectors"}),

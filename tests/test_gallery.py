@@ -40,6 +40,7 @@ from facerec.gallery import Gallery
 from facerec.vectors.saved_files import INDEX_FILE, INDEX_META_FILE
 from facerec.gallery.results import FaceMatch
 from facerec.settings import Settings
+from facerec.words.health import health_in_words
 from facerec.openset.threshold_policy import ThresholdPolicy
 from group_photos import group_photo
 
@@ -541,7 +542,7 @@ def test_health_is_undefined_with_one_photo_per_person_then_defined(gallery, lfw
     report = gallery.health()
     assert report.identities == len(PEOPLE) and report.faces == len(PEOPLE)
     assert math.isnan(report.closest_is_positive_accuracy)
-    reading = report.readings["closest_is_positive_accuracy"]
+    reading = health_in_words(report)["readings"]["closest_is_positive_accuracy"]
     assert reading.startswith("Undefined") and "two or more photos" in reading
     assert report.to_dict()["closest_is_positive_accuracy"] is None
     json.dumps(report.to_dict())
@@ -550,8 +551,8 @@ def test_health_is_undefined_with_one_photo_per_person_then_defined(gallery, lfw
     report = gallery.health()
     assert not math.isnan(report.closest_is_positive_accuracy)
     assert report.closest_is_positive_accuracy == 1.0  # each Alan Ball photo's nearest face is the other one
-    assert "Undefined" not in report.readings["closest_is_positive_accuracy"]
-    assert "100.0%" in report.readings["closest_is_positive_accuracy"]
+    assert "Undefined" not in health_in_words(report)["readings"]["closest_is_positive_accuracy"]
+    assert "100.0%" in health_in_words(report)["readings"]["closest_is_positive_accuracy"]
     assert report.to_dict()["closest_is_positive_accuracy"] == 1.0
 
 

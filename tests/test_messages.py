@@ -24,7 +24,7 @@ from facerec.gallery import Gallery
 from facerec.faces.image import load_image
 from facerec.messages import percent_text, plural, rate_text, sentence, sentences
 from facerec.settings import Settings
-from facerec.threshold_text import threshold_notes
+from facerec.words.threshold import threshold_notes
 from group_photos import group_photo
 
 REPO = Path(__file__).resolve().parents[1]

@@ -91,7 +91,7 @@ def test_health_in_a_terminal_fits_its_width(tmp_path, lfw):
 
 def test_the_threshold_sentence_names_people_before_and_after_an_identify(tmp_path, lfw_photo):
     """Item 6: the sentence read "5 people (5 enrolled faces)" before Identify and "5 enrolled faces" after."""
-    from facerec.threshold_text import threshold_sentence
+    from facerec.words.threshold import threshold_sentence
 
     with Gallery(Settings(home=tmp_path / "home")) as gallery:
         for person in ("Colin_Powell", "George_W_Bush", "Serena_Williams"):

@@ -18,7 +18,7 @@ from facerec.faces.embed import FaceEmbedder
 from facerec.gallery import Gallery
 from facerec.openset.population_tail import MIN_PEOPLE, measure_population_tail
 from facerec.settings import Settings
-from facerec.threshold_text import threshold_sentence
+from facerec.words.threshold import threshold_sentence
 from facerec.openset.threshold_policy import ThresholdPolicy
 
 GALLERY_PEOPLE, STRANGERS = 400, 400

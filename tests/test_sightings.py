@@ -24,6 +24,7 @@ from facerec.errors import InvalidArgument, UnknownSighting
 from facerec.gallery import Gallery
 from facerec.metrics import MEDIAN_KEYS, ClosestIsPositiveAccuracy, MedianDistances
 from facerec.settings import Settings
+from facerec.words.health import health_in_words
 from facerec.storage import utcnow
 
 PEOPLE = 100
@@ -220,7 +221,7 @@ def test_drift_and_a_weak_enrollment_show_in_the_trend(gallery, lfw_people) -> N
             vector = 0.35 * enrolled[0] + stranger + 0.005 * rng.standard_normal(512)
             store.sightings.add(session, owners[0], vector / np.linalg.norm(vector), gallery.model_id, 0.5,
                                 "confirmed", 10_000, start + timedelta(days=2))
-    memory = gallery.health().sightings
+    memory = health_in_words(gallery.health())["sightings"]  # the numbers, and the trend in words
     assert memory["sightings"] == 3 * 60 + 4  # every one above the threshold: Health reads them all
     assert memory["trend_unit"] == "day" and len(memory["trend"]) == 3
     rising = [t["MedianClosestPositiveDistance"] for t in memory["trend"]]

@@ -21,7 +21,7 @@ from facerec.errors import InvalidArgument, PossibleDuplicate
 from facerec.gallery import Gallery
 from facerec.messages import similarity_text
 from facerec.settings import Settings
-from facerec.threshold_text import threshold_notes, threshold_sentence
+from facerec.words.threshold import threshold_notes, threshold_sentence
 from facerec.openset.tail import fit_generalized_pareto, pareto_quantile, pareto_survival
 from facerec.openset.threshold_policy import ScoreCalibration, ThresholdPolicy
 

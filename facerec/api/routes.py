@@ -27,7 +27,8 @@ import facerec.api.schemas as schemas
 from facerec.api.auth import ADMIN, READ
 from facerec.api.errors import error_response
 from facerec.api.uploads import read_upload, save_upload, upload_label
-from facerec.threshold_text import worded
+from facerec.words.health import health_in_words
+from facerec.words.threshold import worded
 
 MAX_PAGE = 500
 
@@ -208,7 +209,7 @@ def build_router(context: ApiContext) -> APIRouter:
     @router.get("/gallery/health", response_model=schemas.Health, dependencies=[ADMIN], tags=["gallery"],
                 summary="Embedding metrics, confusable pairs and suspected duplicates")
     async def health():
-        return (await context.run(gallery.health)).to_dict()
+        return health_in_words(await context.run(gallery.health))
 
     @router.get("/gallery/export", response_class=FileResponse, dependencies=[ADMIN], tags=["gallery"],
                 summary="Download the gallery as a portable zip (names, embeddings, optional face crops)",

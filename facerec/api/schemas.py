@@ -8,7 +8,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from facerec.faces.detect import FoundFaces
 from facerec.gallery.results import EnrollResult, IdentityInfo
 from facerec.openset.threshold_policy import ThresholdInForce
-from facerec.threshold_text import with_sentence, worded
+from facerec.words.threshold import with_sentence, worded
 from facerec.messages import faces_left_out_message
 
 

@@ -6,7 +6,8 @@ import argparse
 
 from facerec.cli.output import emit, open_gallery, settings_from
 from facerec.cli.registry import CommandAdder
-from facerec.threshold_text import with_sentence
+from facerec.words.health import health_in_words
+from facerec.words.threshold import with_sentence
 
 
 def register(command: CommandAdder, sub, common: argparse.ArgumentParser) -> None:
@@ -71,7 +72,7 @@ def cmd_stats(args) -> int:
 
 def cmd_health(args) -> int:
     with open_gallery(args) as gallery:
-        report = gallery.health().to_dict()
+        report = health_in_words(gallery.health())
         rule = gallery.threshold_in_force(with_people=True)
     report["threshold_policy"] = with_sentence(report["threshold_policy"], rule)
     rows = [["ClosestIsPositiveAccuracy", report["closest_is_positive_accuracy"],

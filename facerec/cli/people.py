@@ -10,7 +10,7 @@ from facerec.cli.output import emit, open_gallery, pick_face_hint, progress_bar
 from facerec.cli.registry import CommandAdder
 from facerec.errors import FaceRecError, IdentityMismatch, InvalidArgument, LowQuality, MultipleFaces, PossibleDuplicate
 from facerec.messages import faces_left_out_message, similarity_text
-from facerec.threshold_text import threshold_sentence, worded
+from facerec.words.threshold import threshold_sentence, worded
 
 
 def register(command: CommandAdder, sub, common: argparse.ArgumentParser) -> None:

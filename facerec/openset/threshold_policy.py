@@ -13,7 +13,7 @@ people are treated as independent; strangers who resemble many people at once ma
 higher. Identify and the enrollment look-alike check use the current gallery's N; verification compares two
 photos once (N = 1), so its FPIR is the per-comparison FAR. A user may pin a raw similarity threshold instead;
 its expected FPIR is still reported. The policy returns numbers (`ThresholdInForce`); the interfaces put them in
-words (`facerec.threshold_text`).
+words (`facerec.words.threshold`).
 
 A gallery of at least a few hundred people also measures its own stranger tail (`facerec.openset.population_tail`):
 its faces of different people are stranger comparisons from the user's own population. Where that tail is

@@ -1,6 +1,6 @@
 """Health: how well the enrolled faces separate, in plain words, read again whenever the tab opens.
 
-Every figure is printed once from its unrounded value (`facerec.gallery.health.readings.figure_text`), so the table and the
+Every figure is printed once from its unrounded value (`facerec.words.health.figure_text`), so the table and the
 sentences beside it agree to the last digit; the confusable pairs show both whole faces.
 """
 
@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import gradio as gr
 
-from facerec.threshold_text import threshold_sentence
+from facerec.words.threshold import threshold_sentence
 from facerec.ui.health_charts import policy_growth_plot, sightings_trend_plot, similarity_histogram
 from facerec.faces.embedder_check import EmbedderCheck
 from facerec.gallery.health import HealthReport
-from facerec.gallery.health.readings import figure_text, nearest_other_person_distance
+from facerec.gallery.health.distances import nearest_other_person_distance
+from facerec.words.health import figure_text, health_in_words
 from facerec.messages import plural
 from facerec.metrics import MEDIAN_KEYS
 from facerec.ui.actions import expose, page_door
@@ -51,15 +52,16 @@ def build(context: AppContext, password: gr.Textbox) -> gr.Tab:
         figure = similarity_histogram(report.nearest_other_similarities, report.threshold,
                                       "How close is each person to their nearest other person?")
         heading = "<h3>Most confusable pairs</h3>" if pairs else ""
-        memory = report.sightings
+        worded = health_in_words(report)
+        memory = worded["sightings"]
         weak = [(gallery.face_crop(gallery.get(w["identity_id"]).face_ids[0]),
                  f"{w['name']}: {w['median_similarity']:.3f} over {plural(w['sightings'], 'sighting')}")
                 for w in memory.get("weak_enrollments", [])[:WEAK_SHOWN]]
         trend = memory.get("trend") or []
-        page = report_html(report) + embedder_html(gallery.embedder_check)
+        page = report_html(report, worded["readings"]) + embedder_html(gallery.embedder_check)
         return {report_view: page, plot: figure, sightings_view: sightings_html(memory, weak),
                 trend_plot: sightings_trend_plot(trend, memory["trend_unit"], report.threshold) if trend else None,
-                pairs_view: heading + pair_tiles(pairs), details: report.to_dict(),
+                pairs_view: heading + pair_tiles(pairs), details: worded,
                 status: f"Checked {plural(report.identities, 'person', 'people')} and "
                         f"{plural(report.faces, 'face')}."}
 
@@ -96,16 +98,16 @@ def build(context: AppContext, password: gr.Textbox) -> gr.Tab:
     return tab
 
 
-def report_html(report: HealthReport) -> str:
-    """The health report: the gallery in one line, the figures with their readings, notes, suspected duplicates."""
+def report_html(report: HealthReport, readings: dict[str, str]) -> str:
+    """The health report: the gallery in one line, the figures with their `readings`, notes, suspected duplicates."""
     data = report.to_dict()
     lines = [f"<p><strong>{plural(report.identities, 'person', 'people')}, {plural(report.faces, 'face')}"
              f"</strong>, match threshold {report.threshold:.3f}.</p>"]
     rows = [("ClosestIsPositiveAccuracy", figure_text(report.closest_is_positive_accuracy),
-             report.readings["closest_is_positive_accuracy"])]
-    rows += [(key, figure_text(report.median_distances[key]), report.readings[key]) for key in MEDIAN_KEYS]
+             readings["closest_is_positive_accuracy"])]
+    rows += [(key, figure_text(report.median_distances[key]), readings[key]) for key in MEDIAN_KEYS]
     rows.append(("Nearest other person", figure_text(nearest_other_person_distance(report.nearest_other_similarities)),
-                 report.readings["NearestOtherPerson"]))
+                 readings["NearestOtherPerson"]))
     lines.append(figures_table(HEADERS, rows))
     lines += [f"<p><em>{html_text(note)}</em></p>" for note in report.notes]
     if report.suspected_duplicates:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import gradio as gr
 
-from facerec.threshold_text import threshold_sentence
+from facerec.words.threshold import threshold_sentence
 from facerec.faces.drawing import KNOWN, UNKNOWN, annotate
 from facerec.errors import InvalidArgument, LockedOut
 from facerec.messages import faces_left_out_message

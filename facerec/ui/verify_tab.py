@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import gradio as gr
 
-from facerec.threshold_text import threshold_sentence
+from facerec.words.threshold import threshold_sentence
 from facerec.errors import MultipleFaces
 from facerec.ui.actions import Instead, expose
 from facerec.ui.context import AppContext

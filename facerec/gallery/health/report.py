@@ -1,8 +1,8 @@
 """Gallery health: how well the enrolled faces separate, read off the spec's embedding metrics.
 
 Distances are Euclidean between unit vectors, so d = sqrt(2 - 2 cos): 0 for identical faces, sqrt(2) ~ 1.41 for
-unrelated (orthogonal) ones. The report says in plain words what each figure means, and why a figure is
-undefined (a one-photo-per-person gallery has no positives): `facerec.gallery.health.readings`.
+unrelated (orthogonal) ones. Numbers only: what each figure means in plain words, and why a figure is undefined
+(a one-photo-per-person gallery has no positives), is `facerec.words.health`.
 
 Up to `EXACT_LIMIT` faces every face is scored (the metrics compare every face with every other: quadratic).
 Above it the report is **sampled**, so it answers in seconds at any size, and says so (`sample`, and a note):
@@ -29,7 +29,6 @@ import numpy as np
 from facerec.metrics import ClosestIsPositiveAccuracy, MedianDistances
 from facerec.gallery.sightings import SightingsMemory
 from facerec.gallery.thresholds import GalleryThresholds
-from facerec.gallery.health.readings import memory_readings, readings
 from facerec.gallery.people_sample import draw_whole_people, people_reaching
 from facerec.gallery.health.sightings import sightings_health
 from facerec.storage import Store
@@ -91,7 +90,6 @@ class GalleryHealth:
                                 "median_distances": report.median_distances}
         report.closest_is_positive_accuracy, report.median_distances = (seen.closest_is_positive_accuracy,
                                                                         seen.median_distances)
-        report.readings.update(memory_readings(seen, threshold, report.nearest_other_similarities))
         report.sightings = {"enabled": True, **seen.to_dict()}
 
     def _enrolled_with(self, faces: int, seen_people: list[int]) -> tuple[np.ndarray, np.ndarray]:
@@ -165,7 +163,6 @@ class HealthReport:
     threshold: float
     closest_is_positive_accuracy: float
     median_distances: dict[str, float]
-    readings: dict[str, str]
     confusable_pairs: list[dict] = field(default_factory=list)
     suspected_duplicates: list[dict] = field(default_factory=list)
     nearest_other_similarities: list[float] = field(default_factory=list)
@@ -184,7 +181,7 @@ class HealthReport:
             "identities": self.identities, "faces": self.faces, "threshold": round(self.threshold, 4),
             "closest_is_positive_accuracy": clean(self.closest_is_positive_accuracy),
             "median_distances": {k: clean(v) for k, v in self.median_distances.items()},
-            "readings": self.readings, "confusable_pairs": self.confusable_pairs,
+            "confusable_pairs": self.confusable_pairs,
             "suspected_duplicates": self.suspected_duplicates,
             "nearest_other_similarities": [round(s, 4) for s in self.nearest_other_similarities],
             "notes": self.notes, "threshold_policy": self.threshold_policy, "policy_growth": self.policy_growth,
@@ -215,7 +212,6 @@ def gallery_health(embeddings: np.ndarray, identity_ids: np.ndarray, names: dict
     report = HealthReport(
         identities=len(set(identity_ids.tolist())), faces=count, threshold=threshold,
         closest_is_positive_accuracy=cipa, median_distances=distances,
-        readings=readings(cipa, distances, threshold, count, nearest),
         confusable_pairs=[p for p in pairs if p["similarity"] > CONFUSABLE_FLOOR][:top_pairs],
         suspected_duplicates=[p for p in pairs if p["similarity"] >= threshold],
         nearest_other_similarities=nearest, notes=notes,

@@ -48,7 +48,6 @@ class SightingsHealth:
     closest_is_positive_accuracy: float
     median_distances: dict[str, float]
     trend: list[dict] = field(default_factory=list)
-    trend_reading: str = ""
     trend_unit: str = ""
     weak_enrollments: list[dict] = field(default_factory=list)
     people: list[dict] = field(default_factory=list)  # every person seen: sightings, median similarity, cohesion
@@ -58,7 +57,7 @@ class SightingsHealth:
                 "capacity": self.capacity, "sources": self.sources,
                 "closest_is_positive_accuracy": _clean(self.closest_is_positive_accuracy),
                 "median_distances": {k: _clean(v) for k, v in self.median_distances.items()},
-                "trend_unit": self.trend_unit, "trend": self.trend, "trend_reading": self.trend_reading,
+                "trend_unit": self.trend_unit, "trend": self.trend,
                 "weak_enrollments": self.weak_enrollments, "people": self.people}
 
 
@@ -71,7 +70,6 @@ def sightings_health(enrolled: np.ndarray, enrolled_ids: np.ndarray, rows: Sight
         capacity=capacity, sources=dict(Counter(rows.sources)), closest_is_positive_accuracy=cipa,
         median_distances=medians)
     report.trend_unit, report.trend = _trend(enrolled, enrolled_ids, rows)
-    report.trend_reading = _trend_reading(report.trend, report.trend_unit)
     report.people = _people(enrolled, enrolled_ids, rows, names, threshold)
     report.weak_enrollments = [person for person in report.people if person["weak"]]
     return report
@@ -115,27 +113,6 @@ def _trend(enrolled, enrolled_ids, rows: SightingRows) -> tuple[str, list[dict]]
                       "closest_is_positive_accuracy": _clean(cipa),
                       **{key: _clean(medians[key]) for key in MEDIAN_KEYS}})
     return unit, trend
-
-
-def _trend_reading(trend: list[dict], unit: str) -> str:
-    key = "MedianClosestPositiveDistance"
-    points = [(t["window"], t[key]) for t in trend if t[key] is not None]
-    if len(points) < 2:
-        return ("Not enough sightings for a trend yet: it needs two windows (days, or blocks of at least "
-                f"{MIN_BLOCK} sightings).")
-    (first_window, first), (last_window, last) = points[0], points[-1]
-    per = "day" if unit == "day" else "block of sightings"
-    change = last - first
-    if change >= DRIFT:
-        return (f"Drifting: faces seen now sit farther from their people's enrollments than at first "
-                f"(MedianClosestPositiveDistance {first:.3f} in {first_window} -> {last:.3f} in {last_window}, per "
-                f"{per}). A new camera, different light, or enrollment photos growing out of date do this; the weak "
-                "enrollments below say whose photo to replace.")
-    if change <= -DRIFT:
-        return (f"Improving: faces seen now sit closer to their enrollments than at first ({first:.3f} -> "
-                f"{last:.3f}, per {per}).")
-    return (f"Steady: faces seen sit as close to their enrollments as at first (MedianClosestPositiveDistance "
-            f"{first:.3f} -> {last:.3f}, per {per}; a rise of {DRIFT} or more would be drift).")
 
 
 def _people(enrolled, enrolled_ids, rows: SightingRows, names: dict[int, str], threshold: float) -> list[dict]:

@@ -1,4 +1,4 @@
-"""The health report in plain words: each figure's reading, and the one way every figure is printed.
+"""Health in plain words: each figure's reading, the sightings' trend, and the one way every figure is printed.
 
 Distances are Euclidean between unit vectors, d = sqrt(2 - 2 cos): 0 for identical faces, sqrt(2) ~ 1.41 for
 unrelated ones; each reading compares a figure with the match threshold's distance. `readings` is for the
@@ -10,27 +10,16 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
 
+from facerec.gallery.health.sightings import DRIFT, MIN_BLOCK
+from facerec.gallery.health.distances import nearest_other_person_distance, similarity_to_distance
 from facerec.messages import plural
-
-
-def similarity_to_distance(similarity: float) -> float:
-    return math.sqrt(max(0.0, 2.0 - 2.0 * similarity))
 
 
 def figure_text(value: float | None) -> str:
     """A health figure as the page, the CLI and the readings print it: three decimals, or 'undefined'. Always from
     the unrounded value, so the table and the sentence beside it never differ in the last digit."""
     return "undefined" if value is None or math.isnan(value) else f"{value:.3f}"
-
-
-def nearest_other_person_distance(nearest_other_similarities: list[float]) -> float:
-    """Median, over people, of the distance from a person's faces to the nearest face of anyone else (NaN with
-    fewer than two people): how close the gallery's closest look-alikes are, leaving a person's own photos out."""
-    if not nearest_other_similarities:
-        return float("nan")
-    return similarity_to_distance(float(np.median(nearest_other_similarities)))
 
 
 def readings(cipa: float, distances: dict[str, float], threshold: float, count: int,
@@ -94,20 +83,22 @@ def readings(cipa: float, distances: dict[str, float], threshold: float, count: 
     return found
 
 
-def memory_readings(seen, threshold: float, nearest_others: list[float]) -> dict[str, str]:
+def memory_readings(seen: dict, threshold: float, nearest_others: list[float]) -> dict[str, str]:
     """The readings of the figures scored over enrolled faces + sightings (the same sentences as for enrolled
-    faces, a sighting counting as another photo of its person), each saying what it rests on and its bias."""
-    found = readings(seen.closest_is_positive_accuracy, seen.median_distances, threshold,
-                     seen.enrolled_faces + seen.sightings, nearest_others)
-    by_user = seen.sources.get("confirmed", 0) + seen.sources.get("corrected", 0)
-    basis = (f"Over {plural(seen.enrolled_faces, 'enrolled face')} and {plural(seen.sightings, 'sighting')} of "
-             f"{plural(seen.people_seen, 'person', 'people')} (recent identifications kept as photos of their "
-             f"person: {seen.sightings - by_user:,} named automatically, because they cleared the threshold, which "
-             f"flatters these figures; {by_user:,} confirmed or corrected by a user).")
+    faces, a sighting counting as another photo of its person), each saying what it rests on and its bias; `seen`:
+    the report's `sightings` numbers."""
+    found = readings(_number(seen["closest_is_positive_accuracy"]),
+                     {key: _number(value) for key, value in seen["median_distances"].items()}, threshold,
+                     seen["enrolled_faces"] + seen["sightings"], nearest_others)
+    by_user = seen["sources"].get("confirmed", 0) + seen["sources"].get("corrected", 0)
+    basis = (f"Over {plural(seen['enrolled_faces'], 'enrolled face')} and {plural(seen['sightings'], 'sighting')} "
+             f"of {plural(seen['people_seen'], 'person', 'people')} (recent identifications kept as photos of their "
+             f"person: {seen['sightings'] - by_user:,} named automatically, because they cleared the threshold, "
+             f"which flatters these figures; {by_user:,} confirmed or corrected by a user).")
     found["closest_is_positive_accuracy"] += " " + basis
     for key in ("MedianDistance", "MedianClosestDistance", "MedianClosestPositiveDistance",
                 "MedianClosestVsClosestPositiveDistance"):
-        found[key] += f" (With {plural(seen.sightings, 'sighting')}.)"
+        found[key] += f" (With {plural(seen['sightings'], 'sighting')}.)"
     return found
 
 
@@ -120,3 +111,45 @@ def _look_alike_reading(distance: float, threshold: float, threshold_distance: s
 
 def _no_positives() -> str:
     return "Undefined: needs people with at least two photos (a one-photo-per-person gallery has no positives)."
+
+
+def trend_reading(trend: list[dict], unit: str) -> str:
+    """The sightings' trend in one sentence: drifting, improving or steady."""
+    key = "MedianClosestPositiveDistance"
+    points = [(t["window"], t[key]) for t in trend if t[key] is not None]
+    if len(points) < 2:
+        return ("Not enough sightings for a trend yet: it needs two windows (days, or blocks of at least "
+                f"{MIN_BLOCK} sightings).")
+    (first_window, first), (last_window, last) = points[0], points[-1]
+    per = "day" if unit == "day" else "block of sightings"
+    change = last - first
+    if change >= DRIFT:
+        return (f"Drifting: faces seen now sit farther from their people's enrollments than at first "
+                f"(MedianClosestPositiveDistance {first:.3f} in {first_window} -> {last:.3f} in {last_window}, per "
+                f"{per}). A new camera, different light, or enrollment photos growing out of date do this; the weak "
+                "enrollments below say whose photo to replace.")
+    if change <= -DRIFT:
+        return (f"Improving: faces seen now sit closer to their enrollments than at first ({first:.3f} -> "
+                f"{last:.3f}, per {per}).")
+    return (f"Steady: faces seen sit as close to their enrollments as at first (MedianClosestPositiveDistance "
+            f"{first:.3f} -> {last:.3f}, per {per}; a rise of {DRIFT} or more would be drift).")
+
+
+def health_in_words(report) -> dict:
+    """`report` (a `facerec.gallery.health.HealthReport`) as every interface shows it: its numbers, with each
+    figure's reading (`readings`) and the sightings' trend (`sightings.trend_reading`)."""
+    data = report.to_dict()
+    alone = report.enrolled_only or {"closest_is_positive_accuracy": report.closest_is_positive_accuracy,
+                                     "median_distances": report.median_distances}
+    data["readings"] = readings(alone["closest_is_positive_accuracy"], alone["median_distances"], report.threshold,
+                                report.faces, report.nearest_other_similarities)
+    memory = data["sightings"]
+    if memory.get("sightings"):
+        data["readings"].update(memory_readings(memory, report.threshold, report.nearest_other_similarities))
+        memory["trend_reading"] = trend_reading(memory["trend"], memory["trend_unit"])
+    return data
+
+
+def _number(value) -> float:
+    """A figure as the report's dict carries it (None for undefined) back to a float (NaN for undefined)."""
+    return math.nan if value is None else float(value)

@@ -121,7 +121,7 @@ def main() -> None:
         with Gallery(Settings.from_env(home=home)) as gallery:
             enrollments, queries = one_face_queries(gallery, Path(args.data) / "lfw", args.people, args.queries)
             for name, photo in enrollments:
-                gallery.enroll(photo, name, allow_lookalike=True)
+                gallery.enroll(photo, name, allow_lookalike=True, allow_low_quality=True)
             _, key = ApiKeys(gallery.store).create("read", "rest throughput benchmark")
             gallery.index.save(gallery.settings.home, gallery.model_id, gallery.store)
             results.update(faces_enrolled=len(gallery.index), query_photos=len(queries))

@@ -1,4 +1,5 @@
-"""`facerec enroll | quality | add-photo | enroll-dir | identify | verify | list | rename | delete | sightings`:
+"""`facerec enroll | quality | add-photo | enroll-dir | identify (a photo or a folder: `library`) | verify | list |
+rename | delete | sightings`:
 the everyday commands on people and photos."""
 
 from __future__ import annotations
@@ -44,9 +45,12 @@ def register(command: CommandAdder, sub, common: argparse.ArgumentParser) -> Non
     p = command("enroll-dir", cmd_enroll_dir, "enroll a folder of <identity>/<photo> files")
     p.add_argument("directory")
     p.add_argument("--all", action="store_true", help="enroll every photo, not only the first of each person")
-    p = command("identify", cmd_identify, "identify every face in a photo")
-    p.add_argument("photo")
+    p = command("identify", cmd_identify, "identify every face in a photo, or in every photo under a folder")
+    p.add_argument("photo", help="a photo, or a folder of photos (subfolders included)")
     p.add_argument("--top-k", type=int, default=3)
+    p.add_argument("--out", default="facerec-identified",
+                   help="for a folder: write OUT.csv and OUT.json (and OUT.progress.jsonl, to resume)")
+    p.add_argument("--workers", type=int, help="for a folder: photos identified at once (default: every core)")
     p = command("verify", cmd_verify, "are two photos the same person?")
     p.add_argument("photo_a")
     p.add_argument("photo_b")
@@ -124,6 +128,10 @@ def cmd_enroll_dir(args) -> int:
 
 
 def cmd_identify(args) -> int:
+    if Path(args.photo).is_dir():
+        from facerec.cli.library import identify_folder
+
+        return identify_folder(args)
     with open_gallery(args) as gallery:
         matches = gallery.identify(args.photo, top_k=args.top_k)
     rows = [[i, m.label, "" if m.similarity is None else f"{m.similarity:.3f}",

@@ -166,7 +166,8 @@ class Gallery:
         return self.searching.identify(photo, top_k, threshold, fpir, remember, not_below_default)
 
     def search(self, embeddings: np.ndarray, top_k: int = 5) -> list[list[Candidate]]:
-        """Top-k identities (best face per identity) for each query embedding [Q, 512]."""
+        """Top-k identities (best face per identity) for each query embedding [Q, 512].
+        The contract: `Search.search`."""
         return self.searching.search(embeddings, top_k)
 
     def verify(self, photo_a: ImageInput | Photo, photo_b: ImageInput | Photo,
@@ -202,8 +203,7 @@ class Gallery:
         return people.list_people(self.store, query)
 
     def list_page(self, query: str | None = None, offset: int = 0, limit: int = 50) -> tuple[list[IdentityInfo], int]:
-        """One page of `list` (same filter and order: `limit` people from position `offset`) and how many match in
-        all, without reading the others (the REST API pages through large galleries)."""
+        """One page of `list` and how many match in all. The contract: `people.list_page`."""
         return people.list_page(self.store, query, offset, limit)
 
     def get(self, identity: str | int) -> IdentityInfo:
@@ -256,23 +256,24 @@ class Gallery:
         return self.policy.growth(fpir=fpir)
 
     def health(self, top_pairs: int = 10) -> HealthReport:
-        """The embedding metrics over every enrolled face, plus confusable pairs and suspected duplicates."""
+        """The embedding metrics over every enrolled face, plus confusable pairs and suspected duplicates.
+        The contract: `GalleryHealth.report`."""
         return self.checkup.report(top_pairs)
 
     def reindex(self) -> int:
-        """Re-embed every face from its stored crop with the loaded model; returns how many were re-embedded."""
+        """Re-embed every face from its stored crop with the loaded model; returns how many were re-embedded.
+        The contract: `reindex.reindex`."""
         count = reindex.reindex(self.store, self.index, self.pipeline.embedder, self.model_id)
         self.thresholds.forget_population()  # the tail of the old embeddings no longer holds
         return count
 
     # ----- export / import ------------------------------------------------------------------------------
     def export(self, path: str | Path, include_crops: bool = True) -> int:
-        """Write a portable zip (gallery.json + embeddings.npy + optional crops/); returns the face count."""
+        """Write a portable zip (gallery.json + embeddings.npy + optional crops/); returns the face count.
+        The contract: `transfer.export`."""
         return transfer.export(self.store, path, include_crops)
 
     def import_(self, path: str | Path, limits: ImportLimits = ImportLimits()) -> dict:
-        """Add the people of an exported zip, all or nothing. The whole file is checked first (names, vectors,
-        crops, within `limits`; `facerec.gallery.archive`), then one transaction adds every face. Faces already present
-        (same photo and face) are skipped; faces from another model are re-embedded from their crops."""
+        """Add the people of an exported zip, all or nothing. The contract: `transfer.import_`."""
         return transfer.import_(self.store, self.index, self.pipeline.embedder, self.model_id,
                                 self.settings.store_crops, path, limits)

@@ -45,7 +45,8 @@ def list_people(store: Store, query: str | None = None) -> list[IdentityInfo]:
 
 def list_page(store: Store, query: str | None = None, offset: int = 0,
               limit: int = 50) -> tuple[list[IdentityInfo], int]:
-    """`Gallery.list_page`."""
+    """One page of `list` (same filter and order: `limit` people from position `offset`) and how many match in all,
+    without reading the others (the REST API pages through large galleries)."""
     if offset < 0 or limit < 1:
         raise InvalidArgument("offset must be at least 0 and limit at least 1")
     with store.session() as session:

@@ -63,7 +63,7 @@ class Search:
         return FoundFaces(matches, found=faces.found)  # how many faces the photo had, beyond the largest kept
 
     def search(self, embeddings: np.ndarray, top_k: int = 5) -> list[list[Candidate]]:
-        """`Gallery.search`: the index's top faces, best face per identity."""
+        """Top-k identities (best face per identity) for each query embedding [Q, 512]."""
         self._sync()
         return self._ranked(embeddings, top_k)
 

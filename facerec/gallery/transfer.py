@@ -21,7 +21,8 @@ from facerec.vectors.base import VectorIndex
 
 
 def export(store: Store, path: str | Path, include_crops: bool = True) -> int:
-    """`Gallery.export`. A full disk is StorageFull, with nothing of the archive left behind."""
+    """Write a portable zip (gallery.json + embeddings.npy + optional crops/); returns the face count. A full disk
+    is StorageFull, with nothing of the archive left behind."""
     try:
         return _write_export(store, path, include_crops)
     except OSError as error:
@@ -58,8 +59,10 @@ def _write_export(store: Store, path: str | Path, include_crops: bool) -> int:
 
 def import_(store: Store, index: VectorIndex, embedder: FaceEmbedder, model_id: str, store_crops: bool,
             path: str | Path, limits: ImportLimits = ImportLimits()) -> dict:
-    """`Gallery.import_`: into the store, faces of another model re-embedded by `embedder` (whose model is
-    `model_id`) from their crops; crops kept only where `store_crops`."""
+    """Add the people of an exported zip, all or nothing. The whole file is checked first (names, vectors, crops,
+    within `limits`; `facerec.gallery.archive`), then one transaction adds every face. Faces already present
+    (same photo and face) are skipped; faces from another model are re-embedded by `embedder` (whose model is
+    `model_id`) from their crops; crops are kept only where `store_crops`."""
     faces = read_export(path, model_id, index.dimension, limits)
     others = [face for face in faces if face.vector is None]
     if others:

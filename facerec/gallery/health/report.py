@@ -50,8 +50,8 @@ class GalleryHealth:
         self.store, self.index, self.thresholds, self.memory = store, index, thresholds, memory
 
     def report(self, top_pairs: int = 10) -> HealthReport:
-        """`Gallery.health`: the report over every enrolled face (sampled above `EXACT_LIMIT`), at the threshold in
-        force."""
+        """The embedding metrics over every enrolled face (sampled above `EXACT_LIMIT`), plus confusable pairs and
+        suspected duplicates, at the threshold in force."""
         store = self.store
         rule = self.thresholds.in_force(with_people=True)
         people, faces = store.counts()

@@ -39,7 +39,8 @@ ROUTES = {("post", "/people"), ("get", "/people"), ("get", "/people/{person_id}"
           ("delete", "/people/{person_id}"), ("post", "/people/{person_id}/photos"), ("post", "/identify"),
           ("post", "/verify"), ("get", "/gallery/health"), ("get", "/gallery/export"), ("post", "/gallery/import"),
           ("post", "/quality"), ("post", "/sightings/{sighting_id}/confirm"),
-          ("post", "/sightings/{sighting_id}/correct"), ("delete", "/sightings/{sighting_id}")}
+          ("post", "/sightings/{sighting_id}/correct"), ("delete", "/sightings/{sighting_id}"),
+          ("get", "/people/{person_id}/templates"), ("delete", "/people/{person_id}/templates/{face_id}")}
 
 
 @dataclass
@@ -197,14 +198,33 @@ def test_identify_keeps_sightings_an_admin_confirms_corrects_or_rejects(api, key
     refused(api.post(f"{sighting}/confirm", headers=read), 403, "forbidden")
     confirmed = api.post(f"{sighting}/confirm", headers=admin)
     assert confirmed.status_code == 200 and confirmed.json()["source"] == "confirmed"
+    learned = confirmed.json()["learning"]["learned_face_id"]  # #41: the confirmed face is a template now
+    templates = f"/people/{sharon['identity_id']}/templates"
+    refused(api.get(templates, headers=read), 403, "forbidden")
+    listed = api.get(templates, headers=admin).json()
+    assert [(t["origin"], t["learned_from_sighting"]) for t in listed] == [
+        ("enrolled", None), ("learned", face["sighting_id"])] and listed[1]["face_id"] == learned
+    assert listed[1]["learned_by"].startswith("API key ")
     corrected = api.post(f"{sighting}/correct", json={"person_id": arroyo["identity_id"]}, headers=admin).json()
     assert corrected["name"] == "Gloria Macapagal Arroyo" and corrected["source"] == "corrected"
+    assert corrected["learning"]["learned_face_id"] is None  # not her face: add-photo's checks refuse it
+    assert [t["origin"] for t in api.get(templates, headers=admin).json()] == ["enrolled"]  # and Sharon's undone
     memory = api.get("/gallery/health", headers=admin).json()["sightings"]
     assert memory["enabled"] and memory["sources"].get("corrected", 0) >= 1
     refused(api.post(f"{sighting}/correct", json={"person_id": 987654}, headers=admin), 404, "unknown_person")
     forgotten = api.delete(sighting, headers=admin).json()
     assert forgotten["source"] == "rejected" and forgotten["name"] == "Gloria Macapagal Arroyo"
     assert "No sighting" in refused(api.delete(sighting, headers=admin), 404, "unknown_sighting")
+    again = api.post("/identify", files={"photo": photo(lfw_photo("Ariel_Sharon", 2))}, headers=read).json()
+    kept = api.post(f"/sightings/{again['faces'][0]['sighting_id']}/confirm?learn=false", headers=admin).json()
+    assert "learning" not in kept or kept["learning"] is None  # asked not to learn
+    relearned = api.post(f"/sightings/{again['faces'][0]['sighting_id']}/confirm", headers=admin).json()
+    face_id = relearned["learning"]["learned_face_id"]
+    refused(api.delete(f"{templates}/{face_id}", headers=read), 403, "forbidden")
+    refused(api.delete(f"/people/{arroyo['identity_id']}/templates/{face_id}", headers=admin), 404, "not_found")
+    assert api.delete(f"{templates}/{face_id}", headers=admin).json()["origin"] == "learned"
+    only = api.get(templates, headers=admin).json()[0]["face_id"]
+    assert "last photo" in refused(api.delete(f"{templates}/{only}", headers=admin), 400, "invalid_argument")
     delete(api, keys, sharon["identity_id"])
     delete(api, keys, arroyo["identity_id"])
 

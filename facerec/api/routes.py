@@ -21,11 +21,12 @@ from fastapi.responses import FileResponse
 from fastapi.routing import APIRoute
 from starlette.background import BackgroundTask
 
+from facerec.access.api_keys import ApiKey
 from facerec.errors import UnusableFile
 from facerec.gallery import Gallery
 import facerec.api.schemas as schemas
 from facerec.api.auth import ADMIN, READ
-from facerec.api.errors import error_response
+from facerec.api.errors import ApiError, error_response
 from facerec.api.uploads import read_upload, save_upload, upload_label
 from facerec.words.health import health_in_words
 from facerec.words.threshold import worded
@@ -78,6 +79,9 @@ def _errors(*statuses: int) -> dict:
 MAX_ID = 2**63 - 1
 PersonId = Annotated[int, PathParam(ge=1, le=MAX_ID, description="the person's id (from enrollment or the people "
                                                                   "list)")]
+FaceId = Annotated[int, PathParam(ge=1, le=MAX_ID, description="the face's id (from the person's templates)")]
+Learn = Annotated[bool, Query(description="learn the face as a template of the person, after the checks of "
+                                          "add-photo (at most 10 learned per person)")]
 SightingId = Annotated[int, PathParam(ge=1, le=MAX_ID, description="the sighting's id (sighting_id of a face "
                                                                     "identify named)")]
 Photo = Annotated[UploadFile, File(description="a JPEG, PNG, WebP or BMP photo, at most 15 MB and 40 megapixels")]
@@ -150,6 +154,20 @@ def build_router(context: ApiContext) -> APIRouter:
             await context.run(context.after_delete)
         return schemas.Person.of(info)
 
+    @router.get("/people/{person_id}/templates", response_model=list[schemas.Template], dependencies=[ADMIN],
+                tags=["people"], summary="The faces a person is searched by, and where each came from",
+                responses=_errors(404))
+    async def list_templates(person_id: PersonId):
+        return [t.to_dict() for t in await context.run(gallery.templates, person_id)]
+
+    @router.delete("/people/{person_id}/templates/{face_id}", response_model=schemas.Template,
+                   dependencies=[ADMIN], tags=["people"], responses=_errors(400, 404),
+                   summary="Remove one of a person's faces (a learned template, say; never their last)")
+    async def remove_template(person_id: PersonId, face_id: FaceId):
+        if face_id not in [t.face_id for t in await context.run(gallery.templates, person_id)]:
+            raise ApiError(404, f"person {person_id} has no face {face_id}")
+        return (await context.run(gallery.remove_template, face_id)).to_dict()
+
     @router.post("/people/{person_id}/photos", status_code=201, response_model=schemas.Enrolled,
                  dependencies=[ADMIN], tags=["people"], summary="Add another photo of a person",
                  responses=_errors(400, 404, 409, 413, 422))
@@ -187,17 +205,19 @@ def build_router(context: ApiContext) -> APIRouter:
         return worded(result.to_dict(), result.rule)
 
     # ----- the sightings memory -------------------------------------------------------------------------
-    @router.post("/sightings/{sighting_id}/confirm", response_model=schemas.Sighting, dependencies=[ADMIN],
-                 tags=["sightings"], summary="The identification kept as this sighting was right",
+    @router.post("/sightings/{sighting_id}/confirm", response_model=schemas.Sighting, tags=["sightings"],
+                 summary="The identification kept as this sighting was right (its face learned as a template)",
                  responses=_errors(400, 404))
-    async def confirm_sighting(sighting_id: SightingId):
-        return (await context.run(gallery.confirm_sighting, sighting_id)).to_dict()
+    async def confirm_sighting(sighting_id: SightingId, key: Annotated[ApiKey, ADMIN], learn: Learn = True):
+        return (await context.run(gallery.confirm_sighting, sighting_id, _learned_by(key) if learn else None)).to_dict()
 
-    @router.post("/sightings/{sighting_id}/correct", response_model=schemas.Sighting, dependencies=[ADMIN],
-                 tags=["sightings"], summary="The face kept as this sighting is another enrolled person",
+    @router.post("/sightings/{sighting_id}/correct", response_model=schemas.Sighting, tags=["sightings"],
+                 summary="The face kept as this sighting is another enrolled person (learned as theirs)",
                  responses=_errors(400, 404))
-    async def correct_sighting(sighting_id: SightingId, correction: schemas.Correction):
-        return (await context.run(gallery.correct_sighting, sighting_id, correction.person_id)).to_dict()
+    async def correct_sighting(sighting_id: SightingId, correction: schemas.Correction,
+                               key: Annotated[ApiKey, ADMIN], learn: Learn = True):
+        return (await context.run(gallery.correct_sighting, sighting_id, correction.person_id,
+                                  _learned_by(key) if learn else None)).to_dict()
 
     @router.delete("/sightings/{sighting_id}", response_model=schemas.Sighting, dependencies=[ADMIN],
                    tags=["sightings"], summary="The face kept as this sighting is nobody enrolled: forget it",
@@ -237,3 +257,8 @@ def build_router(context: ApiContext) -> APIRouter:
             shutil.rmtree(folder, ignore_errors=True)
 
     return router
+
+
+def _learned_by(key) -> str:
+    """Who confirmed a face that was learned: the API key, by id and name."""
+    return f"API key {key.id} ({key.name})"[:64]

@@ -75,11 +75,27 @@ class Quality(BaseModel):
     sentence: str
 
 
+class Learning(BaseModel):
+    learned_face_id: int | None = Field(description="the template learned from the sighting's face, if any")
+    not_learned_because: str | None = Field(description="why the face was not learned (the checks of add-photo)")
+    replaced_face_id: int | None = Field(description="a learned template it replaced (at most 10 are kept)")
+
+
 class Sighting(BaseModel):
     id: int
     name: str
     source: str = Field(description="identified, confirmed, corrected or rejected (forgotten)")
     similarity: float = Field(description="cosine to the person's best-matching enrolled face")
+    learning: Learning | None = Field(None, description="what a confirmation or correction taught the gallery")
+
+
+class Template(BaseModel):
+    face_id: int
+    identity_id: int
+    origin: str = Field(description="enrolled, added, or learned (from a confirmed sighting)")
+    learned_from_sighting: int | None
+    learned_by: str | None = Field(description="who confirmed the sighting it was learned from")
+    added_at: str
 
 
 class Correction(BaseModel):

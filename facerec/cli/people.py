@@ -1,5 +1,5 @@
 """`facerec enroll | quality | add-photo | enroll-dir | identify (a photo or a folder: `library`) | verify | list |
-rename | delete | sightings`:
+rename | delete | sightings | templates`:
 the everyday commands on people and photos."""
 
 from __future__ import annotations
@@ -69,6 +69,12 @@ def register(command: CommandAdder, sub, common: argparse.ArgumentParser) -> Non
     p.add_argument("action", choices=["confirm", "correct", "reject", "clear"])
     p.add_argument("id", type=int, nargs="?", help="the sighting's id (confirm, correct, reject)")
     p.add_argument("name", nargs="?", help="who it really is (correct)")
+    p.add_argument("--no-learn", action="store_true",
+                   help="confirm or correct without learning the face as a template of the person")
+    p = command("templates", cmd_templates, "the faces a person is searched by, and where each came from "
+                "(enrolled, added, learned from a confirmed sighting)")
+    p.add_argument("name")
+    p.add_argument("--remove", type=int, metavar="FACE_ID", help="remove this face (never the person's last)")
 
 
 def cmd_enroll(args) -> int:
@@ -194,9 +200,31 @@ def cmd_sightings(args) -> int:
             count = gallery.clear_sightings()
             emit(args, {"cleared": count}, text=f"cleared {count} sighting(s)")
             return 0
-        info = {"confirm": lambda: gallery.confirm_sighting(args.id),
-                "correct": lambda: gallery.correct_sighting(args.id, args.name),
+        by = None if args.no_learn else "command line"
+        info = {"confirm": lambda: gallery.confirm_sighting(args.id, learn_by=by),
+                "correct": lambda: gallery.correct_sighting(args.id, args.name, learn_by=by),
                 "reject": lambda: gallery.reject_sighting(args.id)}[args.action]()
-    emit(args, info.to_dict(), text=f"sighting {info.id}: {info.source} as '{info.name}'"
-          if info.source != "rejected" else f"sighting {info.id} forgotten (it was not '{info.name}')")
+    text = (f"sighting {info.id}: {info.source} as '{info.name}'" if info.source != "rejected"
+            else f"sighting {info.id} forgotten (it was not '{info.name}')")
+    if info.learning:
+        learned = info.learning
+        text += (f"; learned as template {learned['learned_face_id']}" if learned["learned_face_id"] else
+                 f"; not learned as a template: {learned['not_learned_because']}")
+    emit(args, info.to_dict(), text=text)
+    return 0
+
+
+def cmd_templates(args) -> int:
+    with open_gallery(args) as gallery:
+        if args.remove is not None:
+            if args.remove not in [t.face_id for t in gallery.templates(args.name)]:
+                raise InvalidArgument(f"'{args.name}' has no face {args.remove}: `facerec templates NAME` lists them")
+            removed = gallery.remove_template(args.remove)
+            emit(args, removed.to_dict(), text=f"removed face {removed.face_id} ({removed.origin})")
+            return 0
+        kept = gallery.templates(args.name)
+    rows = [[t.face_id, t.origin, "" if t.learned_from is None else t.learned_from, t.learned_by or "",
+             t.added_at.strftime("%Y-%m-%d %H:%M")] for t in kept]
+    emit(args, [t.to_dict() for t in kept], rows, ["face", "origin", "from sighting", "confirmed by", "added"],
+         text=f"{len(kept)} face(s)")
     return 0

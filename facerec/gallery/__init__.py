@@ -45,6 +45,7 @@ from facerec.gallery.face_choice import decoded_faces
 from facerec.gallery.health import GalleryHealth, HealthReport
 from facerec.gallery.search import Search
 from facerec.gallery.sightings import CONFIRMED, CORRECTED, SightingInfo, SightingsMemory
+from facerec.gallery.templates import Template, Templates
 from facerec.gallery.thresholds import GalleryThresholds
 from facerec.openset.model_card import policy_for
 
@@ -78,6 +79,7 @@ class Gallery:
         self.enrollment = Enrollment(self.pipeline, store, index, self.thresholds, self.searching, self.quality,
                                      self.model_id, settings.store_crops, settings.min_face_size)
         self.checkup = GalleryHealth(store, index, self.thresholds, self.sightings)
+        self.learning = Templates(store, index, self.thresholds, self.quality, self.model_id, settings.store_crops)
         self.keys = ApiKeys(store)  # the REST API's keys live in the gallery's database; interfaces hold this service
         # One line each for the user (the CLI prints them, the app logs them): what opening had to repair.
         self.notices: list[str] = [self.index.notice] if self.index.notice else []
@@ -177,17 +179,36 @@ class Gallery:
         return self.searching.verify(photo_a, photo_b, threshold, fpir, face_a, face_b)
 
     # ----- the sightings memory (`facerec.gallery.sightings`) ---------------------------------------------------
-    def confirm_sighting(self, sighting_id: int) -> SightingInfo:
-        """The identification kept as this sighting was right."""
-        return self.sightings.confirm(sighting_id)
+    def confirm_sighting(self, sighting_id: int, learn_by: str | None = None) -> SightingInfo:
+        """The identification kept as this sighting was right. With `learn_by` (who confirmed it, for a caller with
+        the admin password or an admin key) its face is also learned as a template (`facerec.gallery.templates`)."""
+        info = self.sightings.confirm(sighting_id)
+        if learn_by:
+            info.learning = self.learning.learn(sighting_id, learn_by).to_dict()
+        return info
 
-    def correct_sighting(self, sighting_id: int, identity: str | int) -> SightingInfo:
-        """The face kept as this sighting is `identity`."""
-        return self.sightings.correct(sighting_id, identity)
+    def correct_sighting(self, sighting_id: int, identity: str | int, learn_by: str | None = None) -> SightingInfo:
+        """The face kept as this sighting is `identity`; what it taught another person is undone, and with
+        `learn_by` it is learned for this one."""
+        info = self.sightings.correct(sighting_id, identity)
+        self.learning.forget_learned_from(sighting_id)
+        if learn_by:
+            info.learning = self.learning.learn(sighting_id, learn_by).to_dict()
+        return info
 
     def reject_sighting(self, sighting_id: int) -> SightingInfo:
-        """The face kept as this sighting is nobody enrolled: forget it."""
-        return self.sightings.reject(sighting_id)
+        """The face kept as this sighting is nobody enrolled: forget it, and any template learned from it."""
+        info = self.sightings.reject(sighting_id)
+        self.learning.forget_learned_from(sighting_id)
+        return info
+
+    def templates(self, identity: str | int) -> list[Template]:
+        """The faces a person is searched by, each with where it came from (enrolled, added, learned)."""
+        return self.learning.of(identity)
+
+    def remove_template(self, face_id: int) -> Template:
+        """Remove one of a person's faces (never their last). The contract: `Templates.remove`."""
+        return self.learning.remove(face_id)
 
     def label_face(self, embedding: np.ndarray, identity: str | int, confirmed: bool = False) -> SightingInfo:
         """A face identify did not keep (its `FaceMatch.embedding`) is `identity`: kept as a corrected sighting, or

@@ -4,7 +4,9 @@ Layout (a zip): `gallery.json` = {"format": "facerec-gallery-v1", "faces": [reco
 [N, D] floats, row i belonging to record i; optional `crops/<face id>.jpg`, 112x112 aligned faces. A record:
 {"name", "note", "model_id", "photo_sha256", "box": [x1, y1, x2, y2] or [], "landmarks": 5 [x, y] pairs or [],
 "crop": entry name or null}, and optionally the history an import keeps: "enrolled_at" (when the person was
-enrolled), "updated_at" (last renamed) and "added_at" (when this face was added), ISO 8601 with a time zone.
+enrolled), "updated_at" (last renamed) and "added_at" (when this face was added), ISO 8601 with a time zone;
+"origin" (enrolled, added, learned: a template learned from a confirmed sighting) and "learned_by" (who confirmed
+it) are kept too.
 
 A file to import may come from anywhere (another site, an attacker, a damaged disk), so `read_export` checks all
 of it before the gallery writes anything, and reads it within `ImportLimits`: each entry is streamed and reading
@@ -37,6 +39,7 @@ from facerec.faces.embed import checked_embeddings
 from facerec.errors import FaceRecError, InvalidArgument, InvalidImage, ModelMismatch
 from facerec.faces.image import FORMATS, load_image
 from facerec.names import clean_name, name_key
+from facerec.storage.schema import ORIGINS
 
 EXPORT_FORMAT = "facerec-gallery-v1"
 MANIFEST, EMBEDDINGS = "gallery.json", "embeddings.npy"
@@ -73,6 +76,8 @@ class ImportedFace:
     crop_jpeg: bytes | None
     vector: np.ndarray | None
     history: dict = field(default_factory=dict)  # enrolled_at / updated_at / added_at: aware datetimes
+    origin: str | None = None  # `facerec.storage.schema.ORIGINS`; None: the export did not say
+    learned_by: str | None = None
 
 
 HISTORY_KEYS = ("enrolled_at", "updated_at", "added_at")
@@ -141,7 +146,8 @@ class _Reader:
             else:
                 vector = None
             faces.append(ImportedFace(record["name"], record["note"], record["model_id"], record["photo_sha256"],
-                                      record["box"], record["landmarks"], crop, vector, record["history"]))
+                                      record["box"], record["landmarks"], crop, vector, record["history"],
+                                      record["origin"], record["learned_by"]))
         return faces
 
     def _read(self, name: str, limit: int) -> bytes:
@@ -210,8 +216,14 @@ class _Reader:
             raise _refused(f"{label}: crop must be the name of an entry of the file, or null")
         history = {key: _moment(record[key], f"{label}: {key}") for key in HISTORY_KEYS
                    if record.get(key) is not None}
+        origin, learned_by = record.get("origin"), record.get("learned_by")
+        if origin is not None and origin not in ORIGINS:
+            raise _refused(f"{label}: origin must be one of {', '.join(ORIGINS)}")
+        if learned_by is not None and (not isinstance(learned_by, str) or not 0 < len(learned_by) <= 64):
+            raise _refused(f"{label}: learned_by must be text of 1 to 64 characters")
         return {"name": name, "note": note, "model_id": record["model_id"], "photo_sha256": record["photo_sha256"],
-                "box": box, "landmarks": landmarks, "crop": crop or None, "history": history}
+                "box": box, "landmarks": landmarks, "crop": crop or None, "history": history, "origin": origin,
+                "learned_by": learned_by}
 
     def _vectors(self, count: int) -> np.ndarray:
         info = self.entries.get(EMBEDDINGS)

@@ -76,7 +76,7 @@ class Enrollment:
                     raise _possible_duplicate(late, rule)
                 lookalikes = _merged(lookalikes, late)
                 identity_id, face_id = store.people.add(session, name, note, self._face_row(photo, face, crop,
-                                                                                       embedding))
+                                                                                       embedding, "enrolled"))
         except IntegrityError:
             raise NameTaken(f"'{name}' is already enrolled; add this photo to that person instead", name) from None
         self.index.after_write(store)
@@ -112,7 +112,7 @@ class Enrollment:
             lookalikes = _merged(lookalikes, late)
             if not allow_mismatch and not _is_best_match(lookalikes, person.name):
                 raise self._mismatch(person.name, [f.id for f in person.faces], embedding, lookalikes, rule)
-            face_id = store.people.add_face(session, person, self._face_row(photo, face, crop, embedding))
+            face_id = store.people.add_face(session, person, self._face_row(photo, face, crop, embedding, "added"))
             result = (person.id, person.name, face_id, len(person.faces))
         self.index.after_write(store)
         return EnrollResult(*result, face, crop, [(n, s) for n, s in lookalikes if n != result[1]], rule, quality)
@@ -135,14 +135,16 @@ class Enrollment:
         vectors = checked_embeddings(vectors, self.index.dimension, normalise=True)
         with store.writing() as session, session.begin():
             ids = store.people.ids(session, names)
-            ids.update(store.people.create(session, [{"name": n} for n in dict.fromkeys(names) if n not in ids],
-                                               now))
-            rows = []
+            new = [n for n in dict.fromkeys(names) if n not in ids]
+            ids.update(store.people.create(session, [{"name": n} for n in new], now))
+            rows, first_of_new = [], set(new)
             for name, entry, vector in zip(names, entries, vectors):
                 crop = entry.get("crop")
+                origin = "enrolled" if name in first_of_new else "added"  # a new person's first face enrolls them
+                first_of_new.discard(name)
                 rows.append({"identity_id": ids[name], "model_id": self.model_id, "embedding": vector,
                              "photo_sha256": entry.get("photo_sha256", ""), "box": entry.get("box") or [],
-                             "landmarks": entry.get("landmarks") or [],
+                             "landmarks": entry.get("landmarks") or [], "origin": origin,
                              "crop_jpeg": encode_crop(crop) if crop is not None and self.store_crops else None})
             face_ids = store.faces.add_many(session, rows, now)
         self.index.after_write(store)
@@ -157,11 +159,12 @@ class Enrollment:
         crops, embeddings = self.pipeline.embed(photo, [face])
         return photo, face, crops[0], embeddings[0]
 
-    def _face_row(self, photo: Photo, face: DetectedFace, crop: np.ndarray, embedding: np.ndarray) -> dict:
+    def _face_row(self, photo: Photo, face: DetectedFace, crop: np.ndarray, embedding: np.ndarray,
+                  origin: str) -> dict:
         crop_jpeg = encode_crop(crop) if self.store_crops else None
         data = face.to_dict()
         return {"embedding": embedding, "model_id": self.model_id, "photo_sha256": photo.sha256,
-                "box": data["box"], "landmarks": data["landmarks"], "crop_jpeg": crop_jpeg}
+                "box": data["box"], "landmarks": data["landmarks"], "crop_jpeg": crop_jpeg, "origin": origin}
 
     def refuse_duplicate_photo(self, photo: Photo, face: DetectedFace, session=None) -> None:
         if session is None:

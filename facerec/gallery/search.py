@@ -46,7 +46,7 @@ class Search:
         photo, faces = decoded_faces(self.pipeline, photo)
         if not faces:
             raise NoFace(no_face_message(photo.shape, self.min_face_size))
-        _crops, embeddings = self.pipeline.embed(photo, faces)
+        crops, embeddings = self.pipeline.embed(photo, faces)
         self._sync()
         ranked = self._ranked(embeddings, top_k)
         default = self.thresholds.is_default(fpir, threshold)
@@ -59,7 +59,7 @@ class Search:
         matches = [_match(face, candidates, rule, embedding) for face, candidates, embedding
                    in zip(faces, ranked, embeddings)]
         if remember:  # kept only at the default rate's threshold: a caller's pin or rate never reaches the memory
-            self.memory.record(matches, embeddings, trusted.threshold)
+            self.memory.record(matches, embeddings, trusted.threshold, crops)
         return FoundFaces(matches, found=faces.found)  # how many faces the photo had, beyond the largest kept
 
     def search(self, embeddings: np.ndarray, top_k: int = 5) -> list[list[Candidate]]:

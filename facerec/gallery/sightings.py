@@ -22,7 +22,8 @@ so without a pace one caller could still fill a person's history with one pictur
 paced.
 
 Bounded: at most `Settings.sightings_memory` rows (default 10,000), the oldest automatic ones dropped first; no
-photo is ever kept. None at all in privacy mode (`store_crops` off) or with a memory of 0: a gallery opened so forgets those
+photo is kept, only each sighting's aligned face (112x112) with where it was in its photo, for a confirmation to
+learn from. None at all in privacy mode (`store_crops` off) or with a memory of 0: a gallery opened so forgets those
 kept before. A person's sightings go with them;
 all of them go when the gallery changes model (`reindex`), since embeddings of two models do not compare.
 """
@@ -37,6 +38,7 @@ import numpy as np
 from sqlalchemy.exc import SQLAlchemyError
 
 from facerec.errors import InvalidArgument, StorageFull, UnknownSighting
+from facerec.gallery.archive import encode_crop
 from facerec.gallery.people import find_identity
 from facerec.gallery.results import FaceMatch
 from facerec.storage import Store, utcnow
@@ -55,9 +57,13 @@ class SightingInfo:
     name: str
     source: str
     similarity: float
+    learning: dict | None = None  # what the confirmation taught (`facerec.gallery.templates.Learning`)
 
     def to_dict(self) -> dict:
-        return {"id": self.id, "name": self.name, "source": self.source, "similarity": round(self.similarity, 4)}
+        data = {"id": self.id, "name": self.name, "source": self.source, "similarity": round(self.similarity, 4)}
+        if self.learning is not None:
+            data["learning"] = self.learning
+        return data
 
 
 class SightingsMemory:
@@ -78,17 +84,21 @@ class SightingsMemory:
             return "privacy mode keeps no sightings (FACEREC_STORE_CROPS=0)"
         return "the sightings memory is off (FACEREC_SIGHTINGS=0)"
 
-    def record(self, matches: list[FaceMatch], embeddings: np.ndarray, trusted_threshold: float) -> None:
+    def record(self, matches: list[FaceMatch], embeddings: np.ndarray, trusted_threshold: float,
+               crops: list | None = None) -> None:
         """Keep each face of an identification named at or above `trusted_threshold` (the default rate's
-        threshold, whatever the caller asked for) as a sighting of that person; sets `match.sighting_id`."""
-        named = [(match, embedding) for match, embedding in zip(matches, embeddings)
+        threshold, whatever the caller asked for) as a sighting of that person; sets `match.sighting_id`.
+        `crops`: the aligned faces, kept with the sighting (with its box and landmarks) so that a confirmation
+        can learn it as a template (`facerec.gallery.templates`)."""
+        crops = crops if crops is not None else [None] * len(matches)
+        named = [(match, embedding, crop) for match, embedding, crop in zip(matches, embeddings, crops)
                  if match.name is not None and match.similarity >= trusted_threshold]
         if not named or not self.enabled:
             return
         store = self.store
         try:
             with store.writing_sightings() as session, session.begin():
-                for match, embedding in named:
+                for match, embedding, crop in named:
                     person = store.people.by_id(session, match.candidates[0].identity_id)
                     if person is None:  # deleted since the search
                         continue
@@ -97,9 +107,10 @@ class SightingsMemory:
                         continue
                     if match.sighting_id is None:
                         match.sighting_id = store.sightings.add(session, person.id, embedding, self.model_id,
-                                                                match.similarity, IDENTIFIED, self.capacity)
+                                                                match.similarity, IDENTIFIED, self.capacity,
+                                                                face=_kept_face(match.face, crop))
         except (StorageFull, SQLAlchemyError) as error:  # best effort: the answer matters more than its memory
-            for match, _embedding in named:
+            for match, _embedding, _crop in named:
                 match.sighting_id = None
             log.warning("facerec: an identification was answered but not kept as a sighting (%s)",
                         " ".join(str(error).split())[:200])
@@ -199,3 +210,11 @@ class SightingsMemory:
     def _refuse_when_disabled(self) -> None:
         if not self.enabled:
             raise InvalidArgument(f"No sightings are kept: {self.why_disabled()}.")
+
+
+def _kept_face(face, crop) -> dict | None:
+    """What a sighting keeps of its face for learning: the aligned crop, box and landmarks (None without a crop)."""
+    if crop is None:
+        return None
+    data = face.to_dict()
+    return {"crop_jpeg": encode_crop(crop), "box": data["box"], "landmarks": data["landmarks"]}

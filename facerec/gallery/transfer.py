@@ -48,7 +48,8 @@ def _write_export(store: Store, path: str | Path, include_crops: bool) -> int:
                                     "photo_sha256": face.photo_sha256, "box": face.box,
                                     "landmarks": face.landmarks, "crop": crop_name,
                                     "enrolled_at": _iso(person.created_at), "updated_at": _iso(person.updated_at),
-                                    "added_at": _iso(face.created_at)})
+                                    "added_at": _iso(face.created_at), "origin": face.origin,
+                                    "learned_by": face.learned_by})
                     vectors.append(face.vector)
             buffer = io.BytesIO()
             np.save(buffer, np.stack(vectors) if vectors else np.zeros((0, 512), np.float32))
@@ -90,11 +91,15 @@ def import_(store: Store, index: VectorIndex, embedder: FaceEmbedder, model_id: 
             {"name": n, "note": first[n].note, "created_at": first[n].history.get("enrolled_at", now),
              "updated_at": first[n].history.get("updated_at", first[n].history.get("enrolled_at", now))}
             for n in new_names], now))
+        first_of_new = {face.name: face for face in reversed(added) if face.name in new_names}
         store.faces.add_many(session, [{"identity_id": ids[face.name], "model_id": model_id,
                                    "embedding": face.vector, "photo_sha256": face.photo_sha256,
                                    "box": face.box, "landmarks": face.landmarks,
                                    "crop_jpeg": face.crop_jpeg if store_crops else None,
-                                   "created_at": face.history.get("added_at", now)}
+                                   "created_at": face.history.get("added_at", now),
+                                   "origin": face.origin or ("enrolled" if first_of_new.get(face.name) is face
+                                                             else "added"),
+                                   "learned_by": face.learned_by}
                                   for face in added], now)
     index.after_write(store)
     return {"added": len(added), "skipped": skipped}

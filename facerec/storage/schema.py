@@ -84,6 +84,20 @@ class Identity(Base):
                                                order_by="Face.id")
 
 
+ORIGINS = ("enrolled", "added", "learned")
+# Columns added to tables that galleries made before them already have (create_all adds no column): each backend's
+# upgrade adds the missing ones, as (table, column, SQL type and default per dialect).
+ADDED_COLUMNS = [
+    ("faces", "origin", {"sqlite": "VARCHAR(16) NOT NULL DEFAULT 'enrolled'",
+                         "postgresql": "VARCHAR(16) NOT NULL DEFAULT 'enrolled'"}),
+    ("faces", "learned_from", {"sqlite": "INTEGER", "postgresql": "INTEGER"}),
+    ("faces", "learned_by", {"sqlite": "VARCHAR(64)", "postgresql": "VARCHAR(64)"}),
+    ("sightings", "crop_jpeg", {"sqlite": "BLOB", "postgresql": "BYTEA"}),
+    ("sightings", "box", {"sqlite": "JSON", "postgresql": "JSON"}),
+    ("sightings", "landmarks", {"sqlite": "JSON", "postgresql": "JSON"}),
+]
+
+
 class Face(Base):
     __tablename__ = "faces"
     __table_args__ = {"sqlite_autoincrement": True}
@@ -96,6 +110,11 @@ class Face(Base):
     landmarks: Mapped[list] = mapped_column(JSON)
     crop_jpeg: Mapped[bytes | None] = mapped_column(LargeBinary, nullable=True)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    # Where the face came from (`ORIGINS`): the enrollment photo, a photo added, or a confirmed sighting learned as
+    # a template (which one, and who confirmed it), so a template can be listed, removed and undone.
+    origin: Mapped[str] = mapped_column(String(16), default="enrolled", server_default="enrolled")
+    learned_from: Mapped[int | None] = mapped_column(Integer, nullable=True)  # the sighting's id
+    learned_by: Mapped[str | None] = mapped_column(String(64), nullable=True)  # "admin password", "API key 3", ...
     identity: Mapped[Identity] = relationship(back_populates="faces")
 
     @property
@@ -121,6 +140,11 @@ class Sighting(Base):
     similarity: Mapped[float] = mapped_column(Float)  # to the person's best-matching enrolled face, when seen
     source: Mapped[str] = mapped_column(String(16))  # "identified", "confirmed" or "corrected"
     seen_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow, index=True)
+    # The aligned face and where it was in its photo (not the photo): what a confirmation needs to learn it as a
+    # template with the checks of add-photo. Kept only with crops on, for as long as the sighting is.
+    crop_jpeg: Mapped[bytes | None] = mapped_column(LargeBinary, nullable=True)
+    box: Mapped[list | None] = mapped_column(JSON, nullable=True)
+    landmarks: Mapped[list | None] = mapped_column(JSON, nullable=True)
 
 
 class Setting(Base):

@@ -47,10 +47,12 @@ class SightingsTable:
         self.session = session  # opens a read session (`Store.session`)
 
     def add(self, session: Session, identity_id: int, embedding: np.ndarray, model_id: str, similarity: float,
-            source: str, capacity: int, seen_at: datetime | None = None) -> int:
-        """One sighting; then the oldest beyond `capacity` are dropped. Returns its id."""
+            source: str, capacity: int, seen_at: datetime | None = None, face: dict | None = None) -> int:
+        """One sighting; then the oldest beyond `capacity` are dropped. Returns its id. `face`: its aligned crop
+        (JPEG), box and landmarks, {"crop_jpeg", "box", "landmarks"}, when they are kept."""
         row = Sighting(identity_id=identity_id, embedding=np.asarray(embedding, np.float32).tobytes(),
-                       model_id=model_id, similarity=float(similarity), source=source, seen_at=seen_at or utcnow())
+                       model_id=model_id, similarity=float(similarity), source=source, seen_at=seen_at or utcnow(),
+                       **(face or {}))
         session.add(row)
         session.flush()
         self.trim(session, capacity)

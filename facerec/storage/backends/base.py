@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from sqlalchemy import create_engine, func
+from sqlalchemy import create_engine, func, inspect
 from sqlalchemy.engine import Engine, make_url
 
-from facerec.storage.schema import NAME_KEY_INDEX, Base
+from facerec.storage.schema import ADDED_COLUMNS, NAME_KEY_INDEX, Base
 
 
 class Backend:
@@ -44,7 +44,22 @@ class Backend:
         (here: nothing it can tell apart from an up-to-date database)."""
         Base.metadata.create_all(self.write_engine)
         self._ensure_name_key_index()
-        return []
+        return self._add_missing_columns()
+
+    def _add_missing_columns(self) -> list[str]:
+        """Columns `ADDED_COLUMNS` lists that this database's tables lack, added (looked for without the write
+        lock first: the common case is that none is missing)."""
+        with self.read_engine.connect() as connection:
+            found = {table: {c["name"] for c in inspect(connection).get_columns(table)}
+                     for table in {table for table, _column, _types in ADDED_COLUMNS}}
+        missing = [(table, column, types) for table, column, types in ADDED_COLUMNS if column not in found[table]]
+        if not missing:
+            return []
+        with self.write_engine.begin() as connection:
+            for table, column, types in missing:
+                if column not in {c["name"] for c in inspect(connection).get_columns(table)}:
+                    connection.exec_driver_sql(f"ALTER TABLE {table} ADD COLUMN {column} {types.get(self.name, types['sqlite'])}")
+        return [f"added column {table}.{column}" for table, column, _types in missing]
 
     def _ensure_name_key_index(self) -> None:
         """Galleries made before the index existed get it once (create_all adds no index to an existing table)."""

@@ -28,11 +28,12 @@ from sqlalchemy.engine import Engine
 from sqlalchemy.exc import SQLAlchemyError
 
 from facerec.errors import UnusableFile
-from facerec.storage.schema import NAME_KEY_INDEX, Base
+from facerec.storage.schema import ADDED_COLUMNS, NAME_KEY_INDEX, Base
 from facerec.storage.vector_text import vector_from_db
 from facerec.storage.backends.base import Backend
 
-SCHEMA_VERSION = 3  # 2: the sightings table; 3: the API keys table (was created at run time before)
+SCHEMA_VERSION = 4  # 2: the sightings table; 3: the API keys table (was created at run time before);
+#                    4: where each face came from, and the sightings' aligned faces (`schema.ADDED_COLUMNS`)
 SCHEMA_VERSION_KEY = "schema_version"
 WRITE_LOCK = 0x66616365  # the advisory lock key every write transaction takes ("face")
 SIGHTINGS_LOCK = 0x73696768  # the one sightings' writes take instead ("sigh"): they queue only among themselves
@@ -143,6 +144,12 @@ class PostgreSQLBackend(Backend):
                        if not connection.dialect.has_table(connection, t.name)]
             Base.metadata.create_all(connection)
             done += [f"created table {name}" for name in missing]
+            for table, column, types in ADDED_COLUMNS:
+                if not connection.execute(text("SELECT 1 FROM information_schema.columns WHERE table_name = :table "
+                                               "AND column_name = :column"),
+                                          {"table": table, "column": column}).first():
+                    connection.exec_driver_sql(f"ALTER TABLE {table} ADD COLUMN {column} {types['postgresql']}")
+                    done.append(f"added column {table}.{column}")
             if connection.execute(text("SELECT attstorage FROM pg_attribute WHERE attrelid = 'faces'::regclass "
                                        "AND attname = 'embedding'")).scalar() != "p":
                 # A 512-float vector is 2 KB, just over PostgreSQL's TOAST threshold: kept inline, not in a side

@@ -1,0 +1,191 @@
+"""Templates: the faces a person is searched by, and the ones the gallery learns from confirmed sightings.
+
+A person enrolled from one photo is recognised far less often than one with three (the model card's open-set
+figures). So when a user with the admin password (or an admin API key) confirms or corrects a sighting, its face
+is learned as another template of that person, after the checks of add-photo: a usable face (the enrollment
+quality check), one that matches the person at the threshold in force, and not a better match for someone else.
+A face that fails a check is still confirmed (Health reads it) and the answer says why it was not learned.
+
+Bounded: at most MAX_LEARNED learned templates per person. One more replaces the most redundant of them (the one
+most like the person's other templates), so what is kept covers how the person looks, not how they looked in the
+latest photos; when the newcomer is itself the most redundant, it is not learned. Undoable: removing a template,
+rejecting the sighting it came from, or correcting that sighting to someone else removes it; deleting the person
+removes them all. Learned templates are faces like any other (crop kept where crops are, so a reindex re-embeds
+them), marked `origin = "learned"` with the sighting and who confirmed it. Automatic sightings never become
+templates.
+"""
+
+from __future__ import annotations
+
+import io
+from dataclasses import dataclass
+from datetime import datetime
+
+import numpy as np
+from PIL import Image
+from sqlalchemy import select
+
+from facerec.errors import InvalidArgument, UnknownIdentity
+from facerec.faces.detect import DetectedFace
+from facerec.faces.quality import QualityCheck
+from facerec.gallery.people import find_identity
+from facerec.gallery.thresholds import GalleryThresholds
+from facerec.storage import Store
+from facerec.storage.journal import JournalTable
+from facerec.storage.schema import Face, Sighting
+from facerec.vectors.base import VectorIndex
+
+MAX_LEARNED = 10
+
+
+@dataclass
+class Template:
+    """One face a person is searched by, with where it came from."""
+
+    face_id: int
+    identity_id: int
+    origin: str  # enrolled, added or learned
+    learned_from: int | None
+    learned_by: str | None
+    added_at: datetime
+
+    def to_dict(self) -> dict:
+        return {"face_id": self.face_id, "identity_id": self.identity_id, "origin": self.origin,
+                "learned_from_sighting": self.learned_from, "learned_by": self.learned_by,
+                "added_at": self.added_at.isoformat()}
+
+
+@dataclass
+class Learning:
+    """What a confirmation taught: the template learned (None, with `why_not`), and one it replaced."""
+
+    face_id: int | None = None
+    why_not: str | None = None
+    replaced: int | None = None
+
+    def to_dict(self) -> dict:
+        return {"learned_face_id": self.face_id, "not_learned_because": self.why_not,
+                "replaced_face_id": self.replaced}
+
+
+class Templates:
+    def __init__(self, store: Store, index: VectorIndex, thresholds: GalleryThresholds, quality: QualityCheck,
+                 model_id: str, store_crops: bool) -> None:
+        self.store, self.index, self.thresholds, self.quality = store, index, thresholds, quality
+        self.model_id, self.store_crops = model_id, store_crops
+
+    def of(self, identity: str | int) -> list[Template]:
+        """A person's templates, oldest first."""
+        with self.store.session() as session:
+            person = find_identity(self.store, session, identity)
+            return [_template(face) for face in sorted(person.faces, key=lambda f: f.id)]
+
+    def learn(self, sighting_id: int, by: str) -> Learning:
+        """Learn the face of this confirmed or corrected sighting as a template of its person (see the module)."""
+        store = self.store
+        with store.session() as session:
+            sighting = session.get(Sighting, int(sighting_id))
+            if sighting is None or sighting.model_id != self.model_id:
+                return Learning(why_not="the sighting is no longer kept")
+            if sighting.crop_jpeg is None or not sighting.landmarks:
+                return Learning(why_not="this sighting keeps no face to learn from (kept before faces were kept, or "
+                                        "labelled from the page); add the photo with Add photo instead")
+            identity_id, crop_jpeg = sighting.identity_id, sighting.crop_jpeg
+            embedding = np.frombuffer(sighting.embedding, np.float32).copy()
+            face = DetectedFace(tuple(sighting.box), 1.0, np.asarray(sighting.landmarks, np.float32))
+        why_not = self._refusal(identity_id, embedding, face, _pixels(crop_jpeg))
+        if why_not:
+            return Learning(why_not=why_not)
+        with store.writing() as session, session.begin():
+            person = store.people.by_id(session, identity_id)
+            if person is None:
+                return Learning(why_not="the person was deleted meanwhile")
+            if any(f.learned_from == int(sighting_id) for f in person.faces):
+                return Learning(why_not="already learned")
+            learned = [f for f in person.faces if f.origin == "learned"]
+            replaced = None
+            if len(learned) >= MAX_LEARNED:
+                redundant = _most_redundant(person.faces, embedding)
+                if redundant is None:
+                    return Learning(why_not=f"{person.name} already has {MAX_LEARNED} learned templates more varied "
+                                            "than this face")
+                replaced = redundant.id
+                self._remove(session, [redundant])
+            face_id = store.people.add_face(session, person, {
+                "embedding": embedding, "model_id": self.model_id, "photo_sha256": f"sighting:{int(sighting_id)}",
+                "box": list(face.box), "landmarks": face.landmarks.tolist(),
+                "crop_jpeg": crop_jpeg if self.store_crops else None, "origin": "learned",
+                "learned_from": int(sighting_id), "learned_by": by[:64]})
+        self.index.after_write(store)
+        return Learning(face_id=face_id, replaced=replaced)
+
+    def remove(self, face_id: int) -> Template:
+        """Remove one template; a person's last one cannot go (delete the person instead)."""
+        store = self.store
+        with store.writing() as session, session.begin():
+            face = session.get(Face, int(face_id))
+            if face is None:
+                raise UnknownIdentity(f"no enrolled face has the id {int(face_id)}")
+            if len(face.identity.faces) == 1:
+                raise InvalidArgument("a person's last photo cannot be removed: delete the person instead")
+            removed = _template(face)
+            self._remove(session, [face])
+        self.index.after_write(store)
+        return removed
+
+    def forget_learned_from(self, sighting_id: int) -> list[int]:
+        """Remove the templates learned from this sighting (rejected, or now said to be someone else)."""
+        store = self.store
+        with store.writing() as session, session.begin():
+            faces = list(session.scalars(select(Face).where(Face.learned_from == int(sighting_id))))
+            self._remove(session, faces)
+        if faces:
+            self.index.after_write(store)
+        return [face.id for face in faces]
+
+    def _refusal(self, identity_id: int, embedding: np.ndarray, face: DetectedFace, crop: np.ndarray) -> str | None:
+        """Why this face is not learned for this person (the checks of add-photo), or None."""
+        quality = self.quality.assess(face, crop)
+        if quality is not None and quality.low:
+            return "a poor photo of the face (" + "; ".join(quality.reasons or ["low enrollment quality"]) + ")"
+        rule = self.thresholds.in_force()
+        self.index.sync(self.store)
+        similarities, face_ids = self.index.search(embedding[None, :], 20)
+        labels = self.store.faces.labels([int(f) for f in face_ids[0] if f >= 0])
+        own = [float(s) for s, f in zip(similarities[0], face_ids[0]) if f >= 0 and labels.get(int(f), (0,))[0]
+               == identity_id]
+        other = [float(s) for s, f in zip(similarities[0], face_ids[0]) if f >= 0 and int(f) in labels
+                 and labels[int(f)][0] != identity_id]
+        best_own = max(own) if own else -1.0
+        if best_own < rule.threshold:
+            return f"it does not match this person's photos at the threshold in force ({rule.threshold:.3f})"
+        if other and max(other) >= rule.threshold and max(other) > best_own:
+            return "it matches someone else better"
+        return None
+
+    def _remove(self, session, faces: list[Face]) -> None:
+        for face in faces:
+            session.delete(face)
+        if faces:
+            JournalTable.record(session, "remove", [face.id for face in faces])
+
+
+def _pixels(crop_jpeg: bytes) -> np.ndarray:
+    return np.asarray(Image.open(io.BytesIO(crop_jpeg)).convert("RGB"))
+
+
+def _template(face: Face) -> Template:
+    return Template(face.id, face.identity_id, face.origin or "enrolled", face.learned_from, face.learned_by,
+                    face.created_at)
+
+
+def _most_redundant(faces: list[Face], candidate: np.ndarray) -> Face | None:
+    """The learned template most like the person's other templates, when it is more so than the candidate would
+    be (None: the candidate is the most redundant)."""
+    vectors = np.stack([face.vector for face in faces] + [candidate])
+    similarity = vectors @ vectors.T
+    np.fill_diagonal(similarity, -np.inf)
+    closeness = similarity.max(axis=1)
+    learned = [i for i, face in enumerate(faces) if face.origin == "learned"]
+    worst = max(learned, key=lambda i: closeness[i])
+    return faces[worst] if closeness[worst] > closeness[-1] else None

@@ -113,10 +113,26 @@ def test_the_command_line_learns_lists_and_removes(tmp_path, lfw_photo):
     assert facerec("enroll", str(lfw_photo(ANA, 1)), "--name", "Ana Guevara").returncode == 0
     found = json.loads(facerec("identify", str(lfw_photo(ANA, 2)), "--json").stdout)
     confirmed = facerec("sightings", "confirm", str(found[0]["sighting_id"]))
-    assert confirmed.returncode == 0 and "learned as template" in confirmed.stdout, confirmed.stderr
+    assert confirmed.returncode == 0 and "Learned as a template" in confirmed.stdout, confirmed.stderr
     listed = json.loads(facerec("templates", "Ana Guevara", "--json").stdout)
     assert [(t["origin"], t["learned_by"]) for t in listed] == [("enrolled", None), ("learned", "command line")]
     removed = facerec("templates", "Ana Guevara", "--remove", str(listed[1]["face_id"]))
     assert removed.returncode == 0 and "removed face" in removed.stdout
     last = facerec("templates", "Ana Guevara", "--remove", str(listed[0]["face_id"]))
     assert last.returncode == 1 and "last photo" in last.stderr and len(last.stderr.strip().splitlines()) == 1
+
+
+def test_a_sqlite_gallery_from_before_templates_gets_their_columns_on_open(tmp_path, lfw_photo):
+    import sqlite3
+
+    home = tmp_path / "old"
+    with Gallery(Settings(home=home)) as made:
+        made.enroll(lfw_photo(ANA, 1), "Ana Guevara")
+    with sqlite3.connect(home / "gallery.db") as connection:  # as the facerec before this change made it
+        for table, column in (("faces", "origin"), ("faces", "learned_from"), ("faces", "learned_by"),
+                              ("sightings", "crop_jpeg"), ("sightings", "box"), ("sightings", "landmarks")):
+            connection.execute(f"ALTER TABLE {table} DROP COLUMN {column}")
+    with Gallery(Settings(home=home, similarity_threshold=0.72)) as opened:
+        assert [t.origin for t in opened.templates("Ana Guevara")] == ["enrolled"]
+        sighting = sighting_of(opened, lfw_photo(ANA, 2))
+        assert opened.confirm_sighting(sighting, learn_by="t").learning["learned_face_id"] is not None

@@ -11,6 +11,7 @@ from facerec.cli.output import emit, open_gallery, pick_face_hint, progress_bar
 from facerec.cli.registry import CommandAdder
 from facerec.errors import FaceRecError, IdentityMismatch, InvalidArgument, LowQuality, MultipleFaces, PossibleDuplicate
 from facerec.messages import faces_left_out_message, similarity_text
+from facerec.words.templates import learning_sentence
 from facerec.words.threshold import threshold_sentence, worded
 
 
@@ -206,10 +207,7 @@ def cmd_sightings(args) -> int:
                 "reject": lambda: gallery.reject_sighting(args.id)}[args.action]()
     text = (f"sighting {info.id}: {info.source} as '{info.name}'" if info.source != "rejected"
             else f"sighting {info.id} forgotten (it was not '{info.name}')")
-    if info.learning:
-        learned = info.learning
-        text += (f"; learned as template {learned['learned_face_id']}" if learned["learned_face_id"] else
-                 f"; not learned as a template: {learned['not_learned_because']}")
+    text += learning_sentence(info.learning)
     emit(args, info.to_dict(), text=text)
     return 0
 

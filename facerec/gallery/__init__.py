@@ -44,7 +44,7 @@ from facerec.gallery.enrollment import Enrollment
 from facerec.gallery.face_choice import decoded_faces
 from facerec.gallery.health import GalleryHealth, HealthReport
 from facerec.gallery.search import Search
-from facerec.gallery.sightings import CONFIRMED, CORRECTED, SightingInfo, SightingsMemory
+from facerec.gallery.sightings import CONFIRMED, CORRECTED, SightingInfo, SightingsMemory, kept_face
 from facerec.gallery.templates import Template, Templates
 from facerec.gallery.thresholds import GalleryThresholds
 from facerec.openset.model_card import policy_for
@@ -210,10 +210,20 @@ class Gallery:
         """Remove one of a person's faces (never their last). The contract: `Templates.remove`."""
         return self.learning.remove(face_id)
 
-    def label_face(self, embedding: np.ndarray, identity: str | int, confirmed: bool = False) -> SightingInfo:
+    def label_face(self, embedding: np.ndarray, identity: str | int, confirmed: bool = False,
+                   photo: Photo | None = None, face: DetectedFace | None = None,
+                   learn_by: str | None = None) -> SightingInfo:
         """A face identify did not keep (its `FaceMatch.embedding`) is `identity`: kept as a corrected sighting, or
-        with `confirmed` as a confirmed one (a named face past the pace of automatic sightings)."""
-        return self.sightings.label_face(embedding, identity, CONFIRMED if confirmed else CORRECTED)
+        with `confirmed` as a confirmed one (a named face past the pace of automatic sightings). With the `photo`
+        it was found in and its `face`, its aligned face is kept too, and with `learn_by` learned as a template."""
+        kept = None
+        if photo is not None and face is not None:
+            crops, _embeddings = self.pipeline.embed(photo, [face])
+            kept = kept_face(face, crops[0])
+        info = self.sightings.label_face(embedding, identity, CONFIRMED if confirmed else CORRECTED, kept)
+        if learn_by:
+            info.learning = self.learning.learn(info.id, learn_by).to_dict()
+        return info
 
     def clear_sightings(self) -> int:
         return self.sightings.clear()

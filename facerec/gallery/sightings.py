@@ -108,7 +108,7 @@ class SightingsMemory:
                     if match.sighting_id is None:
                         match.sighting_id = store.sightings.add(session, person.id, embedding, self.model_id,
                                                                 match.similarity, IDENTIFIED, self.capacity,
-                                                                face=_kept_face(match.face, crop))
+                                                                face=kept_face(match.face, crop))
         except (StorageFull, SQLAlchemyError) as error:  # best effort: the answer matters more than its memory
             for match, _embedding, _crop in named:
                 match.sighting_id = None
@@ -149,16 +149,18 @@ class SightingsMemory:
             store.sightings.remove(session, sighting)
         return info
 
-    def label_face(self, embedding: np.ndarray, identity: str | int, source: str = CORRECTED) -> SightingInfo:
+    def label_face(self, embedding: np.ndarray, identity: str | int, source: str = CORRECTED,
+                   face: dict | None = None) -> SightingInfo:
         """A face that was not kept as a sighting, labelled by the user: a new corrected sighting (below the
-        threshold), or a confirmed one (`source` CONFIRMED: named, but past the pace of automatic sightings)."""
+        threshold), or a confirmed one (`source` CONFIRMED: named, but past the pace of automatic sightings).
+        `face`: its aligned crop, box and landmarks (`kept_face`), so that it can be learned as a template."""
         self._refuse_when_disabled()
         store = self.store
         with store.writing_sightings() as session, session.begin():
             person = find_identity(store, session, identity)
             similarity = self._similarity_to(person.id, embedding)
             sighting_id = store.sightings.add(session, person.id, embedding, self.model_id, similarity, source,
-                                              self.capacity)
+                                              self.capacity, face=face if self.store_crops else None)
             return SightingInfo(sighting_id, person.name, source, similarity)
 
     def forget_when_disabled(self) -> int:
@@ -212,7 +214,7 @@ class SightingsMemory:
             raise InvalidArgument(f"No sightings are kept: {self.why_disabled()}.")
 
 
-def _kept_face(face, crop) -> dict | None:
+def kept_face(face, crop) -> dict | None:
     """What a sighting keeps of its face for learning: the aligned crop, box and landmarks (None without a crop)."""
     if crop is None:
         return None

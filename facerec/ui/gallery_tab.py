@@ -1,4 +1,4 @@
-"""Gallery: who is enrolled, and rename, delete, add a photo, export, import.
+"""Gallery: who is enrolled, and rename, delete, add a photo, their templates, export, import.
 
 The people list is never stale: it is read again whenever the tab opens, when a search or the password is
 entered, and after every change made here or in the Enroll tab. Each action's result appears under its own
@@ -15,6 +15,7 @@ import gradio as gr
 
 from facerec.errors import IdentityMismatch, InvalidArgument, LowQuality, MultipleFaces
 from facerec.messages import plural
+from facerec.ui.templates_panel import build as templates_panel_build
 from facerec.ui.actions import expose, page_door
 from facerec.ui.context import AppContext
 from facerec.ui.text import markdown_text
@@ -72,6 +73,7 @@ def build(context: AppContext, password: gr.Textbox) -> tuple[gr.Tab, PeopleList
             add_low_quality = gr.Checkbox(label=ADD_LOW_QUALITY_BOX)
             add_button = gr.Button("Add photo")
             add_status = gr.Markdown(elem_id="add-photo-status")
+        templates = templates_panel_build(context, password)
         with gr.Accordion("Export / import", open=False):
             export_crops = gr.Checkbox(value=True, label="Include face crops")
             export_button = gr.Button("Export")
@@ -174,11 +176,13 @@ def build(context: AppContext, password: gr.Textbox) -> tuple[gr.Tab, PeopleList
         is typed by hand (#31 item 7). The name comes from the list the page shows (read with the password)."""
         row = event.index[0] if isinstance(event.index, (list, tuple)) else event.index
         if not shown or not 0 <= row < len(shown):
-            return {rename_from: gr.update(), delete_name: gr.update(), add_name: gr.update()}
+            return {rename_from: gr.update(), delete_name: gr.update(), add_name: gr.update(),
+                    templates.name: gr.update()}
         name = shown[row]["name"]
-        return {rename_from: name, delete_name: name, add_name: name}
+        return {rename_from: name, delete_name: name, add_name: name, templates.name: name}
 
-    table.select(picked, [people_json], [rename_from, delete_name, add_name], api_visibility="private")
+    table.select(picked, [people_json], [rename_from, delete_name, add_name, templates.name],
+                 api_visibility="private")
     people = PeopleList(search, password, [table, thumbnails, people_json, people_status], refresh)
     expose([tab.select, search.submit, password.submit], list_people, [search, password],
            [table, thumbnails, people_json], people_status, api_name="list", page_core=list_on_page)

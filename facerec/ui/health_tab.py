@@ -138,7 +138,7 @@ def sightings_html(memory: dict, weak_tiles: list[tuple[bytes | None, str]]) -> 
         return f"<h3>Sightings</h3><p>None kept: {html_text(memory.get('reason', 'off'))}.</p>"
     if not memory.get("sightings"):
         return ("<h3>Sightings</h3><p>None yet. Each identification that names someone is kept (up to "
-                f"{memory['capacity']:,}, no photo), and then the figures above include the faces the gallery "
+                f"{memory['capacity']:,}; the aligned face, not the photo), and then the figures above include the faces the gallery "
                 "sees.</p>")
     sources = ", ".join(f"{count:,} {source}" for source, count in sorted(memory["sources"].items()))
     enrolled, seen = plural(memory["enrolled_faces"], "enrolled face"), plural(memory["sightings"], "sighting")

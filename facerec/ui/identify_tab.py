@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import gradio as gr
 
+from facerec.words.templates import learning_sentence
 from facerec.words.threshold import threshold_sentence
 from facerec.faces.drawing import KNOWN, UNKNOWN, annotate
 from facerec.errors import InvalidArgument, LockedOut
@@ -44,7 +45,8 @@ def build(context: AppContext, default_percent: float, password: gr.Textbox) -> 
         gr.Markdown(("**Right or wrong?** With the admin password: confirm a face, or say who it really is. "
                      if context.password_needed else "**Right or wrong?** Confirm a face, or say who it really is. ")
                     + "Each named face is already kept as a sighting for the Health tab; your answer makes it "
-                      "certain.")
+                      "certain, and teaches the gallery the face as another template of the person (after the "
+                      "checks of Add photo), so their next photos are recognised more often.")
         with gr.Row():
             feedback_face = gr.Dropdown(label="Face", choices=[], value=None, elem_id="feedback-face")
             feedback_name = gr.Dropdown(label="Who it really is (for Correct)", choices=[], value=None,
@@ -84,7 +86,7 @@ def build(context: AppContext, default_percent: float, password: gr.Textbox) -> 
         matches = gallery.identify(answered.photo, top_k=int(top_k), threshold=threshold, fpir=rate,
                                    not_below_default=not admin)
         left_out = faces_left_out_message(matches.found, len(matches))
-        faces_seen = [[m.sighting_id, m.embedding, m.name] for m in matches] if admin else None
+        faces_seen = [[m.sighting_id, m.embedding, m.name, m.face] for m in matches] if admin else None
         if not admin:
             matches = [match.redacted() for match in matches]
         labels = [f"#{i} {m.label}" + ("" if m.similarity is None else f" {m.similarity:.3f}")
@@ -128,30 +130,41 @@ def build(context: AppContext, default_percent: float, password: gr.Textbox) -> 
         index = int(str(face).split()[0].lstrip("#"))
         return index, faces_seen[index]
 
-    def confirm(face, faces_seen, password="", request: gr.Request = None):
-        index, (sighting_id, embedding, name) = chosen(face, faces_seen, password, request)
+    def confirm(face, faces_seen, answered=None, password="", request: gr.Request = None):
+        index, (sighting_id, embedding, name, found) = chosen(face, faces_seen, password, request)
         if sighting_id is None and name is None:
             raise InvalidArgument(f"face #{index} was not named, so there is nothing to confirm: pick who it is "
                                   "and press Correct")
         if sighting_id is None:  # named, but not kept (past the pace of automatic sightings): kept now, confirmed
-            info = gallery.label_face(embedding, name, confirmed=True)
+            info = gallery.label_face(embedding, name, confirmed=True, learn_by=learner(), **where(answered, found))
             faces_seen[index][0] = info.id
         else:
-            info = gallery.confirm_sighting(sighting_id)
-        return {seen: faces_seen, feedback_status: f"Confirmed face #{index} as **{markdown_text(info.name)}**."}
+            info = gallery.confirm_sighting(sighting_id, learn_by=learner())
+        return {seen: faces_seen, feedback_status: f"Confirmed face #{index} as **{markdown_text(info.name)}**."
+                                                   + learning_sentence(info.learning)}
 
-    def correct(face, name, faces_seen, password="", request: gr.Request = None):
-        index, (sighting_id, embedding, _name) = chosen(face, faces_seen, password, request)
+    def correct(face, name, faces_seen, answered=None, password="", request: gr.Request = None):
+        index, (sighting_id, embedding, _name, found) = chosen(face, faces_seen, password, request)
         if not name:
             raise InvalidArgument("pick who the face really is, then press Correct")
-        info = (gallery.correct_sighting(sighting_id, name) if sighting_id is not None
-                else gallery.label_face(embedding, name))
+        info = (gallery.correct_sighting(sighting_id, name, learn_by=learner()) if sighting_id is not None
+                else gallery.label_face(embedding, name, learn_by=learner(), **where(answered, found)))
         faces_seen[index][0] = info.id
         return {seen: faces_seen, feedback_status: f"Face #{index} is **{markdown_text(info.name)}** (similarity "
-                                                   f"{info.similarity:.3f} to their enrollment); kept as a sighting."}
+                                                   f"{info.similarity:.3f} to their enrollment); kept as a sighting."
+                                                   + learning_sentence(info.learning)}
+
+    def learner() -> str:
+        """Who confirms on this page: the admin (password checked by `chosen`), or whoever runs the app."""
+        return "admin password" if context.password_needed else "the page (no admin password set)"
+
+    def where(answered, found) -> dict:
+        """The photo the page keeps in memory and the face in it, so the face can be learned as a template."""
+        photo = getattr(answered, "photo", None)
+        return {"photo": photo, "face": found} if photo is not None and found is not None else {}
 
     def reject(face, faces_seen, password="", request: gr.Request = None):
-        index, (sighting_id, _embedding, _name) = chosen(face, faces_seen, password, request)
+        index, (sighting_id, _embedding, _name, _found) = chosen(face, faces_seen, password, request)
         if sighting_id is None:
             raise InvalidArgument(f"face #{index} was not kept as a sighting: nothing to forget")
         info = gallery.reject_sighting(sighting_id)
@@ -166,9 +179,10 @@ def build(context: AppContext, default_percent: float, password: gr.Textbox) -> 
     expose([button.click], identify, [photo, pinned, top_k, password, fpir, kept], [picture, table, status, details],
            status, api_name="identify", also_clear=[seen, feedback_status],
            extra_outputs=[feedback_face, feedback_name, threshold_note, kept])
-    expose([confirm_button.click], confirm, [feedback_face, seen, password], [], feedback_status, extra_outputs=[seen])
-    # `seen` is kept as it is when a correction fails (a mistyped name must not forget the photo's faces).
-    expose([correct_button.click], correct, [feedback_face, feedback_name, seen, password], [], feedback_status,
+    expose([confirm_button.click], confirm, [feedback_face, seen, kept, password], [], feedback_status,
            extra_outputs=[seen])
+    # `seen` is kept as it is when a correction fails (a mistyped name must not forget the photo's faces).
+    expose([correct_button.click], correct, [feedback_face, feedback_name, seen, kept, password], [],
+           feedback_status, extra_outputs=[seen])
     expose([reject_button.click], reject, [feedback_face, seen, password], [], feedback_status, extra_outputs=[seen])
     return tab

@@ -1,0 +1,72 @@
+"""The Gallery tab's templates panel: the faces a person is searched by, where each came from, and a one-click
+remove (a face learned from a wrong confirmation, say). Behind the admin password, like the rest of the tab."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import gradio as gr
+
+from facerec.errors import InvalidArgument
+from facerec.ui.actions import expose
+from facerec.ui.context import AppContext
+from facerec.ui.text import markdown_text
+from facerec.ui.views import FACES_CSS, face_tiles
+
+ORIGIN_WORDS = {"enrolled": "enrolled", "added": "added photo", "learned": "learned"}
+
+
+@dataclass
+class TemplatesPanel:
+    name: gr.Textbox  # filled when a row of the people table is clicked
+
+
+def build(context: AppContext, password: gr.Textbox) -> TemplatesPanel:
+    gallery = context.gallery
+    with gr.Accordion("Templates: the faces a person is recognised by", open=False):
+        gr.Markdown("Enrolled and added photos, and faces learned when you confirmed or corrected an "
+                    "identification (Identify tab). Remove one that should not be there.")
+        name = gr.Textbox(label="Name", elem_id="templates-name")
+        show = gr.Button("Show templates")
+        tiles = gr.HTML(css_template=FACES_CSS, elem_id="templates-faces")
+        face_choice = gr.Dropdown(label="Face to remove", choices=[], value=None, elem_id="templates-face")
+        remove = gr.Button("Remove this face", variant="stop")
+        status = gr.Markdown(elem_id="templates-status")
+
+    def listed(name, password="", request: gr.Request = None):
+        context.require_admin(password, request)
+        if not name:
+            raise InvalidArgument("type a name (or click a person in the table above), then press Show templates")
+        kept = gallery.templates(name)
+        captions = [_caption(t) for t in kept]
+        learned = sum(t.origin == "learned" for t in kept)
+        return {tiles: face_tiles([(gallery.face_crop(t.face_id), c) for t, c in zip(kept, captions)]),
+                face_choice: gr.update(choices=captions, value=None),
+                status: f"**{markdown_text(name)}**: {len(kept)} face(s), {learned} learned."}
+
+    def removed(name, face, password="", request: gr.Request = None):
+        context.require_admin(password, request)
+        if not face:
+            raise InvalidArgument("pick the face to remove first")
+        face_id = int(str(face).split()[1])
+        if face_id not in [t.face_id for t in gallery.templates(name)]:
+            raise InvalidArgument(f"'{name}' has no face {face_id}: press Show templates again")
+        gone = gallery.remove_template(face_id)
+        shown = listed(name, password, request)
+        shown[status] = f"Removed face {gone.face_id} ({ORIGIN_WORDS.get(gone.origin, gone.origin)}). " + shown[status]
+        return shown
+
+    expose([show.click], listed, [name, password], [tiles, status], status, api_name="templates",
+           extra_outputs=[face_choice])
+    expose([remove.click], removed, [name, face_choice, password], [tiles, status], status,
+           api_name="remove_template", extra_outputs=[face_choice])
+    return TemplatesPanel(name)
+
+
+def _caption(template) -> str:
+    """'face 12 · learned from sighting 5 by admin password, 2026-12-03' (the face id first: Remove reads it)."""
+    origin = ORIGIN_WORDS.get(template.origin, template.origin)
+    if template.origin == "learned":
+        origin += f" from sighting {template.learned_from}" + (f" ({template.learned_by})" if template.learned_by
+                                                                else "")
+    return f"face {template.face_id} · {origin}, {template.added_at:%Y-%m-%d}"

@@ -24,7 +24,8 @@ sys.path.insert(0, str(ROOT))  # the tables that facerec itself prints (open set
 RESULTS = ROOT / "benchmarks" / "results"
 PAGES = {ROOT / "README.md": ("growth", "accuracy", "speed_line"),
          ROOT / "docs" / "results.md": ("cpus", "accuracy", "peer", "speed", "sightings", "enrollment_quality",
-                                        "rest", "scale", "flood", "identify_profile", "reindex_online"),
+                                        "rest", "scale", "flood", "identify_profile", "reindex_online",
+                                        "replay_learning"),
          ROOT / "docs" / "deployment.md": ("replicas", "engines"),
          ROOT / "docs" / "model.md": ("calibration", "recipe_diagnostic", "asymmetric_flip", "data_slope", "utkface",
                                       "train_speed",
@@ -681,6 +682,32 @@ def reindex_online_block() -> str:
             f"faces, one client. Measured on: {cpu_text(result)}, model {model_text(result)}.")
 
 
+def replay_learning_block() -> str:
+    """DIR and FPIR as confirmed faces become templates (benchmarks/replay_learning.py)."""
+    result = load("replay_learning")
+    if not result:
+        return "(not measured yet: `python benchmarks/replay_learning.py --out benchmarks/results/replay_learning.json`)"
+    honest, errs = result["honest_user"], result["user_errs"]
+    rows = ["| confirmations per person | enrolled faces | threshold | DIR (mated searches named) | "
+            "FPIR (strangers named) |", "|---|---|---|---|---|"]
+    for count, step in sorted(honest["steps"].items(), key=lambda item: int(item[0])):
+        rows.append(f"| {count} | {step['faces']:,} | {step['threshold']:.4f} | {100 * step['dir']:.1f}% "
+                    f"({step['named']:,} of {step['mated_searches']:,}) | {100 * step['fpir']:.2f}% "
+                    f"({step['false_matches']:,} of {step['non_mated_searches']:,}) |")
+    last_honest = honest["steps"][str(max(int(k) for k in honest["steps"]))]
+    last_errs = errs["steps"][str(max(int(k) for k in errs["steps"]))]
+    text = ("\n".join(rows) + f"\n\n{honest['people']} LFW people, {honest['learned']:,} of "
+            f"{honest['answers_labelled']:,} labelled faces learned as templates. With the user wrong "
+            f"{100 * result['protocol']['user_error_rate']:.0f}% of the time ({errs['wrong_labels']} wrong labels, "
+            f"{errs['wrong_labels_learned']} of them learned): DIR {100 * last_errs['dir']:.1f}% against "
+            f"{100 * last_honest['dir']:.1f}%, FPIR {100 * last_errs['fpir']:.2f}%")
+    after = errs.get("after_removing_wrong_templates")
+    if after:
+        text += (f"; with the wrongly learned templates removed, DIR {100 * after['dir']:.1f}%, FPIR "
+                 f"{100 * after['fpir']:.2f}%")
+    return text + f". Measured on: {cpu_text(result)}, model {model_text(result)}."
+
+
 BLOCKS: dict[str, Callable[[], str]] = {"growth": growth_block, "accuracy": accuracy_block, "cpus": cpus_block,
                                         "peer": peer_block,
                                         "speed": speed_block, "sightings": sightings_block,
@@ -698,6 +725,7 @@ BLOCKS: dict[str, Callable[[], str]] = {"growth": growth_block, "accuracy": accu
                                         "threshold_example": threshold_example_block,
                                         "lookalike": lookalike_block,
                                         "reindex_online": reindex_online_block,
+                                        "replay_learning": replay_learning_block,
                                         "recipe_diagnostic": recipe_diagnostic_block,
                                         "asymmetric_flip": asymmetric_flip_block}
 

@@ -284,6 +284,11 @@ def checked_crop(data: bytes) -> bytes:
     return encode_crop(pixels)
 
 
+def decode_crop(jpeg: bytes) -> np.ndarray:
+    """A stored aligned face crop back to RGB pixels (the inverse of `encode_crop`)."""
+    return np.asarray(Image.open(io.BytesIO(jpeg)).convert("RGB"))
+
+
 def encode_crop(pixels: np.ndarray) -> bytes:
     """The stored form of an aligned face crop: JPEG, quality 95."""
     buffer = io.BytesIO()

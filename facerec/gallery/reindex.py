@@ -3,12 +3,11 @@ stored crop with the loaded one."""
 
 from __future__ import annotations
 
-import io
 import numpy as np
-from PIL import Image
 
 from facerec.errors import FaceRecError
 from facerec.faces.embed import FaceEmbedder
+from facerec.gallery.archive import decode_crop
 from facerec.storage import Store
 from facerec.vectors.base import VectorIndex
 
@@ -61,5 +60,5 @@ def _embedded(crops: dict[int, bytes | None], embedder: FaceEmbedder) -> dict[in
         raise FaceRecError(f"{len(missing)} or more faces have no stored crop (privacy mode); enroll them again")
     if not crops:
         return {}
-    pixels = np.stack([np.asarray(Image.open(io.BytesIO(crop)).convert("RGB")) for crop in crops.values()])
+    pixels = np.stack([decode_crop(crop) for crop in crops.values()])
     return dict(zip(crops, embedder.embed(pixels)))

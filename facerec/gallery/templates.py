@@ -17,17 +17,16 @@ templates.
 
 from __future__ import annotations
 
-import io
 from dataclasses import dataclass
 from datetime import datetime
 
 import numpy as np
-from PIL import Image
 from sqlalchemy import select
 
 from facerec.errors import InvalidArgument, UnknownIdentity
 from facerec.faces.detect import DetectedFace
 from facerec.faces.quality import QualityCheck
+from facerec.gallery.archive import decode_crop
 from facerec.gallery.people import find_identity
 from facerec.gallery.thresholds import GalleryThresholds
 from facerec.storage import Store
@@ -93,7 +92,7 @@ class Templates:
             identity_id, crop_jpeg = sighting.identity_id, sighting.crop_jpeg
             embedding = np.frombuffer(sighting.embedding, np.float32).copy()
             face = DetectedFace(tuple(sighting.box), 1.0, np.asarray(sighting.landmarks, np.float32))
-        why_not = self._refusal(identity_id, embedding, face, _pixels(crop_jpeg))
+        why_not = self._refusal(identity_id, embedding, face, decode_crop(crop_jpeg))
         if why_not:
             return Learning(why_not=why_not)
         with store.writing() as session, session.begin():
@@ -148,8 +147,7 @@ class Templates:
         quality = self.quality.assess(face, crop)
         if quality is not None and quality.low:
             return "a poor photo of the face (" + "; ".join(quality.reasons or ["low enrollment quality"]) + ")"
-        rule = self.thresholds.in_force()
-        self.index.sync(self.store)
+        rule = self.thresholds.in_force()  # syncs the index too
         similarities, face_ids = self.index.search(embedding[None, :], 20)
         labels = self.store.faces.labels([int(f) for f in face_ids[0] if f >= 0])
         own = [float(s) for s, f in zip(similarities[0], face_ids[0]) if f >= 0 and labels.get(int(f), (0,))[0]
@@ -168,10 +166,6 @@ class Templates:
             session.delete(face)
         if faces:
             JournalTable.record(session, "remove", [face.id for face in faces])
-
-
-def _pixels(crop_jpeg: bytes) -> np.ndarray:
-    return np.asarray(Image.open(io.BytesIO(crop_jpeg)).convert("RGB"))
 
 
 def _template(face: Face) -> Template:

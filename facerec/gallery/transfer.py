@@ -9,9 +9,8 @@ import zipfile
 from pathlib import Path
 
 import numpy as np
-from PIL import Image
 
-from facerec.gallery.archive import EXPORT_FORMAT, ImportLimits, open_private, read_export
+from facerec.gallery.archive import EXPORT_FORMAT, ImportLimits, decode_crop, open_private, read_export
 from facerec.errors import InvalidArgument, StorageFull
 from facerec.names import name_key
 from facerec.storage import Store, as_utc, utcnow
@@ -67,7 +66,7 @@ def import_(store: Store, index: VectorIndex, embedder: FaceEmbedder, model_id: 
     faces = read_export(path, model_id, index.dimension, limits)
     others = [face for face in faces if face.vector is None]
     if others:
-        crops = np.stack([np.asarray(Image.open(io.BytesIO(f.crop_jpeg)).convert("RGB")) for f in others])
+        crops = np.stack([decode_crop(f.crop_jpeg) for f in others])
         for face, vector in zip(others, embedder.embed(crops)):
             face.vector = vector
     now, added, skipped = utcnow(), [], 0

@@ -38,6 +38,10 @@ class UnknownSighting(UnknownIdentity):
     """No such sighting (`facerec.gallery.sightings`): never kept, or dropped from the bounded memory."""
 
 
+class UnknownSuggestion(UnknownIdentity):
+    """No such suggested person (`facerec.gallery.suggestions`): named, dismissed, forgotten, or never one."""
+
+
 class DuplicatePhoto(FaceRecError):
     """This exact photo (same bytes) is already enrolled; `enrolled_as` names the person it is enrolled as."""
 

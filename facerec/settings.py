@@ -48,6 +48,11 @@ class Settings:
     store_crops: bool = True  # False: privacy mode, no image data and no sightings are kept
     sightings_memory: int = 10_000  # recent identifications kept for the health report (0: none)
     sightings_per_hour: int = 10  # automatic sightings kept per person per hour (`facerec.gallery.sightings`)
+    # Keep unknown faces to suggest people seen often (`facerec.gallery.strangers`): True only where the operator
+    # opted in; False forgets every one kept before; None (unset) keeps none and forgets only the expired ones.
+    suggestions: bool | None = None
+    suggestions_days: int = 30  # ... each for at most this many days
+    suggestions_memory: int = 10_000  # ... at most this many faces, the oldest out first
     index_kind: str | None = None  # None: "pgvector" on a PostgreSQL database, else "flat" (`resolved_index_kind`)
     hnsw_m: int = 32
     hnsw_ef_search: int = 256
@@ -65,7 +70,8 @@ class Settings:
     @classmethod
     def from_env(cls, **overrides) -> "Settings":
         """Defaults, then FACEREC_HOME / FACEREC_DATABASE_URL / FACEREC_MODEL / FACEREC_THRESHOLD / FACEREC_FPIR /
-        FACEREC_INDEX / FACEREC_HNSW_EF / FACEREC_STORE_CROPS / FACEREC_SIGHTINGS / FACEREC_SIGHTINGS_PER_HOUR,
+        FACEREC_INDEX / FACEREC_HNSW_EF / FACEREC_STORE_CROPS / FACEREC_SIGHTINGS / FACEREC_SIGHTINGS_PER_HOUR /
+        FACEREC_SUGGESTIONS / FACEREC_SUGGESTIONS_DAYS / FACEREC_SUGGESTIONS_MEMORY,
         then explicit overrides (None values in overrides are ignored). A value that is not what its variable
         takes is one line (InvalidArgument) naming the variable, before anything is opened."""
         env: dict = {}
@@ -165,6 +171,9 @@ _ENVIRONMENT = {  # variable: (setting, parser of its text)
     "FACEREC_STORE_CROPS": ("store_crops", _switch),
     "FACEREC_SIGHTINGS": ("sightings_memory", _count),
     "FACEREC_SIGHTINGS_PER_HOUR": ("sightings_per_hour", _count),
+    "FACEREC_SUGGESTIONS": ("suggestions", _switch),
+    "FACEREC_SUGGESTIONS_DAYS": ("suggestions_days", _count),
+    "FACEREC_SUGGESTIONS_MEMORY": ("suggestions_memory", _count),
 }
 
 

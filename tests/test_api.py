@@ -40,7 +40,9 @@ ROUTES = {("post", "/people"), ("get", "/people"), ("get", "/people/{person_id}"
           ("post", "/verify"), ("get", "/gallery/health"), ("get", "/gallery/export"), ("post", "/gallery/import"),
           ("post", "/quality"), ("post", "/sightings/{sighting_id}/confirm"),
           ("post", "/sightings/{sighting_id}/correct"), ("delete", "/sightings/{sighting_id}"),
-          ("get", "/people/{person_id}/templates"), ("delete", "/people/{person_id}/templates/{face_id}")}
+          ("get", "/people/{person_id}/templates"), ("delete", "/people/{person_id}/templates/{face_id}"),
+          ("get", "/suggestions"), ("get", "/suggestions/{suggestion_id}/faces"),
+          ("post", "/suggestions/{suggestion_id}/name"), ("delete", "/suggestions/{suggestion_id}")}
 
 
 @dataclass
@@ -165,6 +167,10 @@ def test_every_write_route_refuses_a_missing_wrong_revoked_or_read_key(api, keys
         ("post", "/sightings/1/confirm", {}),
         ("post", "/sightings/1/correct", {"json": {"person_id": target["identity_id"]}}),
         ("delete", "/sightings/1", {}),
+        ("get", "/suggestions", {}),  # #41: faces of people not enrolled, for admins only
+        ("get", "/suggestions/1/faces", {}),
+        ("post", "/suggestions/1/name", {"json": {"name": "Someone"}}),
+        ("delete", "/suggestions/1", {}),
     ]
     for method, path, request in writes:
         for headers, status, code in (({}, 401, "unauthorized"), ({"X-API-Key": WRONG_KEY}, 401, "unauthorized"),

@@ -58,8 +58,8 @@ def test_db_upgrade_makes_the_schema_and_a_gallery_refuses_a_database_without_it
     assert first.returncode == 0, first.stderr
     done = json.loads(first.stdout)["done"]
     assert {"created the pgvector extension", "created table faces", "created table journal",
-            "created table sightings", "created table api_keys", "created index ix_faces_embedding_hnsw",
-            "schema version none -> 4"} <= set(done)
+            "created table sightings", "created table api_keys", "created table strangers",
+            "created index ix_faces_embedding_hnsw", "schema version none -> 5"} <= set(done)
     again = cli("db", "upgrade", "--db", url)
     assert again.returncode == 0 and "the schema is up to date" in again.stdout
     assert postgres.sql(url, "SELECT attstorage FROM pg_attribute WHERE attrelid = 'faces'::regclass "
@@ -82,17 +82,18 @@ def test_db_upgrade_makes_the_schema_and_a_gallery_refuses_a_database_without_it
     # A gallery made by the facerec before the sightings memory (schema 1): refused until upgraded, then kept.
     postgres.sql(url, "DROP TABLE sightings")
     postgres.sql(url, "DROP TABLE api_keys")
+    postgres.sql(url, "DROP TABLE strangers")
     postgres.sql(url, "UPDATE settings SET value = '1' WHERE key = 'schema_version'")
     for table, column in (("faces", "origin"), ("faces", "learned_from"), ("faces", "learned_by"),
                           ("sightings", "crop_jpeg"), ("sightings", "box"), ("sightings", "landmarks")):
         if table == "faces":  # (the sightings table goes whole)
             postgres.sql(url, f"ALTER TABLE {table} DROP COLUMN {column}")
-    with pytest.raises(UnusableFile, match="schema version 1, this facerec needs 4"):
+    with pytest.raises(UnusableFile, match="schema version 1, this facerec needs 5"):
         Gallery(Settings.from_env(home=tmp_path / "home", database_url=url))
     upgraded = json.loads(cli("db", "upgrade", "--db", url, "--json").stdout)["done"]
     assert sorted(upgraded) == ["added column faces.learned_by", "added column faces.learned_from",
                                 "added column faces.origin", "created table api_keys", "created table sightings",
-                                "schema version 1 -> 4"]
+                                "created table strangers", "schema version 1 -> 5"]
     assert postgres.sql(url, "SELECT origin FROM faces") == [("enrolled",)]  # the faces from before: enrolled
     assert postgres.sql(url, "SELECT name FROM identities") == [("Abdullah Gul",)]
     found = json.loads(cli("identify", str(lfw_photo("Abdullah_Gul", 2)), "--db", url, "--home", str(home),

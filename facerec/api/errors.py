@@ -28,7 +28,7 @@ from starlette.exceptions import HTTPException
 from facerec.errors import (
     AccessDenied, DuplicatePhoto, FaceRecError, IdentityMismatch, ImageTooLarge, InvalidImage, ModelMismatch,
     LowQuality, MultipleFaces, NameTaken, NoFace, PossibleDuplicate, StorageFull, UnknownIdentity, UnknownSighting,
-    UnusableFile,
+    UnknownSuggestion, UnusableFile,
 )
 from facerec.messages import sentence
 
@@ -41,6 +41,7 @@ STATUS_OF = (
     (NoFace, 422, "no_face"),
     (MultipleFaces, 422, "multiple_faces"),
     (UnknownSighting, 404, "unknown_sighting"),
+    (UnknownSuggestion, 404, "unknown_suggestion"),
     (UnknownIdentity, 404, "unknown_person"),
     (LowQuality, 422, "low_quality"),
     (NameTaken, 409, "name_taken"),

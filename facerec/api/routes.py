@@ -7,6 +7,7 @@ No face logic lives here. Gallery calls block (ONNX, SQLite), so they run in wor
 
 from __future__ import annotations
 
+import base64
 import functools
 import shutil
 import tempfile
@@ -84,6 +85,8 @@ Learn = Annotated[bool, Query(description="learn the face as a template of the p
                                           "add-photo (at most 10 learned per person)")]
 SightingId = Annotated[int, PathParam(ge=1, le=MAX_ID, description="the sighting's id (sighting_id of a face "
                                                                     "identify named)")]
+SuggestionId = Annotated[int, PathParam(ge=1, le=MAX_ID, description="the suggestion's id (from the suggestions "
+                                                                      "list)")]
 Photo = Annotated[UploadFile, File(description="a JPEG, PNG, WebP or BMP photo, at most 15 MB and 40 megapixels")]
 FaceIndex = Annotated[int | None, Form(ge=0, description="which face, when the photo has several (from 0, as "
                                                            "the multiple_faces error lists them)")]
@@ -226,6 +229,34 @@ def build_router(context: ApiContext) -> APIRouter:
         return (await context.run(gallery.reject_sighting, sighting_id)).to_dict()
 
     # ----- the gallery ----------------------------------------------------------------------------------
+    # ----- suggested people (opt-in: FACEREC_SUGGESTIONS=on) ---------------------------------------------------
+    @router.get("/suggestions", response_model=schemas.Suggestions, dependencies=[ADMIN], tags=["suggestions"],
+                summary="People seen again and again but not enrolled")
+    async def list_suggestions():
+        found = await context.run(gallery.suggestions)
+        on = gallery.suggestions_on
+        return {"on": on, "off_because": None if on else gallery.suggestions_off_because(),
+                "suggestions": [s.to_dict() for s in found]}
+
+    @router.get("/suggestions/{suggestion_id}/faces", response_model=schemas.SuggestionFaces, dependencies=[ADMIN],
+                tags=["suggestions"], summary="A suggestion's faces (aligned, JPEG)", responses=_errors(404))
+    async def suggestion_faces(suggestion_id: SuggestionId):
+        suggestion = await context.run(gallery.suggestion, suggestion_id)
+        crops = await context.run(gallery.suggestion_faces, suggestion.face_ids)
+        return {"id": suggestion.id, "faces": [{"face_id": f, "jpeg_base64": base64.b64encode(crops[f]).decode()}
+                                               for f in suggestion.face_ids if f in crops]}
+
+    @router.post("/suggestions/{suggestion_id}/name", status_code=201, response_model=schemas.NamedSuggestion,
+                 dependencies=[ADMIN], tags=["suggestions"], responses=_errors(404, 409),
+                 summary="Enroll a suggested person from their best faces")
+    async def name_suggestion(suggestion_id: SuggestionId, naming: schemas.NameSuggestion):
+        return (await context.run(gallery.name_suggestion, suggestion_id, naming.name, naming.note)).to_dict()
+
+    @router.delete("/suggestions/{suggestion_id}", response_model=schemas.Dismissed, dependencies=[ADMIN],
+                   tags=["suggestions"], responses=_errors(404), summary="Dismiss a suggestion: forget its faces")
+    async def dismiss_suggestion(suggestion_id: SuggestionId):
+        return {"id": suggestion_id, "forgotten": await context.run(gallery.dismiss_suggestion, suggestion_id)}
+
     @router.get("/gallery/health", response_model=schemas.Health, dependencies=[ADMIN], tags=["gallery"],
                 summary="Embedding metrics, confusable pairs and suspected duplicates")
     async def health():

@@ -98,6 +98,50 @@ class Template(BaseModel):
     added_at: str
 
 
+class Suggestion(BaseModel):
+    id: int = Field(description="the suggestion's id (its group of faces)")
+    faces: int = Field(description="faces of this unknown person kept")
+    photos: int = Field(description="different photos they were seen in")
+    first_seen: str
+    last_seen: str
+    face_ids: list[int] = Field(description="its faces, the most typical first")
+
+
+class Suggestions(BaseModel):
+    on: bool = Field(description="whether unknown faces are kept (FACEREC_SUGGESTIONS=on, never in privacy mode)")
+    off_because: str | None = Field(description="why not, when off")
+    suggestions: list[Suggestion] = Field(description="people seen at least 3 times in at least 2 photos, not "
+                                                      "enrolled; the most often seen first")
+
+
+class SuggestionFace(BaseModel):
+    face_id: int
+    jpeg_base64: str = Field(description="the aligned 112x112 face, a JPEG")
+
+
+class SuggestionFaces(BaseModel):
+    id: int
+    faces: list[SuggestionFace]
+
+
+class NameSuggestion(BaseModel):
+    name: str = Field(description="the person's name (the rules of enrollment)")
+    note: str | None = Field(None, max_length=2000)
+
+
+class NamedSuggestion(BaseModel):
+    identity_id: int
+    name: str
+    face_ids: list[int] = Field(description="the faces enrolled (the first the enrollment, the others added)")
+    photos: int
+    forgotten: int = Field(description="the suggestion's other faces, forgotten")
+
+
+class Dismissed(BaseModel):
+    id: int
+    forgotten: int = Field(description="faces forgotten")
+
+
 class Correction(BaseModel):
     person_id: int = Field(ge=1, le=2**63 - 1, description="who the face really is")
 

@@ -7,7 +7,8 @@ A thin facade over three parts, each in its own package:
 
 What the gallery does with them lives beside this file, in narrow services that are each given only the parts
 they use (never the Gallery): `thresholds` (the threshold in force, with the gallery's own stranger tail of
-`population`), `search` (identify, verify), `enrollment` (enroll, add a photo, bulk adds, with the enrollment
+`population`), `search` (identify, verify), `strangers` and `suggestions` (unknown faces, opt-in, grouped into
+suggested people), `enrollment` (enroll, add a photo, bulk adds, with the enrollment
 quality check of `facerec.faces.quality`), `sightings` (the memory of recent identifications), `people` (list,
 rename, delete), `transfer` (export/import), `reindex` (another model) and `health/` (Health's numbers).
 The Gallery builds them once and keeps the public verbs, each one line that names the service method where its
@@ -45,6 +46,8 @@ from facerec.gallery.face_choice import decoded_faces
 from facerec.gallery.health import GalleryHealth, HealthReport
 from facerec.gallery.search import Search
 from facerec.gallery.sightings import CONFIRMED, CORRECTED, SightingInfo, SightingsMemory, kept_face
+from facerec.gallery.strangers import StrangersMemory
+from facerec.gallery.suggestions import NamedSuggestion, Suggestion, Suggestions
 from facerec.gallery.templates import Template, Templates
 from facerec.gallery.thresholds import GalleryThresholds
 from facerec.openset.model_card import policy_for
@@ -74,18 +77,27 @@ class Gallery:
         self.thresholds = GalleryThresholds(self.policy, store, index)
         self.sightings = SightingsMemory(store, self.model_id, settings.store_crops, settings.sightings_memory,
                                          per_hour=settings.sightings_per_hour)
-        self.searching = Search(self.pipeline, store, index, self.thresholds, self.sightings, self.model_id,
-                                settings.min_face_size)
+        self.strangers = StrangersMemory(store, self.model_id, settings.suggestions, settings.store_crops,
+                                         settings.suggestions_days, settings.suggestions_memory)
+        self.searching = Search(self.pipeline, store, index, self.thresholds, self.sightings, self.strangers,
+                                self.model_id, settings.min_face_size)
         self.enrollment = Enrollment(self.pipeline, store, index, self.thresholds, self.searching, self.quality,
                                      self.model_id, settings.store_crops, settings.min_face_size)
         self.checkup = GalleryHealth(store, index, self.thresholds, self.sightings)
-        self.learning = Templates(store, index, self.thresholds, self.quality, self.model_id, settings.store_crops)
+        self.learning = Templates(store, index, self.thresholds, self.searching, self.quality, self.model_id,
+                                  settings.store_crops)
+        self.suggesting = Suggestions(store, index, self.thresholds, self.strangers, self.policy.calibration,
+                                      self.quality, self.model_id)
         self.keys = ApiKeys(store)  # the REST API's keys live in the gallery's database; interfaces hold this service
         # One line each for the user (the CLI prints them, the app logs them): what opening had to repair.
         self.notices: list[str] = [self.index.notice] if self.index.notice else []
         forgotten = self.sightings.forget_when_disabled()  # privacy mode (or a memory of 0): also those from before
         if forgotten:
             self.notices.append(f"forgot {forgotten} sighting(s) kept before: {self.sightings.why_disabled()}")
+        forgotten = self.strangers.forget_when_disabled()  # set off, or privacy mode; else the expired ones
+        if forgotten and not self.strangers.enabled and self.settings.suggestions is not None:
+            self.notices.append(f"forgot {forgotten} face(s) of people not enrolled kept before: "
+                                f"{self.strangers.why_disabled()}")
 
     @classmethod
     def open(cls, home: str | Path | None = None, **overrides) -> "Gallery":
@@ -224,6 +236,38 @@ class Gallery:
         if learn_by:
             info.learning = self.learning.learn(info.id, learn_by).to_dict()
         return info
+
+    # ----- suggested people (`facerec.gallery.suggestions`) -----------------------------------------------------
+    @property
+    def suggestions_on(self) -> bool:
+        """Whether unknown faces are kept to suggest people (opt-in, never in privacy mode)."""
+        return self.strangers.enabled
+
+    def suggestions_off_because(self) -> str:
+        return self.strangers.why_disabled()
+
+    def suggestions(self) -> list[Suggestion]:
+        """People seen again and again but not enrolled. The contract: `Suggestions.list`."""
+        return self.suggesting.list()
+
+    def suggestion(self, suggestion_id: int) -> Suggestion:
+        return self.suggesting.get(suggestion_id)
+
+    def suggestion_faces(self, face_ids: list[int]) -> dict[int, bytes]:
+        """The aligned faces (JPEG) of a suggestion's faces, by id."""
+        return self.suggesting.crops(face_ids)
+
+    def name_suggestion(self, suggestion_id: int, name: str, note: str | None = None) -> NamedSuggestion:
+        """Enroll a suggested person from their best faces. The contract: `Suggestions.name`."""
+        return self.suggesting.name(suggestion_id, name, note)
+
+    def dismiss_suggestion(self, suggestion_id: int) -> int:
+        """Forget a suggestion's faces; how many. The contract: `Suggestions.dismiss`."""
+        return self.suggesting.dismiss(suggestion_id)
+
+    def forget_strangers(self) -> int:
+        """Forget every kept face of people not enrolled (suggestions and faces not yet in one); how many."""
+        return self.strangers.clear()
 
     def clear_sightings(self) -> int:
         return self.sightings.clear()

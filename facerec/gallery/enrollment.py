@@ -23,6 +23,8 @@ from facerec.gallery.results import Candidate, EnrollResult
 from facerec.storage import utcnow
 from facerec.openset.threshold_policy import ThresholdInForce
 from facerec.gallery.face_choice import chosen_face, decoded_faces
+from facerec.gallery import match_check
+from facerec.gallery.match_check import is_best_match
 from facerec.gallery.search import Search
 from facerec.gallery.thresholds import GalleryThresholds
 from facerec.storage import Store
@@ -59,7 +61,7 @@ class Enrollment:
         quality = self._refuse_low_quality(face, crop, allow_low_quality)
         rule = self.thresholds.in_force()  # catches the index up: every face committed up to here is searched
         searched_to = self.index.seq
-        lookalikes = self._lookalikes(embedding, rule)
+        lookalikes = match_check.lookalikes(self.search, embedding, rule)
         if lookalikes and not allow_lookalike:
             raise _possible_duplicate(lookalikes, rule)
         between_check_and_write()
@@ -71,7 +73,8 @@ class Enrollment:
                 self.refuse_duplicate_photo(photo, face, session)
                 # At the rule of the first search: a face committed since makes the gallery's threshold at most
                 # marginally higher, and the result reports the rule the check used.
-                late = self._lookalikes(embedding, rule, self._committed_since(session, searched_to, embedding))
+                late = match_check.lookalikes(self.search, embedding, rule,
+                                              self._committed_since(session, searched_to, embedding))
                 if late and not allow_lookalike:
                     raise _possible_duplicate(late, rule)
                 lookalikes = _merged(lookalikes, late)
@@ -99,8 +102,8 @@ class Enrollment:
             name, own_faces = person.name, [f.id for f in person.faces]
         rule = self.thresholds.in_force()  # catches the index up: every face committed up to here is searched
         searched_to = self.index.seq
-        lookalikes = self._lookalikes(embedding, rule)
-        if not allow_mismatch and not _is_best_match(lookalikes, name):
+        lookalikes = match_check.lookalikes(self.search, embedding, rule)
+        if not allow_mismatch and not is_best_match(lookalikes, name):
             raise self._mismatch(name, own_faces, embedding, lookalikes, rule)
         between_check_and_write()
         with store.writing() as session, session.begin():
@@ -108,9 +111,10 @@ class Enrollment:
             self.refuse_duplicate_photo(photo, face, session)
             # The identity check again, now that no other writer can commit: a face of someone else committed since
             # the search (another add-photo, an enrollment) may match this photo better.
-            late = self._lookalikes(embedding, rule, self._committed_since(session, searched_to, embedding))
+            late = match_check.lookalikes(self.search, embedding, rule,
+                                          self._committed_since(session, searched_to, embedding))
             lookalikes = _merged(lookalikes, late)
-            if not allow_mismatch and not _is_best_match(lookalikes, person.name):
+            if not allow_mismatch and not is_best_match(lookalikes, person.name):
                 raise self._mismatch(person.name, [f.id for f in person.faces], embedding, lookalikes, rule)
             face_id = store.people.add_face(session, person, self._face_row(photo, face, crop, embedding, "added"))
             result = (person.id, person.name, face_id, len(person.faces))
@@ -181,15 +185,6 @@ class Enrollment:
             raise LowQuality(low_quality_message(quality), quality)
         return quality
 
-    def _lookalikes(self, embedding: np.ndarray, rule: ThresholdInForce,
-                    among: list[Candidate] | None = None) -> list[tuple[str, float]]:
-        """Enrolled people this face matches at or above the threshold in force (`rule`), best first (searched
-        for, or `among`): the same rule as identify, so a new person is refused as a look-alike exactly when
-        identify would have given them someone else's name, and a photo added to a person is refused exactly when
-        identify would not name them."""
-        candidates = self.search.search(embedding[None], top_k=5)[0] if among is None else among
-        return [(c.name, c.similarity) for c in candidates if c.similarity >= rule.threshold]
-
     def _committed_since(self, session, seq: int, embedding: np.ndarray) -> list[Candidate]:
         """The people whose faces were committed after journal position `seq` (by any thread or process), as
         candidates for `embedding`: what a search made at `seq` could not see. Usually none."""
@@ -218,10 +213,6 @@ def between_check_and_write() -> None:
     """Runs between enroll's or add_photo's first checks and their write transaction; nothing in the product.
     Tests replace it to commit a competing face exactly there, or to hold every racer there until all have passed
     their first checks, which makes a race certain instead of a matter of timing."""
-
-
-def _is_best_match(lookalikes: list[tuple[str, float]], name: str) -> bool:
-    return bool(lookalikes) and lookalikes[0][0] == name
 
 
 def _possible_duplicate(lookalikes: list[tuple[str, float]], rule: ThresholdInForce) -> PossibleDuplicate:

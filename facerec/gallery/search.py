@@ -12,6 +12,7 @@ from facerec.gallery.face_choice import chosen_face, decoded_faces
 from facerec.gallery.reindex import model_warning
 from facerec.gallery.results import Candidate, FaceMatch, VerifyResult
 from facerec.gallery.sightings import SightingsMemory
+from facerec.gallery.strangers import StrangersMemory
 from facerec.gallery.thresholds import GalleryThresholds
 from facerec.messages import no_face_message
 from facerec.openset.threshold_policy import ThresholdInForce
@@ -21,12 +22,13 @@ from facerec.vectors.base import VectorIndex
 
 class Search:
     """Identify and verify over one gallery: the photo pipeline, the store (names), the vector index (faces), the
-    threshold in force and the sightings memory that confident answers are kept in."""
+    threshold in force, the sightings memory that confident answers are kept in, and the strangers memory that
+    unknown faces are kept in when the operator opted in."""
 
     def __init__(self, pipeline: FacePipeline, store: Store, index: VectorIndex, thresholds: GalleryThresholds,
-                 memory: SightingsMemory, model_id: str, min_face_size: float) -> None:
+                 memory: SightingsMemory, strangers: StrangersMemory, model_id: str, min_face_size: float) -> None:
         self.pipeline, self.store, self.index, self.thresholds = pipeline, store, index, thresholds
-        self.memory, self.model_id, self.min_face_size = memory, model_id, min_face_size
+        self.memory, self.strangers, self.model_id, self.min_face_size = memory, strangers, model_id, min_face_size
         self._model_checked_at: int | None = None  # the journal position the model check last ran at
 
     def identify(self, photo: ImageInput | Photo, top_k: int = 5, threshold: float | None = None,
@@ -36,7 +38,8 @@ class Search:
         The threshold is the one in force for this gallery (`threshold_in_force`); `fpir` (an accepted
         stranger-match rate) or `threshold` (a pinned cosine) overrides the settings for this call. Each named
         face is kept in the sightings memory (`sightings`; `sighting_id` in its match) unless `remember` is
-        False, privacy mode is on or the memory is off. `not_below_default`: for a caller without the admin
+        False, privacy mode is on or the memory is off; each unknown face likewise in the strangers memory, only when
+        suggestions are on (`facerec.gallery.strangers`). `not_below_default`: for a caller without the admin
         password, a rate or pin that would loosen the threshold in force falls back to it.
 
         How: one journal sync, one model check only when the journal has moved, one threshold rule (two only when
@@ -60,6 +63,7 @@ class Search:
                    in zip(faces, ranked, embeddings)]
         if remember:  # kept only at the default rate's threshold: a caller's pin or rate never reaches the memory
             self.memory.record(matches, embeddings, trusted.threshold, crops)
+            self.strangers.keep(photo.sha256, matches, embeddings, trusted.threshold, crops)
         return FoundFaces(matches, found=faces.found)  # how many faces the photo had, beyond the largest kept
 
     def search(self, embeddings: np.ndarray, top_k: int = 5) -> list[list[Candidate]]:

@@ -27,7 +27,9 @@ from facerec.errors import InvalidArgument, UnknownIdentity
 from facerec.faces.detect import DetectedFace
 from facerec.faces.quality import QualityCheck
 from facerec.gallery.archive import decode_crop
+from facerec.gallery.match_check import is_best_match, lookalikes
 from facerec.gallery.people import find_identity
+from facerec.gallery.search import Search
 from facerec.gallery.thresholds import GalleryThresholds
 from facerec.storage import Store
 from facerec.storage.journal import JournalTable
@@ -68,9 +70,10 @@ class Learning:
 
 
 class Templates:
-    def __init__(self, store: Store, index: VectorIndex, thresholds: GalleryThresholds, quality: QualityCheck,
-                 model_id: str, store_crops: bool) -> None:
+    def __init__(self, store: Store, index: VectorIndex, thresholds: GalleryThresholds, search: Search,
+                 quality: QualityCheck, model_id: str, store_crops: bool) -> None:
         self.store, self.index, self.thresholds, self.quality = store, index, thresholds, quality
+        self.search = search
         self.model_id, self.store_crops = model_id, store_crops
 
     def of(self, identity: str | int) -> list[Template]:
@@ -143,23 +146,18 @@ class Templates:
         return [face.id for face in faces]
 
     def _refusal(self, identity_id: int, embedding: np.ndarray, face: DetectedFace, crop: np.ndarray) -> str | None:
-        """Why this face is not learned for this person (the checks of add-photo), or None."""
+        """Why this face is not learned for this person (the checks of add-photo: `match_check`), or None."""
         quality = self.quality.assess(face, crop)
         if quality is not None and quality.low:
             return "a poor photo of the face (" + "; ".join(quality.reasons or ["low enrollment quality"]) + ")"
         rule = self.thresholds.in_force()  # syncs the index too
-        similarities, face_ids = self.index.search(embedding[None, :], 20)
-        labels = self.store.faces.labels([int(f) for f in face_ids[0] if f >= 0])
-        own = [float(s) for s, f in zip(similarities[0], face_ids[0]) if f >= 0 and labels.get(int(f), (0,))[0]
-               == identity_id]
-        other = [float(s) for s, f in zip(similarities[0], face_ids[0]) if f >= 0 and int(f) in labels
-                 and labels[int(f)][0] != identity_id]
-        best_own = max(own) if own else -1.0
-        if best_own < rule.threshold:
-            return f"it does not match this person's photos at the threshold in force ({rule.threshold:.3f})"
-        if other and max(other) >= rule.threshold and max(other) > best_own:
+        name = self.store.people.names([identity_id]).get(identity_id)
+        found = lookalikes(self.search, embedding, rule)
+        if is_best_match(found, name):
+            return None
+        if any(other == name for other, _similarity in found):
             return "it matches someone else better"
-        return None
+        return f"it does not match this person's photos at the threshold in force ({rule.threshold:.3f})"
 
     def _remove(self, session, faces: list[Face]) -> None:
         for face in faces:

@@ -9,6 +9,9 @@
 - `sightings`: the recent-identifications memory (`facerec.gallery.sightings`): the embedding of a face that was
   identified as (or confirmed or corrected to) an enrolled person, when, how, and how similar it was to that
   person's enrolled faces. No photo. A bounded FIFO: the oldest rows go first. Deleted with their person.
+- `strangers`: faces identify found no enrolled person for, kept only when the operator turned suggestions on
+  (`facerec.gallery.strangers`): embedding, aligned crop, which photo (its sha256), when, and the group of faces
+  of one unknown person it was put in. Bounded in count and age; forgotten when the option is off.
 - `settings`: key/value pairs.
 
 Ids are never reused (AUTOINCREMENT on SQLite, sequences on PostgreSQL), so a journal row names one face forever.
@@ -145,6 +148,22 @@ class Sighting(Base):
     crop_jpeg: Mapped[bytes | None] = mapped_column(LargeBinary, nullable=True)
     box: Mapped[list | None] = mapped_column(JSON, nullable=True)
     landmarks: Mapped[list | None] = mapped_column(JSON, nullable=True)
+
+
+class Stranger(Base):
+    """A face of someone not enrolled, kept for suggestions (opt-in, bounded, `facerec.gallery.strangers`)."""
+
+    __tablename__ = "strangers"
+    __table_args__ = {"sqlite_autoincrement": True}  # id order is arrival order: grouping and eviction follow it
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    embedding: Mapped[bytes] = mapped_column(LargeBinary)  # float32; read back for grouping, never searched
+    model_id: Mapped[str] = mapped_column(String(200), index=True)
+    photo_sha256: Mapped[str] = mapped_column(String(64), index=True)  # which photo: a suggestion needs two
+    crop_jpeg: Mapped[bytes] = mapped_column(LargeBinary)  # the aligned face, to show and to enroll from
+    box: Mapped[list] = mapped_column(JSON)
+    landmarks: Mapped[list] = mapped_column(JSON)
+    seen_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow, index=True)
+    group_id: Mapped[int | None] = mapped_column(Integer, nullable=True, index=True)  # None: not grouped yet
 
 
 class Setting(Base):

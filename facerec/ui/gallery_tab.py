@@ -15,6 +15,7 @@ import gradio as gr
 
 from facerec.errors import IdentityMismatch, InvalidArgument, LowQuality, MultipleFaces
 from facerec.messages import plural
+from facerec.ui.suggestions_panel import build as suggestions_panel_build
 from facerec.ui.templates_panel import build as templates_panel_build
 from facerec.ui.actions import expose, page_door
 from facerec.ui.context import AppContext
@@ -74,6 +75,7 @@ def build(context: AppContext, password: gr.Textbox) -> tuple[gr.Tab, PeopleList
             add_button = gr.Button("Add photo")
             add_status = gr.Markdown(elem_id="add-photo-status")
         templates = templates_panel_build(context, password)
+        suggestions_panel_build(context, password)
         with gr.Accordion("Export / import", open=False):
             export_crops = gr.Checkbox(value=True, label="Include face crops")
             export_button = gr.Button("Export")

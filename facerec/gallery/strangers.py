@@ -1,0 +1,101 @@
+"""The strangers memory: faces identify found no enrolled person for, kept (only if the operator opted in) so that
+someone seen again and again can be suggested for enrollment (`facerec.gallery.suggestions`).
+
+These are biometric data of people who never agreed to be in the gallery, so everything here leans to keeping
+less:
+- Off by default. On only with `Settings.suggestions` (FACEREC_SUGGESTIONS=on), never in privacy mode. A gallery
+  opened with it set off (FACEREC_SUGGESTIONS=off), or in privacy mode, forgets every stranger kept before, at
+  once; opened with it unset (a command run in another shell, say) it keeps none and forgets only expired ones,
+  so an everyday command does not wipe what the running app was asked to keep.
+- Bounded in time and count: a face is forgotten `Settings.suggestions_days` days after it was seen (default 30)
+  and the memory holds at most `Settings.suggestions_memory` faces (default 10,000; the oldest go first).
+- Only what a suggestion needs: the aligned 112x112 face (never the photo), where it was in its photo, the photo's
+  sha256 (to tell two photos from one sent twice) and its embedding.
+- Only faces unknown at the default rate's threshold (a caller's pin or rate never decides what is kept), at least
+  MIN_FACE_WIDTH pixels wide (smaller faces group badly), and the same face of the same photo once.
+Reading them (suggestions) needs the admin password or an admin key; keeping them is best effort, like sightings:
+a write that fails is logged and the answer goes out regardless.
+"""
+
+from __future__ import annotations
+
+import logging
+from datetime import timedelta
+
+import numpy as np
+from sqlalchemy.exc import SQLAlchemyError
+
+from facerec.errors import StorageFull
+from facerec.gallery.results import FaceMatch
+from facerec.gallery.sightings import SAME_PHOTO_COSINE, kept_face
+from facerec.storage import Store, utcnow
+
+MIN_FACE_WIDTH = 40.0
+log = logging.getLogger("facerec.gallery")
+
+
+class StrangersMemory:
+    def __init__(self, store: Store, model_id: str, wanted: bool | None, store_crops: bool, days: int,
+                 capacity: int) -> None:
+        self.store, self.model_id = store, model_id
+        self.wanted, self.store_crops, self.days, self.capacity = wanted, store_crops, days, capacity
+
+    @property
+    def enabled(self) -> bool:
+        return bool(self.wanted) and self.store_crops and self.days > 0 and self.capacity > 0
+
+    def why_disabled(self) -> str:
+        if not self.wanted:
+            return "suggestions are off (start facerec with FACEREC_SUGGESTIONS=on to keep unknown faces)"
+        if not self.store_crops:
+            return "privacy mode keeps no faces of people who are not enrolled (FACEREC_STORE_CROPS=0)"
+        return "the strangers memory has no room (FACEREC_SUGGESTIONS_DAYS or FACEREC_SUGGESTIONS_MEMORY is 0)"
+
+    def keep(self, photo_sha256: str, matches: list[FaceMatch], embeddings: np.ndarray, trusted_threshold: float,
+             crops) -> int:
+        """Keep each face of an identification that is unknown at `trusted_threshold` (see the module); how many
+        were kept."""
+        if not self.enabled:
+            return 0
+        unknown = [(match, embedding, crop) for match, embedding, crop in zip(matches, embeddings, crops)
+                   if crop is not None and match.face.width >= MIN_FACE_WIDTH
+                   and not (match.similarity is not None and match.similarity >= trusted_threshold)]
+        if not unknown:
+            return 0
+        store, kept = self.store, 0
+        try:
+            with store.writing_sightings() as session, session.begin():
+                self.forget_expired(session)
+                before = store.strangers.of_photo(session, self.model_id, photo_sha256)
+                for match, embedding, crop in unknown:
+                    if len(before) and float(np.max(before @ embedding)) >= SAME_PHOTO_COSINE:
+                        continue  # this photo was sent before: its faces are kept once
+                    store.strangers.add(session, embedding, self.model_id, photo_sha256,
+                                        kept_face(match.face, crop), self.capacity)
+                    kept += 1
+        except (StorageFull, SQLAlchemyError) as error:  # best effort: the answer matters more than its memory
+            log.warning("facerec: unknown faces were answered but not kept for suggestions (%s)",
+                        " ".join(str(error).split())[:200])
+            return 0
+        return kept
+
+    def forget_expired(self, session) -> int:
+        """Forget the faces older than the retention, in the caller's write transaction; how many went."""
+        return self.store.strangers.remove_older_than(session, utcnow() - timedelta(days=max(self.days, 0)))
+
+    def forget_when_disabled(self) -> int:
+        """With the option set off (or privacy mode, or no room), every stranger kept before goes too; how many.
+        On or unset, the faces past their retention go."""
+        if not self.store.strangers.count():
+            return 0
+        everything = not self.store_crops or (self.wanted is not None and not self.enabled)
+        with self.store.writing_sightings() as session, session.begin():
+            return self.store.strangers.clear(session) if everything else self.forget_expired(session)
+
+    def clear(self) -> int:
+        """Forget every kept stranger (the operator asked); how many went."""
+        with self.store.writing_sightings() as session, session.begin():
+            return self.store.strangers.clear(session)
+
+    def count(self) -> int:
+        return self.store.strangers.count()

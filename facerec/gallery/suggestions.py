@@ -1,0 +1,216 @@
+"""Suggested people: unknown faces seen again and again, grouped, offered for enrollment ("seen 5 times, not
+enrolled: name them?").
+
+The strangers memory (`facerec.gallery.strangers`, opt-in) keeps the faces; here they are grouped
+(`facerec.gallery.grouping`: a majority of a group's faces must match at a strict pairwise threshold, the
+model card's cosine at GROUPING_FAR, so two strangers are rarely merged), and a group of at least MIN_FACES faces
+from at least MIN_PHOTOS photos becomes a suggestion. A group most of whose faces have one enrolled person as
+their best match at the card's cosine at NEAR_FAR is that person's missed photos, not a new person: it is never
+suggested (no suggestion shows an enrolled person's face; the benchmark `benchmarks/suggestions.py` counts them).
+
+Naming a suggestion enrolls the person from its most typical faces (one per photo, at most NAMED_FACES; the first
+is the enrollment, the others added photos; low-quality faces last) and forgets the group; dismissing it forgets
+the group. Both, like listing, are for the admin password or an admin key only.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+from datetime import datetime
+
+import numpy as np
+from sqlalchemy.exc import IntegrityError
+
+from facerec.errors import NameTaken, UnknownSuggestion
+from facerec.faces.detect import DetectedFace
+from facerec.faces.quality import QualityCheck
+from facerec.gallery.archive import decode_crop
+from facerec.gallery.grouping import assign_groups, centrality
+from facerec.gallery.people import refuse_taken_name
+from facerec.gallery.strangers import StrangersMemory
+from facerec.gallery.thresholds import GalleryThresholds
+from facerec.names import clean_name
+from facerec.openset.threshold_policy import ScoreCalibration
+from facerec.storage import Store, as_utc
+from facerec.storage.schema import Stranger
+from facerec.storage.strangers import StrangerRows
+from facerec.vectors.base import VectorIndex
+
+MIN_FACES, MIN_PHOTOS = 3, 2
+GROUPING_FAR = 1e-4  # per pair of faces: the rate at which two strangers' faces match
+NEAR_FAR = 1e-2  # a group whose faces mostly match one enrolled person this closely is that person
+NAMED_FACES = 5
+
+
+@dataclass
+class Suggestion:
+    """A group of unknown faces that looks like one person: its id (the group's), faces and photos, best first."""
+
+    id: int
+    faces: int
+    photos: int
+    first_seen: datetime
+    last_seen: datetime
+    face_ids: list[int]  # the most typical first
+    resembles: str | None = None  # the enrolled person most of its faces match at NEAR_FAR (then not suggested)
+    resemblance: float = 0.0  # their mean best similarity to that person
+
+    def to_dict(self) -> dict:
+        return {"id": self.id, "faces": self.faces, "photos": self.photos,
+                "first_seen": self.first_seen.isoformat(), "last_seen": self.last_seen.isoformat(),
+                "face_ids": self.face_ids}
+
+
+@dataclass
+class NamedSuggestion:
+    """A suggestion named: the person enrolled from it, and the faces used."""
+
+    identity_id: int
+    name: str
+    face_ids: list[int]
+    forgotten: int  # faces of the group that were not used, forgotten with it
+
+    def to_dict(self) -> dict:
+        return {"identity_id": self.identity_id, "name": self.name, "face_ids": self.face_ids,
+                "photos": len(self.face_ids), "forgotten": self.forgotten}
+
+
+class Suggestions:
+    def __init__(self, store: Store, index: VectorIndex, thresholds: GalleryThresholds, memory: StrangersMemory,
+                 calibration: ScoreCalibration, quality: QualityCheck, model_id: str) -> None:
+        self.store, self.index, self.thresholds, self.memory = store, index, thresholds, memory
+        self.quality, self.model_id = quality, model_id
+        self.grouping_threshold = calibration.threshold_at_far(GROUPING_FAR)
+        self.near_threshold = calibration.threshold_at_far(NEAR_FAR)
+
+    def list(self, include_resembling: bool = False) -> list[Suggestion]:
+        """The suggested people, the most often seen first (nothing while the memory is off). Faces kept since
+        the last call are grouped first. `include_resembling`: also the groups that look like an enrolled person
+        (for the benchmark's count; never shown)."""
+        if not self.memory.enabled:
+            return []
+        rows, groups = self._grouped()
+        members: dict[int, list[int]] = {}
+        for position, group in enumerate(groups):
+            members.setdefault(int(group), []).append(position)
+        found = [s for s in (_suggestion(rows, group, positions) for group, positions in members.items()) if s]
+        self._mark_resembling(found, rows)
+        if not include_resembling:
+            found = [s for s in found if s.resembles is None]
+        return sorted(found, key=lambda s: (-s.faces, -s.last_seen.timestamp()))
+
+    def get(self, suggestion_id: int) -> Suggestion:
+        for suggestion in self.list():
+            if suggestion.id == int(suggestion_id):
+                return suggestion
+        raise UnknownSuggestion(f"no suggestion {int(suggestion_id)} (it was named, dismissed or forgotten, or its "
+                                f"faces are no longer {MIN_FACES} from {MIN_PHOTOS} photos)")
+
+    def crops(self, face_ids: list[int]) -> dict[int, bytes]:
+        """The aligned faces (JPEG) of kept strangers, for a suggestion's pictures."""
+        with self.store.session() as session:
+            return self.store.strangers.crops(session, [int(f) for f in face_ids])
+
+    def name(self, suggestion_id: int, name: str, note: str | None = None) -> NamedSuggestion:
+        """Enroll the suggestion as `name` from its best faces (see the module), then forget its faces. Refused
+        (NameTaken, InvalidArgument) like an enrollment when the name is taken or unusable."""
+        name = clean_name(name)
+        suggestion = self.get(suggestion_id)
+        store = self.store
+        with store.session() as session:
+            refuse_taken_name(store, session, name)
+            members = {m.id: m for m in store.strangers.of_group(session, self.model_id, suggestion.id)}
+            chosen = self._enrollment_faces([members[f] for f in suggestion.face_ids if f in members])
+            rows = [_face_row(face, self.model_id, "enrolled" if i == 0 else "added") for i, face in enumerate(chosen)]
+        try:
+            with store.writing() as session, session.begin():
+                refuse_taken_name(store, session, name)
+                identity_id, first = store.people.add(session, name, note, rows[0])
+                person = store.people.by_id(session, identity_id)
+                face_ids = [first] + [store.people.add_face(session, person, row) for row in rows[1:]]
+        except IntegrityError:
+            raise NameTaken(f"'{name}' is already enrolled; pick another name", name) from None
+        self.index.after_write(store)
+        forgotten = self.dismiss(suggestion.id)
+        return NamedSuggestion(identity_id, name, face_ids, forgotten - len(face_ids))
+
+    def dismiss(self, suggestion_id: int) -> int:
+        """Forget every face of the group; how many went (UnknownSuggestion when there is no such group)."""
+        with self.store.writing_sightings() as session, session.begin():
+            removed = self.store.strangers.remove_group(session, self.model_id, int(suggestion_id))
+        if not removed:
+            raise UnknownSuggestion(f"no suggestion {int(suggestion_id)} is kept")
+        return removed
+
+    def _grouped(self) -> tuple[StrangerRows, np.ndarray]:
+        """Every kept face and its group [N], after placing the new ones (in one write, so two readers never
+        place one face twice)."""
+        store = self.store
+        with store.writing_sightings() as session, session.begin():
+            self.memory.forget_expired(session)
+            rows = store.strangers.rows(session, self.model_id)
+            placed = assign_groups(rows.ids, rows.embeddings, rows.groups, self.grouping_threshold) if len(rows) \
+                else {}
+            if placed:
+                store.strangers.set_groups(session, placed)
+        groups = np.array([placed.get(int(face_id), int(group)) for face_id, group in zip(rows.ids, rows.groups)],
+                          np.int64)
+        return rows, groups
+
+    def _mark_resembling(self, found: list[Suggestion], rows: StrangerRows) -> None:
+        """Mark each suggestion most of whose faces have one enrolled person as their best match at or above the
+        near threshold (see the module)."""
+        if not found:
+            return
+        self.thresholds.in_force()  # brings the index up to date
+        positions = {int(face_id): p for p, face_id in enumerate(rows.ids)}
+        for suggestion in found:
+            vectors = rows.embeddings[[positions[f] for f in suggestion.face_ids]]
+            similarities, face_ids = self.index.search(vectors, 1)
+            labels = self.store.faces.labels([int(f) for f in face_ids[:, 0] if f >= 0])
+            near = [(labels[int(f)][1], float(s)) for s, f in zip(similarities[:, 0], face_ids[:, 0])
+                    if f >= 0 and int(f) in labels and s >= self.near_threshold]
+            if not near:
+                continue
+            person, count = Counter(n for n, _ in near).most_common(1)[0]
+            if 2 * count >= suggestion.faces:
+                suggestion.resembles = person
+                suggestion.resemblance = float(np.mean([s for n, s in near if n == person]))
+
+    def _enrollment_faces(self, members: list[Stranger]) -> list[Stranger]:
+        """At most NAMED_FACES faces, one per photo, the most typical first (`members` come in that order), those
+        the enrollment quality check finds poor after the others."""
+        one_per_photo, photos = [], set()
+        members = members[:4 * NAMED_FACES]  # the quality check embeds each face again: a bounded few
+        for member in members:
+            if member.photo_sha256 not in photos:
+                photos.add(member.photo_sha256)
+                one_per_photo.append(member)
+        if not self.quality.available:
+            return one_per_photo[:NAMED_FACES]
+        poor = []
+        for member in one_per_photo:
+            face = DetectedFace(tuple(member.box), 1.0, np.asarray(member.landmarks, np.float32))
+            quality = self.quality.assess(face, decode_crop(member.crop_jpeg))
+            poor.append(quality is not None and quality.low)
+        ranked = [m for m, p in zip(one_per_photo, poor) if not p] + [m for m, p in zip(one_per_photo, poor) if p]
+        return ranked[:NAMED_FACES]
+
+
+def _suggestion(rows: StrangerRows, group: int, positions: list[int]) -> Suggestion | None:
+    """The group as a suggestion, when it has enough faces from enough photos."""
+    photos = {rows.photos[p] for p in positions}
+    if len(positions) < MIN_FACES or len(photos) < MIN_PHOTOS:
+        return None
+    order = np.argsort(-centrality(rows.embeddings[positions]), kind="stable")
+    seen = [as_utc(rows.seen_at[p]) for p in positions]
+    return Suggestion(group, len(positions), len(photos), min(seen), max(seen),
+                      [int(rows.ids[positions[i]]) for i in order])
+
+
+def _face_row(member: Stranger, model_id: str, origin: str) -> dict:
+    return {"embedding": np.frombuffer(member.embedding, np.float32).copy(), "model_id": model_id,
+            "photo_sha256": member.photo_sha256, "box": list(member.box), "landmarks": list(member.landmarks),
+            "crop_jpeg": member.crop_jpeg, "origin": origin}
+

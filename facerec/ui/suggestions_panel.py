@@ -1,0 +1,96 @@
+"""The Gallery tab's suggestions panel: people seen again and again but not enrolled ("seen 5 times in 3 photos,
+not enrolled: name them?"), each with its faces; naming one enrolls them, dismissing one forgets their faces.
+Behind the admin password, like the rest of the tab; only kept when the operator started facerec with
+FACEREC_SUGGESTIONS=on (the panel says so when it is off)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import gradio as gr
+
+from facerec.errors import InvalidArgument
+from facerec.ui.actions import expose
+from facerec.ui.context import AppContext
+from facerec.ui.text import markdown_text
+from facerec.ui.views import FACES_CSS, face_tiles
+
+
+@dataclass
+class SuggestionsPanel:
+    name_button: gr.Button  # the people list is shown again after a suggestion is named
+
+
+def build(context: AppContext, password: gr.Textbox) -> SuggestionsPanel:
+    gallery = context.gallery
+    with gr.Accordion("Suggested people: seen again and again, not enrolled", open=False):
+        gr.Markdown("Faces that come back as unknown, grouped by person. Pick one, look at its faces, then name "
+                    "the person (they are enrolled from their best photos) or dismiss it (its faces are forgotten).")
+        show = gr.Button("Show suggestions")
+        overview = gr.HTML(css_template=FACES_CSS, elem_id="suggestions-faces")
+        choice = gr.Dropdown(label="Suggestion", choices=[], value=None, elem_id="suggestions-choice")
+        faces = gr.HTML(css_template=FACES_CSS, elem_id="suggestion-faces")
+        name = gr.Textbox(label="Their name", elem_id="suggestion-name")
+        name_button = gr.Button("Enroll with this name", variant="primary")
+        dismiss = gr.Button("Dismiss (forget these faces)", variant="stop")
+        status = gr.Markdown(elem_id="suggestions-status")
+
+    def listed(password="", request: gr.Request = None):
+        context.require_admin(password, request)
+        found = gallery.suggestions()
+        captions = [_caption(s) for s in found]
+        if not gallery.suggestions_on:
+            line = f"Suggestions are off: {markdown_text(gallery.suggestions_off_because())}."
+        elif not found:
+            line = "No suggestions yet: someone must come back unknown at least 3 times, in at least 2 photos."
+        else:
+            line = f"{len(found)} suggested people. Pick one to see their faces."
+        return {overview: face_tiles([(gallery.suggestion_faces(s.face_ids[:1]).get(s.face_ids[0]), c)
+                                      for s, c in zip(found, captions)]),
+                choice: gr.update(choices=captions, value=None), faces: "", status: line}
+
+    def opened(picked, password="", request: gr.Request = None):
+        context.require_admin(password, request)
+        suggestion = gallery.suggestion(_id_of(picked))
+        crops = gallery.suggestion_faces(suggestion.face_ids)
+        return {faces: face_tiles([(crops.get(f), f"face {f}") for f in suggestion.face_ids]),
+                status: f"{_caption(suggestion)}."}
+
+    def named(picked, new_name, password="", request: gr.Request = None):
+        context.require_admin(password, request)
+        result = gallery.name_suggestion(_id_of(picked), new_name)
+        shown = listed(password, request)
+        shown[status] = (f"Enrolled **{markdown_text(result.name)}** from {len(result.face_ids)} photo(s). "
+                         + shown[status])
+        return shown
+
+    def dismissed(picked, password="", request: gr.Request = None):
+        context.require_admin(password, request)
+        count = gallery.dismiss_suggestion(_id_of(picked))
+        shown = listed(password, request)
+        shown[status] = f"Dismissed: {count} face(s) forgotten. " + shown[status]
+        return shown
+
+    outputs = [overview, faces, status]
+    expose([show.click], listed, [password], outputs, status, api_name="suggestions", extra_outputs=[choice])
+    expose([choice.input], opened, [choice, password], [faces, status], status, api_name="suggestion_faces")
+    expose([name_button.click], named, [choice, name, password], outputs, status, api_name="name_suggestion",
+           extra_outputs=[choice])
+    expose([dismiss.click], dismissed, [choice, password], outputs, status, api_name="dismiss_suggestion",
+           extra_outputs=[choice])
+    return SuggestionsPanel(name_button)
+
+
+def _caption(suggestion) -> str:
+    """'suggestion 7 · seen 5 times in 3 photos, not enrolled' (the id first: the actions read it)."""
+    return (f"suggestion {suggestion.id} · seen {suggestion.faces} times in {suggestion.photos} photos, "
+            f"not enrolled")
+
+
+def _id_of(picked) -> int:
+    if not picked:
+        raise InvalidArgument("pick a suggestion first (press Show suggestions)")
+    try:
+        return int(str(picked).split()[1])
+    except (IndexError, ValueError):
+        raise InvalidArgument("pick a suggestion from the list (press Show suggestions)") from None

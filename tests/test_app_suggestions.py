@@ -1,0 +1,104 @@
+"""#41 item 4 against `python app.py` with FACEREC_SUGGESTIONS=on and an admin password: the REST routes are for
+admin keys only (a read key gets 403, no key 401), and in a real browser a stranger seen three times is
+suggested in the Gallery tab, named there, enrolled, and named by the next identify.
+
+Ana Guevara is enrolled. Andre Agassi (photos 1-3, REST) and Alvaro Uribe (photos 1-3, the page) are not: each
+comes back unknown three times, from three photos, and their faces match each other at the grouping threshold."""
+
+from __future__ import annotations
+
+import base64
+import json
+import subprocess
+import sys
+
+import httpx
+import pytest
+
+from app_server import REPO_ROOT, running_app
+from browser_helpers import IMAGE_INPUT, assert_no_toast, assert_no_traceback, expect, lfw, open_tab
+
+from facerec.gallery import Gallery
+from facerec.settings import Settings
+from facerec.ui.password_field import LABEL as PASSWORD_LABEL
+
+PASSWORD = "open sesame"
+URIBE, AGASSI = "Alvaro_Uribe", "Andre_Agassi"
+
+
+@pytest.fixture(scope="module")
+def app(tmp_path_factory, data_dir):
+    home = tmp_path_factory.mktemp("suggestions-app") / "home"
+    with Gallery(Settings(home=home)) as gallery:
+        gallery.enroll(lfw(data_dir, "Ana_Guevara", 1), "Ana Guevara")
+    with running_app(home, admin_password=PASSWORD, extra_env={"FACEREC_SUGGESTIONS": "on"}) as running:
+        yield running
+
+
+def key(home, role: str) -> str:
+    done = subprocess.run([sys.executable, "-m", "facerec.cli", "api-key", "create", "--role", role, "--name", role,
+                           "--home", str(home), "--json"], cwd=REPO_ROOT, capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)["key"]
+
+
+def test_only_an_admin_key_sees_names_or_dismisses_suggestions(app, data_dir):
+    admin, read = {"X-API-Key": key(app.home, "admin")}, {"X-API-Key": key(app.home, "read")}
+    with httpx.Client(base_url=f"{app.url}api/v1", timeout=120, trust_env=False) as api:
+        for index in (1, 2, 3):
+            photo = lfw(data_dir, AGASSI, index)
+            found = api.post("/identify", files={"photo": (photo.name, photo.read_bytes(), "image/jpeg")},
+                             headers=read).json()
+            assert [face["name"] for face in found["faces"]] == ["unknown"]
+        for headers, status in (({}, 401), (read, 403)):
+            for method, path in (("get", "/suggestions"), ("get", "/suggestions/1/faces"),
+                                 ("delete", "/suggestions/1")):
+                assert api.request(method, path, headers=headers).status_code == status
+            assert api.post("/suggestions/1/name", json={"name": "x"}, headers=headers).status_code == status
+        listed = api.get("/suggestions", headers=admin).json()
+        assert listed["on"] and listed["off_because"] is None
+        (suggestion,) = listed["suggestions"]
+        assert (suggestion["faces"], suggestion["photos"]) == (3, 3)
+        faces = api.get(f"/suggestions/{suggestion['id']}/faces", headers=admin).json()["faces"]
+        assert [f["face_id"] for f in faces] == suggestion["face_ids"]
+        assert all(base64.b64decode(f["jpeg_base64"])[:3] == b"\xff\xd8\xff" for f in faces)
+        assert api.delete(f"/suggestions/{suggestion['id']}", headers=admin).json()["forgotten"] == 3
+        assert api.get("/suggestions", headers=admin).json()["suggestions"] == []
+        missing = api.post(f"/suggestions/{suggestion['id']}/name", json={"name": "Andre Agassi"}, headers=admin)
+        assert missing.status_code == 404 and missing.json()["code"] == "unknown_suggestion"
+
+
+def identify(page, photo) -> str:
+    panel = open_tab(page, "Identify")
+    panel.locator(IMAGE_INPUT).set_input_files(str(photo))
+    expect(page.locator("#identify-status")).to_have_text("")
+    panel.get_by_role("button", name="Identify", exact=True).click()
+    expect(page.locator("#identify-status")).to_contain_text("1 face(s)")
+    return page.locator("#identify-status").inner_text()
+
+
+def test_a_suggestion_named_in_the_gallery_tab_is_enrolled(page, shoot, data_dir):
+    for index in (1, 2, 3):
+        assert "#0 unknown" in identify(page, lfw(data_dir, URIBE, index))
+    panel = open_tab(page, "Gallery")
+    password = page.locator("#admin-password").get_by_label(PASSWORD_LABEL)
+    password.fill(PASSWORD)
+    password.press("Enter")
+    panel.get_by_role("button", name="Suggested people: seen again and again, not enrolled").click()
+    panel.get_by_role("button", name="Show suggestions").click()
+    expect(page.locator("#suggestions-status")).to_contain_text("1 suggested people")
+    expect(page.locator("#suggestions-faces")).to_contain_text("seen 3 times in 3 photos, not enrolled")
+    page.locator("#suggestions-choice").get_by_role("combobox").click()
+    page.get_by_role("option").filter(has_text="seen 3 times").first.click()
+    expect(page.locator("#suggestion-faces img")).to_have_count(3)  # every face of the group, to check them
+    shoot("01-suggested", full_page=True)
+
+    page.locator("#suggestion-name textarea, #suggestion-name input").first.fill("Alvaro Uribe")
+    panel.get_by_role("button", name="Enroll with this name").click()
+    expect(page.locator("#suggestions-status")).to_contain_text("Enrolled Alvaro Uribe from 3 photo(s).")
+    expect(page.locator("#suggestions-status")).to_contain_text("No suggestions yet")
+    shoot("02-named", full_page=True)
+    assert "#0 Alvaro Uribe" in identify(page, lfw(data_dir, URIBE, 5))  # enrolled: named now
+    assert_no_toast(page)
+    assert_no_traceback(page)

@@ -1,0 +1,165 @@
+"""Suggested people from repeated unknown faces (#41 item 4), on SQLite with FAISS and PostgreSQL with pgvector.
+
+Ana Guevara is enrolled. Andre Agassi is not: his photos 1-4 come back unknown, are kept (only with
+suggestions on), and become one suggestion ("seen 4 times in 4 photos"); naming it enrolls him from those faces,
+and his photo 5 is then named. Off (unset, or set off) nothing about strangers is kept in any table; set off, or in
+privacy mode, what was kept goes; kept faces expire; a photo sent twice is kept once; a group that turns out to
+be an enrolled person's faces is never suggested."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from datetime import timedelta
+
+import pytest
+from sqlalchemy import inspect, text
+
+from gallery_backends import PostgresGalleries, SQLiteGalleries
+
+from facerec.errors import InvalidArgument, NameTaken, UnknownSuggestion
+from facerec.gallery import Gallery
+from facerec.settings import Settings
+from facerec.storage import utcnow
+
+ANA, AGASSI = "Ana_Guevara", "Andre_Agassi"
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def backend(request):
+    return SQLiteGalleries() if request.param == "sqlite" else PostgresGalleries(request.getfixturevalue("postgres"))
+
+
+def opened(backend, home, **settings) -> Gallery:
+    return Gallery(Settings(home=home, database_url=backend.url_for(home), **settings))
+
+
+@pytest.fixture
+def home(backend, tmp_path, lfw_photo):
+    home = tmp_path / "home"
+    with opened(backend, home) as gallery:
+        gallery.enroll(lfw_photo(ANA, 1), "Ana Guevara")
+    return home
+
+
+def every_table(gallery: Gallery) -> dict[str, list[tuple]]:
+    """Every row of every table of the gallery's database, as the database holds it."""
+    with gallery.store.read_engine.connect() as connection:
+        tables = inspect(connection).get_table_names()
+        return {table: sorted(map(repr, connection.execute(text(f"SELECT * FROM {table}")).all()))
+                for table in tables}
+
+
+def seen(gallery: Gallery, lfw_photo, indices=(1, 2, 3, 4)) -> None:
+    for index in indices:
+        assert [m.name for m in gallery.identify(lfw_photo(AGASSI, index))] == [None]
+
+
+@pytest.mark.parametrize("setting", [None, False])
+def test_nothing_about_strangers_is_kept_while_suggestions_are_off(backend, home, lfw_photo, setting):
+    with opened(backend, home, suggestions=setting) as gallery:
+        before = every_table(gallery)
+        seen(gallery, lfw_photo)
+        assert every_table(gallery) == before  # not a row, not a changed value, in any table
+        assert gallery.suggestions() == [] and not gallery.suggestions_on
+    with opened(backend, home, suggestions=True, store_crops=False) as gallery:  # privacy mode: never
+        seen(gallery, lfw_photo)
+        assert "strangers" in every_table(gallery) and every_table(gallery)["strangers"] == []
+    with opened(backend, home, suggestions=True) as gallery:  # and on, they are (the test above can fail)
+        seen(gallery, lfw_photo, [1])
+        assert len(every_table(gallery)["strangers"]) == 1
+
+
+def test_a_stranger_seen_again_and_again_is_suggested_then_named(backend, home, lfw_photo):
+    with opened(backend, home, suggestions=True) as gallery:
+        seen(gallery, lfw_photo)
+        seen(gallery, lfw_photo, [1])  # the same photo again: kept once
+        (suggestion,) = gallery.suggestions()
+        assert (suggestion.faces, suggestion.photos) == (4, 4)
+        assert gallery.suggestion(suggestion.id).face_ids == suggestion.face_ids
+        assert all(jpeg[:3] == b"\xff\xd8\xff" for jpeg in gallery.suggestion_faces(suggestion.face_ids).values())
+        with pytest.raises(NameTaken):
+            gallery.name_suggestion(suggestion.id, "ana guevara")
+        named = gallery.name_suggestion(suggestion.id, "Andre Agassi")
+        assert len(named.face_ids) == 4 and named.forgotten == 0
+        assert [t.origin for t in gallery.templates("Andre Agassi")] == ["enrolled", "added", "added",
+                                                                                 "added"]
+        assert gallery.suggestions() == [] and gallery.strangers.count() == 0  # his faces moved, none left behind
+        assert [m.name for m in gallery.identify(lfw_photo(AGASSI, 6))] == ["Andre Agassi"]
+        with pytest.raises(UnknownSuggestion):
+            gallery.name_suggestion(suggestion.id, "Someone Else")
+
+
+def test_dismissing_forgets_and_two_photos_are_not_enough(backend, home, lfw_photo):
+    with opened(backend, home, suggestions=True) as gallery:
+        seen(gallery, lfw_photo, [1, 2])
+        assert gallery.suggestions() == []  # two faces: not yet someone seen again and again
+        seen(gallery, lfw_photo, [3])
+        (suggestion,) = gallery.suggestions()
+        assert gallery.dismiss_suggestion(suggestion.id) == 3
+        assert gallery.suggestions() == [] and gallery.strangers.count() == 0
+        with pytest.raises(UnknownSuggestion):
+            gallery.dismiss_suggestion(suggestion.id)
+
+
+def test_a_group_of_an_enrolled_persons_faces_is_never_suggested(backend, home, lfw_photo):
+    with opened(backend, home, suggestions=True) as gallery:
+        seen(gallery, lfw_photo)
+        assert len(gallery.suggestions()) == 1
+        gallery.enroll(lfw_photo(AGASSI, 7), "Andre Agassi")  # enrolled since, from another photo
+        assert gallery.suggestions() == []
+
+
+def test_kept_faces_expire_and_are_forgotten_when_turned_off(backend, home, lfw_photo):
+    with opened(backend, home, suggestions=True, suggestions_memory=3) as gallery:
+        seen(gallery, lfw_photo)
+        assert gallery.strangers.count() == 3  # the memory's bound: the oldest went
+    old = (utcnow() - timedelta(days=31)).isoformat(sep=" ")
+    backend.sql(home, "UPDATE strangers SET seen_at = ? WHERE id = (SELECT MIN(id) FROM strangers)", (old,))
+    with opened(backend, home) as gallery:  # unset (another shell's command): keeps none, forgets the expired
+        assert gallery.strangers.count() == 2 and not gallery.notices
+    with opened(backend, home, suggestions=False) as gallery:
+        assert gallery.strangers.count() == 0
+        assert any("forgot 2 face(s) of people not enrolled" in n for n in gallery.notices)
+
+
+def test_the_command_line_lists_shows_names_and_dismisses(tmp_path, lfw_photo):
+    home = tmp_path / "home"
+    env = {**os.environ, "FACEREC_SUGGESTIONS": "on", "FACEREC_HOME": str(home)}
+
+    def facerec(*args):
+        done = subprocess.run([sys.executable, "-m", "facerec.cli", *args, "--json"], env=env, capture_output=True,
+                              text=True, timeout=300)
+        assert done.returncode == 0, done.stderr
+        return json.loads(done.stdout)
+
+    folder = tmp_path / "library"
+    folder.mkdir()
+    for index in (1, 2, 3):
+        (folder / f"photo{index}.jpg").write_bytes(lfw_photo(AGASSI, index).read_bytes())
+    facerec("enroll", str(lfw_photo(ANA, 1)), "--name", "Ana Guevara")
+    facerec("identify", str(folder), "--out", str(tmp_path / "who"))  # a photo library feeds the suggestions
+    (suggestion,) = facerec("suggestions")
+    assert (suggestion["faces"], suggestion["photos"]) == (3, 3)
+    saved = facerec("suggestions", "faces", str(suggestion["id"]), str(tmp_path / "faces"))
+    assert len(saved["files"]) == 3
+    assert all(oct(os.stat(path).st_mode & 0o777) == "0o600" for path in saved["files"])
+    named = facerec("suggestions", "name", str(suggestion["id"]), "Andre Agassi")
+    assert named["photos"] == 3 and facerec("suggestions") == []
+    facerec("identify", str(lfw_photo(AGASSI, 6)))
+    facerec("identify", str(lfw_photo("Amelie_Mauresmo", 1)))
+    assert facerec("suggestions", "clear") == {"forgotten": 1}
+    refused = subprocess.run([sys.executable, "-m", "facerec.cli", "suggestions", "dismiss", "99"], env=env,
+                             capture_output=True, text=True, timeout=300)
+    assert refused.returncode == 1 and refused.stderr.count("\n") == 1 and "no suggestion 99" in refused.stderr
+
+
+def test_a_name_is_checked_like_an_enrollment(backend, home, lfw_photo):
+    with opened(backend, home, suggestions=True) as gallery:
+        seen(gallery, lfw_photo, [1, 2, 3])
+        (suggestion,) = gallery.suggestions()
+        with pytest.raises(InvalidArgument):
+            gallery.name_suggestion(suggestion.id, "\u202e evil")
+        assert len(gallery.suggestions()) == 1  # refused: nothing enrolled, nothing forgotten

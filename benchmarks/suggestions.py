@@ -17,7 +17,8 @@ A kept face is labelled with its photo's person when it is the photo's central f
 else as a bystander of its own (so a bystander grouped with anyone counts against purity). The same faces are
 then grouped again at other pairwise rates (`--compare-far`) to show the choice of `GROUPING_FAR`; the people
 with >= 3 photos were in the model's training data (the LFW protocol allows it), which flatters every figure
-here, as in `replay_learning.py`.
+here, as in `replay_learning.py`. The grouping's cohort rule (`grouping.MIN_Z`) was chosen on these same faces
+(training people and distractors, never the evaluation people), so its figures are in-sample.
 """
 
 from __future__ import annotations
@@ -39,7 +40,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from facerec.datasets.folders import list_identities  # noqa: E402
 from facerec.errors import FaceRecError  # noqa: E402
 from facerec.gallery import Gallery  # noqa: E402
-from facerec.gallery import suggestions as suggesting  # noqa: E402
+from facerec.gallery import grouping, suggestions as suggesting  # noqa: E402
 from facerec.provenance import write_result  # noqa: E402
 from facerec.settings import Settings  # noqa: E402
 from facerec.storage.schema import Stranger  # noqa: E402
@@ -99,8 +100,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--data", default="../shared/data")
     parser.add_argument("--out")
-    parser.add_argument("--compare-far", type=float, nargs="*", default=[1e-3, 1e-5])
-    parser.add_argument("--compare-near", type=float, nargs="*", default=[1e-3])
+    parser.add_argument("--compare-far", type=float, nargs="*", default=[1e-5])
+    parser.add_argument("--compare-near", type=float, nargs="*", default=[1e-2, 1e-3])
     parser.add_argument("--dump", help="also save the kept faces (ids, embeddings, labels) to this .npz, to study")
     parser.add_argument("--limit", type=int, default=0, help="at most this many photos of each kind (a quick try)")
     args = parser.parse_args()
@@ -161,7 +162,8 @@ def main() -> None:
                                    "seed": SEED, "enrolled": len(enrolled), "photos": len(stream),
                                    "repeated_strangers": len(repeated), "one_photo_strangers": len(singles),
                                    "min_faces": suggesting.MIN_FACES, "min_photos": suggesting.MIN_PHOTOS,
-                                   "grouping_far": suggesting.GROUPING_FAR, "near_far": suggesting.NEAR_FAR},
+                                   "grouping_far": suggesting.GROUPING_FAR, "near_far": suggesting.NEAR_FAR,
+                                   "min_z": grouping.MIN_Z, "cohort": [grouping.COHORT_SKIP, grouping.COHORT_SIZE]},
                       "unknown_faces": unknown, "kept_faces": gallery.strangers.count(),
                       "grouping_threshold": round(gallery.suggesting.grouping_threshold, 4),
                       "near_threshold": round(gallery.suggesting.near_threshold, 4),

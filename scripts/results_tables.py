@@ -25,7 +25,7 @@ RESULTS = ROOT / "benchmarks" / "results"
 PAGES = {ROOT / "README.md": ("growth", "accuracy", "speed_line"),
          ROOT / "docs" / "results.md": ("cpus", "accuracy", "peer", "speed", "sightings", "enrollment_quality",
                                         "rest", "scale", "flood", "identify_profile", "reindex_online",
-                                        "replay_learning"),
+                                        "replay_learning", "suggestions"),
          ROOT / "docs" / "deployment.md": ("replicas", "engines"),
          ROOT / "docs" / "model.md": ("calibration", "recipe_diagnostic", "asymmetric_flip", "data_slope", "utkface",
                                       "train_speed",
@@ -708,6 +708,36 @@ def replay_learning_block() -> str:
     return text + f". Measured on: {cpu_text(result)}, model {model_text(result)}."
 
 
+def suggestions_block() -> str:
+    """Suggested people on LFW strangers seen again and again (benchmarks/suggestions.py)."""
+    result = load("suggestions")
+    if not result:
+        return "(not measured yet: `python benchmarks/suggestions.py --out benchmarks/results/suggestions.json`)"
+    protocol = result["protocol"]
+    rows = ["| grouping (pairwise FAR, cosine) | hidden when it looks like an enrolled person (FAR, cosine) | "
+            "suggestions | one person | people seen 3-5 times who are suggested | enrolled faces in a suggestion |",
+            "|---|---|---|---|---|---|"]
+
+    def row(name: str, grouping_far: str, near_far: str, measured: dict) -> str:
+        return (f"| {name}{grouping_far}, {measured['grouping_threshold']:.4f} | {near_far}, "
+                f"{measured['near_threshold']:.4f} | {measured['suggestions']:,} | {100 * measured['purity']:.1f}% "
+                f"({measured['one_person']:,}) | {100 * measured['recall']:.1f}% ({measured['suggested']:,} of "
+                f"{measured['repeated_strangers']:,}) | {measured['enrolled_faces_in_suggestions']} |")
+
+    shipped = {**result["shipped"], "grouping_threshold": result["grouping_threshold"],
+               "near_threshold": result["near_threshold"]}
+    rows.append(row("**shipped**: ", f"{protocol['grouping_far']:g}", f"{protocol['near_far']:g}", shipped))
+    for key, measured in result.get("other_rates", {}).items():
+        grouping_far, near_far = (part.split()[1] for part in key.split(", "))
+        rows.append(row("", grouping_far, near_far, measured))
+    return ("\n".join(rows) + f"\n\n{protocol['enrolled']} people enrolled, {protocol['photos']:,} photos identified, "
+            f"{result['kept_faces']:,} unknown faces kept; a suggestion is at least {protocol['min_faces']} faces "
+            f"from at least {protocol['min_photos']} photos, and two faces match when both the cosine and their "
+            f"cohort z-score (at least {protocol['min_z']:g}) say so. Grouping every kept face took "
+            f"{result['grouping_seconds_all_kept_faces']:.1f} s. Measured on: {cpu_text(result)}, model "
+            f"{model_text(result)}.")
+
+
 BLOCKS: dict[str, Callable[[], str]] = {"growth": growth_block, "accuracy": accuracy_block, "cpus": cpus_block,
                                         "peer": peer_block,
                                         "speed": speed_block, "sightings": sightings_block,
@@ -726,6 +756,7 @@ BLOCKS: dict[str, Callable[[], str]] = {"growth": growth_block, "accuracy": accu
                                         "lookalike": lookalike_block,
                                         "reindex_online": reindex_online_block,
                                         "replay_learning": replay_learning_block,
+                                        "suggestions": suggestions_block,
                                         "recipe_diagnostic": recipe_diagnostic_block,
                                         "asymmetric_flip": asymmetric_flip_block}
 

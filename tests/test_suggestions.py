@@ -65,6 +65,7 @@ def test_nothing_about_strangers_is_kept_while_suggestions_are_off(backend, home
         assert every_table(gallery) == before  # not a row, not a changed value, in any table
         assert gallery.suggestions() == [] and not gallery.suggestions_on
     with opened(backend, home, suggestions=True, store_crops=False) as gallery:  # privacy mode: never
+        assert any("suggestions stay off: privacy mode" in notice for notice in gallery.notices)
         seen(gallery, lfw_photo)
         assert "strangers" in every_table(gallery) and every_table(gallery)["strangers"] == []
     with opened(backend, home, suggestions=True) as gallery:  # and on, they are (the test above can fail)

@@ -98,6 +98,8 @@ class Gallery:
         if forgotten and not self.strangers.enabled and self.settings.suggestions is not None:
             self.notices.append(f"forgot {forgotten} face(s) of people not enrolled kept before: "
                                 f"{self.strangers.why_disabled()}")
+        if self.settings.suggestions and not self.strangers.enabled:
+            self.notices.append(f"suggestions stay off: {self.strangers.why_disabled()}")
 
     @classmethod
     def open(cls, home: str | Path | None = None, **overrides) -> "Gallery":

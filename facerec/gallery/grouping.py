@@ -1,13 +1,20 @@
-"""Grouping unknown faces into people: each new face joins the group most of whose faces it matches, or starts one.
+"""Grouping unknown faces into people: each new face joins the group it matches best, if it matches enough of
+that group's faces, or starts a group of its own.
 
-Why this rule and not the usual ones. Single linkage (join any group that holds one matching face) chains: two
-strangers who each resemble a third end up one "person", and in a memory of thousands of faces there are always
-a few such pairs. Full clustering of everything at each read would move faces between groups under the user's
-eyes and costs the square of the memory. Here a face is placed once, in arrival order, and only into a group
-where it matches at least half of the faces (a majority vote at a strict pairwise threshold, from the model
-card's false-accept curve), so one accidental match never merges two people. The price: a person whose photos
-look unlike each other may form two groups; naming one of them and then the other as the same person is allowed
-(the second becomes added photos).
+Two faces "match" when their cosine is at least the strict pairwise threshold (the model card's cosine at a small
+false-accept rate) and also stands out from what each of them scores against everyone else kept: their cohort
+z-score (adaptive score normalisation, as in speaker and face verification) is at least MIN_Z. The second test is
+what keeps look-alikes apart: in a memory of thousands of strangers, faces of one age, sex and origin crowd
+together, and a cosine that separates two people in general is common among them; a face whose top cohort scores
+are already high needs a much higher cosine to stand out. The cohort of a face is its COHORT_SIZE best scores
+against the kept faces after its COHORT_SKIP best (which may be the same person); with fewer faces kept than that
+makes, only the cosine is tested.
+
+Why a face must match at least half of a group, and at least two of its faces once it has two: single linkage
+(join any group holding one matching face) chains two strangers who each resemble a third into one "person".
+Faces are placed once, in arrival order, so a group never changes under the user's eyes, and grouping costs only
+the new faces against the memory. The price: a person whose photos look unlike each other may form two groups;
+naming one and then the other with the same name is refused as a taken name, so add the second's photos by hand.
 """
 
 from __future__ import annotations
@@ -16,21 +23,29 @@ from collections import Counter
 
 import numpy as np
 
-BLOCK = 1024  # new faces compared at a time: a block of similarities is BLOCK x kept faces floats (40 MB at 10,000)
+BLOCK = 1024  # faces compared at a time: a block of similarities is BLOCK x kept faces floats (40 MB at 10,000)
+COHORT_SKIP, COHORT_SIZE = 5, 50
+MIN_Z = 6.0
 
 
-def assign_groups(ids: np.ndarray, embeddings: np.ndarray, groups: np.ndarray, threshold: float) -> dict[int, int]:
+def assign_groups(ids: np.ndarray, embeddings: np.ndarray, groups: np.ndarray, threshold: float,
+                  min_z: float = MIN_Z) -> dict[int, int]:
     """Groups for the faces not grouped yet (`groups` -1), in id order: {face id: group id}. A new group is named
     after its first face. `embeddings` are unit vectors [N, D] in id order; placed faces keep their group."""
     groups = groups.copy()
-    sizes = Counter(int(g) for g in groups if g >= 0)
     pending = np.flatnonzero(groups < 0)
+    if not len(pending):
+        return {}
+    cohort = cohort_statistics(embeddings)
+    sizes = Counter(int(g) for g in groups if g >= 0)
     placed: dict[int, int] = {}
     for start in range(0, len(pending), BLOCK):
         rows = pending[start:start + BLOCK]
         similarities = embeddings[rows] @ embeddings.T
         for row, similarity in zip(rows, similarities):
             matching = (groups >= 0) & (similarity >= threshold)
+            if cohort is not None:
+                matching &= z_scores(similarity, row, cohort) >= min_z
             group = _best_group(groups[matching], similarity[matching], sizes)
             group = int(ids[row]) if group is None else group
             groups[row] = group
@@ -39,13 +54,35 @@ def assign_groups(ids: np.ndarray, embeddings: np.ndarray, groups: np.ndarray, t
     return placed
 
 
+def cohort_statistics(embeddings: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+    """(mean [N], spread [N]) of each face's cohort scores (see the module); None when too few faces are kept."""
+    count = len(embeddings)
+    if count - 1 < COHORT_SKIP + COHORT_SIZE:
+        return None
+    means, spreads = np.empty(count), np.empty(count)
+    for start in range(0, count, BLOCK):
+        block = embeddings[start:start + BLOCK] @ embeddings.T
+        block[np.arange(len(block)), np.arange(start, start + len(block))] = -np.inf  # not itself
+        best = -np.partition(-block, COHORT_SKIP + COHORT_SIZE - 1, axis=1)[:, :COHORT_SKIP + COHORT_SIZE]
+        best = -np.sort(-best, axis=1)[:, COHORT_SKIP:]
+        means[start:start + len(block)] = best.mean(axis=1)
+        spreads[start:start + len(block)] = np.maximum(best.std(axis=1), 1e-6)
+    return means, spreads
+
+
+def z_scores(similarity: np.ndarray, row: int, cohort: tuple[np.ndarray, np.ndarray]) -> np.ndarray:
+    """Face `row`'s similarities to every kept face, each normalised by both faces' cohorts (averaged)."""
+    means, spreads = cohort
+    return 0.5 * ((similarity - means[row]) / spreads[row] + (similarity - means) / spreads)
+
+
 def _best_group(matched_groups: np.ndarray, matched_similarities: np.ndarray, sizes: Counter) -> int | None:
-    """The group with the largest share of its faces matched, if at least half are (ties: the closer one)."""
+    """The group with the largest share of its faces matched, when enough are (ties: the closer one)."""
     best, best_key = None, None
     for group in np.unique(matched_groups):
         hits = matched_groups == group
         count, size = int(hits.sum()), sizes[int(group)]
-        if 2 * count < size:
+        if count < max((size + 1) // 2, min(size, 2)):
             continue
         key = (count / size, float(matched_similarities[hits].mean()))
         if best_key is None or key > best_key:

@@ -2,8 +2,9 @@
 enrolled: name them?").
 
 The strangers memory (`facerec.gallery.strangers`, opt-in) keeps the faces; here they are grouped
-(`facerec.gallery.grouping`: a majority of a group's faces must match at a strict pairwise threshold, the
-model card's cosine at GROUPING_FAR, so two strangers are rarely merged), and a group of at least MIN_FACES faces
+(`facerec.gallery.grouping`: enough of a group's faces must match at a strict pairwise threshold, the model card's
+cosine at GROUPING_FAR, and stand out from each face's cohort of look-alikes, so two strangers are rarely merged),
+and a group of at least MIN_FACES faces
 from at least MIN_PHOTOS photos becomes a suggestion. A group most of whose faces have one enrolled person as
 their best match at the card's cosine at NEAR_FAR is that person's missed photos, not a new person: it is never
 suggested (no suggestion shows an enrolled person's face; the benchmark `benchmarks/suggestions.py` counts them).
@@ -39,7 +40,7 @@ from facerec.vectors.base import VectorIndex
 
 MIN_FACES, MIN_PHOTOS = 3, 2
 GROUPING_FAR = 1e-4  # per pair of faces: the rate at which two strangers' faces match
-NEAR_FAR = 1e-2  # a group whose faces mostly match one enrolled person this closely is that person
+NEAR_FAR = 3e-3  # a group whose faces mostly match one enrolled person this closely is that person
 NAMED_FACES = 5
 
 

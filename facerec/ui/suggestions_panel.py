@@ -54,7 +54,7 @@ def build(context: AppContext, password: gr.Textbox) -> SuggestionsPanel:
         suggestion = gallery.suggestion(_id_of(picked))
         crops = gallery.suggestion_faces(suggestion.face_ids)
         return {faces: face_tiles([(crops.get(f), f"face {f}") for f in suggestion.face_ids]),
-                status: f"{_caption(suggestion)}."}
+                status: f"{_caption(suggestion)}: type their name to enroll them, or dismiss them."}
 
     def named(picked, new_name, password="", request: gr.Request = None):
         context.require_admin(password, request)

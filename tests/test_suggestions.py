@@ -12,15 +12,18 @@ import json
 import os
 import subprocess
 import sys
+from collections import Counter
 from datetime import timedelta
 
+import numpy as np
 import pytest
 from sqlalchemy import inspect, text
 
 from gallery_backends import PostgresGalleries, SQLiteGalleries
 
 from facerec.errors import InvalidArgument, NameTaken, UnknownSuggestion
-from facerec.gallery import Gallery
+from facerec.gallery import Gallery, grouping, suggestions
+from facerec.openset.model_card import load_policy
 from facerec.settings import Settings
 from facerec.storage import utcnow
 
@@ -164,3 +167,49 @@ def test_a_name_is_checked_like_an_enrollment(backend, home, lfw_photo):
         with pytest.raises(InvalidArgument):
             gallery.name_suggestion(suggestion.id, "\u202e evil")
         assert len(gallery.suggestions()) == 1  # refused: nothing enrolled, nothing forgotten
+
+
+
+def test_in_a_memory_of_many_strangers_look_alikes_stay_apart_and_people_still_group(celeba112):
+    """From COHORT_MEMORY kept faces on, two faces match only when they also stand out from their cohorts of
+    look-alikes (`facerec.gallery.grouping`). Real faces: one aligned CelebA photo of each of 1,200 people, then
+    three photos each of the next 10 people whose photos clearly match (cosine 0.08 above the threshold). Some of
+    the 1,200 look enough alike to be merged on the cosine alone; the cohort test merges fewer of them, and still
+    groups the people seen three times, with no stranger in their groups."""
+    from facerec.faces.embed import FaceEmbedder
+    from facerec.faces.image import decode_photo
+    from facerec.settings import default_model_path
+
+    folders = sorted(p for p in celeba112.iterdir() if p.is_dir())
+    embedder = FaceEmbedder(default_model_path())
+    card = load_policy(Settings().model_card_path, 0.01, None).calibration
+    threshold = card.threshold_at_far(suggestions.GROUPING_FAR)  # the shipped card's strict pairwise cosine
+
+    def embedded(paths):
+        return embedder.embed(np.stack([decode_photo(path, 10_000_000)[0] for path in paths]))
+
+    people = []
+    for person in (f for f in folders[1200:] if len(list(f.iterdir())) >= 3):
+        theirs = embedded(sorted(person.iterdir())[:3])
+        if (theirs @ theirs.T).min() >= threshold + 0.08:
+            people.append(theirs)
+        if len(people) == 10:
+            break
+    embeddings = np.concatenate([embedded([sorted(f.iterdir())[0] for f in folders[:1200]]), *people])
+    assert grouping.cohort_statistics(embeddings) is not None  # the cohort test is in force
+    assert grouping.cohort_statistics(embeddings[:grouping.COHORT_MEMORY - 1]) is None
+    ids = np.arange(1, len(embeddings) + 1)
+
+    def grouped(min_z: float) -> tuple[int, int]:
+        placed = grouping.assign_groups(ids, embeddings, np.full(len(ids), -1), threshold, min_z=min_z)
+        groups = np.array([placed[int(i)] for i in ids])
+        sizes = Counter(groups[:1200].tolist())
+        merged = sum(count for count in sizes.values() if count > 1)  # strangers seen once, put with another
+        whole = sum(len(set(groups[1200 + 3 * k:1203 + 3 * k])) == 1 and not set(groups[1200 + 3 * k:1203 + 3 * k])
+                    & set(groups[:1200].tolist()) for k in range(10))
+        return merged, whole
+
+    merged_by_cosine, _ = grouped(-np.inf)
+    merged, whole = grouped(grouping.MIN_Z)
+    assert merged_by_cosine > 0 and merged < merged_by_cosine
+    assert whole >= 9

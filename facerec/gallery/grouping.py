@@ -7,8 +7,9 @@ z-score (adaptive score normalisation, as in speaker and face verification) is a
 what keeps look-alikes apart: in a memory of thousands of strangers, faces of one age, sex and origin crowd
 together, and a cosine that separates two people in general is common among them; a face whose top cohort scores
 are already high needs a much higher cosine to stand out. The cohort of a face is its COHORT_SIZE best scores
-against the kept faces after its COHORT_SKIP best (which may be the same person); with fewer faces kept than that
-makes, only the cosine is tested.
+against the kept faces after its COHORT_SKIP best (which may be the same person). Those are the look-alikes only in a
+memory of at least COHORT_MEMORY faces; in a smaller one the cohort is everyone (a z-score then means something
+else), and there are too few pairs for crowds of look-alikes, so only the cosine is tested.
 
 Why a face must match at least half of a group, and at least two of its faces once it has two: single linkage
 (join any group holding one matching face) chains two strangers who each resemble a third into one "person".
@@ -25,6 +26,7 @@ import numpy as np
 
 BLOCK = 1024  # faces compared at a time: a block of similarities is BLOCK x kept faces floats (40 MB at 10,000)
 COHORT_SKIP, COHORT_SIZE = 5, 50
+COHORT_MEMORY = 1_000  # kept faces from which the cohort test applies
 MIN_Z = 6.0
 
 
@@ -57,7 +59,7 @@ def assign_groups(ids: np.ndarray, embeddings: np.ndarray, groups: np.ndarray, t
 def cohort_statistics(embeddings: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
     """(mean [N], spread [N]) of each face's cohort scores (see the module); None when too few faces are kept."""
     count = len(embeddings)
-    if count - 1 < COHORT_SKIP + COHORT_SIZE:
+    if count < max(COHORT_MEMORY, COHORT_SKIP + COHORT_SIZE + 1):
         return None
     means, spreads = np.empty(count), np.empty(count)
     for start in range(0, count, BLOCK):

@@ -23,8 +23,7 @@ from facerec.gallery.results import Candidate, EnrollResult
 from facerec.storage import utcnow
 from facerec.openset.threshold_policy import ThresholdInForce
 from facerec.gallery.face_choice import chosen_face, decoded_faces
-from facerec.gallery import match_check
-from facerec.gallery.match_check import is_best_match
+from facerec.gallery.match_check import is_best_match, lookalikes as lookalikes_of
 from facerec.gallery.search import Search
 from facerec.gallery.thresholds import GalleryThresholds
 from facerec.storage import Store
@@ -61,7 +60,7 @@ class Enrollment:
         quality = self._refuse_low_quality(face, crop, allow_low_quality)
         rule = self.thresholds.in_force()  # catches the index up: every face committed up to here is searched
         searched_to = self.index.seq
-        lookalikes = match_check.lookalikes(self.search, embedding, rule)
+        lookalikes = lookalikes_of(self.search, embedding, rule)
         if lookalikes and not allow_lookalike:
             raise _possible_duplicate(lookalikes, rule)
         between_check_and_write()
@@ -73,8 +72,8 @@ class Enrollment:
                 self.refuse_duplicate_photo(photo, face, session)
                 # At the rule of the first search: a face committed since makes the gallery's threshold at most
                 # marginally higher, and the result reports the rule the check used.
-                late = match_check.lookalikes(self.search, embedding, rule,
-                                              self._committed_since(session, searched_to, embedding))
+                late = lookalikes_of(self.search, embedding, rule,
+                                     self._committed_since(session, searched_to, embedding))
                 if late and not allow_lookalike:
                     raise _possible_duplicate(late, rule)
                 lookalikes = _merged(lookalikes, late)
@@ -102,7 +101,7 @@ class Enrollment:
             name, own_faces = person.name, [f.id for f in person.faces]
         rule = self.thresholds.in_force()  # catches the index up: every face committed up to here is searched
         searched_to = self.index.seq
-        lookalikes = match_check.lookalikes(self.search, embedding, rule)
+        lookalikes = lookalikes_of(self.search, embedding, rule)
         if not allow_mismatch and not is_best_match(lookalikes, name):
             raise self._mismatch(name, own_faces, embedding, lookalikes, rule)
         between_check_and_write()
@@ -111,8 +110,8 @@ class Enrollment:
             self.refuse_duplicate_photo(photo, face, session)
             # The identity check again, now that no other writer can commit: a face of someone else committed since
             # the search (another add-photo, an enrollment) may match this photo better.
-            late = match_check.lookalikes(self.search, embedding, rule,
-                                          self._committed_since(session, searched_to, embedding))
+            late = lookalikes_of(self.search, embedding, rule,
+                                 self._committed_since(session, searched_to, embedding))
             lookalikes = _merged(lookalikes, late)
             if not allow_mismatch and not is_best_match(lookalikes, person.name):
                 raise self._mismatch(person.name, [f.id for f in person.faces], embedding, lookalikes, rule)

@@ -68,6 +68,16 @@ def toast_text(page, timeout_ms: int = TIMEOUT_MS) -> str:
     return toast.inner_text()
 
 
+def identify_one_face(page, photo: Path) -> str:
+    """Identify a photo of one face on the Identify tab, at the page's default rate; the status line it says."""
+    panel = open_tab(page, "Identify")
+    panel.locator(IMAGE_INPUT).set_input_files(str(photo))
+    expect(page.locator("#identify-status")).to_have_text("")
+    panel.get_by_role("button", name="Identify", exact=True).click()
+    expect(page.locator("#identify-status")).to_contain_text("1 face(s)")
+    return page.locator("#identify-status").inner_text()
+
+
 def enroll(page, photo: Path, name: str) -> None:
     """Enroll `name` from `photo` through the Enroll tab; waits for the success line.
 

@@ -13,7 +13,8 @@ import re
 import pytest
 
 from app_server import running_app
-from browser_helpers import IMAGE_INPUT, assert_no_toast, assert_no_traceback, expect, lfw, open_tab
+from browser_helpers import (IMAGE_INPUT, assert_no_toast, assert_no_traceback, expect, identify_one_face, lfw,
+                             open_tab)
 from poor_photos import poor_photo
 
 from facerec.gallery import Gallery
@@ -40,16 +41,8 @@ def app(tmp_path_factory, data_dir):
         yield running
 
 
-def identify(page, photo) -> None:
-    panel = open_tab(page, "Identify")
-    panel.locator(IMAGE_INPUT).set_input_files(str(photo))
-    expect(page.locator("#identify-status")).to_have_text("")
-    panel.get_by_role("button", name="Identify", exact=True).click()
-    expect(page.locator("#identify-status")).to_contain_text("1 face(s)")
-
-
 def test_confirm_correct_and_the_health_tab_shows_trend_and_weak_enrollments(page, shoot, data_dir):
-    identify(page, lfw(data_dir, "Colin_Powell", 9))
+    identify_one_face(page, lfw(data_dir, "Colin_Powell", 9))
     expect(page.locator("#identify-status")).to_contain_text("#0 Colin Powell")
     page.locator("#confirm-sighting").click()
     expect(page.locator("#sighting-status")).to_contain_text("Confirmed face #0 as Colin Powell.")
@@ -58,7 +51,7 @@ def test_confirm_correct_and_the_health_tab_shows_trend_and_weak_enrollments(pag
     shoot("01-confirmed", full_page=True)
 
     # A named face corrected to someone never seen: their one sighting sits far from their enrollment.
-    identify(page, lfw(data_dir, "Tony_Blair", 9))
+    identify_one_face(page, lfw(data_dir, "Tony_Blair", 9))
     expect(page.locator("#identify-status")).to_contain_text("#0 Tony Blair")
     page.locator("#feedback-name").get_by_role("combobox").click()
     page.get_by_role("option", name=display(NEVER_SEEN), exact=True).click()

@@ -16,7 +16,7 @@ import httpx
 import pytest
 
 from app_server import REPO_ROOT, running_app
-from browser_helpers import IMAGE_INPUT, assert_no_toast, assert_no_traceback, expect, lfw, open_tab
+from browser_helpers import assert_no_toast, assert_no_traceback, expect, identify_one_face, lfw, open_tab
 
 from facerec.gallery import Gallery
 from facerec.settings import Settings
@@ -69,18 +69,9 @@ def test_only_an_admin_key_sees_names_or_dismisses_suggestions(app, data_dir):
         assert missing.status_code == 404 and missing.json()["code"] == "unknown_suggestion"
 
 
-def identify(page, photo) -> str:
-    panel = open_tab(page, "Identify")
-    panel.locator(IMAGE_INPUT).set_input_files(str(photo))
-    expect(page.locator("#identify-status")).to_have_text("")
-    panel.get_by_role("button", name="Identify", exact=True).click()
-    expect(page.locator("#identify-status")).to_contain_text("1 face(s)")
-    return page.locator("#identify-status").inner_text()
-
-
 def test_a_suggestion_named_in_the_gallery_tab_is_enrolled(page, shoot, data_dir):
     for index in (1, 2, 3):
-        assert "#0 unknown" in identify(page, lfw(data_dir, URIBE, index))
+        assert "#0 unknown" in identify_one_face(page, lfw(data_dir, URIBE, index))
     panel = open_tab(page, "Gallery")
     password = page.locator("#admin-password").get_by_label(PASSWORD_LABEL)
     password.fill(PASSWORD)
@@ -99,6 +90,6 @@ def test_a_suggestion_named_in_the_gallery_tab_is_enrolled(page, shoot, data_dir
     expect(page.locator("#suggestions-status")).to_contain_text("Enrolled Alvaro Uribe from 3 photo(s).")
     expect(page.locator("#suggestions-status")).to_contain_text("No suggestions yet")
     shoot("02-named", full_page=True)
-    assert "#0 Alvaro Uribe" in identify(page, lfw(data_dir, URIBE, 5))  # enrolled: named now
+    assert "#0 Alvaro Uribe" in identify_one_face(page, lfw(data_dir, URIBE, 5))  # enrolled: named now
     assert_no_toast(page)
     assert_no_traceback(page)

@@ -158,6 +158,9 @@ def test_the_command_line_lists_shows_names_and_dismisses(tmp_path, lfw_photo):
     refused = subprocess.run([sys.executable, "-m", "facerec.cli", "suggestions", "dismiss", "99"], env=env,
                              capture_output=True, text=True, timeout=300)
     assert refused.returncode == 1 and refused.stderr.count("\n") == 1 and "no suggestion 99" in refused.stderr
+    off = subprocess.run([sys.executable, "-m", "facerec.cli", "suggestions"], capture_output=True, text=True,
+                         env={k: v for k, v in env.items() if k != "FACEREC_SUGGESTIONS"}, timeout=300)
+    assert off.returncode == 0 and "FACEREC_SUGGESTIONS=on" in off.stdout  # says how to turn them on
 
 
 def test_a_name_is_checked_like_an_enrollment(backend, home, lfw_photo):

@@ -33,7 +33,7 @@ def cmd_suggestions(args) -> int:
     with open_gallery(args) as gallery:
         if args.action == "list":
             found = gallery.suggestions()
-            note = "" if gallery.suggestions_on or found else f" ({gallery.suggestions_off_because()})"
+            note = "" if gallery.suggestions_on or found else f"; {gallery.suggestions_off_because()}"
             rows = [[s.id, s.faces, s.photos, s.first_seen.strftime("%Y-%m-%d %H:%M"),
                      s.last_seen.strftime("%Y-%m-%d %H:%M")] for s in found]
             emit(args, [s.to_dict() for s in found], rows, ["id", "faces", "photos", "first seen", "last seen"],

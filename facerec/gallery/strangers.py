@@ -46,7 +46,7 @@ class StrangersMemory:
 
     def why_disabled(self) -> str:
         if not self.wanted:
-            return "suggestions are off (start facerec with FACEREC_SUGGESTIONS=on to keep unknown faces)"
+            return "unknown faces are not kept; start facerec with FACEREC_SUGGESTIONS=on to keep them"
         if not self.store_crops:
             return "privacy mode keeps no faces of people who are not enrolled (FACEREC_STORE_CROPS=0)"
         return "the strangers memory has no room (FACEREC_SUGGESTIONS_DAYS or FACEREC_SUGGESTIONS_MEMORY is 0)"

@@ -133,8 +133,11 @@ class Suggestions:
         except IntegrityError:
             raise NameTaken(f"'{name}' is already enrolled; pick another name", name) from None
         self.index.after_write(store)
-        forgotten = self.dismiss(suggestion.id)
-        return NamedSuggestion(identity_id, name, face_ids, forgotten - len(face_ids))
+        try:
+            forgotten = self.dismiss(suggestion.id) - len(face_ids)
+        except UnknownSuggestion:  # dismissed by someone else meanwhile: the person is enrolled all the same
+            forgotten = 0
+        return NamedSuggestion(identity_id, name, face_ids, max(forgotten, 0))
 
     def dismiss(self, suggestion_id: int) -> int:
         """Forget every face of the group; how many went (UnknownSuggestion when there is no such group)."""

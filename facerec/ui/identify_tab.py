@@ -36,7 +36,7 @@ def build(context: AppContext, default_percent: float, password: gr.Textbox) -> 
             fpir, pinned = rate_and_pin(
                 default_percent, "Accepted stranger-match rate (%)",
                 "Of people who are NOT enrolled, the share that may wrongly be given a name. The threshold is "
-                "set from it for this gallery's size.")
+                "set from it for this gallery's size.", gallery.settings.similarity_threshold)
             top_k = gr.Slider(1, 10, value=3, step=1, label="Candidates per face")
         threshold_note = gr.Markdown(elem_id="identify-threshold-note")
         button = gr.Button("Identify", variant="primary")

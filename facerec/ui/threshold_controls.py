@@ -7,9 +7,13 @@ import gradio as gr
 from facerec.errors import InvalidArgument
 
 
-def rate_and_pin(percent: float, label: str, info: str) -> tuple[gr.Slider, gr.Textbox]:
+def rate_and_pin(percent: float, label: str, info: str, pinned_by_operator: float | None = None
+                 ) -> tuple[gr.Slider, gr.Textbox]:
+    """The two controls. `pinned_by_operator`: the threshold the app was started with (FACEREC_THRESHOLD), shown
+    in the pin box so that the page answers at it, as the REST API and the CLI do, until someone empties the box."""
     rate = gr.Slider(0.1, 10.0, value=percent, step=0.1, label=label, info=info)
-    pinned = gr.Textbox(value="", label="Or pin a similarity threshold (cosine, optional)", placeholder="e.g. 0.55",
+    pinned = gr.Textbox(value="" if pinned_by_operator is None else f"{pinned_by_operator:g}",
+                        label="Or pin a similarity threshold (cosine, optional)", placeholder="e.g. 0.55",
                         info="Leave empty to follow the accepted rate.")
     return rate, pinned
 

@@ -24,7 +24,7 @@ def build(context: AppContext, default_percent: float) -> None:
             fpir, pinned = rate_and_pin(
                 default_percent, "Accepted false-match rate (%)",
                 "Verify compares two photos once, so this is the share of pairs of different people that may be "
-                "called the same person.")
+                "called the same person.", gallery.settings.similarity_threshold)
         threshold_note = gr.Markdown(elem_id="verify-threshold-note")
         button = gr.Button("Compare", variant="primary")
         status = gr.Markdown(elem_id="verify-status")

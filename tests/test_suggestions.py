@@ -129,6 +129,15 @@ def test_kept_faces_expire_and_are_forgotten_when_turned_off(backend, home, lfw_
         assert any("forgot 2 face(s) of people not enrolled" in n for n in gallery.notices)
 
 
+
+def test_a_reindex_forgets_the_kept_faces(backend, home, lfw_photo):
+    """Another model's embeddings do not compare with these, and kept faces have no photo to re-embed."""
+    with opened(backend, home, suggestions=True) as gallery:
+        seen(gallery, lfw_photo, [1, 2, 3])
+        assert gallery.strangers.count() == 3
+        gallery.reindex()
+        assert backend.sql(home, "SELECT COUNT(*) FROM strangers")[0][0] == 0
+
 def test_the_command_line_lists_shows_names_and_dismisses(tmp_path, lfw_photo):
     home = tmp_path / "home"
     env = {**os.environ, "FACEREC_SUGGESTIONS": "on", "FACEREC_HOME": str(home)}

@@ -149,6 +149,13 @@ def _count(text: str) -> int:
     return value
 
 
+def _suggestions_memory(text: str) -> int:
+    value = _count(text)
+    if value > 20_000:  # `facerec.gallery.strangers.MAX_MEMORY`: grouping reads every kept face
+        raise ValueError("at most 20000 faces are kept for suggestions")
+    return value
+
+
 def _index_kind(text: str) -> str:
     kinds = ("flat", "flat16", "hnsw", "pgvector")  # `facerec.vectors.INDEX_KINDS` (checked by a test)
     if text not in kinds:
@@ -173,7 +180,7 @@ _ENVIRONMENT = {  # variable: (setting, parser of its text)
     "FACEREC_SIGHTINGS_PER_HOUR": ("sightings_per_hour", _count),
     "FACEREC_SUGGESTIONS": ("suggestions", _switch),
     "FACEREC_SUGGESTIONS_DAYS": ("suggestions_days", _count),
-    "FACEREC_SUGGESTIONS_MEMORY": ("suggestions_memory", _count),
+    "FACEREC_SUGGESTIONS_MEMORY": ("suggestions_memory", _suggestions_memory),
 }
 
 

@@ -232,7 +232,8 @@ def test_a_database_of_another_kind_is_refused_in_one_line(tmp_path):
 
 @pytest.mark.parametrize("variable, value, words", [
     ("FACEREC_THRESHOLD", "abc", "not a number"), ("FACEREC_INDEX", "bogus", "flat, flat16, hnsw, pgvector"),
-    ("FACEREC_FPIR", "2", "between 0 and 1"), ("FACEREC_SIGHTINGS", "-1", "0 or more")])
+    ("FACEREC_FPIR", "2", "between 0 and 1"), ("FACEREC_SIGHTINGS", "-1", "0 or more"),
+    ("FACEREC_SUGGESTIONS_MEMORY", "1000000", "at most 20000")])
 def test_a_bad_environment_value_is_one_line_at_start(tmp_path, variable, value, words):
     env = {**os.environ, variable: value}
     done = subprocess.run([sys.executable, "app.py", "--home", str(tmp_path / "home"), "--port", "1"], env=env,
@@ -240,6 +241,15 @@ def test_a_bad_environment_value_is_one_line_at_start(tmp_path, variable, value,
     assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
     (line,) = [line for line in done.stderr.splitlines() if line.startswith("error:")]
     assert variable in line and words in line, line
+
+
+def test_the_strangers_memory_never_exceeds_its_bound():
+    from facerec.gallery.strangers import MAX_MEMORY
+    from facerec.settings import _suggestions_memory
+
+    assert _suggestions_memory(str(MAX_MEMORY)) == MAX_MEMORY  # the settings and the memory agree on the bound
+    with pytest.raises(ValueError):
+        _suggestions_memory(str(MAX_MEMORY + 1))
 
 
 def test_the_settings_know_every_index_kind():

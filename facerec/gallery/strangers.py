@@ -8,7 +8,8 @@ less:
   once; opened with it unset (a command run in another shell, say) it keeps none and forgets only expired ones,
   so an everyday command does not wipe what the running app was asked to keep.
 - Bounded in time and count: a face is forgotten `Settings.suggestions_days` days after it was seen (default 30)
-  and the memory holds at most `Settings.suggestions_memory` faces (default 10,000; the oldest go first).
+  and the memory holds at most `Settings.suggestions_memory` faces (default 10,000, at most MAX_MEMORY; the oldest
+  go first).
 - Only what a suggestion needs: the aligned 112x112 face (never the photo), where it was in its photo, the photo's
   sha256 (to tell two photos from one sent twice) and its embedding.
 - Only faces unknown at the default rate's threshold (a caller's pin or rate never decides what is kept), at least
@@ -31,6 +32,7 @@ from facerec.gallery.sightings import SAME_PHOTO_COSINE, kept_face
 from facerec.storage import Store, utcnow
 
 MIN_FACE_WIDTH = 40.0
+MAX_MEMORY = 20_000  # grouping compares every kept face with every other: ~10 s at this many on two cores
 log = logging.getLogger("facerec.gallery")
 
 
@@ -38,7 +40,8 @@ class StrangersMemory:
     def __init__(self, store: Store, model_id: str, wanted: bool | None, store_crops: bool, days: int,
                  capacity: int) -> None:
         self.store, self.model_id = store, model_id
-        self.wanted, self.store_crops, self.days, self.capacity = wanted, store_crops, days, capacity
+        self.wanted, self.store_crops, self.days = wanted, store_crops, days
+        self.capacity = min(int(capacity), MAX_MEMORY)
 
     @property
     def enabled(self) -> bool:

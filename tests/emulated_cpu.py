@@ -63,16 +63,29 @@ def host_is_one() -> bool:
 def fused_embeddings(models: dict[str, Path], inputs: dict[str, np.ndarray], timeout: int = 900,
                      native: bool = False) -> dict:
     """{f"{model}/{inputs}": unit embeddings [N, 512]} from each model's fused session on the emulated CPU (or, with
-    `native`, on this one: meant for `host_is_one()` machines)."""
+    `native`, on this one: meant for `host_is_one()` machines). One worker per model, all at once: each runs one
+    thread, so on two cores two models take the time of one."""
     with tempfile.TemporaryDirectory(prefix="facerec-qemu-") as folder:
         np.savez(Path(folder) / "inputs.npz", **inputs)
-        out = Path(folder) / "out.npz"
         environment = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO_ROOT), sysconfig.get_paths()["purelib"]]),
                        "OMP_NUM_THREADS": "1"}
         python = os.path.realpath(sys.executable)  # the interpreter itself: qemu-user runs one binary, no venv shim
         emulator = [] if native else [QEMU, "-cpu", CPU_MODEL]
-        subprocess.run([*emulator, python, "-c", WORKER,
-                        ",".join(f"{name}={path}" for name, path in models.items()), str(Path(folder) / "inputs.npz"),
-                        str(out)], env=environment, check=True, timeout=timeout, capture_output=True)
-        with np.load(out) as saved:
-            return {key: saved[key] / np.linalg.norm(saved[key], axis=1, keepdims=True) for key in saved.files}
+        inputs_file, outputs = Path(folder) / "inputs.npz", {name: Path(folder) / f"{name}.npz" for name in models}
+        workers = [subprocess.Popen([*emulator, python, "-c", WORKER, f"{name}={path}", str(inputs_file),
+                                     str(outputs[name])], env=environment, stdout=subprocess.DEVNULL,
+                                    stderr=subprocess.PIPE) for name, path in models.items()]
+        try:
+            for worker in workers:
+                _stdout, stderr = worker.communicate(timeout=timeout)
+                if worker.returncode:
+                    raise subprocess.CalledProcessError(worker.returncode, worker.args, stderr=stderr)
+        finally:
+            for worker in workers:
+                worker.kill()
+        found = {}
+        for out in outputs.values():
+            with np.load(out) as saved:
+                found.update({key: saved[key] / np.linalg.norm(saved[key], axis=1, keepdims=True)
+                              for key in saved.files})
+        return found

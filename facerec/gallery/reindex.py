@@ -28,11 +28,11 @@ def reindex(store: Store, index: VectorIndex, embedder: FaceEmbedder, model_id: 
     """Re-embed every face from its stored crop with `embedder` (whose model is `model_id`), then rebuild the
     index; returns how many were re-embedded.
 
-    The embedding, the long part (~15 ms a face), runs outside any transaction, BATCH faces at a time, so identify (here and on every
-    replica) and enroll go on meanwhile; then one short write transaction replaces every embedding at once (the
-    sightings memory and the kept strangers emptied in it), embedding there only the faces enrolled during the last pass. The gallery
-    is never left half of one model and half of another. Holds 2 KB per face in memory. Nothing is written when
-    a face has no stored crop (privacy mode)."""
+    The embedding, the long part (~15 ms a face), runs outside any transaction, BATCH faces at a time, so identify
+    (here and on every replica) and enroll go on meanwhile; then one short write transaction replaces every
+    embedding at once (the sightings memory and the kept strangers emptied in it), embedding there only the faces
+    enrolled during the last pass. The gallery is never left half of one model and half of another. Holds 2 KB per
+    face in memory. Nothing is written when a face has no stored crop (privacy mode)."""
     embedded: dict[int, np.ndarray] = {}
     for _pass in range(PASSES):  # faces enrolled while a pass ran are embedded by the next one
         pending = [face_id for face_id in store.faces.ids() if face_id not in embedded]

@@ -151,7 +151,7 @@ def test_the_layers_are_the_ones_the_architecture_page_draws() -> None:
 
 
 GALLERY_PARTS = ("store", "index", "pipeline", "policy", "thresholds", "searching", "enrollment", "sightings",
-                 "checkup", "quality")
+                 "checkup", "quality", "learning", "strangers", "suggesting")
 
 
 def test_the_interfaces_need_nothing_behind_the_gallery() -> None:

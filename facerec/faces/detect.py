@@ -70,6 +70,12 @@ class DetectedFace:
     def center(self) -> tuple[float, float]:
         return ((self.box[0] + self.box[2]) / 2, (self.box[1] + self.box[3]) / 2)
 
+    @classmethod
+    def kept(cls, box, landmarks) -> "DetectedFace":
+        """A face as the gallery keeps it (box and landmarks of `to_dict`) back to a DetectedFace, to check it
+        again (the enrollment quality check); the detector's score is not kept, so it is 1."""
+        return cls(tuple(float(v) for v in box), 1.0, np.asarray(landmarks, np.float32))
+
     def to_dict(self) -> dict:
         return {
             "box": [round(float(v), 2) for v in self.box],

@@ -55,7 +55,6 @@ class Suggestion:
     last_seen: datetime
     face_ids: list[int]  # the most typical first
     resembles: str | None = None  # the enrolled person most of its faces match at NEAR_FAR (then not suggested)
-    resemblance: float = 0.0  # their mean best similarity to that person
 
     def to_dict(self) -> dict:
         return {"id": self.id, "faces": self.faces, "photos": self.photos,
@@ -154,8 +153,7 @@ class Suggestions:
         with store.writing_sightings() as session, session.begin():
             self.memory.forget_expired(session)
             rows = store.strangers.rows(session, self.model_id)
-            placed = assign_groups(rows.ids, rows.embeddings, rows.groups, self.grouping_threshold) if len(rows) \
-                else {}
+            placed = assign_groups(rows.ids, rows.embeddings, rows.groups, self.grouping_threshold)
             if placed:
                 store.strangers.set_groups(session, placed)
         groups = np.array([placed.get(int(face_id), int(group)) for face_id, group in zip(rows.ids, rows.groups)],
@@ -173,14 +171,13 @@ class Suggestions:
             vectors = rows.embeddings[[positions[f] for f in suggestion.face_ids]]
             similarities, face_ids = self.index.search(vectors, 1)
             labels = self.store.faces.labels([int(f) for f in face_ids[:, 0] if f >= 0])
-            near = [(labels[int(f)][1], float(s)) for s, f in zip(similarities[:, 0], face_ids[:, 0])
+            near = [labels[int(f)][1] for s, f in zip(similarities[:, 0], face_ids[:, 0])
                     if f >= 0 and int(f) in labels and s >= self.near_threshold]
             if not near:
                 continue
-            person, count = Counter(n for n, _ in near).most_common(1)[0]
+            person, count = Counter(near).most_common(1)[0]
             if 2 * count >= suggestion.faces:
                 suggestion.resembles = person
-                suggestion.resemblance = float(np.mean([s for n, s in near if n == person]))
 
     def _enrollment_faces(self, members: list[Stranger]) -> list[Stranger]:
         """At most NAMED_FACES faces, one per photo, the most typical first (`members` come in that order), those
@@ -191,15 +188,13 @@ class Suggestions:
             if member.photo_sha256 not in photos:
                 photos.add(member.photo_sha256)
                 one_per_photo.append(member)
-        if not self.quality.available:
-            return one_per_photo[:NAMED_FACES]
-        poor = []
-        for member in one_per_photo:
-            face = DetectedFace(tuple(member.box), 1.0, np.asarray(member.landmarks, np.float32))
-            quality = self.quality.assess(face, decode_crop(member.crop_jpeg))
-            poor.append(quality is not None and quality.low)
-        ranked = [m for m, p in zip(one_per_photo, poor) if not p] + [m for m, p in zip(one_per_photo, poor) if p]
-        return ranked[:NAMED_FACES]
+
+        def poor(member: Stranger) -> bool:  # None without a calibration next to the model: none is poor
+            quality = self.quality.assess(DetectedFace.kept(member.box, member.landmarks),
+                                          decode_crop(member.crop_jpeg))
+            return quality is not None and quality.low
+
+        return sorted(one_per_photo, key=poor)[:NAMED_FACES]  # a stable sort: the most typical first in each
 
 
 def _suggestion(rows: StrangerRows, group: int, positions: list[int]) -> Suggestion | None:

@@ -94,7 +94,7 @@ class Templates:
                                         "labelled from the page); add the photo with Add photo instead")
             identity_id, crop_jpeg = sighting.identity_id, sighting.crop_jpeg
             embedding = np.frombuffer(sighting.embedding, np.float32).copy()
-            face = DetectedFace(tuple(sighting.box), 1.0, np.asarray(sighting.landmarks, np.float32))
+            face = DetectedFace.kept(sighting.box, sighting.landmarks)
         why_not = self._refusal(identity_id, embedding, face, decode_crop(crop_jpeg))
         if why_not:
             return Learning(why_not=why_not)

@@ -68,10 +68,9 @@ class StrangersTable:
                             [r[3] for r in found], [r[4] for r in found])
 
     def set_groups(self, session: Session, groups: dict[int, int]) -> None:
-        """Put each face (id) in its group (id)."""
-        for group_id in set(groups.values()):
-            members = [face for face, group in groups.items() if group == group_id]
-            session.execute(update(Stranger).where(Stranger.id.in_(members)).values(group_id=group_id))
+        """Put each face (id) in its group (id), in one bulk update by primary key."""
+        if groups:
+            session.execute(update(Stranger), [{"id": face, "group_id": group} for face, group in groups.items()])
 
     def of_group(self, session: Session, model_id: str, group_id: int) -> list[Stranger]:
         return list(session.scalars(select(Stranger).where(Stranger.model_id == model_id,
@@ -90,12 +89,9 @@ class StrangersTable:
     def remove_older_than(self, session: Session, moment: datetime) -> int:
         return int(session.execute(delete(Stranger).where(Stranger.seen_at < moment)).rowcount or 0)
 
-    def clear(self, session: Session, keep_model_id: str | None = None) -> int:
-        """Every kept face (or every one not of `keep_model_id`); how many went."""
-        statement = delete(Stranger)
-        if keep_model_id is not None:
-            statement = statement.where(Stranger.model_id != keep_model_id)
-        return int(session.execute(statement).rowcount or 0)
+    def clear(self, session: Session) -> int:
+        """Every kept face; how many went."""
+        return int(session.execute(delete(Stranger)).rowcount or 0)
 
     def count(self) -> int:
         with self.session() as session:

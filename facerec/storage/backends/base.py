@@ -58,7 +58,8 @@ class Backend:
         with self.write_engine.begin() as connection:
             for table, column, types in missing:
                 if column not in {c["name"] for c in inspect(connection).get_columns(table)}:
-                    connection.exec_driver_sql(f"ALTER TABLE {table} ADD COLUMN {column} {types.get(self.name, types['sqlite'])}")
+                    sql_type = types.get(self.name, types["sqlite"])
+                    connection.exec_driver_sql(f"ALTER TABLE {table} ADD COLUMN {column} {sql_type}")
         return [f"added column {table}.{column}" for table, column, _types in missing]
 
     def _ensure_name_key_index(self) -> None:

@@ -72,6 +72,9 @@ def identify_one_face(page, photo: Path) -> str:
     """Identify a photo of one face on the Identify tab, at the page's default rate; the status line it says."""
     panel = open_tab(page, "Identify")
     panel.locator(IMAGE_INPUT).set_input_files(str(photo))
+    # Pressed before the upload is in, Identify would answer about no photo (or the one before): wait until the
+    # photo box shows this photo, from the server's copy of it.
+    expect(panel.locator(f"img[src*='{photo.name}']").first).to_be_visible()
     expect(page.locator("#identify-status")).to_have_text("")
     panel.get_by_role("button", name="Identify", exact=True).click()
     expect(page.locator("#identify-status")).to_contain_text("1 face(s)")

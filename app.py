@@ -25,6 +25,7 @@ from facerec.errors import FaceRecError
 from facerec.gallery import Gallery
 from facerec.memory import return_freed_memory
 from facerec.settings import Settings
+from facerec.words.threshold import threshold_sentence
 
 PASSWORD_ENV = "FACEREC_ADMIN_PASSWORD"
 TRUSTED_PROXIES_ENV = "FACEREC_TRUSTED_PROXIES"
@@ -50,7 +51,7 @@ def build_parser() -> argparse.ArgumentParser:
                         help=f"discouraged: every local user can read it in `ps`; set {PASSWORD_ENV} instead")
     parser.add_argument("--fpir", type=float,
                         help="accepted stranger-match rate, 0.01 = 1%% (default): sets the threshold for the gallery")
-    parser.add_argument("--threshold", type=float, help="pin the match threshold (cosine) instead of --fpir")
+    parser.add_argument("--threshold", type=float, help="pin the match threshold (a normalised score, e.g. 6) instead of --fpir")
     parser.add_argument("--trusted-proxy", metavar="ADDRESS", action="append", default=None,
                         help="a reverse proxy whose X-Forwarded-For header names the real client (repeat for several; "
                              f"default: ${TRUSTED_PROXIES_ENV}, comma-separated, else none: the header is ignored)")
@@ -205,6 +206,7 @@ def main(argv: list[str] | None = None) -> int:
     # `kill` (SIGTERM) stops the server as Ctrl-C does, so the gallery is closed and the web cache deleted.
     signal.signal(signal.SIGTERM, signal.default_int_handler)
     print(f"facerec: gallery {Path(gallery.settings.home).resolve()} ({gallery.people_count()} people)", flush=True)
+    print(f"facerec: {threshold_sentence(gallery.threshold_in_force(with_people=True))}", flush=True)
     print(f"facerec: REST API at {API_PREFIX} (docs at {API_PREFIX}/docs): {_api_state(api)}", flush=True)
     try:
         try:  # quiet: Gradio's own lines name its launch() parameters, not facerec's options

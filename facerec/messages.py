@@ -39,6 +39,12 @@ def similarity_text(value: float) -> str:
     return f"{value:.3f}"
 
 
+def score_text(value: float) -> str:
+    """A decision score or its threshold: a cosine in [-1, 1] or a normalised score (cohort standard deviations,
+    about -2 to 15): three significant decimals either way ('0.612', '4.21')."""
+    return f"{value:.3f}" if abs(value) < 1 else f"{value:.2f}"
+
+
 def rate_text(rate: float) -> str:
     """A rate in (0, 1] (a false-accept rate per comparison, a tail share) in short scientific notation with two
     significant digits: 0.001 -> '1e-3', 0.0009999 -> '1e-3', 0.00099 -> '9.9e-4', 2.5e-07 -> '2.5e-7'.

@@ -37,7 +37,8 @@ class Settings:
 
     `fpir` is the accepted stranger-match rate (false-positive identification rate, 0.01 = 1%) from which
     `facerec.openset.threshold_policy` derives the threshold in force for the current gallery size; a
-    `similarity_threshold` (cosine) pins the threshold instead.
+    `similarity_threshold` pins the threshold instead, on the scale the model decides with (the normalised score
+    of `facerec.openset.cohort` for the shipped model; a cosine only for a card calibrated on cosines).
     """
 
     home: Path = Path("facerec_home")
@@ -128,10 +129,12 @@ def _number(text: str, kind: type):
     return value
 
 
-def _cosine(text: str) -> float:
+def _score(text: str) -> float:
+    """A pinned threshold: on the scale the model's card is calibrated on (a normalised score for the shipped
+    model; the policy refuses an old cosine pin on that scale with its own sentence)."""
     value = _number(text, float)
-    if not -1.0 <= value <= 1.0:
-        raise ValueError("a cosine similarity is between -1 and 1")
+    if not -100.0 <= value <= 100.0:
+        raise ValueError("a pinned threshold is a score between -100 and 100 (the default rule's is a few units)")
     return value
 
 
@@ -171,7 +174,7 @@ _ENVIRONMENT = {  # variable: (setting, parser of its text)
     "FACEREC_HOME": ("home", Path),
     "FACEREC_DATABASE_URL": ("database_url", str),
     "FACEREC_MODEL": ("model_path", Path),
-    "FACEREC_THRESHOLD": ("similarity_threshold", _cosine),
+    "FACEREC_THRESHOLD": ("similarity_threshold", _score),
     "FACEREC_FPIR": ("fpir", _rate),
     "FACEREC_INDEX": ("index_kind", _index_kind),
     "FACEREC_HNSW_EF": ("hnsw_ef_search", _count),

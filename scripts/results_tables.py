@@ -25,9 +25,9 @@ RESULTS = ROOT / "benchmarks" / "results"
 PAGES = {ROOT / "README.md": ("growth", "accuracy", "speed_line"),
          ROOT / "docs" / "results.md": ("cpus", "accuracy", "peer", "speed", "sightings", "enrollment_quality",
                                         "rest", "scale", "flood", "identify_profile", "reindex_online",
-                                        "replay_learning", "suggestions"),
+                                        "replay_learning", "suggestions", "scores", "rerank"),
          ROOT / "docs" / "deployment.md": ("replicas", "engines"),
-         ROOT / "docs" / "model.md": ("calibration", "recipe_diagnostic", "asymmetric_flip", "data_slope", "utkface",
+         ROOT / "docs" / "model.md": ("calibration", "cohort_sweep", "recipe_diagnostic", "asymmetric_flip", "data_slope", "utkface",
                                       "train_speed",
                                       "augmentation_ablation", "standard_stem", "enrollment_views"),
          ROOT / "docs" / "threshold-policy.md": ("threshold_example",),
@@ -255,30 +255,96 @@ def open_set_block() -> str:
 
 
 def calibration_block() -> str:
-    """The shipped card's FAR curve at FAR 1e-2 ... 1e-9 (`facerec-train calibrate`), and the tail it rests on."""
-    calibration = json.loads(CARD.read_text())["calibration"]
+    """The shipped card's FAR curves at FAR 1e-2 ... 1e-9 (`facerec-train calibrate`): of the normalised score
+    the app decides with, the raw cosine beside it, and the tail the first rests on."""
+    card = json.loads(CARD.read_text())
+    calibration = card["calibration"]
+    raw = {row["far"]: row for row in card.get("calibration_cosine", calibration)["curve"]}
     tail = calibration["tail"]
-    rows = ["| FAR per comparison | threshold (cosine) | 95% interval | from | genuine pairs accepted (TAR) | "
-            "the data alone |", "|---|---|---|---|---|---|"]
+    key = "score" if calibration.get("score") == "as-norm" else "cosine"
+    rows = [f"| FAR per comparison | threshold ({'normalised score' if key == 'score' else 'cosine'}) | 95% interval "
+            "| from | genuine pairs accepted (TAR) | the data alone | raw cosine: threshold, TAR |",
+            "|---|---|---|---|---|---|---|"]
     for row in calibration["curve"]:
         exponent = -math.log10(row["far"])
         if abs(exponent - round(exponent)) > 1e-6 or not 2 <= round(exponent) <= 9:
             continue
-        low, high = row.get("cosine_interval", [float("nan")] * 2)
-        empirical = row.get("cosine_empirical")
-        rows.append(f"| 1e-{round(exponent)} | {row['cosine']:.4f} | {low:.4f}–{high:.4f} | {row['from']} | "
-                    f"{row.get('tar', float('nan')):.3f} | {'' if empirical is None else f'{empirical:.4f}'} |")
+        low, high = row.get(f"{key}_interval", [float("nan")] * 2)
+        empirical = row.get(f"{key}_empirical")
+        cosine = raw.get(row["far"], {})
+        rows.append(f"| 1e-{round(exponent)} | {row[key]:.4f} | {low:.4f}–{high:.4f} | {row['from']} | "
+                    f"{row.get('tar', float('nan')):.3f} | {'' if empirical is None else f'{empirical:.4f}'} | "
+                    f"{cosine.get('cosine', float('nan')):.4f}, {cosine.get('tar', float('nan')):.3f} |")
     shape_low, shape_high = tail.get("shape_interval", [float("nan")] * 2)
     clusters = (f"fitted to the peaks of the {tail['clusters']:,} pairs of identities among its "
                 f"{tail['exceedances']:,} impostor pairs (declustered)" if "clusters" in tail else
                 f"fitted to its {tail['exceedances']:,} impostor pairs")
     return ("\n".join(rows) + f"\n\n{calibration['identities']} held-out identities, {calibration['photos']:,} photos, "
             f"{calibration['genuine_pairs']:,} genuine and {calibration['impostor_pairs']:,} impostor pairs "
-            f"(split: {calibration.get('held_out_split', 'single')}). Tail above cosine {tail['threshold']:.4f} "
+            f"(split: {calibration.get('held_out_split', 'single')}). Tail above {key} {tail['threshold']:.4f} "
             f"(the top {tail['rate']:.2%} of impostor pairs): generalized Pareto shape {tail['shape']:.3f} "
             f"(95% {shape_low:.3f} to {shape_high:.3f}), scale {tail['scale']:.4f}, {clusters}; intervals from "
             f"{calibration['bootstrap']['fitted']} resamples of the identities. Model "
             f"`{calibration['model_sha256'][:12]}`; `{calibration.get('command')}`.")
+
+
+def cohort_sweep_block() -> str:
+    """The score cohort's size and K on the held-out identities (`benchmarks/cohort_sweep.py`)."""
+    result = load("cohort_sweep")
+    if not result:
+        return "Not measured yet: `python benchmarks/cohort_sweep.py`."
+    raw = next(r for r in result["rows"] if r["scores"] == "raw cosine")
+    normed = [r for r in result["rows"] if r["scores"] == "as-norm"]
+    sizes = sorted({r["cohort"] for r in normed})
+    ks = sorted({r["top_k"] for r in normed})
+    chosen = result["chosen"]
+    lines = ["| cohort faces | " + " | ".join(f"K = {k}" for k in ks) + " |", "|---|" + "---|" * len(ks)]
+    for size in sizes:
+        cells = []
+        for k in ks:
+            row = next(r for r in normed if r["cohort"] == size and r["top_k"] == k)
+            cell = f"{row['tar_at_far_1e-04']:.3f} / {row['tar_at_far_1e-05']:.3f}"
+            cells.append(f"**{cell}**" if (size, k) == (chosen["cohort"], chosen["top_k"]) else cell)
+        lines.append(f"| {size:,} | " + " | ".join(cells) + " |")
+    return ("\n".join(lines) + f"\n\nTAR at FAR 1e-4 / 1e-5 (empirical thresholds over every pair) of the "
+            f"{result['identities']} held-out identities' {result['photos']:,} photos; raw cosine: "
+            f"{raw['tar_at_far_1e-04']:.3f} / {raw['tar_at_far_1e-05']:.3f}. Shipped (bold): {chosen['cohort']:,} "
+            f"faces, K = {chosen['top_k']} ({result['rule']}). Measured on: {cpu_text(result)}, model "
+            f"{model_text(result)}.")
+
+
+def rerank_block() -> str:
+    """How often the normalised best lies beyond the raw top k (`benchmarks/rerank_depth.py`)."""
+    result = load("rerank_depth")
+    if not result:
+        return "Not measured yet: `python benchmarks/rerank_depth.py`."
+    depths = [str(k) for k in result["depths"]]
+    lines = ["| gallery faces | real faces | searches | " + " | ".join(f"outside raw top {k}" for k in depths)
+             + " | answers changed at top 50 |", "|---|---|---|" + "---|" * len(depths) + "---|"]
+    for row in result["sizes"]:
+        lines.append(f"| {row['gallery_faces']:,} | {row['real_faces']:,} | {row['searches']:,} | "
+                     + " | ".join(f"{100 * row['outside_raw_top_k'][k]:.2f}%" for k in depths)
+                     + f" | {100 * row['answer_changed_by_top_k']['50']:.2f}% |")
+    return ("\n".join(lines) + f"\n\nIdentify re-ranks the raw top {result['shipped_depth']}. Measured on: "
+            f"{cpu_text(result)}, model {model_text(result)}.")
+
+
+def scores_block() -> str:
+    """Raw cosine and normalised score on the LFW open-set protocol, in one run (`facerec eval ... --open-set`)."""
+    result = load("eval_lfw2_distractors")
+    open_set = result.get("open_set", {})
+    if "raw_cosine" not in open_set:
+        return "Not measured yet: `facerec eval ../shared/data/lfw --max-per-identity 2 --distractors --open-set`."
+    raw, normed = open_set["raw_cosine"], open_set
+    full = open_set["sizes"][-1]
+    return ("| LFW, 4,848 people, 779 mated + 5,627 non-mated searches | raw cosine | normalised score |\n"
+            "|---|---|---|\n"
+            f"| oracle DIR at 10% FPIR | {raw['dir_at_fpir_0.1']['dir']:.3f} | {normed['dir_at_fpir_0.1']['dir']:.3f} |\n"
+            f"| oracle DIR at 1% FPIR | {raw['dir_at_fpir_0.01']['dir']:.3f} | **{normed['dir_at_fpir_0.01']['dir']:.3f}** |\n"
+            f"| at the default policy (1%): FPIR, DIR | – | {100 * full['fpir']:.2f}%, {100 * full['dir']:.1f}% |\n\n"
+            "The oracle threshold is chosen on the very searches it is scored on (a measure of the scores, not of "
+            "the policy); the policy row is what identify does. The raw cosine column is computed in the same run "
+            f"from the same embeddings. Measured on: {cpu_text(result)}, model {model_text(result)}.")
 
 
 def open_set_photos_block() -> str:
@@ -758,7 +824,9 @@ BLOCKS: dict[str, Callable[[], str]] = {"growth": growth_block, "accuracy": accu
                                         "replay_learning": replay_learning_block,
                                         "suggestions": suggestions_block,
                                         "recipe_diagnostic": recipe_diagnostic_block,
-                                        "asymmetric_flip": asymmetric_flip_block}
+                                        "asymmetric_flip": asymmetric_flip_block,
+                                        "cohort_sweep": cohort_sweep_block, "rerank": rerank_block,
+                                        "scores": scores_block}
 
 
 def generated(text: str, names: tuple[str, ...], page: str) -> str:

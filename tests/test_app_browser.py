@@ -29,8 +29,8 @@ def app(tmp_path_factory):
 
 
 def _threshold(sentence: str) -> float:
-    """The similarity threshold a policy sentence states ('Similarity threshold 0.512, set for ...')."""
-    return float(sentence.split("Similarity threshold", 1)[1].split()[0].rstrip(","))
+    """The score threshold a policy sentence states ('Score threshold 5.15, set for ...')."""
+    return float(sentence.split("Score threshold", 1)[1].split()[0].rstrip(","))
 
 
 # ----- the happy path ------------------------------------------------------------------------------------
@@ -77,22 +77,22 @@ def test_enroll_identify_and_health_through_the_page(app, page, shoot, data_dir)
     status = page.locator("#identify-status")
     expect(status).to_contain_text(f"1 face(s): #0 {NAME}")
     # The threshold's sentence is said once (#31 item 6): in the note, for the rule this answer used.
-    expect(note).to_contain_text(f"Similarity threshold {_threshold(default_note):.3f}, set for an accepted "
+    expect(note).to_contain_text(f"Score threshold {_threshold(default_note):.2f}, set for an accepted "
                                  "stranger-match rate of 1%")
-    expect(status).not_to_contain_text("Similarity threshold")
-    assert panel.inner_text().count("Similarity threshold") == 1
+    expect(status).not_to_contain_text("Score threshold")
+    assert panel.inner_text().count("Score threshold") == 1
     table = panel.get_by_role("grid", name="Top candidates per face")
     expect(table).to_contain_text(NAME)
     shoot("05-identified")
     assert_no_traceback(page)
 
-    # Asked again about the photo on the page, at a pinned 0.99: answered ("unknown"), though the server deleted
+    # Asked again about the photo on the page, at a pinned 12: answered ("unknown"), though the server deleted
     # the upload once answered (#29 row 3): the page's session keeps it in memory, not on disk.
     photo = lfw(data_dir, PERSON, 2).read_bytes()
     web_cache = app.home.with_name(app.home.name + "-gradio-tmp")
     assert not [f for f in web_cache.rglob("*") if f.is_file() and f.read_bytes() == photo]
-    pin = panel.get_by_label("Or pin a similarity threshold (cosine, optional)")
-    pin.fill("0.99")
+    pin = panel.get_by_label("Or pin a score threshold (optional)")
+    pin.fill("12")
     panel.get_by_role("button", name="Identify", exact=True).click()
     expect(status).to_contain_text("1 face(s): #0 unknown")
     pin.fill("")

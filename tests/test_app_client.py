@@ -94,21 +94,22 @@ def test_enroll_returns_the_person(gul):
 
 
 def test_identify_names_the_enrolled_person(client, gul, data_dir):
-    picture, table, summary, matches = call(client, "/identify", handle_file(str(lfw(data_dir, GUL, 2))), 0.6, 3)
+    picture, table, summary, matches = call(client, "/identify", handle_file(str(lfw(data_dir, GUL, 2))), 3.0, 3)
     assert shown(picture).size == (250, 250)
     assert len(matches) == 1
     assert matches[0]["name"] == "Abdullah Gul" and matches[0]["known"] is True
     assert matches[0]["similarity"] >= 0.6
     assert matches[0]["candidates"][0]["name"] == "Abdullah Gul"
     assert "Abdullah Gul" in summary and summary.startswith("1 face(s)")
-    assert table["headers"][:3] == ["face", "name", "similarity"]
+    assert table["headers"][:4] == ["face", "name", "score", "strangers who score this high"]
     assert table["data"][0][1] == "Abdullah Gul"
-    assert table["data"][0][2] == f"{matches[0]['similarity']:.3f}"  # one format: "0.300", never "0.3" (#31 item 6)
+    assert table["data"][0][2] == f"{matches[0]['score']:.2f}"  # the number the decision compared, one format
+    assert "strangers score this high" in table["data"][0][3]
 
 
 def test_identify_below_threshold_is_unknown(client, gul, data_dir):
     _picture, _table, _summary, matches = call(client, "/identify", handle_file(str(lfw(data_dir, GUL, 2))),
-                                               0.99, 3)
+                                               12.0, 3)
     assert matches[0]["known"] is False and matches[0]["name"] == "unknown"
     assert matches[0]["candidates"][0]["name"] == "Abdullah Gul"  # still listed as the closest candidate
 
@@ -128,7 +129,7 @@ def test_identify_and_verify_keep_no_copy_of_the_upload_once_answered(app, gul, 
     upload = handle_file(str(photo))
     _picture, _table, _summary, matches = call(client, "/identify", upload, None, 3)
     assert matches[0]["name"] == "Abdullah Gul" and _copies_kept(app, photo) == []
-    _picture, _table, _summary, again = call(client, "/identify", upload, 0.99, 3)  # the same photo, stricter
+    _picture, _table, _summary, again = call(client, "/identify", upload, 12.0, 3)  # the same photo, stricter
     assert again[0]["known"] is False and again[0]["candidates"][0]["name"] == "Abdullah Gul"
     message, result = call(client, "/verify", upload, handle_file(str(other)), None)
     assert result["same_person"] is False and _copies_kept(app, photo) == _copies_kept(app, other) == []
@@ -138,7 +139,7 @@ def test_identify_and_verify_keep_no_copy_of_the_upload_once_answered(app, gul, 
 
 def test_verify_same_person(client, data_dir):
     message, result = call(client, "/verify", handle_file(str(lfw(data_dir, GUL, 1))),
-                           handle_file(str(lfw(data_dir, GUL, 2))), 0.6)
+                           handle_file(str(lfw(data_dir, GUL, 2))), 3.0)
     assert result["same_person"] is True
     assert result["similarity"] >= 0.6
     assert message.startswith("**Same person**")
@@ -146,7 +147,7 @@ def test_verify_same_person(client, data_dir):
 
 def test_verify_different_people(client, data_dir):
     message, result = call(client, "/verify", handle_file(str(lfw(data_dir, GUL, 1))),
-                           handle_file(str(lfw(data_dir, POWELL, 1))), 0.6)
+                           handle_file(str(lfw(data_dir, POWELL, 1))), 3.0)
     assert result["same_person"] is False
     assert message.startswith("**Different people**")
 
@@ -194,7 +195,7 @@ def test_manage_a_person_through_the_api(client, gul, data_dir, tmp_path):
 
     # two photos of one person: identify finds the new name; health now defines ClosestIsPositiveAccuracy
     _picture, _table, _summary, matches = call(client, "/identify", handle_file(str(lfw(data_dir, POWELL, 3))),
-                                               0.6, 3)
+                                               3.0, 3)
     assert matches[0]["name"] == "General Powell"
     _text, _plot, _pairs, report = call(client, "/health")
     assert report["identities"] == 2 and report["faces"] == 3
@@ -240,7 +241,7 @@ def _message(error: BaseException) -> str:
 
 def test_identify_without_a_face_raises_readable_error(client, gul, blank_photo):
     with pytest.raises(Exception) as caught:
-        call(client, "/identify", handle_file(str(blank_photo)), 0.6, 3)
+        call(client, "/identify", handle_file(str(blank_photo)), 3.0, 3)
     assert "no face found" in _message(caught.value).lower()
     assert "Traceback" not in _message(caught.value)
 
@@ -249,7 +250,7 @@ def test_identify_with_a_text_file_raises_readable_error(client, gul, text_file)
     """A non-image upload must come back as the app's own message, not Gradio's generic 'has raised an exception'
     (which is what a failure inside gr.Image's preprocessing gives with show_error=False)."""
     with pytest.raises(Exception) as caught:
-        call(client, "/identify", handle_file(str(text_file)), 0.6, 3)
+        call(client, "/identify", handle_file(str(text_file)), 3.0, 3)
     message = _message(caught.value)
     assert "Traceback" not in message
     assert "has not enabled verbose error reporting" not in message, message
@@ -283,13 +284,13 @@ def test_admin_password_protects_enrollment_but_not_identification(admin_client,
 
     # identification needs no password (nobody is enrolled yet: the face is unknown)
     _picture, _table, summary, matches = call(admin_client, "/identify", handle_file(str(lfw(data_dir, GUL, 2))),
-                                              0.6, 3)
+                                              3.0, 3)
     assert len(matches) == 1 and matches[0]["known"] is False and matches[0]["candidates"] == []
 
     _crop, message, details = call(admin_client, "/enroll", photo, "Abdullah Gul", None, False, "", ADMIN_PASSWORD)
     assert details["name"] == "Abdullah Gul"
     _picture, _table, _summary, matches = call(admin_client, "/identify",
-                                               handle_file(str(lfw(data_dir, GUL, 2))), 0.6, 3)
+                                               handle_file(str(lfw(data_dir, GUL, 2))), 3.0, 3)
     assert matches[0]["name"] == "Abdullah Gul"
 
     for api_name, args in (("/rename", ("Abdullah Gul", "Someone Else")), ("/delete", ("Abdullah Gul", True)),

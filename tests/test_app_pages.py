@@ -61,20 +61,20 @@ def test_an_error_replaces_the_previous_result(app, page, shoot, data_dir, no_fa
     compare = panel.get_by_role("button", name="Compare")
     compare.click()
     status = page.locator("#verify-status")
-    expect(status).to_contain_text("Same person — similarity")
+    expect(status).to_contain_text("Same person — score")
     note = page.locator("#verify-threshold-note")  # the threshold's sentence, once, and about two photos (#31 item 6)
     expect(note).to_contain_text("two photos of the same person reach it")
-    assert panel.inner_text().count("Similarity threshold") == 1 and "enrolled person" not in panel.inner_text()
+    assert panel.inner_text().count("Score threshold") == 1 and "enrolled person" not in panel.inner_text()
     shoot("01-verify-same-person")
-    # Compared again, pinned at 0.99, with the uploads already deleted from the server (#29 row 3): the page's
+    # Compared again, pinned at 12, with the uploads already deleted from the server (#29 row 3): the page's
     # session kept both photos in memory, so the answer is new, not an error.
     web_cache = app.home.with_name(app.home.name + "-gradio-tmp")
     uploads = {lfw(data_dir, ALAN, i).read_bytes() for i in (1, 2)}
     assert not [f for f in web_cache.rglob("*") if f.is_file() and f.read_bytes() in uploads]
-    panel.get_by_label("Or pin a similarity threshold (cosine, optional)").fill("0.99")
+    panel.get_by_label("Or pin a score threshold (optional)").fill("12")
     compare.click()
-    expect(status).to_contain_text("Different people — similarity")
-    panel.get_by_label("Or pin a similarity threshold (cosine, optional)").fill("")
+    expect(status).to_contain_text("Different people — score")
+    panel.get_by_label("Or pin a score threshold (optional)").fill("")
 
     photos.nth(1).set_input_files(str(no_face))  # a new photo: the old verdict leaves the page at once
     expect(page.locator("#verify-b-faces-note")).to_contain_text("No face found in the second photo")
@@ -140,7 +140,7 @@ def test_verify_on_a_group_photo_asks_which_face(page, shoot, data_dir, group3):
         choice.get_by_role("combobox").click()
         page.get_by_role("option", name=face, exact=True).click()
         compare.click()
-        expect(status).to_contain_text(f"{verdict} — similarity")
+        expect(status).to_contain_text(f"{verdict} — score")
     shoot("03-face-0-different-people", full_page=True)
     assert_no_traceback(page)
 

@@ -1,9 +1,9 @@
 """#41 in a real browser against `python app.py`: a confirmed face becomes a template, the Gallery tab lists it
 with its origin, and the next photo of that person is named where it was not; removing the template undoes it.
 
-Ana Guevara is enrolled from photo 1, and the threshold is pinned at 0.72 (`FACEREC_THRESHOLD`, which the
-Identify tab's pin box shows, so the answers and the checks of learning use it): photo 2 is named (0.73), photo 3
-is not (0.70) until photo 2's face is learned (then 0.85)."""
+Ana Guevara is enrolled from photo 1, and the threshold is pinned at a score of 7.3 (`FACEREC_THRESHOLD`, which
+the Identify tab's pin box shows, so the answers and the checks of learning use it): photo 2 is named (score 7.6),
+photo 3 is not (7.0) until photo 2's face is learned (then 9.6)."""
 
 from __future__ import annotations
 
@@ -24,14 +24,14 @@ def app(tmp_path_factory, data_dir):
     with Gallery(Settings(home=home)) as gallery:
         gallery.enroll(lfw(data_dir, ANA, 1), "Ana Guevara")
         gallery.enroll(lfw(data_dir, "Alan_Ball", 1), "Alan Ball", allow_low_quality=True)
-    with running_app(home, extra_env={"FACEREC_THRESHOLD": "0.72"}) as running:
+    with running_app(home, extra_env={"FACEREC_THRESHOLD": "7.3"}) as running:
         yield running
 
 
 def identify(page, photo) -> str:
     panel = open_tab(page, "Identify")
     # The app's FACEREC_THRESHOLD is in the pin box, so the page answers at it as REST and the CLI do.
-    expect(panel.get_by_label("Or pin a similarity threshold (cosine, optional)")).to_have_value("0.72")
+    expect(panel.get_by_label("Or pin a score threshold (optional)")).to_have_value("7.3")
     panel.locator(IMAGE_INPUT).set_input_files(str(photo))
     expect(page.locator("#identify-status")).to_have_text("")
     panel.get_by_role("button", name="Identify", exact=True).click()

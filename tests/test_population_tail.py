@@ -16,6 +16,7 @@ from PIL import Image
 from facerec.datasets.folders import held_out_identities, list_identities
 from facerec.faces.embed import FaceEmbedder
 from facerec.gallery import Gallery
+from facerec.openset.cohort import Cohort, cohort_path, normalised
 from facerec.openset.population_tail import MIN_PEOPLE, measure_population_tail
 from facerec.settings import Settings
 from facerec.words.threshold import threshold_sentence
@@ -42,9 +43,23 @@ def faces(celeba112):
     return embedder.embed(crops), embedder.embed(np.stack([_degraded(c) for c in crops]))
 
 
+def _cohort() -> Cohort:
+    settings = Settings()
+    return Cohort.load(cohort_path(settings.model_path))
+
+
 def _stranger_match_rate(embeddings: np.ndarray, threshold: float) -> float:
+    """The share of strangers named at `threshold` on the normalised score the policy decides with."""
     gallery, strangers = embeddings[:GALLERY_PEOPLE], embeddings[GALLERY_PEOPLE:]
-    return float(np.mean((strangers @ gallery.T).max(axis=1) >= threshold))
+    cohort = _cohort()
+    scores = normalised(strangers @ gallery.T, cohort.statistics(strangers), cohort.statistics(gallery))
+    return float(np.mean(scores.max(axis=1) >= threshold))
+
+
+def _tail(embeddings: np.ndarray):
+    """The gallery's own tail of normalised scores, as a gallery measures it."""
+    return measure_population_tail(embeddings, np.arange(len(embeddings)),
+                                   statistics=_cohort().statistics(embeddings), ceiling=np.inf)
 
 
 def test_the_tail_fits_the_gallerys_own_pairs(faces) -> None:
@@ -68,11 +83,9 @@ def test_a_gallery_of_alike_people_gets_a_higher_threshold_that_keeps_the_accept
     card = policy.for_gallery(GALLERY_PEOPLE, GALLERY_PEOPLE)
     people = np.arange(GALLERY_PEOPLE)
     plain, degraded = faces
-    like_calibration = policy.for_gallery(GALLERY_PEOPLE, GALLERY_PEOPLE,
-                                          population=measure_population_tail(plain[:GALLERY_PEOPLE], people))
+    like_calibration = policy.for_gallery(GALLERY_PEOPLE, GALLERY_PEOPLE, population=_tail(plain[:GALLERY_PEOPLE]))
     assert like_calibration.threshold == card.threshold and like_calibration.raised_from is None
-    alike = policy.for_gallery(GALLERY_PEOPLE, GALLERY_PEOPLE,
-                               population=measure_population_tail(degraded[:GALLERY_PEOPLE], people))
+    alike = policy.for_gallery(GALLERY_PEOPLE, GALLERY_PEOPLE, population=_tail(degraded[:GALLERY_PEOPLE]))
     assert alike.raised_from == card.threshold and alike.threshold > card.threshold + 0.02
     assert "look more alike" in threshold_sentence(alike) and alike.expected_fpir == pytest.approx(FPIR, rel=0.05)
     assert f"({GALLERY_PEOPLE * (GALLERY_PEOPLE - 1) // 2:,} pairs of its faces" in threshold_sentence(alike)  # a count

@@ -2,9 +2,9 @@
 enrollment look-alike check, the CLI, the JSON and the eval; and the calibration behind it.
 
 Real faces (LFW photos for the gallery, held-out celeba112 crops for calibration), the shipped ONNX model, real
-SQLite and FAISS. Galleries are made large cheaply by bulk-adding random unit vectors as extra enrolled faces:
-a random 512-d unit vector is ~0.04 from any face (far below every threshold), so the extra faces only change
-the gallery's size, which is what the policy reads.
+SQLite and FAISS. Galleries are made large cheaply by bulk-adding face-like vectors (`tests/face_like.py`: drawn
+like the shipped cohort's real faces) as extra enrolled faces of made-up strangers: they change the gallery's
+size, which is what the policy reads, and look to the normalised score like any stranger's face.
 """
 
 from __future__ import annotations
@@ -17,15 +17,17 @@ import numpy as np
 import pytest
 
 from facerec.openset.calibrate import FAR_LEVELS, legacy_fields
+from facerec.openset.cohort import Cohort
 from facerec.errors import InvalidArgument, PossibleDuplicate
 from facerec.gallery import Gallery
-from facerec.messages import similarity_text
+from facerec.messages import score_text
 from facerec.settings import Settings
 from facerec.words.threshold import threshold_notes, threshold_sentence
 from facerec.openset.tail import fit_generalized_pareto, pareto_quantile, pareto_survival
 from facerec.openset.threshold_policy import ScoreCalibration, ThresholdPolicy
+from face_like import face_like
 
-PERSON = "Abdullah_Gul"  # photo 1 enrolled; photo 2 is the probe (same person, similarity ~0.76)
+PERSON = "Abdullah_Gul"  # photo 1 enrolled; photo 2 is the probe (same person, similarity ~0.76, score ~7)
 STRANGER = "Andy_Rooney"  # a one-photo LFW person, never enrolled
 
 
@@ -34,9 +36,8 @@ def shipped_card() -> dict:
 
 
 def pad(gallery: Gallery, count: int, seed: int) -> None:
-    """Add `count` random unit vectors as enrolled faces of made-up people (see the module docstring)."""
-    vectors = np.random.default_rng(seed).standard_normal((count, 512)).astype(np.float32)
-    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    """Add `count` face-like vectors as enrolled faces of made-up people (see the module docstring)."""
+    vectors = face_like(count, seed)
     gallery.add_embeddings([{"name": f"padding {seed}-{i}", "embedding": v, "photo_sha256": f"pad-{seed}-{i}"}
                             for i, v in enumerate(vectors)])
 
@@ -58,12 +59,13 @@ def pipeline(tmp_path_factory):
 
 @pytest.fixture
 def gallery_with_person(tmp_path, pipeline, lfw_photo):
-    """A gallery holding photo 1 of PERSON; yields (gallery, probe photo, its similarity to the enrolled face)."""
+    """A gallery holding photo 1 of PERSON; yields (gallery, probe photo, its normalised score against the
+    enrolled face: what every decision compares)."""
     gallery = Gallery(Settings.from_env(home=tmp_path / "home"), pipeline=pipeline)
     gallery.enroll(lfw_photo(PERSON, 1), "Enrolled Person")
     probe = lfw_photo(PERSON, 2)
     (match,) = gallery.identify(probe)
-    yield gallery, probe, match.candidates[0].similarity
+    yield gallery, probe, match.candidates[0].score
     gallery.close()
 
 
@@ -91,33 +93,48 @@ def test_verification_is_one_comparison_and_a_pinned_threshold_overrides_the_rat
     assert verification.expected_fpir == pytest.approx(verification.far) == pytest.approx(0.02, rel=1e-3)
     assert "compared once" in threshold_sentence(verification)
 
-    pinned = ThresholdPolicy.from_card(shipped_card(), pinned_threshold=0.7)
+    pinned = ThresholdPolicy.from_card(shipped_card(), pinned_threshold=5.5)
     small, large = pinned.for_gallery(10), pinned.for_gallery(10_000)
-    assert small.threshold == large.threshold == 0.7 and small.pinned and small.target_fpir is None
+    assert small.threshold == large.threshold == 5.5 and small.pinned and small.target_fpir is None
     assert small.expected_fpir < large.expected_fpir  # same threshold, more chances for a stranger
     assert not pinned.for_gallery(10, fpir=0.05).pinned  # a rate given for one decision overrides the pin
-    beyond = ThresholdPolicy.from_card(shipped_card(), pinned_threshold=0.99).for_gallery(10)
+    beyond = ThresholdPolicy.from_card(shipped_card(), pinned_threshold=12.0).for_gallery(10)
     assert "fewer than 1 in 1,000,000,000 people" in threshold_sentence(beyond)  # not the 1e-15 floor as a figure
     assert "1,000,000,000,000" not in threshold_sentence(beyond)
     with pytest.raises(InvalidArgument):
         ThresholdPolicy.from_card(shipped_card(), fpir=1.5)
 
 
+def test_an_old_cosine_pin_is_refused_not_reread_as_a_score() -> None:
+    """The model decides on normalised scores: a pin of at most 1 is a raw cosine from before them, and is
+    refused in one line that says what the scale is, at start and for one decision alike."""
+    with pytest.raises(InvalidArgument, match="looks like a raw cosine") as caught:
+        ThresholdPolicy.from_card(shipped_card(), pinned_threshold=0.72)
+    assert "\n" not in str(caught.value) and "normalised score" in str(caught.value)
+    with pytest.raises(InvalidArgument, match="looks like a raw cosine"):
+        ThresholdPolicy.from_card(shipped_card()).for_gallery(10, threshold=0.72)
+    raw_card = {k: v for k, v in shipped_card().items() if k != "calibration"}
+    raw_card["calibration"] = shipped_card()["calibration_cosine"]  # a card calibrated on cosines takes cosines
+    assert ThresholdPolicy.from_card(raw_card, pinned_threshold=0.72).for_gallery(10).threshold == 0.72
+
+
 def test_shipped_card_is_calibrated_for_the_shipped_model_down_to_1e_9() -> None:
     card = shipped_card()
     calibration = card["calibration"]
-    assert calibration["version"] >= 2 and calibration["identities"] == 150 and not calibration["partial"]
-    assert calibration["model_sha256"] == card["sha256"]
-    curve = calibration["curve"]
-    assert min(r["far"] for r in curve) <= 1e-9 and any(r["from"] == "tail" for r in curve)
-    assert [r["cosine"] for r in curve] == sorted(r["cosine"] for r in curve)  # rarer false accepts, higher t
-    for row in curve:
-        low, high = row["far_interval"]
-        assert low <= high and row["cosine_interval"][0] <= row["cosine_interval"][1]
+    assert calibration["version"] >= 4 and calibration["identities"] == 150 and not calibration["partial"]
+    assert calibration["model_sha256"] == card["sha256"] and calibration["score"] == "as-norm"
+    assert calibration["cohort_sha256"] == card["cohort"]["sha256"]  # calibrated on the cohort that ships
+    for calibration, key in ((card["calibration"], "score"), (card["calibration_cosine"], "cosine")):
+        curve = calibration["curve"]
+        assert min(r["far"] for r in curve) <= 1e-9 and any(r["from"] == "tail" for r in curve)
+        assert [r[key] for r in curve] == sorted(r[key] for r in curve)  # rarer false accepts, higher t
+        for row in curve:
+            low, high = row["far_interval"]
+            assert low <= high and row[f"{key}_interval"][0] <= row[f"{key}_interval"][1]
     assert ScoreCalibration.from_card(card, card["sha256"]).warning is None
     assert ScoreCalibration.from_card(card, "another model").warning  # a calibration for another file warns
-    # The older fields stay for old readers, consistent with the new curve.
-    assert card["thresholds"] == legacy_fields(calibration)["thresholds"]
+    # The older fields stay for old readers, and still mean cosines (from the cosine calibration).
+    assert card["thresholds"] == legacy_fields(card["calibration_cosine"])["thresholds"]
     assert card["thresholds"]["far_1e-2"]["cosine"] < card["thresholds"]["far_1e-3"]["cosine"]
 
 
@@ -176,16 +193,18 @@ def test_identify_and_the_lookalike_check_decide_alike_at_every_size(gallery_wit
     gallery, probe, similarity = gallery_with_person
     home, pipeline = gallery.settings.home, gallery.pipeline
     outcomes = set()
-    for padding, overrides in ((0, {}), (0, {"similarity_threshold": similarity - 0.05}),
-                               (0, {"similarity_threshold": similarity + 0.05}), (20_000, {})):
+    for padding, overrides in ((0, {}), (0, {"similarity_threshold": similarity - 0.5}),
+                               (0, {"similarity_threshold": similarity + 0.5}), (20_000, {})):
         if padding:
             pad(gallery, padding, 5)
         with Gallery(Settings.from_env(home=home, **overrides), pipeline=pipeline) as view:
             rule = view.threshold_in_force(with_people=True)  # identify words its rule with the people
             (match,) = view.identify(probe)
-            assert match.threshold == rule.threshold and match.rule == rule
+            assert match.score_threshold == rule.threshold and match.rule == rule
             data = match.to_dict()
-            assert data["threshold"] == round(rule.threshold, 4) and data["expected_fpir"] is not None
+            assert data["score_threshold"] == round(rule.threshold, 4) and data["expected_fpir"] is not None
+            # the cosine this pair had to reach: the similarity reaches it exactly when the face is named
+            assert (data["similarity"] >= data["threshold"]) == (match.name is not None)
             assert data["threshold_policy"]["comparisons"] == len(view.index)
             identified = match.name == "Enrolled Person"
             assert identified == (similarity >= rule.threshold)
@@ -195,12 +214,15 @@ def test_identify_and_the_lookalike_check_decide_alike_at_every_size(gallery_wit
                 view.delete("Somebody New")
             except PossibleDuplicate as error:
                 refused = True
-                assert similarity_text(rule.threshold) in str(error)  # the one format for thresholds
+                assert score_text(rule.threshold) in str(error)  # the one format for thresholds
             assert refused == identified
             outcomes.add(identified)
     assert outcomes == {True, False}
-    # The 20,001-face gallery's threshold is the policy's, higher than the one-face gallery's.
-    assert gallery.threshold == gallery.policy.for_gallery(20_001).threshold > gallery.policy.for_gallery(1).threshold
+    # The 20,001-face gallery's threshold is the policy's (or higher, where its own stranger tail raised it),
+    # higher than the one-face gallery's.
+    rule = gallery.threshold_in_force()
+    card = rule.raised_from if rule.raised_from is not None else rule.threshold
+    assert card == gallery.policy.for_gallery(20_001).threshold > gallery.policy.for_gallery(1).threshold
 
 
 def test_verify_uses_the_one_comparison_rule(gallery_with_person, lfw_photo) -> None:
@@ -208,15 +230,15 @@ def test_verify_uses_the_one_comparison_rule(gallery_with_person, lfw_photo) -> 
     pad(gallery, 5000, 9)  # a large gallery changes nothing for verification: it compares two photos once
     result = gallery.verify(lfw_photo(PERSON, 1), probe)
     rule = gallery.policy.for_verification()
-    assert result.threshold == rule.threshold == gallery.policy.for_gallery(1).threshold < gallery.threshold
-    assert result.same_person == (result.similarity >= rule.threshold)
-    assert result.similarity == pytest.approx(similarity, abs=1e-4)
+    assert result.score_threshold == rule.threshold == gallery.policy.for_gallery(1).threshold < gallery.threshold
+    assert result.same_person == (result.score >= rule.threshold) == (result.similarity >= result.threshold)
+    assert result.score == pytest.approx(similarity, abs=1e-3)
     data = result.to_dict()
     assert data["expected_fpir"] == pytest.approx(rule.far, rel=1e-3)
     assert data["threshold_policy"]["verification"] is True and "sentence" not in data["threshold_policy"]  # numbers
     assert "compared once" in threshold_sentence(result.rule)  # the interfaces put them in words
-    pinned = gallery.verify(lfw_photo(PERSON, 1), probe, threshold=0.99)
-    assert pinned.threshold == 0.99 and not pinned.same_person and pinned.rule.pinned
+    pinned = gallery.verify(lfw_photo(PERSON, 1), probe, threshold=12.0)
+    assert pinned.score_threshold == 12.0 and not pinned.same_person and pinned.rule.pinned
 
 
 def test_cli_reports_and_uses_the_same_rule(gallery_with_person, lfw_photo) -> None:
@@ -228,19 +250,21 @@ def test_cli_reports_and_uses_the_same_rule(gallery_with_person, lfw_photo) -> N
     found = facerec("identify", str(probe), "--json", "--home", home)
     assert found.returncode == 0, found.stderr
     (face,) = json.loads(found.stdout)
-    assert face["threshold"] == round(expected.threshold, 4)
+    assert face["score_threshold"] == round(expected.threshold, 4)
     assert face["expected_fpir"] == pytest.approx(0.01, rel=1e-2)
     assert face["threshold_policy"]["comparisons"] == 2001 and face["threshold_policy"]["target_fpir"] == 0.01
 
     loose = facerec("identify", str(probe), "--json", "--fpir", "0.2", "--home", home)
     (loose_face,) = json.loads(loose.stdout)
-    assert loose_face["threshold"] == round(gallery.policy.for_gallery(2001, fpir=0.2).threshold, 4)
-    assert loose_face["threshold"] < face["threshold"]
+    assert loose_face["score_threshold"] == round(gallery.policy.for_gallery(2001, fpir=0.2).threshold, 4)
+    assert loose_face["score_threshold"] < face["score_threshold"]
 
-    pinned = facerec("verify", str(lfw_photo(PERSON, 1)), str(probe), "--threshold", "0.3", "--home", home)
+    pinned = facerec("verify", str(lfw_photo(PERSON, 1)), str(probe), "--threshold", "3", "--home", home)
     assert pinned.returncode == 0, pinned.stderr
     said = " ".join(pinned.stdout.split())  # as read: a terminal's width may break its lines
-    assert "same person" in said and "pinned at 0.300" in said
+    assert "same person" in said and "pinned at 3.00" in said
+    cosine = facerec("verify", str(lfw_photo(PERSON, 1)), str(probe), "--threshold", "0.3", "--home", home)
+    assert cosine.returncode != 0 and "looks like a raw cosine" in cosine.stderr  # never silently reread
 
 
 # ----- calibration and evaluation commands ------------------------------------------------------------------
@@ -248,11 +272,15 @@ def test_calibrate_command_writes_the_card(data_dir, tmp_path) -> None:
     card_path = tmp_path / "model.json"
     card_path.write_text(json.dumps({"name": "copy", "sha256": "kept as it was"}))
     result = facerec_train("calibrate", "--data", str(data_dir), "--identities", "8", "--resamples", "20",
-                     "--card", str(card_path), "--json", str(tmp_path / "calibration.json"))
+                           "--cohort-size", "400", "--card", str(card_path), "--json", str(tmp_path / "calibration.json"))
     assert result.returncode == 0, result.stderr
     card = json.loads(card_path.read_text())
     calibration = card["calibration"]
     assert card["sha256"] == "kept as it was"
+    # the score cohort is made first, beside the card, and the calibration is of the scores it normalises
+    cohort = Cohort.load(tmp_path / "model.cohort.npz", card["cohort"]["sha256"])
+    assert len(cohort.embeddings) == card["cohort"]["faces"] == 400 and calibration["score"] == "as-norm"
+    assert calibration["cohort_sha256"] == cohort.sha256 and card["calibration_cosine"]["score"] == "cosine"
     assert calibration == json.loads((tmp_path / "calibration.json").read_text())
     assert calibration["identities"] == 8 and calibration["partial"] is True
     assert calibration["model_sha256"] == Settings().model_card()["sha256"]

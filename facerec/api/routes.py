@@ -194,7 +194,8 @@ def build_router(context: ApiContext) -> APIRouter:
         and the threshold used with its expected stranger-match rate for this gallery."""
         decoded = await context.photo(photo)
         matches = await context.run(gallery.identify, decoded, top_k=top_k, threshold=threshold, fpir=fpir)
-        return schemas.Identified.of(matches, top_k, matches[0].rule)
+        rule = matches[0].rule
+        return schemas.Identified.of(matches, top_k, rule, gallery.typical_cosine(rule.threshold))
 
     @router.post("/verify", response_model=schemas.Verified, dependencies=[READ], tags=["search"],
                  summary="Are the faces of two photos the same person? (a photo with several faces needs "

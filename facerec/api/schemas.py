@@ -24,7 +24,8 @@ class ThresholdPolicy(BaseModel):
     """How the threshold was set and what it means for this gallery (`facerec.openset.threshold_policy`)."""
 
     model_config = ConfigDict(extra="allow")
-    threshold: float = Field(description="cosine similarity in [-1, 1] at or above which a face is a match")
+    threshold: float = Field(description="the score at or above which a face is a match (on `scale`: a cohort-"
+                                         "normalised score, or a cosine for a model calibrated on cosines)")
     comparisons: int = Field(description="faces a stranger is compared with (1 for verification)")
     target_fpir: float | None = Field(description="the accepted stranger-match rate it was set for; null if pinned")
     expected_fpir: float | None = Field(description="expected stranger-match rate at this threshold")
@@ -167,6 +168,7 @@ class Candidate(BaseModel):
     name: str
     identity_id: int
     similarity: float = Field(description="cosine similarity in [-1, 1] of this person's best-matching face")
+    score: float | None = Field(None, description="its normalised score: what the decision compares")
 
 
 class IdentifiedFace(BaseModel):
@@ -176,7 +178,15 @@ class IdentifiedFace(BaseModel):
     known: bool
     identity_id: int | None
     similarity: float | None = Field(description="the best candidate's similarity (null in an empty gallery)")
-    candidates: list[Candidate] = Field(description="the top_k people, best first")
+    threshold: float | None = Field(None, description="the cosine this face had to reach against the best candidate "
+                                                      "(`similarity >= threshold` exactly when it is named)")
+    match_score: float | None = Field(None, description="the best candidate's normalised score (cohort standard "
+                                                        "deviations): what the decision compares (`score` is the "
+                                                        "detector's confidence)")
+    score_threshold: float | None = Field(None, description="the threshold in force on the score")
+    stranger_far: float | None = Field(None, description="the share of strangers who score this high against "
+                                                         "that person (per comparison, from the model card)")
+    candidates: list[Candidate] = Field(description="the top_k people, best first, by score")
     sighting_id: int | None = Field(None, description="the sighting this named face was kept as (confirm or "
                                                       "correct it under /sightings); null when not kept")
 
@@ -187,32 +197,42 @@ class Identified(BaseModel):
     faces_found: int = Field(description="faces the photo has; more than `faces` when only the largest were "
                                          "identified")
     note: str | None = Field(None, description="a sentence when some faces were left out")
-    threshold: float
+    threshold: float = Field(description="the cosine two of this gallery's typical faces must reach (each face "
+                                         "has its own exact one)")
+    score_threshold: float = Field(description="the threshold in force on the normalised score")
     expected_fpir: float | None
     top_k: int
     threshold_policy: ThresholdPolicy
 
     @classmethod
-    def of(cls, matches: FoundFaces, top_k: int, rule: ThresholdInForce) -> "Identified":
+    def of(cls, matches: FoundFaces, top_k: int, rule: ThresholdInForce, typical_cosine: float) -> "Identified":
         faces = []
         for match in matches:
             face = match.face.to_dict()
+            data = match.to_dict()
             best = match.candidates[0].identity_id if match.name is not None and match.candidates else None
             faces.append(IdentifiedFace(
                 box=face["box"], score=face["score"], name=match.label, known=match.name is not None,
-                identity_id=best, similarity=None if match.similarity is None else round(match.similarity, 4),
-                candidates=[Candidate(name=c.name, identity_id=c.identity_id, similarity=round(c.similarity, 4))
-                            for c in match.candidates], sighting_id=match.sighting_id))
+                identity_id=best, similarity=data["similarity"], threshold=data["threshold"],
+                match_score=data["score"], score_threshold=data["score_threshold"],
+                stranger_far=data["stranger_far"],
+                candidates=[Candidate(**candidate, identity_id=c.identity_id)
+                            for c, candidate in zip(match.candidates, data["candidates"])],
+                sighting_id=match.sighting_id))
         policy = with_sentence(rule.to_dict(), rule)
         return cls(faces=faces, faces_found=matches.found, note=faces_left_out_message(matches.found, len(matches)),
-                   threshold=policy["threshold"], expected_fpir=policy["expected_fpir"], top_k=top_k,
-                   threshold_policy=policy)
+                   threshold=round(typical_cosine, 4), score_threshold=policy["threshold"],
+                   expected_fpir=policy["expected_fpir"], top_k=top_k, threshold_policy=policy)
 
 
 class Verified(BaseModel):
     same_person: bool
     similarity: float
-    threshold: float
+    threshold: float = Field(description="the cosine this pair had to reach")
+    score: float | None = Field(None, description="the pair's normalised score: what the decision compares")
+    score_threshold: float | None = Field(None, description="the threshold in force on the score")
+    stranger_far: float | None = Field(None, description="the share of pairs of different people that score this "
+                                                         "high")
     expected_fpir: float | None = Field(description="for one comparison: the per-comparison false-match rate")
     threshold_policy: ThresholdPolicy
     face_a: Face

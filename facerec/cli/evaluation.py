@@ -11,7 +11,7 @@ from pathlib import Path
 from facerec.cli.output import emit, open_gallery, progress_bar, settings_from, warn
 from facerec.cli.registry import CommandAdder
 from facerec.errors import InvalidArgument
-from facerec.openset.model_card import policy_for
+from facerec.openset.model_card import policy_for, scorer_for
 
 
 def register(command: CommandAdder, sub, common: argparse.ArgumentParser) -> None:
@@ -58,8 +58,8 @@ def cmd_eval(args) -> int:
     rows = [["identities", figures["n_identities"]], ["distractors", figures["n_distractors"]],
             ["queries", figures["n_queries"]], ["rank-1", f"{figures['rank1']:.4f}"],
             ["rank-5", f"{figures['rank5']:.4f}"],
-            ["TAR@FAR=1e-3", f"{figures['tar_at_far']['1e-3']['tar']:.4f}"],
-            ["TAR@FAR=1e-2", f"{figures['tar_at_far']['1e-2']['tar']:.4f}"],
+            *[[f"TAR@FAR={far} ({figures.get('score', 'score')})", f"{figures['tar_at_far'][far]['tar']:.4f}"]
+              for far in ("1e-5", "1e-4", "1e-3", "1e-2")],
             ["ClosestIsPositiveAccuracy", f"{figures['closest_is_positive_accuracy']:.4f}"],
             *[[k, f"{v:.4f}"] for k, v in figures["median_distances"].items()],
             ["detection failures", figures["detection_failures"]],
@@ -132,7 +132,8 @@ def _eval_photos_per_person(args) -> int:
         vectors[name] = embedded.embeddings[start:start + len(people[name])]
         start += len(people[name])
     policy = policy_for(settings, pipeline.embedder.sha256)
-    result = evaluate_photos_per_person(vectors, embedded.embeddings[start:], policy, photos, args.seed)
+    result = evaluate_photos_per_person(vectors, embedded.embeddings[start:], policy, photos, args.seed,
+                                        scorer_for(settings, policy))
     result["provenance"] = provenance(settings.model_path, settings.num_threads, pipeline.embedder)
     emit(args, result, text=markdown_table(result) + f"\npromise kept: {result['promise_kept']} galleries")
     return 0

@@ -10,9 +10,9 @@ from pathlib import Path
 from facerec.cli.output import emit, open_gallery, pick_face_hint, progress_bar
 from facerec.cli.registry import CommandAdder
 from facerec.errors import FaceRecError, IdentityMismatch, InvalidArgument, LowQuality, MultipleFaces, PossibleDuplicate
-from facerec.messages import faces_left_out_message, similarity_text
+from facerec.messages import faces_left_out_message, score_text
 from facerec.words.templates import learning_sentence
-from facerec.words.threshold import threshold_sentence, worded
+from facerec.words.threshold import compared, score_name, shown_score, strangers_scoring, threshold_sentence, worded
 
 
 def register(command: CommandAdder, sub, common: argparse.ArgumentParser) -> None:
@@ -84,7 +84,7 @@ def cmd_enroll(args) -> int:
                                 note=args.note, allow_low_quality=args.allow_low_quality)
     text = f"enrolled '{result.name}' (identity {result.identity_id}, {result.photos} photo)"
     if result.lookalikes:
-        text += "; looks like " + ", ".join(f"{n} ({similarity_text(s)})" for n, s in result.lookalikes)
+        text += "; looks like " + ", ".join(f"{n} ({score_text(s)})" for n, s in result.lookalikes)
     if result.quality is not None:
         text += "\n" + result.quality.sentence()
     emit(args, worded(result.to_dict(), result.lookalike_threshold), text=text)
@@ -141,8 +141,8 @@ def cmd_identify(args) -> int:
         return identify_folder(args)
     with open_gallery(args) as gallery:
         matches = gallery.identify(args.photo, top_k=args.top_k)
-    rows = [[i, m.label, "" if m.similarity is None else f"{m.similarity:.3f}",
-             ", ".join(f"{c.name} {c.similarity:.2f}" for c in m.candidates),
+    rows = [[i, m.label, shown_score(m.score, m.similarity), strangers_scoring(m.stranger_far) if m.name else "",
+             ", ".join(f"{c.name} {shown_score(c.score, c.similarity)}" for c in m.candidates),
              " ".join(str(round(v)) for v in m.face.box), "" if m.sighting_id is None else m.sighting_id]
             for i, m in enumerate(matches)]
     kept = [m.sighting_id for m in matches if m.sighting_id is not None]
@@ -153,7 +153,8 @@ def cmd_identify(args) -> int:
     if kept:
         text += (f"\nKept as sighting(s) {', '.join(map(str, kept))}: if one is wrong, `facerec sightings correct ID "
                  "NAME` or `facerec sightings reject ID`.")
-    emit(args, [worded(m.to_dict(), m.rule) for m in matches], rows, ["face", "name", "similarity", "candidates", "box", "sighting"],
+    emit(args, [worded(m.to_dict(), m.rule) for m in matches], rows, ["face", "name", score_name(matches[0].rule), "strangers who score this high",
+                                                                 "candidates", "box", "sighting"],
           text=text)
     return 0
 
@@ -163,7 +164,7 @@ def cmd_verify(args) -> int:
         result = gallery.verify(args.photo_a, args.photo_b, face_a=args.face_a, face_b=args.face_b)
     verdict = "same person" if result.same_person else "different people"
     emit(args, worded(result.to_dict(), result.rule),
-          text=f"{verdict}: similarity {result.similarity:.3f} (threshold {result.threshold:.3f}). "
+          text=f"{verdict}: {compared(result.score, result.similarity, result.score_threshold, result.rule, result.stranger_far)}. "
                f"{threshold_sentence(result.rule)}")
     return 0
 

@@ -31,7 +31,8 @@ def new_parser(prog: str, description: str):
                         help="accepted stranger-match rate (false-positive identification rate, 0.01 = 1%%, the "
                              "default): the threshold in force is derived from it for the gallery's size")
     common.add_argument("--threshold", type=float,
-                        help="pin the cosine similarity threshold instead (overrides --fpir)")
+                        help="pin the threshold on the normalised score instead, e.g. 6 (overrides --fpir; "
+                             "a value of 1 or less is an old cosine pin and is refused)")
     common.add_argument("--model", help="ONNX model file (default: the shipped model)")
     sub = parser.add_subparsers(metavar="COMMAND")
 

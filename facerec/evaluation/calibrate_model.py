@@ -27,6 +27,7 @@ from facerec.openset.per_person import measure_photo_exponent
 from facerec.openset.calibrate import RESAMPLES, SEED, calibrate, legacy_fields
 from facerec.datasets.folders import held_out, list_identities
 from facerec.faces.embed import FaceEmbedder
+from facerec.openset.cohort import Cohort
 
 DATA_DESCRIPTION = ("celeba112: the calibration identities of facerec.datasets.folders.held_out (never trained on; "
                     "not LFW)")
@@ -83,17 +84,20 @@ def cached_embeddings(embedder: FaceEmbedder, paths: list[Path], cache: str | Pa
 def calibrate_model(model_path: str | Path, data_dir: str | Path, flip_tta: bool = True,
                     resamples: int = RESAMPLES, seed: int = SEED, identities: int | None = None,
                     num_threads: int = 0, progress=None, embeddings_cache: str | Path | None = None,
-                    split: str = "single") -> dict:
-    """The `calibration` section for the model at `model_path`, measured on the split's calibration identities."""
+                    split: str = "single", cohort: Cohort | None = None) -> dict:
+    """The `calibration` section for the model at `model_path`, measured on the split's calibration identities:
+    on the scores `cohort` normalises (`facerec.openset.cohort`), or on raw cosines without one."""
     started = time.perf_counter()
     paths, labels = held_out_photos(data_dir, identities, split)
     embedder = FaceEmbedder(model_path, flip_tta=flip_tta, num_threads=num_threads)
     embeddings = cached_embeddings(embedder, paths, embeddings_cache, progress)
     embedded = time.perf_counter()
-    result = calibrate(embeddings, labels, resamples=resamples, seed=seed)
-    per_person = measure_photo_exponent(embeddings, labels)
+    statistics = None if cohort is None else cohort.statistics(embeddings)
+    result = calibrate(embeddings, labels, resamples=resamples, seed=seed, statistics=statistics)
+    per_person = measure_photo_exponent(embeddings, labels, statistics=statistics)
     return {
         **result, **({"photos_per_person": per_person} if per_person else {}),
+        **({} if cohort is None else {"cohort_sha256": cohort.sha256, "cohort_top_k": cohort.top_k}),
         "held_out_split": split, "disjoint_from_selection": split == "disjoint", "model_sha256": embedder.sha256, "flip_tta": flip_tta, "data": DATA_DESCRIPTION,
         "partial": identities is not None,
         "seconds": {"embedding": round(embedded - started, 1), "fit": round(time.perf_counter() - embedded, 1)},
@@ -101,11 +105,17 @@ def calibrate_model(model_path: str | Path, data_dir: str | Path, flip_tta: bool
     }
 
 
-def write_to_card(card_path: str | Path, calibration: dict) -> dict:
-    """Store `calibration` in the model card (created if missing; every other field kept); returns the card."""
+def write_to_card(card_path: str | Path, calibration: dict, cosine_calibration: dict | None = None) -> dict:
+    """Store `calibration` (the scores the app decides with) in the model card (created if missing; every other
+    field kept), and `cosine_calibration` (raw cosines) beside it, from which the older `thresholds` and
+    `far_curve` fields keep meaning cosines; returns the card."""
     card_path = Path(card_path)
     card = json.loads(card_path.read_text()) if card_path.is_file() else {"name": card_path.stem}
     card["calibration"] = calibration
-    card.update(legacy_fields(calibration))
+    raw = cosine_calibration or calibration
+    if cosine_calibration is not None:
+        card["calibration_cosine"] = cosine_calibration
+    if raw.get("score", "cosine") == "cosine":
+        card.update(legacy_fields(raw))
     card_path.write_text(json.dumps(card, indent=1) + "\n")
     return card

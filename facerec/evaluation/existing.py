@@ -41,17 +41,17 @@ def evaluate_existing(gallery: Gallery, probe_dir, progress_factory=None) -> dic
         figures["rank1"] = float(np.mean([t[:1] == [names[i]] for t, i in zip(top, mated)]))
         figures["rank5"] = float(np.mean([names[i] in t[:5] for t, i in zip(top, mated)]))
         figures["identified_at_threshold"] = float(np.mean([
-            bool(ranked[i]) and ranked[i][0].name == names[i] and ranked[i][0].similarity >= threshold
+            bool(ranked[i]) and ranked[i][0].name == names[i] and ranked[i][0].decision_score >= threshold
             for i in mated]))
     if non_mated:
-        scores = np.array([ranked[i][0].similarity if ranked[i] else -1.0 for i in non_mated])
+        scores = np.array([ranked[i][0].decision_score if ranked[i] else -np.inf for i in non_mated])
         figures["unknown_rejection_rate"] = float(np.mean(scores < threshold))
     face_ids, gallery_vectors = gallery.store.faces.embeddings()
     labels = gallery.store.faces.labels()
     gallery_names = [labels[int(f)][1] for f in face_ids]
     if mated and len(gallery_vectors):
         genuine, impostor = genuine_impostor(photos.embeddings[mated], [names[i] for i in mated],
-                                             gallery_vectors, gallery_names)
+                                             gallery_vectors, gallery_names, gallery.scorer)
         figures["tar_at_far"] = tar_at_far(genuine, impostor)
     figures.update(embedding_metrics(gallery_vectors, gallery_names, photos.embeddings, names))
     figures["training_overlap"] = training_overlap(sorted(identities), gallery.settings.model_card())

@@ -80,8 +80,10 @@ def evaluate_one_shot(data_dir: str | Path, settings: Settings, max_per_identity
             ])
             ranked = gallery.search(query_vectors, top_k=CMC_RANKS)
             figures = _closed_set(ranked, query_names)
-            genuine, impostor = genuine_impostor(query_vectors, query_names, gallery_vectors, gallery_names)
-            figures["tar_at_far"] = tar_at_far(genuine, impostor)
+            genuine, impostor = genuine_impostor(query_vectors, query_names, gallery_vectors, gallery_names,
+                                                 gallery.scorer)
+            figures["tar_at_far"] = tar_at_far(genuine, impostor)  # on the score the gallery decides with
+            figures["score"] = "cosine" if gallery.scorer.cohort_id == "raw cosine" else "as-norm"
             figures["gallery_threshold"] = gallery.threshold
             figures["threshold_policy"] = gallery.threshold_in_force(with_people=True).to_dict()
             figures["provenance"] = provenance(settings.model_path, settings.num_threads, gallery.pipeline.embedder)
@@ -89,7 +91,7 @@ def evaluate_one_shot(data_dir: str | Path, settings: Settings, max_per_identity
                 owner = {name: i for i, name in enumerate(gallery_names)}
                 figures["open_set"] = evaluate_open_set(
                     gallery_vectors, query_vectors, np.array([owner[n] for n in query_names]), gallery.policy,
-                    parse_sizes(gallery_sizes, len(gallery_names)), seed)
+                    parse_sizes(gallery_sizes, len(gallery_names)), seed, gallery.scorer)
         finally:
             gallery.close()
     figures.update(embedding_metrics(gallery_vectors, gallery_names, query_vectors, query_names))

@@ -27,6 +27,7 @@ import math
 import numpy as np
 
 from facerec.openset.stranger_tail import empirical_threshold
+from facerec.openset.cohort import RawCosine, Scorer, normalised
 from facerec.openset.population_tail import measure_population_tail
 from facerec.openset.threshold_policy import ThresholdPolicy
 
@@ -59,20 +60,29 @@ def parse_sizes(text: str, people: int) -> list[int]:
 
 
 def evaluate_open_set(gallery_vectors: np.ndarray, query_vectors: np.ndarray, query_owner: np.ndarray,
-                      policy: ThresholdPolicy, sizes: list[int], seed: int = 51) -> dict:
+                      policy: ThresholdPolicy, sizes: list[int], seed: int = 51, scorer: Scorer | None = None) -> dict:
     """Open-set figures. `gallery_vectors` [P, D]: person i's enrolled face; `query_vectors` [Q, D] with
-    `query_owner` [Q]: the person (row of gallery_vectors) each query shows."""
+    `query_owner` [Q]: the person (row of gallery_vectors) each query shows. Scores are those `scorer` gives
+    (the gallery's: cohort-normalised for a card calibrated on them), exactly as identify decides."""
+    scorer = scorer or RawCosine()
     people = len(gallery_vectors)
     probes = np.concatenate([gallery_vectors, query_vectors]).astype(np.float32)
     owner = np.concatenate([np.arange(people), np.asarray(query_owner, np.int64)])
     is_query = np.arange(len(probes)) >= people
-    scores = probes @ gallery_vectors.astype(np.float32).T  # [P + Q, P]
+    gallery_statistics = scorer.statistics(gallery_vectors)
+    cosines = probes @ gallery_vectors.astype(np.float32).T  # [P + Q, P]
+    scores = normalised(cosines, scorer.statistics(probes), gallery_statistics)
+
+    def tail_of(members: np.ndarray):
+        return measure_population_tail(gallery_vectors[members], members, statistics=gallery_statistics[members],
+                                       ceiling=policy.calibration.ceiling)
+
     rng = np.random.default_rng(seed)
     people_with_queries = len(np.unique(query_owner))
     results = []
     for size in sizes:
         if size >= people:
-            results.append(_full_gallery(scores, owner, is_query, policy, gallery_vectors, seed))
+            results.append(_full_gallery(scores, owner, is_query, policy, tail_of, seed))
             continue
         per_draw = size * people_with_queries / people
         draws = int(min(MAX_DRAWS, max(1, math.ceil(MATED_SEARCHES_WANTED / max(per_draw, 1e-9)))))
@@ -80,7 +90,7 @@ def evaluate_open_set(gallery_vectors: np.ndarray, query_vectors: np.ndarray, qu
         own, card = _Decisions(people), _Decisions(people)
         for _ in range(draws):
             members = np.sort(rng.choice(people, size, replace=False))
-            tail = measure_population_tail(gallery_vectors[members], members)
+            tail = tail_of(members)
             rule = policy.for_gallery(size, size, population=tail) if tail is not None else card_rule
             inside = np.isin(owner, members)
             sub = scores[:, members]
@@ -111,6 +121,9 @@ def evaluate_open_set(gallery_vectors: np.ndarray, query_vectors: np.ndarray, qu
     }
     if full is not None:
         summary.update(_oracle(scores, owner, is_query))
+        summary["score"] = "cosine" if isinstance(scorer, RawCosine) else "as-norm"
+        # the same oracle on raw cosines, beside: what the normalisation buys, in one run
+        summary["raw_cosine"] = _oracle(cosines.astype(np.float64), owner, is_query)
     return summary
 
 
@@ -215,15 +228,15 @@ class Outcomes:
 
 
 def _full_gallery(scores: np.ndarray, owner: np.ndarray, is_query: np.ndarray, policy: ThresholdPolicy,
-                  gallery_vectors: np.ndarray, seed: int = 51) -> dict:
+                  tail_of, seed: int = 51) -> dict:
     """The whole gallery. Mated searches use the threshold identify would (the tail of all n people); each person's
     non-mated searches meet the other n - 1 people at a threshold whose gallery tail was fitted on people disjoint
     from the searched one: the people are split in two halves, and a half's photos are searched at the threshold
     of the other half's tail (cross-fitting), so no stranger is scored by a tail fitted on its own pairs."""
     people = scores.shape[1]
-    tail = measure_population_tail(gallery_vectors, np.arange(people))
+    tail = tail_of(np.arange(people))
     halves = np.random.default_rng(seed).permutation(people) % 2  # person -> half
-    half_tails = [measure_population_tail(gallery_vectors[halves == h], np.flatnonzero(halves == h)) for h in (0, 1)]
+    half_tails = [tail_of(np.flatnonzero(halves == h)) for h in (0, 1)]
     best = scores.argmax(axis=1)
     top = scores[np.arange(len(scores)), best]
     best_other = _best_other(scores, owner)

@@ -19,13 +19,17 @@ import numpy as np
 
 from facerec.errors import InvalidArgument
 from facerec.evaluation.open_set import Outcomes, percent
+from facerec.openset.cohort import RawCosine, Scorer, normalised
 from facerec.openset.population_tail import measure_population_tail
 from facerec.openset.threshold_policy import ThresholdPolicy
 
 def evaluate_photos_per_person(people: dict[str, np.ndarray], strangers: np.ndarray, policy: ThresholdPolicy,
-                               photos: tuple[int, ...] = (1, 3, 5), seed: int = 51) -> dict:
+                               photos: tuple[int, ...] = (1, 3, 5), seed: int = 51,
+                               scorer: Scorer | None = None) -> dict:
     """`people`: name -> unit embeddings [n, D] of their photos (only those with more than max(photos) count);
-    `strangers`: unit embeddings [S, D] of people never enrolled. One row per k in `photos`."""
+    `strangers`: unit embeddings [S, D] of people never enrolled. One row per k in `photos`. Scores are those
+    `scorer` gives (the gallery's: cohort-normalised on a card calibrated on them), as identify decides."""
+    scorer = scorer or RawCosine()
     rng = np.random.default_rng(seed)
     most = max(photos)
     names = sorted(name for name, vectors in people.items() if len(vectors) > most)
@@ -36,14 +40,16 @@ def evaluate_photos_per_person(people: dict[str, np.ndarray], strangers: np.ndar
     query_owner = np.concatenate([[i] * (len(people[n]) - most) for i, n in enumerate(names)])
     rules = {"policy": policy, "face_count": ThresholdPolicy(replace(policy.calibration, photo_exponent=1.0),
                                                              policy.fpir)}
+    query_statistics, stranger_statistics = scorer.statistics(queries), scorer.statistics(strangers)
     rows = []
     for k in photos:
         enrolled = np.concatenate([people[n][order[n][:k]] for n in names])
         enrolled_owner = np.repeat(np.arange(len(names)), k)
-        tail = measure_population_tail(enrolled, enrolled_owner)
-        scores = queries @ enrolled.T
+        theirs = scorer.statistics(enrolled)
+        tail = measure_population_tail(enrolled, enrolled_owner, statistics=theirs, ceiling=policy.calibration.ceiling)
+        scores = normalised(queries @ enrolled.T, query_statistics, theirs)
         best_owner, top = enrolled_owner[scores.argmax(axis=1)], scores.max(axis=1)
-        stranger_top = (strangers @ enrolled.T).max(axis=1)
+        stranger_top = normalised(strangers @ enrolled.T, stranger_statistics, theirs).max(axis=1)
         row = {"photos_per_person": k, "people": len(names), "enrolled_faces": int(len(enrolled)),
                "mated_searches": int(len(queries)), "non_mated_searches": int(len(strangers)),
                "gallery_tail_people": None if tail is None else tail.people}

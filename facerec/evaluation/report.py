@@ -163,6 +163,8 @@ def write_one_shot_report(result, out_dir: str | Path, command: str) -> Path:
         f"| queries | {figures['n_queries']} |",
         f"| rank-1 | {figures['rank1']:.4f} |",
         f"| rank-5 | {figures['rank5']:.4f} |",
+        f"| TAR @ FAR 1e-5 | {figures['tar_at_far']['1e-5']['tar']:.4f} |",
+        f"| TAR @ FAR 1e-4 | {figures['tar_at_far']['1e-4']['tar']:.4f} |",
         f"| TAR @ FAR 1e-3 | {figures['tar_at_far']['1e-3']['tar']:.4f} |",
         f"| TAR @ FAR 1e-2 | {figures['tar_at_far']['1e-2']['tar']:.4f} |",
         f"| ClosestIsPositiveAccuracy | {_fmt(figures['closest_is_positive_accuracy'])} |",

@@ -50,7 +50,17 @@ from facerec.gallery.strangers import StrangersMemory
 from facerec.gallery.suggestions import NamedSuggestion, Suggestion, Suggestions
 from facerec.gallery.templates import Template, Templates
 from facerec.gallery.thresholds import GalleryThresholds
-from facerec.openset.model_card import policy_for
+from facerec.gallery.cohort_statistics import bring_statistics_up_to_date
+from facerec.openset.cohort import Scorer
+from facerec.openset.model_card import cosine_calibration_for, policy_for, scorer_for
+
+
+def _statistics_function(scorer: Scorer):
+    """What the store computes for every face it writes: (means, spreads) of embeddings [N, D]."""
+    def of(embeddings: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        statistics = scorer.statistics(embeddings)
+        return statistics.mean, statistics.sd
+    return of
 
 
 class Gallery:
@@ -59,6 +69,7 @@ class Gallery:
         self.pipeline = pipeline or FacePipeline(self.settings)
         # Before any file is created: without a pinned threshold, a missing or unreadable model card is an error.
         self.policy = policy_for(self.settings, self.pipeline.embedder.sha256)
+        self.scorer = scorer_for(self.settings, self.policy)  # the score every decision compares (`openset.cohort`)
         self.quality = QualityCheck(self.settings.quality_calibration_path, self.pipeline.embedder)
         home = self.settings.home
         if not home.exists():
@@ -67,6 +78,7 @@ class Gallery:
         if database is not None and (not database.exists() or database.stat().st_size == 0):
             refuse_to_replace_saved_index(home)  # gallery.db deleted or emptied: never start over its index
         self.store = Store(self.settings.resolved_database_url)
+        self.store.faces.statistics_of = _statistics_function(self.scorer)
         self.model_id = self.pipeline.embedder.model_id
         try:
             self.index = open_index(self.settings, self.store, self.model_id)
@@ -74,23 +86,28 @@ class Gallery:
             self.store.dispose()
             raise
         settings, store, index = self.settings, self.store, self.index
+        filled = bring_statistics_up_to_date(store, self.scorer)
         self.thresholds = GalleryThresholds(self.policy, store, index)
         self.sightings = SightingsMemory(store, self.model_id, settings.store_crops, settings.sightings_memory,
                                          per_hour=settings.sightings_per_hour)
         self.strangers = StrangersMemory(store, self.model_id, settings.suggestions, settings.store_crops,
                                          settings.suggestions_days, settings.suggestions_memory)
         self.searching = Search(self.pipeline, store, index, self.thresholds, self.sightings, self.strangers,
-                                self.model_id, settings.min_face_size)
+                                self.model_id, settings.min_face_size, self.scorer)
         self.enrollment = Enrollment(self.pipeline, store, index, self.thresholds, self.searching, self.quality,
                                      self.model_id, settings.store_crops, settings.min_face_size)
         self.checkup = GalleryHealth(store, index, self.thresholds, self.sightings)
         self.learning = Templates(store, index, self.thresholds, self.searching, self.quality, self.model_id,
                                   settings.store_crops)
-        self.suggesting = Suggestions(store, index, self.thresholds, self.strangers, self.policy.calibration,
-                                      self.quality, self.model_id)
+        # Grouping stays on raw cosines with the strangers memory as its cohort (measured so; see docs/model.md)
+        self.suggesting = Suggestions(store, index, self.thresholds, self.strangers,
+                                      cosine_calibration_for(self.settings, self.policy), self.quality, self.model_id)
         self.keys = ApiKeys(store)  # the REST API's keys live in the gallery's database; interfaces hold this service
         # One line each for the user (the CLI prints them, the app logs them): what opening had to repair.
         self.notices: list[str] = [self.index.notice] if self.index.notice else []
+        if filled:
+            self.notices.append(f"computed the cohort statistics of {filled} enrolled face(s), which normalised "
+                                "scores need (once, for faces enrolled before them or with another cohort)")
         forgotten = self.sightings.forget_when_disabled()  # privacy mode (or a memory of 0): also those from before
         if forgotten:
             self.notices.append(f"forgot {forgotten} sighting(s) kept before: {self.sightings.why_disabled()}")
@@ -132,6 +149,12 @@ class Gallery:
         stranger-match rate (`facerec.openset.threshold_policy`); `fpir` / `threshold` override the settings for one
         decision. The people count is only reported, so it is read only when asked for."""
         return self.thresholds.in_force(fpir, threshold, with_people)
+
+    def typical_cosine(self, threshold: float) -> float:
+        """The cosine two of this gallery's typical faces must reach to score `threshold` (what a score
+        threshold means to a reader of raw cosines: REST's `threshold`, Health). The contract:
+        `GalleryThresholds.typical_cosine`."""
+        return self.thresholds.typical_cosine(threshold)
 
     def verification_threshold(self, fpir: float | None = None, threshold: float | None = None) -> ThresholdInForce:
         """The threshold verify uses: the same rule for one comparison (its FPIR is the per-comparison FAR), with

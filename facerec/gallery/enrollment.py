@@ -15,7 +15,7 @@ from facerec.faces.detect import DetectedFace
 from facerec.faces.embed import checked_embeddings
 from facerec.errors import DuplicatePhoto, IdentityMismatch, InvalidArgument, LowQuality, NameTaken, PossibleDuplicate
 from facerec.faces.image import ImageInput
-from facerec.messages import low_quality_message, similarity_text
+from facerec.messages import low_quality_message, score_text
 from facerec.names import clean_name
 from facerec.faces.pipeline import FacePipeline, Photo
 from facerec.faces.quality import QualityCheck
@@ -187,24 +187,28 @@ class Enrollment:
     def _committed_since(self, session, seq: int, embedding: np.ndarray) -> list[Candidate]:
         """The people whose faces were committed after journal position `seq` (by any thread or process), as
         candidates for `embedding`: what a search made at `seq` could not see. Usually none."""
+        added = self.store.journal.faces_added_since(session, seq)
+        if not added:
+            return []
+        vectors = np.stack([vector for _identity, _name, vector in added])
+        scores = self.search.scores_against(embedding, vectors)
         best: dict[int, Candidate] = {}
-        for identity, name, vector in self.store.journal.faces_added_since(session, seq):
-            similarity = float(np.dot(vector, embedding))
-            if identity not in best or similarity > best[identity].similarity:
-                best[identity] = Candidate(name, identity, similarity)
-        return sorted(best.values(), key=lambda c: -c.similarity)
+        for (identity, name, vector), score in zip(added, scores):
+            if identity not in best or score > best[identity].score:
+                best[identity] = Candidate(name, identity, float(np.dot(vector, embedding)), float(score))
+        return sorted(best.values(), key=lambda c: -c.score)
 
     def _mismatch(self, name: str, own_faces: list[int], embedding: np.ndarray,
                   lookalikes: list[tuple[str, float]], rule: ThresholdInForce) -> IdentityMismatch:
         _ids, vectors = self.store.faces.embeddings(own_faces)
-        own = float(np.max(vectors @ embedding)) if len(vectors) else float("nan")
+        own = float(np.max(self.search.scores_against(embedding, vectors))) if len(vectors) else float("nan")
         others = [(n, s) for n, s in lookalikes if n != name]
         if others:
-            listed = ", ".join(f"{n} ({similarity_text(s)})" for n, s in others[:3])
-            problem = f"this face matches {listed} better than '{name}' ({similarity_text(own)})"
+            listed = ", ".join(f"{n} ({score_text(s)})" for n, s in others[:3])
+            problem = f"this face matches {listed} better than '{name}' ({score_text(own)})"
         else:
-            problem = (f"this face does not match '{name}' (similarity {similarity_text(own)}, threshold "
-                       f"{similarity_text(rule.threshold)}, {_how_set(rule)})")
+            problem = (f"this face does not match '{name}' (score {score_text(own)}, threshold "
+                       f"{score_text(rule.threshold)}, {_how_set(rule)})")
         return IdentityMismatch(f"{problem}; nothing was added", others)  # what to do: each shell says
 
 
@@ -216,14 +220,14 @@ def between_check_and_write() -> None:
 
 def _possible_duplicate(lookalikes: list[tuple[str, float]], rule: ThresholdInForce) -> PossibleDuplicate:
     # Facts only: each shell adds what to do there (a tick box, --force, allow_lookalike=True).
-    listed = ", ".join(f"{n} ({similarity_text(s)})" for n, s in lookalikes[:3])
+    listed = ", ".join(f"{n} ({score_text(s)})" for n, s in lookalikes[:3])
     return PossibleDuplicate(
         f"this face matches already-enrolled {listed}, at or above the threshold "
-        f"{similarity_text(rule.threshold)} ({_how_set(rule)}), so it may be the same person", lookalikes)
+        f"{score_text(rule.threshold)} ({_how_set(rule)}), so it may be the same person", lookalikes)
 
 
 def _merged(*lists: list[tuple[str, float]]) -> list[tuple[str, float]]:
-    """(name, similarity) lists as one, best similarity per name, best first."""
+    """(name, score) lists as one, best score per name, best first."""
     best: dict[str, float] = {}
     for name, similarity in (pair for pairs in lists for pair in pairs):
         best[name] = max(similarity, best.get(name, similarity))

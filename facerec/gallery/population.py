@@ -22,6 +22,7 @@ import threading
 
 import numpy as np
 
+from facerec.openset.cohort import CohortStatistics
 from facerec.openset.population_tail import (
     MIN_PEOPLE, SAMPLE_FACES, SAMPLE_SEED, PopulationTail, measure_population_tail,
 )
@@ -34,7 +35,8 @@ REMEASURE_FACES = 10
 class PopulationCache:
     """One gallery's measured tail, with the journal position and face count it was measured at."""
 
-    def __init__(self) -> None:
+    def __init__(self, ceiling: float = 1.0) -> None:
+        self.ceiling = ceiling  # the scale's: 1 for cosines, inf for normalised scores
         self._lock = threading.Lock()
         self._measured_at: tuple[int, int] | None = None  # (journal position, faces) when measured
         self._tail: PopulationTail | None = None
@@ -48,7 +50,7 @@ class PopulationCache:
             return None
         with self._lock:
             if self._measured_at is None:  # the first measurement: the request waits for it, once
-                self._tail = measure_population_tail(*_faces_to_measure(store))
+                self._tail = self._measure(store)
                 self._measured_at = (journal_position, faces)
             elif self._stale(journal_position) and self._refreshing is None:
                 self._refreshing = threading.Thread(target=self._refresh, args=(store, journal_position, faces),
@@ -76,7 +78,7 @@ class PopulationCache:
     def _refresh(self, store, journal_position: int, faces: int) -> None:
         generation = self._generation
         try:
-            tail = measure_population_tail(*_faces_to_measure(store))
+            tail = self._measure(store)
         except Exception:  # the gallery was closed meanwhile, or the database is away: the next request retries
             tail = None
             generation = -1
@@ -86,10 +88,17 @@ class PopulationCache:
             self._refreshing = None
 
 
-def _faces_to_measure(store) -> tuple[np.ndarray, np.ndarray]:
-    """(embeddings, identity ids) of every enrolled face, or of a seeded sample of whole people of at most
-    SAMPLE_FACES faces."""
+    def _measure(self, store) -> PopulationTail | None:
+        """The tail of the scores the policy decides with, between faces of different people."""
+        embeddings, identities, statistics = _faces_to_measure(store)
+        return measure_population_tail(embeddings, identities, statistics=statistics, ceiling=self.ceiling)
+
+
+def _faces_to_measure(store) -> tuple[np.ndarray, np.ndarray, CohortStatistics]:
+    """(embeddings, identity ids, cohort statistics) of every enrolled face, or of a seeded sample of whole
+    people of at most SAMPLE_FACES faces."""
     identity_ids, face_counts = store.faces.counts_per_person()
     taken = draw_whole_people(face_counts, SAMPLE_FACES, SAMPLE_SEED, reach=False)
-    _face_ids, face_identities, embeddings = store.faces.of_people(identity_ids[taken].tolist())
-    return embeddings, face_identities
+    face_ids, face_identities, embeddings = store.faces.of_people(identity_ids[taken].tolist())
+    means, sds = store.faces.cohort_statistics(face_ids.tolist())
+    return embeddings, face_identities, CohortStatistics(np.nan_to_num(means, nan=0.0), np.nan_to_num(sds, nan=1.0))

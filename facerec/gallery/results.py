@@ -55,14 +55,28 @@ class EnrollResult:
 
 @dataclass
 class Candidate:
+    """One enrolled person as a match for a face: their best face by the score the gallery decides with."""
+
     name: str
     identity_id: int
-    similarity: float  # cosine similarity in [-1, 1] of the best-matching enrolled face of this identity
+    similarity: float  # cosine similarity in [-1, 1] of that face
+    score: float | None = None  # its cohort-normalised score (`facerec.openset.cohort`); the cosine on a raw card
+    statistics: tuple[float, float] | None = field(default=None, repr=False)  # that face's (cohort mean, spread)
+
+    @property
+    def decision_score(self) -> float:
+        return self.similarity if self.score is None else self.score
 
 
 @dataclass
 class FaceMatch:
-    """One face found in a query photo. `name` is None when the best candidate is below the threshold."""
+    """One face found in a query photo. `name` is None when the best candidate is below the threshold.
+
+    The decision: `score` (the best candidate's cohort-normalised score) at or above `score_threshold` (the
+    policy's). `similarity` is that candidate's cosine and `threshold` the cosine this pair had to reach (the
+    score threshold read back for these two faces), so `similarity >= threshold` holds exactly when the face is
+    named, as it always has. `stranger_far`: the share of stranger comparisons that score this high (per
+    comparison, from the model card), shown as "about 1 in N strangers"."""
 
     face: DetectedFace
     name: str | None
@@ -72,41 +86,75 @@ class FaceMatch:
     rule: ThresholdInForce | None = None  # how the threshold was set, and its expected stranger-match rate
     embedding: np.ndarray | None = field(default=None, repr=False)  # the face's; never in `to_dict`
     sighting_id: int | None = None  # the sighting this identification was kept as (`facerec.gallery.sightings`)
+    score: float | None = None
+    score_threshold: float | None = None
+    stranger_far: float | None = None
+    # the cosine the face alone implies (its own statistics on both sides): what a caller who may not learn
+    # anything of the people it does not match is told instead of `threshold`
+    own_threshold: float | None = field(default=None, repr=False)
 
     @property
     def label(self) -> str:
         return self.name if self.name is not None else "unknown"
+
+    @property
+    def decision_score(self) -> float | None:
+        """What the decision compared with the threshold in force: the score (the cosine on a raw card)."""
+        return self.score if self.score is not None else self.similarity
 
     def redacted(self) -> "FaceMatch":
         """What someone without the admin password may learn: the name of a face that matches, nothing about
         the people it does not match (no runners-up, no similarity for an unknown face), so the gallery cannot be
         listed, or its faces approached by trial, one upload at a time."""
         if self.name is None:
-            return FaceMatch(self.face, None, None, [], self.threshold, self.rule)
-        return FaceMatch(self.face, self.name, self.similarity, self.candidates[:1], self.threshold, self.rule)
+            return FaceMatch(self.face, None, None, [],
+                             self.threshold if self.own_threshold is None else self.own_threshold, self.rule,
+                             score_threshold=self.score_threshold)
+        return FaceMatch(self.face, self.name, self.similarity, self.candidates[:1], self.threshold, self.rule,
+                         score=self.score, score_threshold=self.score_threshold, stranger_far=self.stranger_far)
 
     def to_dict(self) -> dict:
         return {"face": self.face.to_dict(), "name": self.label, "known": self.name is not None,
                 "similarity": None if self.similarity is None else round(self.similarity, 4),
                 "threshold": round(self.threshold, 4),
+                "score": _rounded(self.score), "score_threshold": _rounded(self.score_threshold),
+                "stranger_far": _rate(self.stranger_far),
                 **(_policy_fields(self.rule) if self.rule is not None else {}),
-                "candidates": [{"name": c.name, "similarity": round(c.similarity, 4)} for c in self.candidates],
+                "candidates": [{"name": c.name, "similarity": round(c.similarity, 4), "score": _rounded(c.score)}
+                               for c in self.candidates],
                 **({} if self.sighting_id is None else {"sighting_id": self.sighting_id})}
 
 
 @dataclass
 class VerifyResult:
+    """Same person when `score` reaches `score_threshold`; `similarity` (the cosine) reaches `threshold` (the
+    cosine this pair had to reach) exactly then. `stranger_far`: the share of stranger pairs that score this high."""
+
     same_person: bool
     similarity: float
     threshold: float
     face_a: DetectedFace
     face_b: DetectedFace
     rule: ThresholdInForce | None = None  # one comparison: its expected FPIR is the per-comparison FAR
+    score: float | None = None
+    score_threshold: float | None = None
+    stranger_far: float | None = None
 
     def to_dict(self) -> dict:
         return {"same_person": self.same_person, "similarity": round(self.similarity, 4),
-                "threshold": round(self.threshold, 4), **(_policy_fields(self.rule) if self.rule is not None else {}),
+                "threshold": round(self.threshold, 4), "score": _rounded(self.score),
+                "score_threshold": _rounded(self.score_threshold),
+                "stranger_far": _rate(self.stranger_far),
+                **(_policy_fields(self.rule) if self.rule is not None else {}),
                 "face_a": self.face_a.to_dict(), "face_b": self.face_b.to_dict()}
+
+
+def _rounded(value: float | None) -> float | None:
+    return None if value is None else round(float(value), 4)
+
+
+def _rate(far: float | None) -> float | None:
+    return None if far is None else float(f"{far:.3g}")
 
 
 def _policy_fields(rule: ThresholdInForce) -> dict:

@@ -15,21 +15,35 @@ from facerec.gallery.sightings import SightingsMemory
 from facerec.gallery.strangers import StrangersMemory
 from facerec.gallery.thresholds import GalleryThresholds
 from facerec.messages import no_face_message
-from facerec.openset.threshold_policy import ThresholdInForce
+from facerec.openset.cohort import CohortStatistics, Scorer, cosine_for_score, normalised
+from facerec.openset.threshold_policy import ScoreCalibration, ThresholdInForce
 from facerec.storage import Store
 from facerec.vectors.base import VectorIndex
 
 
+# Raw nearest faces the index returns per query, re-ranked by the normalised score: the normalised best lies
+# deeper than the raw top few for some faces (hubs pushed down, a quiet face's match pulled up). Measured in
+# benchmarks/rerank_depth.py: how often the normalised best is outside the raw top k, at 4,848 and 100,000 faces.
+RERANK_DEPTH = 50
+
+
 class Search:
-    """Identify and verify over one gallery: the photo pipeline, the store (names), the vector index (faces), the
-    threshold in force, the sightings memory that confident answers are kept in, and the strangers memory that
-    unknown faces are kept in when the operator opted in."""
+    """Identify and verify over one gallery: the photo pipeline, the store (names, cohort statistics), the vector
+    index (faces), the scorer (`facerec.openset.cohort`: the score every decision compares), the threshold in
+    force, the sightings memory that confident answers are kept in, and the strangers memory that unknown faces
+    are kept in when the operator opted in."""
 
     def __init__(self, pipeline: FacePipeline, store: Store, index: VectorIndex, thresholds: GalleryThresholds,
-                 memory: SightingsMemory, strangers: StrangersMemory, model_id: str, min_face_size: float) -> None:
+                 memory: SightingsMemory, strangers: StrangersMemory, model_id: str, min_face_size: float,
+                 scorer: Scorer) -> None:
         self.pipeline, self.store, self.index, self.thresholds = pipeline, store, index, thresholds
         self.memory, self.strangers, self.model_id, self.min_face_size = memory, strangers, model_id, min_face_size
+        self.scorer = scorer
         self._model_checked_at: int | None = None  # the journal position the model check last ran at
+
+    @property
+    def calibration(self) -> ScoreCalibration:
+        return self.thresholds.policy.calibration
 
     def identify(self, photo: ImageInput | Photo, top_k: int = 5, threshold: float | None = None,
                  fpir: float | None = None, remember: bool = True, not_below_default: bool = False) -> FoundFaces:
@@ -51,7 +65,8 @@ class Search:
             raise NoFace(no_face_message(photo.shape, self.min_face_size))
         crops, embeddings = self.pipeline.embed(photo, faces)
         self._sync()
-        ranked = self._ranked(embeddings, top_k)
+        statistics = self.scorer.statistics(embeddings)  # once per face
+        ranked = self._ranked(embeddings, top_k, statistics)
         default = self.thresholds.is_default(fpir, threshold)
         rule = self.thresholds.synced(*((None, None) if default else (fpir, threshold)), with_people=True)
         trusted = rule if default else None
@@ -59,17 +74,25 @@ class Search:
             trusted = self.thresholds.synced(with_people=True)
             if not_below_default and rule.threshold < trusted.threshold:
                 rule = trusted  # a caller without the password never loosens the rule in force
-        matches = [_match(face, candidates, rule, embedding) for face, candidates, embedding
-                   in zip(faces, ranked, embeddings)]
+        matches = [self._match(face, candidates, rule, embedding, statistics[i]) for i, (face, candidates, embedding)
+                   in enumerate(zip(faces, ranked, embeddings))]
         if remember:  # kept only at the default rate's threshold: a caller's pin or rate never reaches the memory
             self.memory.record(matches, embeddings, trusted.threshold, crops)
             self.strangers.keep(photo.sha256, matches, embeddings, trusted.threshold, crops)
         return FoundFaces(matches, found=faces.found)  # how many faces the photo had, beyond the largest kept
 
     def search(self, embeddings: np.ndarray, top_k: int = 5) -> list[list[Candidate]]:
-        """Top-k identities (best face per identity) for each query embedding [Q, 512]."""
+        """Top-k identities (best face per identity, by the score every decision uses) for each query embedding
+        [Q, 512]."""
         self._sync()
-        return self._ranked(embeddings, top_k)
+        return self._ranked(embeddings, top_k, self.scorer.statistics(embeddings))
+
+    def scores_against(self, embedding: np.ndarray, vectors: np.ndarray) -> np.ndarray:
+        """The decision scores [N] of one face against faces `vectors` [N, D] that are not in the index yet (a
+        check inside a write sees faces committed since its search)."""
+        vectors = np.asarray(vectors, np.float32).reshape(-1, len(embedding))
+        return normalised(vectors @ embedding, self.scorer.statistics(embedding[None]),
+                          self.scorer.statistics(vectors))
 
     def _sync(self) -> None:
         """Bring the index to the journal's head, and refuse to search another model's embeddings. The model
@@ -82,20 +105,55 @@ class Search:
                 raise ModelMismatch(warning)
             self._model_checked_at = self.index.seq
 
-    def _ranked(self, embeddings: np.ndarray, top_k: int) -> list[list[Candidate]]:
-        similarities, face_ids = self.index.search(embeddings, top_k * 4)
-        labels = self.store.faces.labels(sorted({int(f) for f in face_ids.ravel() if f >= 0}))
+    def _ranked(self, embeddings: np.ndarray, top_k: int, statistics: CohortStatistics) -> list[list[Candidate]]:
+        """The index's raw nearest faces (RERANK_DEPTH, or 4 per wanted person), scored against each query by the
+        normalised score with the faces' stored cohort statistics, best face per person, best person first."""
+        similarities, face_ids = self.index.search(embeddings, max(top_k * 4, RERANK_DEPTH))
+        labels = self._scored_labels(sorted({int(f) for f in face_ids.ravel() if f >= 0}))
         results = []
-        for sims, ids in zip(similarities, face_ids):
+        for query, (sims, ids) in enumerate(zip(similarities, face_ids)):
+            kept = [(float(sim), labels[int(f)]) for sim, f in zip(sims, ids) if f >= 0 and int(f) in labels]
+            if not kept:
+                results.append([])
+                continue
+            cosines = np.array([sim for sim, _ in kept])
+            theirs = CohortStatistics(np.array([label[2] for _, label in kept]),
+                                      np.array([label[3] for _, label in kept]))
+            scores = normalised(cosines, statistics[query], theirs)
             best: dict[int, Candidate] = {}
-            for sim, face_id in zip(sims, ids):
-                if face_id < 0 or int(face_id) not in labels:
-                    continue
-                identity_id, name = labels[int(face_id)]
-                if identity_id not in best or sim > best[identity_id].similarity:
-                    best[identity_id] = Candidate(name, identity_id, float(sim))
-            results.append(sorted(best.values(), key=lambda c: -c.similarity)[:top_k])
+            for (sim, (identity_id, name, mean, sd)), score in zip(kept, scores):
+                if identity_id not in best or score > best[identity_id].score:
+                    best[identity_id] = Candidate(name, identity_id, sim, float(score), (mean, sd))
+            results.append(sorted(best.values(), key=lambda c: -c.score)[:top_k])
         return results
+
+    def _scored_labels(self, face_ids: list[int]) -> dict[int, tuple[int, str, float, float]]:
+        """{face id: (identity id, name, cohort mean, spread)}; statistics a face lacks (written by an older
+        replica, or before this gallery was brought up to date) are computed from its embedding here."""
+        labels = self.store.faces.scored_labels(face_ids)
+        missing = [f for f, label in labels.items() if label[2] is None or label[3] is None]
+        if missing:
+            ids, vectors = self.store.faces.embeddings(missing)
+            computed = self.scorer.statistics(vectors)
+            for i, face_id in enumerate(ids.tolist()):
+                identity_id, name = labels[face_id][:2]
+                labels[face_id] = (identity_id, name, float(computed.mean[i]), float(computed.sd[i]))
+        return labels
+
+    def _match(self, face: DetectedFace, candidates: list[Candidate], rule: ThresholdInForce, embedding: np.ndarray,
+               statistics: CohortStatistics) -> FaceMatch:
+        """Named when the best candidate's score reaches the threshold in force; the cosine the pair had to reach
+        and the share of strangers who would score as high go with it."""
+        best = candidates[0] if candidates else None
+        theirs = statistics if best is None else CohortStatistics(np.array([best.statistics[0]]),
+                                                                  np.array([best.statistics[1]]))
+        cosine_threshold = cosine_for_score(rule.threshold, statistics, theirs)
+        far = None if best is None else self.calibration.far(best.score)
+        named = best is not None and best.score >= rule.threshold
+        return FaceMatch(face, best.name if named else None, None if best is None else best.similarity, candidates,
+                         cosine_threshold, rule, embedding, score=None if best is None else best.score,
+                         score_threshold=rule.threshold, stranger_far=far,
+                         own_threshold=cosine_for_score(rule.threshold, statistics, statistics))
 
     def verify(self, photo_a: ImageInput | Photo, photo_b: ImageInput | Photo, threshold: float | None = None,
                fpir: float | None = None, face_a: int | None = None, face_b: int | None = None) -> VerifyResult:
@@ -112,13 +170,8 @@ class Search:
             embeddings.append(self.pipeline.embed(photo, [face])[1][0])
             faces.append(face)
         similarity = float(np.dot(embeddings[0], embeddings[1]))
-        return VerifyResult(similarity >= rule.threshold, similarity, rule.threshold, faces[0], faces[1], rule)
-
-
-def _match(face: DetectedFace, candidates: list[Candidate], rule: ThresholdInForce,
-           embedding: np.ndarray) -> FaceMatch:
-    if candidates and candidates[0].similarity >= rule.threshold:
-        return FaceMatch(face, candidates[0].name, candidates[0].similarity, candidates, rule.threshold, rule,
-                         embedding)
-    best = candidates[0].similarity if candidates else None
-    return FaceMatch(face, None, best, candidates, rule.threshold, rule, embedding)
+        a, b = self.scorer.statistics(embeddings[0][None]), self.scorer.statistics(embeddings[1][None])
+        score = float(normalised(similarity, a, b)[0])
+        return VerifyResult(score >= rule.threshold, similarity, cosine_for_score(rule.threshold, a, b), faces[0],
+                            faces[1], rule, score=score, score_threshold=rule.threshold,
+                            stranger_far=self.calibration.far(score))

@@ -92,7 +92,7 @@ class SightingsMemory:
         can learn it as a template (`facerec.gallery.templates`)."""
         crops = crops if crops is not None else [None] * len(matches)
         named = [(match, embedding, crop) for match, embedding, crop in zip(matches, embeddings, crops)
-                 if match.name is not None and match.similarity >= trusted_threshold]
+                 if match.name is not None and match.decision_score >= trusted_threshold]
         if not named or not self.enabled:
             return
         store = self.store

@@ -31,6 +31,7 @@ from facerec.gallery.match_check import is_best_match, lookalikes
 from facerec.gallery.people import find_identity
 from facerec.gallery.search import Search
 from facerec.gallery.thresholds import GalleryThresholds
+from facerec.messages import score_text
 from facerec.storage import Store
 from facerec.storage.journal import JournalTable
 from facerec.storage.schema import Face, Sighting
@@ -157,7 +158,7 @@ class Templates:
             return None
         if any(other == name for other, _similarity in found):
             return "it matches someone else better"
-        return f"it does not match this person's photos at the threshold in force ({rule.threshold:.3f})"
+        return f"it does not match this person's photos at the threshold in force ({score_text(rule.threshold)})"
 
     def _remove(self, session, faces: list[Face]) -> None:
         for face in faces:

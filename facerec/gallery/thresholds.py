@@ -19,8 +19,10 @@ from facerec.vectors.base import VectorIndex
 class GalleryThresholds:
     def __init__(self, policy: ThresholdPolicy, store: Store, index: VectorIndex) -> None:
         self.policy, self.store, self.index = policy, store, index
-        self.population = PopulationCache()  # the gallery's own stranger tail, measured as the gallery grows
+        # the gallery's own stranger tail, measured as the gallery grows, on the scores the policy decides with
+        self.population = PopulationCache(policy.calibration.ceiling)
         self._photo_counts: tuple[int, np.ndarray] | None = None  # (journal position, photos per person)
+        self._typical: tuple[int, tuple[float | None, float | None]] | None = None  # (journal position, stats)
         self._lock = threading.Lock()
 
     def in_force(self, fpir: float | None = None, threshold: float | None = None,
@@ -63,6 +65,19 @@ class GalleryThresholds:
         return self.policy.for_verification(fpir=fpir, threshold=threshold,
                                             population=self.population.tail(self.store, len(self.index),
                                                                             self.index.seq))
+
+    def typical_cosine(self, threshold: float) -> float:
+        """The cosine at which two faces with this gallery's median cohort statistics reach the score
+        `threshold`: what the threshold means for the raw cosines and distances Health reads (its spec's
+        metrics are on raw distances). On a card calibrated on cosines, the threshold itself."""
+        if not self.policy.calibration.normalised:
+            return threshold
+        seq = self.index.seq
+        with self._lock:
+            if self._typical is None or self._typical[0] != seq:  # read again only when the journal has moved
+                self._typical = (seq, self.store.faces.median_statistics())
+            mean, sd = self._typical[1]
+        return threshold if mean is None else float(mean + threshold * sd)
 
     def forget_population(self) -> None:
         """The embeddings changed wholesale (another model, a reindex): the measured tail no longer holds."""

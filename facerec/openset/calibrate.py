@@ -19,11 +19,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from facerec.openset.cohort import CohortStatistics, normalised
 from facerec.openset.stranger_tail import (INTERVAL, RESAMPLES, SEED, FarCurve, StrangerPairs, cutoff_rank,
                                            empirical_threshold_at_far, fit_tail, percentile_interval,
                                            resampled_people)
 
-CALIBRATION_VERSION = 3  # 3: the tail declustered (one peak per pair of people), the cut-off held in resamples
+CALIBRATION_VERSION = 4  # 3: the tail declustered (one peak per pair of people), the cut-off held in resamples;
+#                         4: `score` names the scale the curve is on (RAW_COSINE or AS_NORM)
+RAW_COSINE, AS_NORM = "cosine", "as-norm"
 FAR_LEVELS = tuple(float(10 ** -e) for e in np.arange(0.5, 9.01, 0.25))  # 0.32 ... 1e-9, four per decade
 MIN_EMPIRICAL_PAIRS = 10  # an empirical threshold is shown next to the fitted one where >= 10 pairs lie above it
 
@@ -53,9 +56,11 @@ class LabelledPairs:
         return len(self.photos_per_identity)
 
     @classmethod
-    def of(cls, embeddings: np.ndarray, labels) -> "LabelledPairs":
+    def of(cls, embeddings: np.ndarray, labels, statistics: CohortStatistics | None = None) -> "LabelledPairs":
         _, index = np.unique(np.asarray(labels), return_inverse=True)
         similarities = embeddings.astype(np.float32) @ embeddings.astype(np.float32).T
+        if statistics is not None:  # cohort-normalised scores (`facerec.openset.cohort`)
+            similarities = normalised(similarities, statistics, statistics)
         rows, cols = np.triu_indices(len(index), k=1)
         scores = similarities[rows, cols].astype(np.float64)
         same = index[rows] == index[cols]
@@ -68,11 +73,12 @@ class LabelledPairs:
         return StrangerPairs(self.impostor, self.impostor_a, self.impostor_b, self.photos_per_identity)
 
 
-def far_curve(pairs: LabelledPairs, above: int, identity_weights: np.ndarray | None = None) -> FarCurve | None:
+def far_curve(pairs: LabelledPairs, above: int, identity_weights: np.ndarray | None = None,
+              ceiling: float = 1.0) -> FarCurve | None:
     """FAR(t) with each identity counted `identity_weights[i]` times (a bootstrap resample; None = once each),
     the tail's cut-off at the `above`-th highest impostor pair; None when too few pairs of people exceed it."""
     strangers = pairs.strangers()
-    tail = fit_tail(strangers, above, identity_weights)
+    tail = fit_tail(strangers, above, identity_weights, ceiling)
     if tail is None:
         return None
     cumulative = np.cumsum(strangers.weights(identity_weights))
@@ -80,26 +86,29 @@ def far_curve(pairs: LabelledPairs, above: int, identity_weights: np.ndarray | N
 
 
 def calibrate(embeddings: np.ndarray, labels, resamples: int = RESAMPLES, seed: int = SEED,
-              fars=FAR_LEVELS) -> dict:
-    """The model card's `calibration` section from unit embeddings [N, D] of labelled held-out photos.
+              fars=FAR_LEVELS, statistics: CohortStatistics | None = None) -> dict:
+    """The model card's `calibration` section from unit embeddings [N, D] of labelled held-out photos: of their
+    cohort-normalised scores with `statistics` (each photo's, `facerec.openset.cohort`), else of raw cosines.
 
-    `curve` rows, one per FAR level: the threshold (`cosine`) with its bootstrap interval, the FAR interval at
+    `curve` rows, one per FAR level: the threshold (`cosine`, or `score` on the normalised scale) with its
+    bootstrap interval, the FAR interval at
     that threshold, the genuine-pair acceptance rate there (`tar`), whether the threshold comes from the data or
     the fitted tail, and the plain empirical threshold where at least 10 impostor pairs lie above it. `tail`:
     the point estimate's fitted tail, which the threshold policy reads beyond the data.
     """
-    pairs = LabelledPairs.of(embeddings, labels)
+    pairs = LabelledPairs.of(embeddings, labels, statistics)
+    ceiling = 1.0 if statistics is None else np.inf
     if pairs.identities < 3 or len(pairs.impostor) < 200:
         raise ValueError("calibration needs at least 3 identities and 200 impostor pairs")
     fars = np.asarray(fars, np.float64)
     above = cutoff_rank(pairs.strangers())
-    point = far_curve(pairs, above)
+    point = far_curve(pairs, above, ceiling=ceiling)
     if point is None:
         raise ValueError("calibration needs at least 10 pairs of identities above the tail's cut-off")
     thresholds = point.threshold_at_far(fars)
     replicate_thresholds, replicate_fars, shapes = [], [], []
     for weights in resampled_people(pairs.identities, resamples, np.random.default_rng(seed)):
-        replicate = far_curve(pairs, above, weights)
+        replicate = far_curve(pairs, above, weights, ceiling)
         if replicate is None:  # a degenerate resample (a few identities drawn many times): too few to fit
             continue
         replicate_thresholds.append(replicate.threshold_at_far(fars))
@@ -109,20 +118,20 @@ def calibrate(embeddings: np.ndarray, labels, resamples: int = RESAMPLES, seed: 
     cosine_bounds = percentile_interval(replicate_thresholds) if fitted else None
     far_bounds = percentile_interval(replicate_fars) if fitted else None
     tar = np.mean(pairs.genuine[None, :] >= thresholds[:, None], axis=1) if len(pairs.genuine) else None
-    curve = []
+    curve, key = [], "cosine" if statistics is None else "score"  # the rows name their scale
     for i, far in enumerate(fars):
-        row = {"far": float(f"{far:.4g}"), "cosine": round(float(thresholds[i]), 5),
+        row = {"far": float(f"{far:.4g}"), key: round(float(thresholds[i]), 5),
                "from": "tail" if far < point.tail.rate else "data"}
         if fitted:
-            row["cosine_interval"] = [round(float(v), 5) for v in cosine_bounds[:, i]]
+            row[f"{key}_interval"] = [round(float(v), 5) for v in cosine_bounds[:, i]]
             row["far_interval"] = [float(f"{v:.3g}") for v in far_bounds[:, i]]
         if tar is not None:
             row["tar"] = round(float(tar[i]), 4)
         if far * len(pairs.impostor) >= MIN_EMPIRICAL_PAIRS:
-            row["cosine_empirical"] = round(float(empirical_threshold_at_far(pairs.impostor, far)), 5)
+            row[f"{key}_empirical"] = round(float(empirical_threshold_at_far(pairs.impostor, far)), 5)
         curve.append(row)
     return {
-        "version": CALIBRATION_VERSION,
+        "version": CALIBRATION_VERSION, "score": RAW_COSINE if statistics is None else AS_NORM,
         "identities": pairs.identities, "photos": int(len(embeddings)),
         "genuine_pairs": int(len(pairs.genuine)), "impostor_pairs": int(len(pairs.impostor)),
         "tail": {"model": "generalized Pareto (Zhang & Stephens 2009) fitted to the peak of each pair of "

@@ -10,7 +10,8 @@ import json
 from pathlib import Path
 
 from facerec.errors import UnusableFile
-from facerec.openset.threshold_policy import ThresholdPolicy
+from facerec.openset.cohort import Cohort, RawCosine, Scorer, cohort_path
+from facerec.openset.threshold_policy import ScoreCalibration, ThresholdPolicy
 from facerec.settings import Settings
 
 
@@ -38,6 +39,39 @@ def load_policy(card_path: Path, fpir: float, pinned_threshold: float | None,
                                "(--threshold or FACEREC_THRESHOLD).")
         card = {}  # a pinned threshold needs nothing from the card (no expected FPIR without it)
     return ThresholdPolicy.from_card(card, fpir, pinned_threshold, model_sha256)
+
+
+def scorer_for(settings: Settings, policy: ThresholdPolicy) -> Scorer:
+    """How faces are compared, on the scale the policy's calibration is on: the model's shipped score cohort
+    (checked against the sha256 its card records) for normalised scores, the raw cosine for a card calibrated
+    on cosines (or a pinned threshold with no card)."""
+    if not policy.calibration.normalised:
+        return RawCosine()
+    try:
+        expected = json.loads(settings.model_card_path.read_text()).get("cohort", {}).get("sha256")
+    except (OSError, ValueError, AttributeError):
+        expected = None
+    if not expected:
+        raise UnusableFile(f"the model card {settings.model_card_path} is calibrated on normalised scores but names "
+                           "no score cohort; run `facerec-train calibrate` again")
+    return Cohort.load(cohort_path(settings.model_path), expected)
+
+
+def cosine_calibration_for(settings: Settings, policy: ThresholdPolicy) -> ScoreCalibration:
+    """The card's calibration of raw cosines (`calibration_cosine` beside a normalised one; the policy's own on a
+    card calibrated on cosines), for what still compares raw cosines: the suggestions' grouping, which scores
+    pairs of unknown faces against the strangers memory as its own cohort (`facerec.gallery.grouping`)."""
+    if not policy.calibration.normalised:
+        return policy.calibration
+    try:
+        card = json.loads(settings.model_card_path.read_text())
+    except (OSError, ValueError):
+        card = {}
+    raw = card.get("calibration_cosine") if isinstance(card, dict) else None
+    if not raw:
+        raise UnusableFile(f"the model card {settings.model_card_path} has no cosine calibration beside its "
+                           "normalised one; run `facerec-train calibrate` again")
+    return ScoreCalibration.from_card({"calibration": raw})
 
 
 def policy_for(settings: Settings, model_sha256: str | None = None) -> ThresholdPolicy:

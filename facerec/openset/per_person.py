@@ -19,6 +19,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from facerec.openset.cohort import CohortStatistics, normalised
+
 PHOTOS = (1, 2, 3, 5, 8)  # photos per person measured
 LEVELS = (1e-3, 1e-4, 3e-5)  # per-photo false-accept rates at which the ratio is read (deepest last)
 TARGET_MIN_PHOTOS = 8  # a target person needs max(PHOTOS) photos, so every k draws from the same people
@@ -27,7 +29,8 @@ BOOTSTRAP = 500
 SEED = 0
 
 
-def measure_photo_exponent(embeddings: np.ndarray, labels: np.ndarray, seed: int = SEED) -> dict | None:
+def measure_photo_exponent(embeddings: np.ndarray, labels: np.ndarray, seed: int = SEED,
+                           statistics: CohortStatistics | None = None) -> dict | None:
     """The card's `photos_per_person` section from unit `embeddings` [N, D] of held-out people (`labels` [N]):
     m_k at each level, and the exponent at the deepest level with its bootstrap over target people (None with
     fewer than 10 target people). The policy uses the upper bound (`exponent`): the extreme similarities come in
@@ -40,6 +43,8 @@ def measure_photo_exponent(embeddings: np.ndarray, labels: np.ndarray, seed: int
     if len(targets) < 10:
         return None
     similarities = np.asarray(embeddings, np.float32) @ np.asarray(embeddings, np.float32).T
+    if statistics is not None:  # the scores the policy decides with (`facerec.openset.cohort`)
+        similarities = normalised(similarities, statistics, statistics)
     rng = np.random.default_rng(seed)
 
     def best_of(k: int) -> list[np.ndarray]:

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from facerec.openset.cohort import CohortStatistics, normalised
 from facerec.openset.stranger_tail import (StrangerPairs, StrangerTail, TailFit, measure_stranger_tail,
                                            pairs_between, top_share)
 
@@ -79,18 +80,22 @@ class PopulationTail:
                 "resamples": len(self.resampled)}
 
 
-def measure_population_tail(embeddings: np.ndarray, identity_ids: np.ndarray,
-                            seed: int = SAMPLE_SEED) -> PopulationTail | None:
-    """The tail of the similarities between faces of different people among unit `embeddings` [N, D] (person
-    `identity_ids` [N]); None with fewer than MIN_PEOPLE people."""
+def measure_population_tail(embeddings: np.ndarray, identity_ids: np.ndarray, seed: int = SAMPLE_SEED,
+                            statistics: CohortStatistics | None = None,
+                            ceiling: float = 1.0) -> PopulationTail | None:
+    """The tail of the scores between faces of different people among unit `embeddings` [N, D] (person
+    `identity_ids` [N]); None with fewer than MIN_PEOPLE people. With `statistics` (each face's cohort
+    statistics) the scores are cohort-normalised, as the policy's are (`ceiling`: inf for those), else cosines."""
     embeddings = np.asarray(embeddings, np.float32)
     identity_ids = np.asarray(identity_ids)
+    if statistics is None:
+        statistics = CohortStatistics(np.zeros(len(embeddings)), np.ones(len(embeddings)))
     if len(np.unique(identity_ids)) < MIN_PEOPLE:
         return None
     rng = np.random.default_rng(seed)
     if len(embeddings) > SAMPLE_FACES:
         rows = np.sort(rng.choice(len(embeddings), SAMPLE_FACES, replace=False))
-        embeddings, identity_ids = embeddings[rows], identity_ids[rows]
+        embeddings, identity_ids, statistics = embeddings[rows], identity_ids[rows], statistics[rows]
         if len(np.unique(identity_ids)) < MIN_PEOPLE:
             return None
     person = np.unique(identity_ids, return_inverse=True)[1]
@@ -98,16 +103,17 @@ def measure_population_tail(embeddings: np.ndarray, identity_ids: np.ndarray,
     total = pairs_between(faces_per_person)
     # The top share the cut-off starts from, and room beyond it where several photos per person cluster the
     # highest pairs (the cut-off goes lower until enough pairs of people lie above it).
-    top, first, second = _highest_between_people(embeddings, person, int(min(total, CLUSTER_ROOM * top_share(total))))
+    top, first, second = _highest_between_people(embeddings, person, int(min(total, CLUSTER_ROOM * top_share(total))),
+                                                 statistics)
     tail = measure_stranger_tail(StrangerPairs(top.astype(np.float64), person[first], person[second],
-                                               faces_per_person), rng=rng)
+                                               faces_per_person), rng=rng, ceiling=ceiling)
     if tail is None:
         return None
     return PopulationTail(tail, int(total), len(faces_per_person), len(embeddings))
 
 
-def _highest_between_people(embeddings: np.ndarray, person: np.ndarray,
-                            count: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _highest_between_people(embeddings: np.ndarray, person: np.ndarray, count: int,
+                            statistics: CohortStatistics) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The `count` highest similarities over unordered pairs of faces of different people, highest first, with
     the two faces (rows) of each."""
     best = np.zeros(0, np.float32)
@@ -116,6 +122,7 @@ def _highest_between_people(embeddings: np.ndarray, person: np.ndarray,
     for start in range(0, len(embeddings), _ROWS_PER_PASS):
         block = embeddings[start:start + _ROWS_PER_PASS] @ embeddings.T
         rows = np.arange(start, start + len(block))
+        block = normalised(block, statistics[rows], statistics)
         valid = (columns[None, :] > rows[:, None]) & (person[rows, None] != person[None, :])
         row_index, column_index = np.nonzero(valid)
         scores = np.concatenate([best, block[row_index, column_index]])

@@ -48,6 +48,7 @@ class TailFit:
     scale: float
     clusters: int  # pairs of people above the cut-off: the peaks the shape and scale were fitted to
     exceedances: int  # pairs of faces above the cut-off
+    ceiling: float = 1.0  # no score passes it: 1 for cosines, none (inf) for cohort-normalised scores
 
     def far(self, scores) -> np.ndarray:
         """The per-comparison false-accept rate at each score (meant for scores at or above the cut-off)."""
@@ -55,19 +56,22 @@ class TailFit:
 
     def threshold_at_far(self, fars) -> np.ndarray:
         """The score whose per-comparison false-accept rate is each given rate (meant for rates below `rate`);
-        never above 1, which no cosine passes."""
+        never above the ceiling (1 for cosines), which no score passes."""
         survival = np.minimum(np.asarray(fars, np.float64) / self.rate, 1.0)
-        return np.minimum(self.threshold + pareto_quantile(survival, self.shape, self.scale), 1.0)
+        return np.minimum(self.threshold + pareto_quantile(survival, self.shape, self.scale), self.ceiling)
 
     def to_dict(self) -> dict:
         return {"threshold": round(self.threshold, 5), "rate": float(f"{self.rate:.4g}"),
                 "shape": round(self.shape, 4), "scale": round(self.scale, 5), "clusters": self.clusters,
-                "exceedances": self.exceedances}
+                "exceedances": self.exceedances, **({} if self.ceiling == 1.0 else
+                                                    {"ceiling": None if np.isinf(self.ceiling) else self.ceiling})}
 
     @classmethod
     def from_dict(cls, data: dict) -> "TailFit":
+        ceiling = data.get("ceiling", 1.0)
         return cls(float(data["threshold"]), float(data["rate"]), float(data["shape"]), float(data["scale"]),
-                   int(data.get("clusters", data.get("exceedances", 0))), int(data.get("exceedances", 0)))
+                   int(data.get("clusters", data.get("exceedances", 0))), int(data.get("exceedances", 0)),
+                   np.inf if ceiling is None else float(ceiling))
 
 
 @dataclass(frozen=True)
@@ -125,9 +129,11 @@ def _cluster_keys(pairs: StrangerPairs, count: int) -> np.ndarray:
     return first * pairs.people + second
 
 
-def fit_tail(pairs: StrangerPairs, above: int, person_weights: np.ndarray | None = None) -> TailFit | None:
+def fit_tail(pairs: StrangerPairs, above: int, person_weights: np.ndarray | None = None,
+             ceiling: float = 1.0) -> TailFit | None:
     """The declustered tail over the cut-off at pairs.scores[above] (the `above` pairs higher than it), with
-    each person counted `person_weights` times; None when fewer than MIN_CLUSTERS pairs of people exceed it."""
+    each person counted `person_weights` times; None when fewer than MIN_CLUSTERS pairs of people exceed it.
+    `ceiling`: the score nothing passes (1 for cosines; inf for cohort-normalised scores)."""
     threshold = float(pairs.scores[above])
     excess = pairs.scores[:above] - threshold
     weights = pairs.weights(person_weights)[:above]
@@ -141,7 +147,7 @@ def fit_tail(pairs: StrangerPairs, above: int, person_weights: np.ndarray | None
         return None
     shape, scale = fit_generalized_pareto(excess[exceeding][peak], weights[exceeding][peak])
     return TailFit(threshold, float(weights[exceeding].sum() / total), shape, scale, len(peak),
-                   int(exceeding.sum()))
+                   int(exceeding.sum()), ceiling)
 
 
 @dataclass(frozen=True)
@@ -159,16 +165,16 @@ class StrangerTail:
 
 
 def measure_stranger_tail(pairs: StrangerPairs, resamples: int = RESAMPLES, seed: int = SEED,
-                          rng: np.random.Generator | None = None) -> StrangerTail | None:
+                          rng: np.random.Generator | None = None, ceiling: float = 1.0) -> StrangerTail | None:
     """The point fit and `resamples` bootstrap fits over the people; None when the point fit is impossible."""
     above = cutoff_rank(pairs)
-    point = fit_tail(pairs, above)
+    point = fit_tail(pairs, above, ceiling=ceiling)
     if point is None:
         return None
     resampled = []
     for person_weights in resampled_people(pairs.people, resamples, np.random.default_rng(seed) if rng is None
                                            else rng):
-        fit = fit_tail(pairs, above, person_weights)
+        fit = fit_tail(pairs, above, person_weights, ceiling)
         if fit is not None:  # a degenerate resample (a few people drawn many times): too few clusters to fit
             resampled.append(fit)
     return StrangerTail(point, tuple(resampled))
@@ -221,7 +227,7 @@ class FarCurve:
     def threshold_at_far(self, fars) -> np.ndarray:
         f = np.asarray(fars, np.float64)
         empirical = empirical_threshold_at_far(self.scores, f, self.share_above)
-        return np.where(f < self.tail.rate, self.tail.threshold_at_far(f), np.minimum(empirical, 1.0))
+        return np.where(f < self.tail.rate, self.tail.threshold_at_far(f), np.minimum(empirical, self.tail.ceiling))
 
 
 def _pair(values: list) -> tuple[float, float] | None:

@@ -45,9 +45,10 @@ RECALIBRATE = "run `facerec-train calibrate` to calibrate this model"
 
 @dataclass(frozen=True)
 class ScoreCalibration:
-    """FAR (and genuine acceptance) as functions of the cosine threshold, from a model card.
+    """FAR (and genuine acceptance) as functions of the score threshold, from a model card: a raw cosine, or a
+    cohort-normalised score (`scale`, as the card's calibration says).
 
-    `cosines` ascending; `log_far` (log10 FAR, descending) and the optional interval and `tar` rows match them.
+    `cosines` (the scores, by their old name) ascending; `log_far` (log10 FAR, descending) and the optional interval and `tar` rows match them.
     Between rows values are interpolated linearly in log10 FAR; beyond the last rows the end slope continues.
     Where the card keeps its fitted tail (`tail`), FAR and thresholds in the tail come from the fit itself
     (`facerec.openset.stranger_tail.TailFit`, the estimator that made the rows), not from between its rows.
@@ -62,6 +63,16 @@ class ScoreCalibration:
     fixed_threshold: float | None = None  # only when the card has no FAR curve at all
     photo_exponent: float | None = None  # k photos of one person count as k ** this (`facerec.openset.per_person`)
     tail: TailFit | None = None  # the card's fitted stranger tail, read above its cut-off
+    scale: str = "cosine"  # what the thresholds are: raw cosines, or "as-norm" scores (`facerec.openset.cohort`)
+
+    @property
+    def ceiling(self) -> float:
+        """No score passes it: 1 for cosines, none for normalised scores."""
+        return 1.0 if self.scale == "cosine" else math.inf
+
+    @property
+    def normalised(self) -> bool:
+        return self.scale != "cosine"
 
     @classmethod
     def from_card(cls, card: dict, model_sha256: str | None = None) -> "ScoreCalibration":
@@ -78,11 +89,12 @@ class ScoreCalibration:
             per_person = calibration.get("photos_per_person") or {}
             tail = calibration.get("tail") or {}
             fitted = TailFit.from_dict(tail) if {"threshold", "rate", "shape", "scale"} <= set(tail) else None
-            return cls._of([r["cosine"] for r in rows], [r["far"] for r in rows],
+            return cls._of([r["score"] if "score" in r else r["cosine"] for r in rows], [r["far"] for r in rows],
                            [r["far_interval"][0] for r in rows] if intervals else None,
                            [r["far_interval"][1] for r in rows] if intervals else None,
                            [r["tar"] for r in rows] if all("tar" in r for r in rows) else None,
-                           "; ".join(warnings) or None, per_person.get("exponent"), fitted)
+                           "; ".join(warnings) or None, per_person.get("exponent"), fitted,
+                           calibration.get("score", "cosine"))
         curve = card.get("far_curve") or []
         if len(curve) >= 2:
             lowest = min(far for _, far in curve)
@@ -96,7 +108,8 @@ class ScoreCalibration:
 
     @classmethod
     def _of(cls, cosines, fars, far_low=None, far_high=None, tar=None, warning=None,
-            photo_exponent: float | None = None, tail: TailFit | None = None) -> "ScoreCalibration":
+            photo_exponent: float | None = None, tail: TailFit | None = None,
+            scale: str = "cosine") -> "ScoreCalibration":
         cosines = np.asarray(cosines, np.float64)
         order = np.argsort(cosines, kind="stable")
         cosines, unique = np.unique(cosines[order], return_index=True)
@@ -108,7 +121,7 @@ class ScoreCalibration:
 
         return cls(cosines, logs(fars), logs(far_low), logs(far_high),
                    None if tar is None else np.asarray(tar, np.float64)[pick], warning,
-                   photo_exponent=None if photo_exponent is None else float(photo_exponent), tail=tail)
+                   photo_exponent=None if photo_exponent is None else float(photo_exponent), tail=tail, scale=scale)
 
     @property
     def lowest_far(self) -> float:
@@ -134,7 +147,7 @@ class ScoreCalibration:
             return self.fixed_threshold
         if self.tail is not None and far < self.tail.rate:
             return float(self.tail.threshold_at_far(far))
-        return min(1.0, float(_interp(math.log10(far), self.log_far[::-1], self.cosines[::-1])))
+        return min(self.ceiling, float(_interp(math.log10(far), self.log_far[::-1], self.cosines[::-1])))
 
     def true_match_rate(self, threshold: float) -> float | None:
         """Share of genuine pairs (two photos of one held-out person) at or above `threshold`."""
@@ -170,6 +183,7 @@ class ThresholdInForce:
     extrapolated_far: float | None = None  # the per-comparison FAR needed, where below the calibrated range
     lowest_calibrated_far: float | None = None
     effective_comparisons: float | None = None  # None: the face count (one photo each, or no per-person rule)
+    scale: str = "cosine"  # what `threshold` is: a raw cosine, or an "as-norm" score (`facerec.openset.cohort`)
 
     def to_dict(self) -> dict:
         data = asdict(self)
@@ -196,7 +210,7 @@ class ThresholdPolicy:
         _check_rate(fpir)
         self.calibration = calibration
         self.fpir = float(fpir)
-        self.pinned_threshold = None if pinned_threshold is None else float(pinned_threshold)
+        self.pinned_threshold = None if pinned_threshold is None else _check_pin(float(pinned_threshold), calibration)
 
     @classmethod
     def from_card(cls, card: dict, fpir: float = DEFAULT_FPIR, pinned_threshold: float | None = None,
@@ -229,6 +243,8 @@ class ThresholdPolicy:
         calibration = self.calibration
         chances = float(comparisons) if effective is None else effective
         threshold = self.pinned_threshold if threshold is None and fpir is None else threshold
+        if threshold is not None:
+            threshold = _check_pin(float(threshold), calibration)
         pinned = threshold is not None or calibration.fixed_threshold is not None
         population = None if calibration.fixed_threshold is not None else population
         raised_from, extrapolated = None, None
@@ -258,7 +274,8 @@ class ThresholdPolicy:
             verification=verification, people=people, warning=calibration.warning, population=population,
             raised_from=raised_from, extrapolated_far=extrapolated,
             lowest_calibrated_far=None if calibration.fixed_threshold is not None else calibration.lowest_far,
-            effective_comparisons=None if effective is None or effective == comparisons else effective)
+            effective_comparisons=None if effective is None or effective == comparisons else effective,
+            scale=calibration.scale)
 
 
 def _fpir(far: float, comparisons: float) -> float:
@@ -273,6 +290,24 @@ def _check_rate(fpir: float) -> float:
         raise InvalidArgument(f"the accepted stranger-match rate must be between 0 and 1 (e.g. 0.01 for 1%), "
                               f"got {fpir}")
     return float(fpir)
+
+
+COSINE_PIN_LIMIT = 1.0  # a pin at or below it on the normalised scale is an old cosine, never silently reread
+
+
+def _check_pin(threshold: float, calibration: ScoreCalibration) -> float:
+    """A pinned threshold is on the scale the model is calibrated on. On normalised scores a value of at most 1
+    is a cosine pin from before them (a score that low would name most strangers): refused, not reinterpreted."""
+    from facerec.errors import InvalidArgument
+
+    if not math.isfinite(threshold):
+        raise InvalidArgument(f"the threshold must be a number, got {threshold}")
+    if calibration.normalised and threshold <= COSINE_PIN_LIMIT:
+        raise InvalidArgument(f"the pinned threshold {threshold:g} looks like a raw cosine, but this model compares "
+                              "faces by normalised score (the cosine against the pair's cohort, in standard "
+                              "deviations; the default rule's threshold is between 3 and 7): pin a score above 1 "
+                              "or leave the threshold unset (docs/threshold-policy.md)")
+    return threshold
 
 
 def _interp(x: float, xs: np.ndarray, ys: np.ndarray) -> float:

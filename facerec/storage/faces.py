@@ -10,7 +10,7 @@ from datetime import datetime
 from typing import Callable
 
 import numpy as np
-from sqlalchemy import func, insert, select
+from sqlalchemy import func, insert, select, update
 from sqlalchemy.orm import Session
 
 from facerec.storage.journal import JournalTable
@@ -18,11 +18,16 @@ from facerec.storage.rows import chunked, decoded, encoded
 from facerec.storage.schema import Face, Identity
 
 EMPTY = np.zeros((0, 512), np.float32)
+# A face's cohort statistics from its embedding: (means [N], spreads [N]) of embeddings [N, D]
+# (`facerec.openset.cohort.Cohort.statistics`), given to the store by whoever knows the model's cohort.
+CohortStatisticsOf = Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]]
+FILL_BATCH = 2048
 
 
 class FacesTable:
     def __init__(self, session: Callable[[], Session]) -> None:
         self.session = session  # opens a read session (`Store.session`)
+        self.statistics_of: CohortStatisticsOf | None = None  # set by the gallery: every face written gets them
 
     def embeddings(self, face_ids: list[int] | None = None) -> tuple[np.ndarray, np.ndarray]:
         """(face ids [N] int64, embeddings [N, D] float32) of all faces, or of the given ids."""
@@ -38,13 +43,42 @@ class FacesTable:
 
     def labels(self, face_ids: list[int] | None = None) -> dict[int, tuple[int, str]]:
         """{face id: (identity id, name)} for every face, or only for the given face ids."""
-        query = select(Face.id, Identity.id, Identity.name).join(Identity)
+        return {face: (identity, name) for face, (identity, name, _mean, _sd) in self.scored_labels(face_ids).items()}
+
+    def scored_labels(self, face_ids: list[int] | None = None) -> dict[int, tuple[int, str, float | None,
+                                                                                   float | None]]:
+        """{face id: (identity id, name, cohort mean, cohort spread)}: what a search needs of its candidates, in
+        one query (the statistics are None only in a gallery not yet brought up to date)."""
+        query = select(Face.id, Identity.id, Identity.name, Face.cohort_mean, Face.cohort_sd).join(Identity)
         with self.session() as session:
             if face_ids is None:
                 rows = list(session.execute(query))
             else:
                 rows = [r for chunk in chunked(face_ids) for r in session.execute(query.where(Face.id.in_(chunk)))]
-            return {int(f): (int(i), str(n)) for f, i, n in rows}
+            return {int(f): (int(i), str(n), m, d) for f, i, n, m, d in rows}
+
+    def cohort_statistics(self, face_ids: list[int]) -> tuple[np.ndarray, np.ndarray]:
+        """(means, spreads) [N] of the given faces, in their order (NaN where not computed)."""
+        with self.session() as session:
+            found = {int(f): (m, d) for chunk in chunked(face_ids) for f, m, d in
+                     session.execute(select(Face.id, Face.cohort_mean, Face.cohort_sd).where(Face.id.in_(chunk)))}
+        rows = [found.get(int(f), (None, None)) for f in face_ids]
+        return (np.array([np.nan if m is None else m for m, _ in rows], np.float64),
+                np.array([np.nan if d is None else d for _, d in rows], np.float64))
+
+    def median_statistics(self, sample: int = 4000) -> tuple[float | None, float | None]:
+        """Median cohort mean and spread over up to `sample` faces (the first by id); (None, None) when none."""
+        with self.session() as session:
+            rows = session.execute(select(Face.cohort_mean, Face.cohort_sd).where(Face.cohort_sd.is_not(None))
+                                   .order_by(Face.id).limit(sample)).all()
+        if not rows:
+            return None, None
+        return float(np.median([r[0] for r in rows])), float(np.median([r[1] for r in rows]))
+
+    def missing_statistics(self) -> int:
+        """How many faces have no cohort statistics yet."""
+        with self.session() as session:
+            return int(session.scalar(select(func.count(Face.id)).where(Face.cohort_sd.is_(None))))
 
     def counts_per_person(self) -> tuple[np.ndarray, np.ndarray]:
         """(identity ids [P] int64, ascending; their face counts [P]) of every person with a face."""
@@ -115,6 +149,7 @@ class FacesTable:
         face ids in row order."""
         if not rows:
             return []
+        rows = self._with_statistics(rows)
         face_ids = list(session.scalars(insert(Face).returning(Face.id, sort_by_parameter_order=True),
                                         [{"created_at": now, **row, "embedding": encoded(row["embedding"])}
                                          for row in rows]))
@@ -127,10 +162,52 @@ class FacesTable:
     def replace_embedding(self, session: Session, face: Face, embedding: np.ndarray, model_id: str) -> None:
         """A face re-embedded by another model: journalled as a remove and an add of the same face."""
         face.embedding, face.model_id = encoded(embedding), model_id
+        face.cohort_mean, face.cohort_sd = self._statistics_of([embedding])[0]
         JournalTable.record(session, "remove", [face.id])
         JournalTable.record(session, "add", [face.id])
 
+    def set_statistics(self, session: Session, face_ids: list[int], means: np.ndarray, sds: np.ndarray) -> None:
+        """Store faces' cohort statistics (no journal row: the embeddings, which the index follows, are unchanged)."""
+        if face_ids:
+            session.execute(update(Face), [{"id": int(f), "cohort_mean": float(m), "cohort_sd": float(d)}
+                                           for f, m, d in zip(face_ids, means, sds)])
 
-def face_row(values: dict) -> Face:
-    """A new Face from the `add_many` row keys (but identity_id)."""
-    return Face(**{**values, "embedding": encoded(values["embedding"])})
+    def fill_statistics(self, writing: Callable[[], Session], everyone: bool = False) -> int:
+        """Compute the cohort statistics of every face that lacks them (of every face with `everyone`: the cohort
+        changed), in batches of FILL_BATCH faces, each its own short write; returns how many were filled."""
+        if self.statistics_of is None:
+            return 0
+        filled, after = 0, 0
+        while True:
+            with self.session() as session:
+                query = select(Face.id, Face.embedding).where(Face.id > after).order_by(Face.id).limit(FILL_BATCH)
+                rows = session.execute(query if everyone else query.where(Face.cohort_sd.is_(None))).all()
+            if not rows:
+                return filled
+            means, sds = self.statistics_of(np.stack([decoded(r[1]) for r in rows]))
+            with writing() as session, session.begin():
+                self.set_statistics(session, [r[0] for r in rows], means, sds)
+            filled, after = filled + len(rows), int(rows[-1][0])
+
+    def _statistics_of(self, embeddings) -> list[tuple[float | None, float | None]]:
+        if self.statistics_of is None:
+            return [(None, None)] * len(embeddings)
+        means, sds = self.statistics_of(np.stack([np.asarray(e, np.float32) for e in embeddings]))
+        return [(float(m), float(d)) for m, d in zip(means, sds)]
+
+    def _with_statistics(self, rows: list[dict]) -> list[dict]:
+        """Rows with their cohort statistics, computed here once for all of them, so no path that adds a face can
+        forget them (enroll, add photo, a learned template, import, a suggestion named)."""
+        missing = [i for i, row in enumerate(rows) if row.get("cohort_sd") is None]
+        if not missing:
+            return rows
+        computed = self._statistics_of([rows[i]["embedding"] for i in missing])
+        rows = list(rows)
+        for i, (mean, sd) in zip(missing, computed):
+            rows[i] = {**rows[i], "cohort_mean": mean, "cohort_sd": sd}
+        return rows
+
+    def new_row(self, values: dict) -> Face:
+        """A new Face from the `add_many` row keys (but identity_id), with its cohort statistics."""
+        values = self._with_statistics([values])[0]
+        return Face(**{**values, "embedding": encoded(values["embedding"])})

@@ -10,7 +10,7 @@ from typing import Callable
 from sqlalchemy import func, insert, select
 from sqlalchemy.orm import Session
 
-from facerec.storage.faces import face_row
+from facerec.storage.faces import FacesTable
 from facerec.storage.journal import JournalTable
 from facerec.storage.rows import chunked
 from facerec.storage.schema import Identity, utcnow
@@ -18,8 +18,10 @@ from facerec.storage.sightings import SightingsTable
 
 
 class PeopleTable:
-    def __init__(self, session: Callable[[], Session], name_key: Callable, sightings: SightingsTable) -> None:
+    def __init__(self, session: Callable[[], Session], name_key: Callable, sightings: SightingsTable,
+                 faces: FacesTable) -> None:
         self.session = session  # opens a read session (`Store.session`)
+        self.faces = faces  # a new person's face is written as the faces table writes every face
         self.name_key = name_key  # the backend's SQL for `facerec.names.name_key`
         self.sightings = sightings  # a person's sightings go with them
 
@@ -74,7 +76,7 @@ class PeopleTable:
         face id)."""
         identity = Identity(name=name, note=note)
         session.add(identity)
-        record = face_row(face)
+        record = self.faces.new_row(face)
         identity.faces.append(record)
         session.flush()
         JournalTable.record(session, "add", [record.id])
@@ -82,7 +84,7 @@ class PeopleTable:
 
     def add_face(self, session: Session, person: Identity, face: dict) -> int:
         """Another face of `person` (who is then updated now); returns its id."""
-        record = face_row(face)
+        record = self.faces.new_row(face)
         person.faces.append(record)
         person.updated_at = utcnow()
         session.flush()

@@ -1,7 +1,8 @@
 """The gallery's tables (SQLAlchemy 2.x declarative): the source of truth for identities and their faces.
 
 - `identities`: one row per person (name unique, optional note).
-- `faces`: embedding, model id, photo sha256, box, landmarks, optional JPEG crop; belongs to one identity.
+- `faces`: embedding, model id, photo sha256, box, landmarks, optional JPEG crop, cohort statistics; belongs to
+  one identity.
 - `journal`: one row per face added or removed, written in the same transaction as the change. Its sequence
   numbers follow commit order (SQLite serialises writers, and the PostgreSQL backend makes its writers queue for
   one lock), so a reader that has seen sequence s has seen every change up to s: a vector index saved or last
@@ -96,6 +97,8 @@ ADDED_COLUMNS = [
     ("faces", "learned_from", {"sqlite": "INTEGER", "postgresql": "INTEGER"}),
     ("faces", "learned_by", {"sqlite": "VARCHAR(64)", "postgresql": "VARCHAR(64)"}),
     ("sightings", "crop_jpeg", {"sqlite": "BLOB", "postgresql": "BYTEA"}),
+    ("faces", "cohort_mean", {"sqlite": "FLOAT", "postgresql": "DOUBLE PRECISION"}),
+    ("faces", "cohort_sd", {"sqlite": "FLOAT", "postgresql": "DOUBLE PRECISION"}),
     ("sightings", "box", {"sqlite": "JSON", "postgresql": "JSON"}),
     ("sightings", "landmarks", {"sqlite": "JSON", "postgresql": "JSON"}),
 ]
@@ -118,6 +121,11 @@ class Face(Base):
     origin: Mapped[str] = mapped_column(String(16), default="enrolled", server_default="enrolled")
     learned_from: Mapped[int | None] = mapped_column(Integer, nullable=True)  # the sighting's id
     learned_by: Mapped[str | None] = mapped_column(String(64), nullable=True)  # "admin password", "API key 3", ...
+    # The face's cohort statistics (`facerec.openset.cohort`): mean and spread of its top-K cosines against the
+    # model's score cohort, so a score against it costs no product with the cohort. NULL until computed (a
+    # gallery made before them gains them when opened or upgraded; `cohort_id` setting says which cohort).
+    cohort_mean: Mapped[float | None] = mapped_column(Float, nullable=True)
+    cohort_sd: Mapped[float | None] = mapped_column(Float, nullable=True)
     identity: Mapped[Identity] = relationship(back_populates="faces")
 
     @property

@@ -56,7 +56,7 @@ class Store:
         self.faces = FacesTable(self.session)
         self.sightings = SightingsTable(self.session)
         self.strangers = StrangersTable(self.session)
-        self.people = PeopleTable(self.session, self.backend.name_key, self.sightings)
+        self.people = PeopleTable(self.session, self.backend.name_key, self.sightings, self.faces)
 
     @property
     def display_url(self) -> str:

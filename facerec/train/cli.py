@@ -121,6 +121,12 @@ def register(command: CommandAdder, sub, common: argparse.ArgumentParser) -> Non
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--identities", type=int, help="use only the first N held-out identities (a quick check)")
     p.add_argument("--embeddings", help="an .npz cache of the held-out embeddings, reused for the same model file")
+    p.add_argument("--cohort-embeddings", help="an .npz cache of the score cohort's embeddings (same model file)")
+    p.add_argument("--cohort-size", type=int, default=None,
+                   help="faces in the score cohort (default: the size chosen on held-out identities; fewer for a "
+                        "quick check)")
+    p.add_argument("--no-cohort", action="store_true",
+                   help="calibrate raw cosines only (no score cohort is made; the app then decides on cosines)")
 
 
 def cmd_prepare(args) -> int:
@@ -276,25 +282,40 @@ def cmd_export_onnx(args) -> int:
 
 
 def cmd_calibrate(args) -> int:
+    """The score cohort first (`facerec.evaluation.cohort_model`: one face of each of a few thousand training
+    identities, written beside the model), then the FAR curves of raw cosines and of the normalised scores."""
     from facerec.evaluation.calibrate_model import calibrate_model, card_split, held_out_photos, write_to_card
+    from facerec.evaluation.cohort_model import COHORT_SIZE, make_cohort, write_cohort
+    from facerec.openset.cohort import Cohort, cohort_path
 
     settings = settings_from(args)
     card_path = Path(args.card) if args.card else settings.model_card_path
     split = card_split(settings.model_card_path)  # the split the model was trained with: its card says
     paths, _ = held_out_photos(args.data, args.identities, split)
+    cohort = None
+    args.cohort_size = args.cohort_size or COHORT_SIZE
+    if not args.no_cohort:
+        with progress_bar(args.cohort_size, "score cohort") as bar:
+            cohort, provenance = make_cohort(settings.model_path, args.data, size=args.cohort_size, split=split,
+                                             flip_tta=settings.flip_tta, num_threads=settings.num_threads,
+                                             embeddings_cache=args.cohort_embeddings, progress=bar.update)
+        written = write_cohort(card_path, cohort, provenance)
+        cohort = Cohort.load(cohort_path(card_path), written["sha256"])  # as the app reads it (float16)
+    common = dict(flip_tta=settings.flip_tta, resamples=args.resamples, seed=args.seed, identities=args.identities,
+                  num_threads=settings.num_threads, embeddings_cache=args.embeddings, split=split)
     with progress_bar(len(paths), "embedding") as bar:
-        calibration = calibrate_model(settings.model_path, args.data, flip_tta=settings.flip_tta,
-                                      resamples=args.resamples, seed=args.seed, identities=args.identities,
-                                      num_threads=settings.num_threads, progress=bar.update,
-                                      embeddings_cache=args.embeddings, split=split)
-    write_to_card(card_path, calibration)
+        cosine = calibrate_model(settings.model_path, args.data, progress=bar.update, **common)
+    calibration = cosine if cohort is None else calibrate_model(settings.model_path, args.data, cohort=cohort,
+                                                                **common)
+    write_to_card(card_path, calibration, None if cohort is None else cosine)
     tail = calibration["tail"]
-    rows = [[rate_text(r["far"]), f"{r['cosine']:.4f}",
-             "–".join(f"{v:.4f}" for v in r.get("cosine_interval", [])),
-             "" if r.get("cosine_empirical") is None else f"{r['cosine_empirical']:.4f}",
+    key = "cosine" if cohort is None else "score"
+    rows = [[rate_text(r["far"]), f"{r[key]:.4f}",
+             "–".join(f"{v:.4f}" for v in r.get(f"{key}_interval", [])),
+             "" if r.get(f"{key}_empirical") is None else f"{r[f'{key}_empirical']:.4f}",
              r.get("tar", ""), r["from"]]
             for r in calibration["curve"] if _is_decade(r["far"])]
-    emit(args, calibration, rows, ["FAR", "cosine", f"{calibration['bootstrap']['interval']:.0%} interval",
+    emit(args, calibration, rows, ["FAR", key, f"{calibration['bootstrap']['interval']:.0%} interval",
                                     "empirical", "TAR", "from"],
           text=(f"calibrated {Path(settings.model_path).name} on {calibration['identities']} held-out identities "
                 f"({calibration['photos']} photos, {calibration['impostor_pairs']:,} impostor pairs); tail above "

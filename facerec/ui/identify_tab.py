@@ -6,7 +6,7 @@ from __future__ import annotations
 import gradio as gr
 
 from facerec.words.templates import learning_sentence
-from facerec.words.threshold import threshold_sentence
+from facerec.words.threshold import shown_score, strangers_scoring, threshold_sentence
 from facerec.faces.drawing import KNOWN, UNKNOWN, annotate
 from facerec.errors import InvalidArgument, LockedOut
 from facerec.messages import faces_left_out_message
@@ -18,7 +18,7 @@ from facerec.ui.page_pictures import MAX_SIDE, page_picture
 from facerec.ui.uploads import (CACHE_MAX_AGE_S, Unreadable, forget_upload, photo_input, photo_to_answer,
                                 uploaded_photo)
 
-HEADERS = ["face", "name", "similarity", "candidate 1", "candidate 2", "candidate 3"]
+HEADERS = ["face", "name", "score", "strangers who score this high", "candidate 1", "candidate 2", "candidate 3"]
 MAX_NAMES = 1000  # names offered for a correction (any enrolled name may be typed)
 
 
@@ -89,11 +89,12 @@ def build(context: AppContext, default_percent: float, password: gr.Textbox) -> 
         faces_seen = [[m.sighting_id, m.embedding, m.name, m.face] for m in matches] if admin else None
         if not admin:
             matches = [match.redacted() for match in matches]
-        labels = [f"#{i} {m.label}" + ("" if m.similarity is None else f" {m.similarity:.3f}")
-                  for i, m in enumerate(matches)]
+        labels = [f"#{i} {m.label}" + (f" {shown_score(m.score, m.similarity)}" if shown_score(m.score, m.similarity)
+                                       else "") for i, m in enumerate(matches)]
         colours = [KNOWN if m.name else UNKNOWN for m in matches]
-        rows = [[f"#{i}", m.label, "" if m.similarity is None else f"{m.similarity:.3f}",  # one format
-                 *[f"{c.name} ({c.similarity:.3f})" for c in m.candidates[:3]],
+        rows = [[f"#{i}", m.label, shown_score(m.score, m.similarity),  # the number the decision compared
+                 strangers_scoring(m.stranger_far) if m.name else "",
+                 *[f"{c.name} ({shown_score(c.score, c.similarity)})" for c in m.candidates[:3]],
                  *[""] * (3 - len(m.candidates[:3]))] for i, m in enumerate(matches)]
         # The threshold's sentence is said once, in the note above the button: the rule this answer used.
         summary = f"{len(matches)} face(s): " + ", ".join(f"#{i} {markdown_text(m.label)}"

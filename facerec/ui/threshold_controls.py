@@ -13,7 +13,7 @@ def rate_and_pin(percent: float, label: str, info: str, pinned_by_operator: floa
     in the pin box so that the page answers at it, as the REST API and the CLI do, until someone empties the box."""
     rate = gr.Slider(0.1, 10.0, value=percent, step=0.1, label=label, info=info)
     pinned = gr.Textbox(value="" if pinned_by_operator is None else f"{pinned_by_operator:g}",
-                        label="Or pin a similarity threshold (cosine, optional)", placeholder="e.g. 0.55",
+                        label="Or pin a score threshold (optional)", placeholder="e.g. 6",
                         info="Leave empty to follow the accepted rate.")
     return rate, pinned
 
@@ -26,8 +26,7 @@ def parse_pinned(value) -> float | None:
     try:
         return float(str(value).strip())
     except ValueError:
-        raise InvalidArgument(f"the pinned threshold must be a cosine similarity such as 0.55, or empty; got "
-                              f"'{value}'") from None
+        raise InvalidArgument(f"the pinned threshold must be a score such as 6, or empty; got '{value}'") from None
 
 
 def accepted_rate(percent) -> float | None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import gradio as gr
 
-from facerec.words.threshold import threshold_sentence
+from facerec.words.threshold import compared, threshold_sentence
 from facerec.errors import MultipleFaces
 from facerec.ui.actions import Instead, expose
 from facerec.ui.context import AppContext
@@ -52,7 +52,8 @@ def build(context: AppContext, default_percent: float) -> None:
                                 face_b=index_b)
         verdict = "Same person" if result.same_person else "Different people"
         # The threshold's sentence is said once, in the note above the button: the rule this answer used.
-        return {status: f"**{verdict}** — similarity {result.similarity:.3f} (threshold {result.threshold:.3f}).",
+        numbers = compared(result.score, result.similarity, result.score_threshold, result.rule, result.stranger_far)
+        return {status: f"**{verdict}** — {numbers}.",
                 threshold_note: threshold_sentence(result.rule), details: result.to_dict(),
                 side_a["kept"]: answered_a, side_b["kept"]: answered_b}
 

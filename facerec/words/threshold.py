@@ -8,35 +8,70 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from facerec.messages import percent_text, rate_text
+from facerec.messages import percent_text, rate_text, score_text
 
 if TYPE_CHECKING:
     from facerec.openset.threshold_policy import ThresholdInForce
 
 
+def score_name(rule: ThresholdInForce | None) -> str:
+    """What the number a decision compares is called: "score" (cohort-normalised) or "similarity" (cosine)."""
+    return "similarity" if rule is None or rule.scale == "cosine" else "score"
+
+
+def strangers_scoring(far: float | None) -> str:
+    """A per-comparison false-accept rate as what a person can picture: "about 1 in 20,000 strangers score this
+    high" (against this one enrolled face, or this one photo)."""
+    if far is None:
+        return ""
+    if far >= 0.5:
+        return "most strangers score this high"
+    one_in = _one_in(far)
+    return f"{'' if one_in.startswith(('fewer', 'none')) else 'about '}{one_in} strangers score this high"
+
+
+def shown_score(score: float | None, similarity: float | None = None) -> str:
+    """The number shown beside a name: the score the decision compared (the cosine only where the model is
+    calibrated on cosines), so a named face never shows a lower number than an unknown one."""
+    value = score if score is not None else similarity
+    return "" if value is None else score_text(value)
+
+
+def compared(score: float | None, similarity: float, threshold: float | None, rule: ThresholdInForce | None,
+             stranger_far: float | None) -> str:
+    """One comparison's numbers in words: "score 8.16 (threshold 3.12); fewer than 1 in 1,000,000,000 strangers
+    score this high" (on a model calibrated on cosines: the similarity and its threshold)."""
+    text = f"{score_name(rule)} {shown_score(score, similarity)}"
+    if threshold is not None:
+        text += f" (threshold {score_text(threshold)})"
+    rarity = strangers_scoring(stranger_far)
+    return text + (f"; {rarity}" if rarity else "")
+
+
 def threshold_sentence(rule: ThresholdInForce) -> str:
     """What the threshold means, in plain words."""
     rate = "false-match" if rule.verification else "stranger-match"
-    how = (f"pinned at {rule.threshold:.3f}" if rule.pinned else
-           f"{rule.threshold:.3f}, set for an accepted {rate} rate of {percent_text(rule.target_fpir)}")
+    how = (f"pinned at {score_text(rule.threshold)}" if rule.pinned else
+           f"{score_text(rule.threshold)}, set for an accepted {rate} rate of {percent_text(rule.target_fpir)}")
+    what = "Similarity threshold" if rule.scale == "cosine" else "Score threshold"
     interval = (f" (95% interval {percent_text(rule.expected_fpir_interval[0])} to "
                 f"{percent_text(rule.expected_fpir_interval[1])})" if rule.expected_fpir_interval else "")
     if rule.verification:
-        text = f"Similarity threshold {how}. Two photos are compared once"
+        text = f"{what} {how}. Two photos are compared once"
         if rule.expected_fpir is not None:
             text += (f": expected false-match rate {percent_text(rule.expected_fpir)}{interval}, about "
                      f"{_one_in(rule.expected_fpir)} pairs of photos of different people would be called the "
                      "same person")
     elif rule.comparisons == 0:
         text = (f"The gallery is empty, so nobody can be wrongly named yet; with the first enrolled face the "
-                f"similarity threshold will be {how}")
+                f"{what.lower()} will be {how}")
     else:
         size = f"{rule.comparisons:,} enrolled face{'s' if rule.comparisons != 1 else ''}"
         if rule.people is not None:
             size = f"{rule.people:,} {'person' if rule.people == 1 else 'people'} ({size})"
         if rule.effective_comparisons is not None:
             size += f", worth {rule.effective_comparisons:,.0f} independent chances for a stranger"
-        text = f"Similarity threshold {how}, for a gallery of {size}"
+        text = f"{what} {how}, for a gallery of {size}"
         if rule.expected_fpir is not None:
             text += (f". Expected stranger-match rate {percent_text(rule.expected_fpir)}{interval}: about "
                      f"{_one_in(rule.expected_fpir)} people who are not enrolled would wrongly be given a name")
@@ -63,8 +98,8 @@ def threshold_notes(rule: ThresholdInForce) -> list[str]:
     if rule.raised_from is not None and rule.population is not None:
         notes.append(f"this gallery's own people look more alike than the model's calibration set "
                      f"({rule.population.pairs:,} pairs of its faces of different people measured), so the "
-                     f"threshold is raised from {rule.raised_from:.3f} to {rule.threshold:.3f} to keep the accepted "
-                     "rate")
+                     f"threshold is raised from {score_text(rule.raised_from)} to {score_text(rule.threshold)} to keep "
+                     "the accepted rate")
     return notes
 
 

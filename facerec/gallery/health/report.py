@@ -55,15 +55,19 @@ class GalleryHealth:
         store = self.store
         rule = self.thresholds.in_force(with_people=True)
         people, faces = store.counts()
+        # Health reads raw cosines and distances (the spec's metrics): the threshold in force as the cosine two
+        # of this gallery's typical faces must reach (`typical_cosine`).
+        threshold = self.thresholds.typical_cosine(rule.threshold)
         if faces <= EXACT_LIMIT:
             face_ids, embeddings = store.faces.embeddings()
             labels = store.faces.labels()
             identity_ids = np.array([labels[int(f)][0] for f in face_ids], dtype=np.int64)
             names = {identity: name for identity, name in labels.values()}
-            report = gallery_health(embeddings, identity_ids, names, rule.threshold, top_pairs)
+            report = gallery_health(embeddings, identity_ids, names, threshold, top_pairs)
         else:
-            report = self._sampled_report(people, faces, rule.threshold, top_pairs)
-        self._with_sightings(report, faces, rule.threshold)
+            report = self._sampled_report(people, faces, threshold, top_pairs)
+        self._with_sightings(report, faces, threshold)
+        report.score_threshold = rule.threshold
         report.threshold_policy = rule.to_dict()
         report.policy_growth = [{"faces": r.comparisons, "threshold": round(r.threshold, 4),
                                  "expected_fpir": r.expected_fpir, "true_match_rate": r.true_match_rate}
@@ -168,6 +172,7 @@ class HealthReport:
     nearest_other_similarities: list[float] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     threshold_policy: dict = field(default_factory=dict)  # the threshold in force and its expected FPIR
+    score_threshold: float | None = None  # the threshold in force on the score it decides with
     policy_growth: list[dict] = field(default_factory=list)  # threshold and true-match rate vs gallery size
     sample: dict | None = None  # None: every face scored; else what was sampled (faces, people, seed, of how many)
     enrolled_only: dict | None = None  # with sightings: the figures of the enrolled faces alone
@@ -179,6 +184,7 @@ class HealthReport:
 
         return {
             "identities": self.identities, "faces": self.faces, "threshold": round(self.threshold, 4),
+            "score_threshold": None if self.score_threshold is None else round(self.score_threshold, 4),
             "closest_is_positive_accuracy": clean(self.closest_is_positive_accuracy),
             "median_distances": {k: clean(v) for k, v in self.median_distances.items()},
             "confusable_pairs": self.confusable_pairs,

@@ -29,7 +29,8 @@ BUSH, SERENA = "George_W_Bush", "Serena_Williams"  # Serena's photo 3 is -0.10 f
 ENROLLED = (BUSH, "Colin_Powell", "Alan_Ball")  # photo 1 of each is in the base gallery
 
 
-RACERS = ("Abdullah_Gul", "Art_Hoffmann", "Biljana_Plavsic")  # photo 1 of each: one face, not enrolled
+RACERS = ("Abdullah_Gul", "Alejandro_Toledo", "Biljana_Plavsic")  # photo 1 of each: one face, not enrolled, and
+# no two alike (Art Hoffmann and Abdullah Gul score 3.6 on the normalised score: a look-alike at 4 faces)
 
 
 def display(folder: str) -> str:

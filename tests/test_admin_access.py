@@ -124,19 +124,19 @@ def test_without_the_password_no_faces_names_or_embeddings(admin_app, admin_clie
 
     # Identify stays open, but names only a face that matches, at no less than the gallery's threshold.
     _picture, table, summary, matches = _call(admin_client, "/identify", handle_file(str(lfw_photo(BUSH, 2))),
-                                              0.0, 10)
+                                              1.5, 10)
     assert [m["name"] for m in matches] == [display(BUSH)] and len(matches[0]["candidates"]) == 1
     assert "Only matching names" in summary
     _picture, _table, _summary, matches = _call(admin_client, "/identify", handle_file(str(lfw_photo(SERENA, 1))),
-                                                0.0, 10)
+                                                1.5, 10)
     assert matches[0]["name"] == "unknown" and matches[0]["candidates"] == [] and matches[0]["similarity"] is None
     # ... and with the password, everything.
     _picture, _table, _summary, matches = _call(admin_client, "/identify", handle_file(str(lfw_photo(SERENA, 1))),
-                                                0.0, 10, ADMIN_PASSWORD)
+                                                1.5, 10, ADMIN_PASSWORD)
     assert {c["name"] for c in matches[0]["candidates"]} == {display(BUSH), "Colin Powell"}
     # Detect and verify see only the uploads and need no password.
     _call(admin_client, "/detect", handle_file(str(bush)))
-    _call(admin_client, "/verify", handle_file(str(bush)), handle_file(str(powell)), 0.6)
+    _call(admin_client, "/verify", handle_file(str(bush)), handle_file(str(powell)), 3.0)
 
     # The export needs the password; it lives in the app's own cache folder (owner only), nowhere else.
     exported, message = _call(admin_client, "/export", True, ADMIN_PASSWORD)
@@ -160,7 +160,7 @@ def test_names_are_shown_as_text_not_markup(admin_client, lfw_photo):
     for shown in (message,):
         assert "<img" not in shown and "![t](" not in shown and "*Bush*" not in shown
     _picture, _table, summary, _matches = _call(admin_client, "/identify", handle_file(str(lfw_photo("Alan_Ball", 2))),
-                                                0.6, 3)
+                                                3.0, 3)
     assert markdown_text(BEACON) in summary and "<img" not in summary
     with pytest.raises(Exception) as caught:  # an error toast naming the person: HTML-escaped
         _call(admin_client, "/enroll", handle_file(str(lfw_photo("Alan_Ball", 2))), BEACON, None, True, "",
@@ -173,7 +173,7 @@ def test_nothing_of_a_deleted_person_stays_downloadable(admin_app, admin_client,
     from gradio_client import handle_file
 
     photo, second = lfw_photo("Abdullah_Gul", 1), lfw_photo("Abdullah_Gul", 2)
-    _picture, _table, _summary, _ = _call(admin_client, "/identify", handle_file(str(photo)), 0.6, 3)
+    _picture, _table, _summary, _ = _call(admin_client, "/identify", handle_file(str(photo)), 3.0, 3)
     assert not _upload_path(admin_app, photo).exists()  # an upload to identify is gone once answered (#29)
     assert _get(admin_app, str(_upload_path(admin_app, photo))) == 403
     _call(admin_client, "/enroll", handle_file(str(photo)), "Abdullah Gul", None, False, "", ADMIN_PASSWORD)
@@ -184,7 +184,7 @@ def test_nothing_of_a_deleted_person_stays_downloadable(admin_app, admin_client,
     _table, thumbnails, _people = _call(admin_client, "/list", "gul", ADMIN_PASSWORD)
     # Thumbnails travel inside the page (data: URIs of the stored crops): no file, nothing to serve later.
     assert 'src="data:image/jpeg;base64,' in thumbnails and "/gradio_api/file=" not in thumbnails
-    picture, *_ = _call(admin_client, "/identify", handle_file(str(second)), 0.6, 3, ADMIN_PASSWORD)
+    picture, *_ = _call(admin_client, "/identify", handle_file(str(second)), 3.0, 3, ADMIN_PASSWORD)
     # The annotated photo travels inside the answer (a data: image), never a file the server could serve later.
     assert picture["url"].startswith("data:image/webp;base64,") and not picture.get("path")
     exported, _message = _call(admin_client, "/export", True, ADMIN_PASSWORD)

@@ -236,8 +236,8 @@ def test_identify_keeps_sightings_an_admin_confirms_corrects_or_rejects(api, key
 
 
 def test_a_thousand_read_key_identifies_at_a_pinned_minus_one_leave_health_unchanged(api, keys, lfw, lfw_photo):
-    """The poisoning of #28: strangers named at a pin of -1 were kept as sightings under wrong names, and Health
-    then listed the people they were pinned on as weak enrollments."""
+    """The poisoning of #28: strangers named at a pin of -1 (-10 on today's normalised score) were kept as sightings
+    under wrong names, and Health then listed the people they were pinned on as weak enrollments."""
     admin, read = {"X-API-Key": keys.admin}, {"X-API-Key": keys.read}
     enrolled = [enroll(api, keys, lfw_photo(name, 1), name) for name in (POWELL, BLAIR, ANISTON, SERENA)]
     for name in (POWELL, BLAIR):  # two honest sightings, so that Health has figures to change
@@ -247,7 +247,7 @@ def test_a_thousand_read_key_identifies_at_a_pinned_minus_one_leave_health_uncha
     uploads = [photo(next(folder.glob("*.jpg"))) for folder in strangers]
     named = 0
     for call in range(1000):
-        answer = api.post("/identify", files={"photo": uploads[call % len(uploads)]}, data={"threshold": "-1"},
+        answer = api.post("/identify", files={"photo": uploads[call % len(uploads)]}, data={"threshold": "-10"},
                           headers=read)
         assert answer.status_code == 200, answer.text
         named += sum(face["name"] is not None for face in answer.json()["faces"])
@@ -323,7 +323,7 @@ def test_the_docs_fallback_lists_every_route_without_a_script():
 def test_enrol_identify_verify(api, keys, lfw_photo, tmp_path):
     enrolled = enroll(api, keys, lfw_photo(POWELL, 1), "Colin Powell", note="secretary of state")
     assert enrolled["name"] == "Colin Powell" and enrolled["photos"] == 1 and enrolled["lookalikes"] == []
-    assert len(enrolled["face"]["box"]) == 4 and 0 < enrolled["threshold"] < 1
+    assert len(enrolled["face"]["box"]) == 4 and 0 < enrolled["threshold"] < 1 < enrolled["score_threshold"]
     read = {"X-API-Key": keys.read}
     found = api.post("/identify", files={"photo": photo(lfw_photo(POWELL, 2))}, data={"top_k": "2"}, headers=read)
     assert found.status_code == 200, found.text
@@ -333,15 +333,22 @@ def test_enrol_identify_verify(api, keys, lfw_photo, tmp_path):
     assert face["known"] and face["identity_id"] == enrolled["identity_id"] and face["similarity"] > 0.8
     assert len(face["box"]) == 4 and 1 <= len(face["candidates"]) <= 2 and answer["top_k"] == 2
     assert face["candidates"][0] == {"name": "Colin Powell", "identity_id": enrolled["identity_id"],
-                                     "similarity": face["similarity"]}
-    assert answer["threshold"] == answer["threshold_policy"]["threshold"] and 0 < answer["expected_fpir"] < 0.05
+                                     "similarity": face["similarity"], "score": face["match_score"]}
+    assert face["match_score"] >= face["score_threshold"] and face["similarity"] >= face["threshold"]  # named
+    assert 0 < face["stranger_far"] < 1e-3  # how rare this score is for a stranger
+    assert answer["score_threshold"] == answer["threshold_policy"]["threshold"] and 0 < answer["expected_fpir"] < 0.05
+    assert 0 < answer["threshold"] < 1  # still a cosine: the one two typical faces of this gallery must reach
     strict = api.post("/identify", files={"photo": photo(lfw_photo(POWELL, 2))}, data={"threshold": "12"},
                       headers=read).json()
     assert strict["faces"][0]["name"] == "unknown" and not strict["faces"][0]["known"]
-    assert strict["threshold"] == 0.99 and strict["threshold_policy"]["pinned"]
+    assert strict["score_threshold"] == 12 and strict["threshold_policy"]["pinned"]
+    cosine_pin = api.post("/identify", files={"photo": photo(lfw_photo(POWELL, 2))}, data={"threshold": "0.72"},
+                          headers=read)  # an old cosine pin: refused in one line, never reread as a score
+    assert cosine_pin.status_code == 400 and "looks like a raw cosine" in cosine_pin.json()["error"]
     same = api.post("/verify", files={"photo_a": photo(lfw_photo(POWELL, 1)), "photo_b": photo(lfw_photo(POWELL, 2))},
                     headers=read).json()
     assert same["same_person"] and same["similarity"] >= same["threshold"] and same["expected_fpir"] is not None
+    assert same["score"] >= same["score_threshold"]
     other = api.post("/verify", files={"photo_a": photo(lfw_photo(POWELL, 1)), "photo_b": photo(lfw_photo(BLAIR, 1))},
                      headers=read).json()
     assert not other["same_person"]
@@ -484,7 +491,7 @@ def test_malformed_requests_are_one_line_422_or_400(api, keys, lfw_photo):
                    422, "invalid_request") == "Field name: field required."
     assert refused(api.post("/people", data={"name": "X"}, headers=admin), 422,
                    "invalid_request") == "Field photo: field required."
-    for fields in ({"top_k": "0"}, {"top_k": "many"}, {"fpir": "2"}, {"threshold": "-3"}):
+    for fields in ({"top_k": "0"}, {"top_k": "many"}, {"fpir": "2"}, {"threshold": "-300"}):
         message = refused(api.post("/identify", files={"photo": photo(lfw_photo(BLAIR, 1))}, data=fields,
                                    headers=admin), 422, "invalid_request")
         assert message.startswith(f"Field {next(iter(fields))}: ")
@@ -561,7 +568,7 @@ def test_export_import_and_health(server, api, keys, lfw_photo):
     assert health.status_code == 200
     report = health.json()
     assert report["identities"] >= 1 and set(report["median_distances"]) >= {"MedianDistance"}
-    assert "closest_is_positive_accuracy" in report and report["threshold_policy"]["threshold"] == report["threshold"]
+    assert "closest_is_positive_accuracy" in report and report["threshold_policy"]["threshold"] == report["score_threshold"]
     [person] = api.get("/people", params={"search": "aniston"}, headers=admin).json()["people"]
     delete(api, keys, person["id"])
     # Nothing of those requests is left on the server: no export or import copy in the app's private folder.

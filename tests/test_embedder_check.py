@@ -25,6 +25,7 @@ from conftest import in_ci
 from facerec.cpu import describe_cpu
 from facerec.faces.embed import FaceEmbedder
 from facerec.faces.embedder_check import EXACT, FAST, MIN_COSINE, CheckReference
+from facerec.openset.cohort import cohort_path
 from facerec.faces.pipeline import FacePipeline
 from facerec.faces.reference_faces import reference_faces
 from facerec.settings import Settings
@@ -75,8 +76,10 @@ def eight_bit_twin(model: Path, out: Path) -> Path:
 
 
 def model_copy_with_card(folder: Path, card_change) -> Path:
-    """The shipped model and card copied into `folder`, the card's self-check section changed by `card_change`."""
+    """The shipped model, card and score cohort copied into `folder`, the card's self-check section changed by
+    `card_change`."""
     model = Path(shutil.copy(SHIPPED, folder / SHIPPED.name))
+    shutil.copy(cohort_path(SHIPPED), cohort_path(model))
     card = json.loads(SHIPPED.with_suffix(".json").read_text())
     card_change(card["self_check"])
     model.with_suffix(".json").write_text(json.dumps(card))

@@ -99,7 +99,7 @@ def run_operations(gallery, actor: str, count: int, bases: np.ndarray, photos: l
                 else:
                     assert candidates[0].name == name, (name, candidates[:2])
                     assert candidates[0].similarity > 0.999
-                    assert all(a.similarity >= b.similarity for a, b in zip(candidates, candidates[1:]))
+                    assert all(a.score >= b.score for a, b in zip(candidates, candidates[1:]))  # best first, by the score
             log["ops"] += 1
         except Exception:  # noqa: BLE001 - every failure is reported by the test
             log["errors"].append(f"{actor} step {step}: {traceback.format_exc()}")

@@ -59,7 +59,7 @@ def test_db_upgrade_makes_the_schema_and_a_gallery_refuses_a_database_without_it
     done = json.loads(first.stdout)["done"]
     assert {"created the pgvector extension", "created table faces", "created table journal",
             "created table sightings", "created table api_keys", "created table strangers",
-            "created index ix_faces_embedding_hnsw", "schema version none -> 5"} <= set(done)
+            "created index ix_faces_embedding_hnsw", "schema version none -> 6"} <= set(done)
     again = cli("db", "upgrade", "--db", url)
     assert again.returncode == 0 and "the schema is up to date" in again.stdout
     assert postgres.sql(url, "SELECT attstorage FROM pg_attribute WHERE attrelid = 'faces'::regclass "
@@ -85,15 +85,17 @@ def test_db_upgrade_makes_the_schema_and_a_gallery_refuses_a_database_without_it
     postgres.sql(url, "DROP TABLE strangers")
     postgres.sql(url, "UPDATE settings SET value = '1' WHERE key = 'schema_version'")
     for table, column in (("faces", "origin"), ("faces", "learned_from"), ("faces", "learned_by"),
+                          ("faces", "cohort_mean"), ("faces", "cohort_sd"),
                           ("sightings", "crop_jpeg"), ("sightings", "box"), ("sightings", "landmarks")):
         if table == "faces":  # (the sightings table goes whole)
             postgres.sql(url, f"ALTER TABLE {table} DROP COLUMN {column}")
-    with pytest.raises(UnusableFile, match="schema version 1, this facerec needs 5"):
+    with pytest.raises(UnusableFile, match="schema version 1, this facerec needs 6"):
         Gallery(Settings.from_env(home=tmp_path / "home", database_url=url))
     upgraded = json.loads(cli("db", "upgrade", "--db", url, "--json").stdout)["done"]
-    assert sorted(upgraded) == ["added column faces.learned_by", "added column faces.learned_from",
+    assert sorted(upgraded) == ["added column faces.cohort_mean", "added column faces.cohort_sd",
+                                "added column faces.learned_by", "added column faces.learned_from",
                                 "added column faces.origin", "created table api_keys", "created table sightings",
-                                "created table strangers", "schema version 1 -> 5"]
+                                "created table strangers", "schema version 1 -> 6"]
     assert postgres.sql(url, "SELECT origin FROM faces") == [("enrolled",)]  # the faces from before: enrolled
     assert postgres.sql(url, "SELECT name FROM identities") == [("Abdullah Gul",)]
     found = json.loads(cli("identify", str(lfw_photo("Abdullah_Gul", 2)), "--db", url, "--home", str(home),

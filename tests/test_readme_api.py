@@ -66,7 +66,7 @@ def test_the_readme_api_session_runs_and_answers_as_it_says(app, photos):
     assert namespace["note"] == "One face found."
     assert namespace["alice"]["name"] == "Alice" and namespace["added"]["photos"] == 2
     assert [m["name"] for m in namespace["matches"]] == ["Alice", "unknown", "unknown"]
-    assert namespace["strict"][0]["threshold"] == 0.9
+    assert namespace["strict"][0]["score_threshold"] == 8  # the pin is on the normalised score
     assert namespace["result"]["same_person"] is True
     assert "The second photo has 3 faces" in namespace["refusal"] and "face_b" in namespace["refusal"]
     assert [p["name"] for p in namespace["people"]] == ["Alice"]  # /list with no arguments (the old TypeError)

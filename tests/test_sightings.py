@@ -215,7 +215,7 @@ def test_drift_and_a_weak_enrollment_show_in_the_trend(gallery, lfw_people) -> N
                 vector = (1 - mix) * enrolled[row] + mix * other + 0.01 * rng.standard_normal(512)
                 vector /= np.linalg.norm(vector)
                 store.sightings.add(session, owners[row], vector, gallery.model_id, float(enrolled[row] @ vector),
-                                    "identified", 10_000, start + timedelta(days=day))
+                                    "identified", 10_000, start + timedelta(days=day), score=99.0)  # named, as kept
         stranger = enrolled[99] * 0.5 + enrolled[98] * 0.5  # "how they look now": far from person 0's enrollment
         for _ in range(4):
             vector = 0.35 * enrolled[0] + stranger + 0.005 * rng.standard_normal(512)
@@ -243,7 +243,7 @@ def test_a_lowered_pin_or_a_looser_rate_names_strangers_but_keeps_no_sighting_of
                                                                                      strangers) -> None:
     default_named = sum(m.name is not None for photo in strangers for m in gallery.identify(photo, remember=False))
     before = rows(backend, home, "SELECT COUNT(*) FROM sightings")[0][0]
-    pinned = [m for photo in strangers[:6] for m in gallery.identify(photo, threshold=-1)]
+    pinned = [m for photo in strangers[:6] for m in gallery.identify(photo, threshold=-10)]
     loose = [m for photo in strangers[6:] for m in gallery.identify(photo, fpir=0.999999)]
     assert all(m.name is not None for m in pinned + loose)  # the caller's rule answers the call...
     kept = [m for m in pinned + loose if m.sighting_id is not None]
@@ -293,5 +293,8 @@ def test_health_leaves_out_sightings_kept_under_a_looser_rule(backend, gallery, 
     before = gallery.health().sightings["sightings"]
     assert before > 0
     lowest = rows(backend, home, "SELECT id FROM sightings ORDER BY id LIMIT 1")[0][0]
-    backend.sql(home, "UPDATE sightings SET similarity = ? WHERE id = ?", (threshold - 0.2, lowest))  # an old row
+    backend.sql(home, "UPDATE sightings SET score = ? WHERE id = ?", (threshold - 0.2, lowest))  # an old row
     assert gallery.health().sightings["sightings"] == before - 1
+    second = rows(backend, home, "SELECT id FROM sightings ORDER BY id LIMIT 1 OFFSET 1")[0][0]
+    backend.sql(home, "UPDATE sightings SET score = NULL WHERE id = ?", (second,))  # kept before scores
+    assert gallery.health().sightings["sightings"] == before - 2

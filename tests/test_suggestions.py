@@ -23,7 +23,7 @@ from gallery_backends import PostgresGalleries, SQLiteGalleries
 
 from facerec.errors import InvalidArgument, NameTaken, UnknownSuggestion
 from facerec.gallery import Gallery, grouping, suggestions
-from facerec.openset.model_card import load_policy
+from facerec.openset.model_card import cosine_calibration_for, load_policy
 from facerec.settings import Settings
 from facerec.storage import utcnow
 
@@ -194,7 +194,8 @@ def test_in_a_memory_of_many_strangers_look_alikes_stay_apart_and_people_still_g
 
     folders = sorted(p for p in celeba112.iterdir() if p.is_dir())
     embedder = FaceEmbedder(default_model_path())
-    card = load_policy(Settings().model_card_path, 0.01, None).calibration
+    settings = Settings()
+    card = cosine_calibration_for(settings, load_policy(settings.model_card_path, 0.01, None))
     threshold = card.threshold_at_far(suggestions.GROUPING_FAR)  # the shipped card's strict pairwise cosine
 
     def embedded(paths):

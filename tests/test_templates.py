@@ -1,7 +1,7 @@
 """Confirmed faces become templates (#41 items 1-2), on SQLite with FAISS and PostgreSQL with pgvector.
 
-Ana Guevara enrolled from photo 1, at a pinned threshold of 0.72: photo 2 is named (0.73) and kept as a sighting,
-photo 3 is not (0.70). Confirming the sighting with the admin's say-so learns photo 2's face as a template, and
+Ana Guevara enrolled from photo 1, at a pinned threshold of 7.3 (normalised score): photo 2 is named (7.6) and kept
+as a sighting, photo 3 is not (7.0). Confirming the sighting with the admin's say-so learns photo 2's face as a template, and
 photo 3 is then named; rejecting the sighting undoes it. Without the say-so nothing is learned; learned templates
 are capped per person; their origin survives an export and import; a person's last face cannot be removed."""
 
@@ -22,7 +22,7 @@ ANA, OTHERS = "Ana_Guevara", ["Alan_Ball", "Biljana_Plavsic"]
 def gallery(request, tmp_path, lfw_photo):
     backend = SQLiteGalleries() if request.param == "sqlite" else PostgresGalleries(request.getfixturevalue("postgres"))
     home = tmp_path / "home"
-    with Gallery(Settings(home=home, database_url=backend.url_for(home), similarity_threshold=0.72)) as opened:
+    with Gallery(Settings(home=home, database_url=backend.url_for(home), similarity_threshold=7.3)) as opened:
         opened.enroll(lfw_photo(ANA, 1), "Ana Guevara")
         for person in OTHERS:
             opened.enroll(lfw_photo(person, 1), person.replace("_", " "), allow_low_quality=True)
@@ -92,7 +92,7 @@ def test_the_origin_of_a_template_survives_export_and_import(gallery, lfw_photo,
     gallery.confirm_sighting(sighting_of(gallery, lfw_photo(ANA, 2)), learn_by="API key 7")
     archive = tmp_path / "gallery.zip"
     gallery.export(archive)
-    with Gallery(Settings(home=tmp_path / "other", similarity_threshold=0.72)) as other:
+    with Gallery(Settings(home=tmp_path / "other", similarity_threshold=7.3)) as other:
         other.import_(archive)
         assert [(t.origin, t.learned_by) for t in other.templates("Ana Guevara")] == [
             ("enrolled", None), ("learned", "API key 7")]
@@ -108,7 +108,7 @@ def test_the_command_line_learns_lists_and_removes(tmp_path, lfw_photo):
 
     def facerec(*args: str) -> subprocess.CompletedProcess:
         return subprocess.run([sys.executable, "-m", "facerec.cli", *args, "--home", str(tmp_path / "home"),
-                               "--threshold", "0.72"], capture_output=True, text=True, timeout=300)
+                               "--threshold", "7.3"], capture_output=True, text=True, timeout=300)
 
     assert facerec("enroll", str(lfw_photo(ANA, 1)), "--name", "Ana Guevara").returncode == 0
     found = json.loads(facerec("identify", str(lfw_photo(ANA, 2)), "--json").stdout)
@@ -132,7 +132,7 @@ def test_a_sqlite_gallery_from_before_templates_gets_their_columns_on_open(tmp_p
         for table, column in (("faces", "origin"), ("faces", "learned_from"), ("faces", "learned_by"),
                               ("sightings", "crop_jpeg"), ("sightings", "box"), ("sightings", "landmarks")):
             connection.execute(f"ALTER TABLE {table} DROP COLUMN {column}")
-    with Gallery(Settings(home=home, similarity_threshold=0.72)) as opened:
+    with Gallery(Settings(home=home, similarity_threshold=7.3)) as opened:
         assert [t.origin for t in opened.templates("Ana Guevara")] == ["enrolled"]
         sighting = sighting_of(opened, lfw_photo(ANA, 2))
         assert opened.confirm_sighting(sighting, learn_by="t").learning["learned_face_id"] is not None

@@ -106,7 +106,7 @@ def test_verification_is_one_comparison_and_a_pinned_threshold_overrides_the_rat
 
 
 def test_an_old_cosine_pin_is_refused_not_reread_as_a_score() -> None:
-    """The model decides on normalised scores: a pin of at most 1 is a raw cosine from before them, and is
+    """The model decides on normalised scores: a pin between -1 and 1 is a raw cosine from before them, and is
     refused in one line that says what the scale is, at start and for one decision alike."""
     with pytest.raises(InvalidArgument, match="looks like a raw cosine") as caught:
         ThresholdPolicy.from_card(shipped_card(), pinned_threshold=0.72)
@@ -182,7 +182,8 @@ def test_gallery_threshold_follows_its_size(gallery_with_person) -> None:
     stats = gallery.stats()
     assert stats["threshold"] == seen[-1] and stats["threshold_policy"]["comparisons"] == 10_000
     health = gallery.health().to_dict()
-    assert health["threshold"] == round(seen[-1], 4) and health["threshold_policy"]["threshold"] == round(seen[-1], 4)
+    assert health["score_threshold"] == round(seen[-1], 4) and health["threshold_policy"]["threshold"] == round(seen[-1], 4)
+    assert 0 < health["threshold"] < 1  # Health reads cosines: the threshold as two typical faces' cosine
     growth = health["policy_growth"]
     assert [g["threshold"] for g in growth] == sorted(g["threshold"] for g in growth) and growth[-1]["faces"] == 10**6
 

@@ -93,7 +93,9 @@ FaceIndex = Annotated[int | None, Form(ge=0, description="which face, when the p
 TopK = Annotated[int, Form(ge=1, le=100, description="candidates per face")]
 Fpir = Annotated[float | None, Form(gt=0, lt=1, description="accepted stranger-match rate for this call "
                                                             "(0.01 = 1%); default: the app's")]
-Threshold = Annotated[float | None, Form(ge=-1, le=1, description="pin the cosine threshold for this call instead")]
+Threshold = Annotated[float | None, Form(ge=-100, le=100, description="pin the threshold on the normalised score "
+                                                                     "for this call instead (e.g. 6; a value between "
+                                                                     "-1 and 1 is an old cosine pin: 400)")]
 
 
 def build_router(context: ApiContext) -> APIRouter:
@@ -190,8 +192,8 @@ def build_router(context: ApiContext) -> APIRouter:
     @router.post("/identify", response_model=schemas.Identified, dependencies=[READ], tags=["search"],
                  summary="Name every face in a photo", responses=_errors(400, 413))
     async def identify(photo: Photo, top_k: TopK = 3, fpir: Fpir = None, threshold: Threshold = None):
-        """Each face: its box, the name (or 'unknown' below the threshold), the similarity, the top_k candidates;
-        and the threshold used with its expected stranger-match rate for this gallery."""
+        """Each face: its box, the name (or 'unknown' below the threshold), its score and similarity, the top_k
+        candidates; and the threshold used with its expected stranger-match rate for this gallery."""
         decoded = await context.photo(photo)
         matches = await context.run(gallery.identify, decoded, top_k=top_k, threshold=threshold, fpir=fpir)
         rule = matches[0].rule

@@ -62,7 +62,9 @@ class PeoplePage(BaseModel):
 
 class Lookalike(BaseModel):
     name: str
-    similarity: float
+    similarity: float = Field(description="the score the look-alike check compared (kept under this name for older "
+                                          "readers; the same as `score`)")
+    score: float | None = None
 
 
 class Quality(BaseModel):
@@ -154,7 +156,9 @@ class Enrolled(BaseModel):
     photos: int
     face: Face
     lookalikes: list[Lookalike] = Field(description="other people this face resembles (allowed look-alikes)")
-    threshold: float | None = None
+    threshold: float | None = Field(None, description="the look-alike check's threshold as the cosine two typical "
+                                                      "faces of this gallery must reach")
+    score_threshold: float | None = Field(None, description="the look-alike check's threshold on the score")
     expected_fpir: float | None = None
     threshold_policy: ThresholdPolicy | None = None
     quality: Quality | None = Field(None, description="the face's enrollment quality (null: no calibration ships)")

@@ -32,7 +32,7 @@ def new_parser(prog: str, description: str):
                              "default): the threshold in force is derived from it for the gallery's size")
     common.add_argument("--threshold", type=float,
                         help="pin the threshold on the normalised score instead, e.g. 6 (overrides --fpir; "
-                             "a value of 1 or less is an old cosine pin and is refused)")
+                             "a value between -1 and 1 is an old cosine pin and is refused)")
     common.add_argument("--model", help="ONNX model file (default: the shipped model)")
     sub = parser.add_subparsers(metavar="COMMAND")
 

@@ -1,6 +1,7 @@
-"""`facerec-train cohort`: the score cohort that ships beside a model (`facerec.openset.cohort`).
+"""The score cohort that ships beside a model (`facerec.openset.cohort`), made by `facerec-train calibrate` before
+it calibrates (`--cohort-size` for a quick check; `--no-cohort` for a card on raw cosines):
 
-    facerec-train cohort --model models/M.onnx --data ../shared/data     # writes models/M.cohort.npz, notes the card
+    facerec-train calibrate --model models/M.onnx --data ../shared/data   # writes models/M.cohort.npz, notes the card
 
 The cohort is one face (the first crop by file name) of each of COHORT_SIZE celeba112 identities the model was
 trained on, drawn with `random.Random(COHORT_SEED).shuffle` of the sorted training identities, never a held-out

@@ -82,7 +82,8 @@ class Enrollment:
         except IntegrityError:
             raise NameTaken(f"'{name}' is already enrolled; add this photo to that person instead", name) from None
         self.index.after_write(store)
-        return EnrollResult(identity_id, name, face_id, 1, face, crop, lookalikes, rule, quality)
+        return EnrollResult(identity_id, name, face_id, 1, face, crop, lookalikes, rule, quality,
+                            self.thresholds.typical_cosine(rule.threshold))
 
     def add_photo(self, identity: str | int, photo: ImageInput | Photo, face_index: int | None = None,
                   allow_mismatch: bool = False, allow_low_quality: bool = False) -> EnrollResult:
@@ -118,7 +119,8 @@ class Enrollment:
             face_id = store.people.add_face(session, person, self._face_row(photo, face, crop, embedding, "added"))
             result = (person.id, person.name, face_id, len(person.faces))
         self.index.after_write(store)
-        return EnrollResult(*result, face, crop, [(n, s) for n, s in lookalikes if n != result[1]], rule, quality)
+        return EnrollResult(*result, face, crop, [(n, s) for n, s in lookalikes if n != result[1]], rule, quality,
+                            self.thresholds.typical_cosine(rule.threshold))
 
     def add_embeddings(self, entries: list[dict]) -> list[int]:
         """Bulk enrollment of precomputed embeddings in one transaction (evaluation, imports, benchmarks).

@@ -40,14 +40,19 @@ class EnrollResult:
     lookalikes: list[tuple[str, float]]
     lookalike_threshold: ThresholdInForce | None = None  # the rule the look-alike check used
     quality: EnrollmentQuality | None = None  # the face's enrollment quality (`facerec.faces.quality`), when calibrated
+    typical_cosine: float | None = None  # the look-alike threshold as the cosine two typical faces must reach
 
     def to_dict(self) -> dict:
+        """`lookalikes` carry the score the check compared (as `score`, and as `similarity` for older readers);
+        `score_threshold` is the check's threshold, `threshold` the cosine it means for typical faces."""
         data = {"identity_id": self.identity_id, "name": self.name, "face_id": self.face_id,
                 "photos": self.photos, "face": self.face.to_dict(),
-                "lookalikes": [{"name": n, "similarity": round(s, 4)} for n, s in self.lookalikes]}
+                "lookalikes": [{"name": n, "similarity": round(s, 4), "score": round(s, 4)}
+                               for n, s in self.lookalikes]}
         if self.lookalike_threshold is not None:
-            data.update(threshold=round(self.lookalike_threshold.threshold, 4),
-                        **_policy_fields(self.lookalike_threshold))
+            rule = self.lookalike_threshold
+            data.update(threshold=round(rule.threshold if self.typical_cosine is None else self.typical_cosine, 4),
+                        score_threshold=round(rule.threshold, 4), **_policy_fields(rule))
         if self.quality is not None:
             data["quality"] = self.quality.to_dict()
         return data

@@ -108,7 +108,8 @@ class SightingsMemory:
                     if match.sighting_id is None:
                         match.sighting_id = store.sightings.add(session, person.id, embedding, self.model_id,
                                                                 match.similarity, IDENTIFIED, self.capacity,
-                                                                face=kept_face(match.face, crop))
+                                                                face=kept_face(match.face, crop),
+                                                                score=match.decision_score)
         except (StorageFull, SQLAlchemyError) as error:  # best effort: the answer matters more than its memory
             for match, _embedding, _crop in named:
                 match.sighting_id = None
@@ -179,10 +180,12 @@ class SightingsMemory:
 
     def trustworthy_rows(self, threshold: float) -> SightingRows:
         """The sightings Health may read: every one a user confirmed or corrected, and automatic ones at or above
-        `threshold` (today's default-rate threshold: rows kept under an older, looser rule are left out)."""
+        `threshold` (today's default-rate threshold, on the score identify decides with: rows kept under an older,
+        looser rule are left out, and so are automatic ones kept before scores, which have none)."""
         rows = self.store.sightings.rows(self.model_id)
-        keep = np.array([source != IDENTIFIED or similarity >= threshold
-                         for source, similarity in zip(rows.sources, rows.similarities)], bool)
+        scores = rows.scores if rows.scores is not None else np.full(len(rows), np.nan)
+        keep = np.array([source != IDENTIFIED or (not np.isnan(score) and score >= threshold)
+                         for source, score in zip(rows.sources, scores)], bool)
         return rows.select(keep) if len(rows) else rows
 
     def _relabel(self, sighting_id: int, identity: str | int | None, source: str) -> SightingInfo:

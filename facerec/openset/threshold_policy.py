@@ -292,20 +292,20 @@ def _check_rate(fpir: float) -> float:
     return float(fpir)
 
 
-COSINE_PIN_LIMIT = 1.0  # a pin at or below it on the normalised scale is an old cosine, never silently reread
+COSINE_RANGE = (-1.0, 1.0)  # a pin in it on the normalised scale is an old cosine, never silently reread
 
 
 def _check_pin(threshold: float, calibration: ScoreCalibration) -> float:
-    """A pinned threshold is on the scale the model is calibrated on. On normalised scores a value of at most 1
-    is a cosine pin from before them (a score that low would name most strangers): refused, not reinterpreted."""
+    """A pinned threshold is on the scale the model is calibrated on. On normalised scores a value between -1 and
+    1 is a cosine pin from before them (a score that low would name most strangers): refused, not reinterpreted."""
     from facerec.errors import InvalidArgument
 
     if not math.isfinite(threshold):
         raise InvalidArgument(f"the threshold must be a number, got {threshold}")
-    if calibration.normalised and threshold <= COSINE_PIN_LIMIT:
+    if calibration.normalised and COSINE_RANGE[0] <= threshold <= COSINE_RANGE[1]:
         raise InvalidArgument(f"the pinned threshold {threshold:g} looks like a raw cosine, but this model compares "
                               "faces by normalised score (the cosine against the pair's cohort, in standard "
-                              "deviations; the default rule's threshold is between 3 and 7): pin a score above 1 "
+                              "deviations; the default rule's is several units): pin a score outside -1 to 1 "
                               "or leave the threshold unset (docs/threshold-policy.md)")
     return threshold
 

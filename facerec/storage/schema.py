@@ -98,6 +98,7 @@ ADDED_COLUMNS = [
     ("faces", "learned_by", {"sqlite": "VARCHAR(64)", "postgresql": "VARCHAR(64)"}),
     ("sightings", "crop_jpeg", {"sqlite": "BLOB", "postgresql": "BYTEA"}),
     ("faces", "cohort_mean", {"sqlite": "FLOAT", "postgresql": "DOUBLE PRECISION"}),
+    ("sightings", "score", {"sqlite": "FLOAT", "postgresql": "DOUBLE PRECISION"}),
     ("faces", "cohort_sd", {"sqlite": "FLOAT", "postgresql": "DOUBLE PRECISION"}),
     ("sightings", "box", {"sqlite": "JSON", "postgresql": "JSON"}),
     ("sightings", "landmarks", {"sqlite": "JSON", "postgresql": "JSON"}),
@@ -149,6 +150,9 @@ class Sighting(Base):
     embedding: Mapped[bytes] = mapped_column(LargeBinary)  # float32; only ever read back, never searched
     model_id: Mapped[str] = mapped_column(String(200))
     similarity: Mapped[float] = mapped_column(Float)  # to the person's best-matching enrolled face, when seen
+    # the score the identification compared with the threshold (`facerec.openset.cohort`); NULL for sightings kept
+    # before scores, and for confirmed or corrected ones, which Health reads whatever their score
+    score: Mapped[float | None] = mapped_column(Float, nullable=True)
     source: Mapped[str] = mapped_column(String(16))  # "identified", "confirmed" or "corrected"
     seen_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow, index=True)
     # The aligned face and where it was in its photo (not the photo): what a confirmation needs to learn it as a

@@ -23,7 +23,7 @@ USER_LABELLED = ("confirmed", "corrected")  # sources a person vouched for: evic
 @dataclass
 class SightingRows:
     """Sightings in arrival order: ids [N], identity ids [N], embeddings [N, D], similarities [N], sources,
-    times (UTC)."""
+    times (UTC), and the scores [N] identifications were named at (NaN where none was kept)."""
 
     ids: np.ndarray
     identity_ids: np.ndarray
@@ -31,6 +31,7 @@ class SightingRows:
     similarities: np.ndarray
     sources: list[str]
     seen_at: list[datetime]
+    scores: np.ndarray | None = None
 
     def __len__(self) -> int:
         return len(self.ids)
@@ -39,7 +40,8 @@ class SightingRows:
         """The rows where the boolean mask `keep` is true."""
         keep = np.asarray(keep, bool)
         return SightingRows(self.ids[keep], self.identity_ids[keep], self.embeddings[keep], self.similarities[keep],
-                            [s for s, k in zip(self.sources, keep) if k], [t for t, k in zip(self.seen_at, keep) if k])
+                            [s for s, k in zip(self.sources, keep) if k], [t for t, k in zip(self.seen_at, keep) if k],
+                            None if self.scores is None else self.scores[keep])
 
 
 class SightingsTable:
@@ -47,11 +49,13 @@ class SightingsTable:
         self.session = session  # opens a read session (`Store.session`)
 
     def add(self, session: Session, identity_id: int, embedding: np.ndarray, model_id: str, similarity: float,
-            source: str, capacity: int, seen_at: datetime | None = None, face: dict | None = None) -> int:
+            source: str, capacity: int, seen_at: datetime | None = None, face: dict | None = None,
+            score: float | None = None) -> int:
         """One sighting; then the oldest beyond `capacity` are dropped. Returns its id. `face`: its aligned crop
         (JPEG), box and landmarks, {"crop_jpeg", "box", "landmarks"}, when they are kept."""
         row = Sighting(identity_id=identity_id, embedding=np.asarray(embedding, np.float32).tobytes(),
                        model_id=model_id, similarity=float(similarity), source=source, seen_at=seen_at or utcnow(),
+                       score=None if score is None else float(score),
                        **(face or {}))
         session.add(row)
         session.flush()
@@ -123,15 +127,15 @@ class SightingsTable:
         """Every sighting of this model, oldest first."""
         with self.session() as session:
             found = session.execute(select(Sighting.id, Sighting.identity_id, Sighting.embedding, Sighting.similarity,
-                                           Sighting.source, Sighting.seen_at)
+                                           Sighting.source, Sighting.seen_at, Sighting.score)
                                     .where(Sighting.model_id == model_id).order_by(Sighting.id)).all()
         if not found:
             return SightingRows(np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros((0, 512), np.float32),
-                                np.zeros(0), [], [])
+                                np.zeros(0), [], [], np.zeros(0))
         return SightingRows(np.array([r[0] for r in found], np.int64), np.array([r[1] for r in found], np.int64),
                             np.stack([np.frombuffer(r[2], np.float32) for r in found]),
                             np.array([r[3] for r in found], np.float64), [str(r[4]) for r in found],
-                            [r[5] for r in found])
+                            [r[5] for r in found], np.array([np.nan if r[6] is None else r[6] for r in found], np.float64))
 
     def count(self, model_id: str | None = None, identity_id: int | None = None) -> int:
         statement = select(func.count(Sighting.id))

@@ -66,7 +66,7 @@ class GalleryHealth:
             report = gallery_health(embeddings, identity_ids, names, threshold, top_pairs)
         else:
             report = self._sampled_report(people, faces, threshold, top_pairs)
-        self._with_sightings(report, faces, threshold)
+        self._with_sightings(report, faces, threshold, rule.threshold)
         report.score_threshold = rule.threshold
         report.threshold_policy = rule.to_dict()
         report.policy_growth = [{"faces": r.comparisons, "threshold": round(r.threshold, 4),
@@ -74,14 +74,15 @@ class GalleryHealth:
                                 for r in self.thresholds.policy.growth()]
         return report
 
-    def _with_sightings(self, report: HealthReport, faces: int, threshold: float) -> None:
-        """Score the enrolled faces with the sightings memory, when it holds any (see the module docstring)."""
+    def _with_sightings(self, report: HealthReport, faces: int, threshold: float, score_threshold: float) -> None:
+        """Score the enrolled faces with the sightings memory, when it holds any (see the module docstring);
+        `threshold` is the cosine Health reads, `score_threshold` the one automatic sightings were named at."""
         capacity = self.memory.capacity
         if not self.memory.enabled:
             report.sightings = {"enabled": False, "sightings": 0, "capacity": capacity,
                                 "reason": self.memory.why_disabled()}
             return
-        rows = self.memory.trustworthy_rows(threshold)
+        rows = self.memory.trustworthy_rows(score_threshold)
         if not len(rows):
             report.sightings = {"enabled": True, "sightings": 0, "capacity": capacity}
             report.notes.append("No sightings yet: each identification that names someone is kept (up to "

@@ -166,8 +166,19 @@ def _index_kind(text: str) -> str:
     return text
 
 
+SWITCH_ON, SWITCH_OFF = ("on", "true", "yes", "1"), ("off", "false", "no", "0")
+
+
 def _switch(text: str) -> bool:
-    return text.lower() not in ("0", "false", "no", "off")
+    """An on/off setting: on/off, true/false, yes/no or 1/0 (any letter case), and nothing else. Anything else is
+    refused, not read as "on": a typo such as `disabled` or `of` must never keep strangers' faces or turn privacy
+    mode off (#48 row 7: every value but four meant on)."""
+    value = text.strip().lower()
+    if value in SWITCH_ON:
+        return True
+    if value in SWITCH_OFF:
+        return False
+    raise ValueError("it takes on or off (also true/false, yes/no, 1/0)")
 
 
 _ENVIRONMENT = {  # variable: (setting, parser of its text)

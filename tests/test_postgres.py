@@ -109,6 +109,27 @@ def test_db_upgrade_makes_the_schema_and_a_gallery_refuses_a_database_without_it
     assert refused.returncode == 1 and refused.stderr.count("error:") == 1 and "newer facerec" in refused.stderr
 
 
+def test_db_upgrade_looks_only_at_facerecs_own_schema(postgres, tmp_path, lfw_photo):
+    """Another schema of the same database holds tables named like facerec's, with every column: the upgrade of a
+    schema-3 gallery still adds the columns facerec's own tables lack (#48 row 12: it reported success with three
+    columns missing, and every enroll then failed)."""
+    url = bare_database(postgres)
+    assert cli("db", "upgrade", "--db", url).returncode == 0
+    postgres.sql(url, "CREATE SCHEMA elsewhere")
+    postgres.sql(url, "CREATE TABLE elsewhere.faces (id integer, origin text, learned_from integer, learned_by text, "
+                      "cohort_mean float, cohort_sd float)")
+    postgres.sql(url, "CREATE TABLE elsewhere.sightings (id integer, crop_jpeg bytea, box json, landmarks json, "
+                      "score float)")
+    for column in ("origin", "learned_from", "learned_by", "cohort_mean", "cohort_sd"):
+        postgres.sql(url, f"ALTER TABLE public.faces DROP COLUMN {column}")
+    postgres.sql(url, "UPDATE settings SET value = '3' WHERE key = 'schema_version'")
+    upgraded = json.loads(cli("db", "upgrade", "--db", url, "--json").stdout)["done"]
+    assert {"added column faces.origin", "added column faces.learned_from", "added column faces.learned_by",
+            "added column faces.cohort_mean", "added column faces.cohort_sd", "schema version 3 -> 6"} <= set(upgraded)
+    with Gallery(Settings.from_env(home=tmp_path / "home", database_url=url)) as gallery:
+        assert gallery.enroll(lfw_photo("Abdullah_Gul", 1), "Abdullah Gul").photos == 1  # enroll works
+
+
 def test_a_password_never_shows_in_stats(postgres, tmp_path):
     import psycopg
 

@@ -146,8 +146,9 @@ class PostgreSQLBackend(Backend):
             Base.metadata.create_all(connection)
             done += [f"created table {name}" for name in missing]
             for table, column, types in ADDED_COLUMNS:
+                # facerec's own schema only: a same-named table in another schema says nothing about ours (#48)
                 if not connection.execute(text("SELECT 1 FROM information_schema.columns WHERE table_name = :table "
-                                               "AND column_name = :column"),
+                                               "AND column_name = :column AND table_schema = current_schema()"),
                                           {"table": table, "column": column}).first():
                     connection.exec_driver_sql(f"ALTER TABLE {table} ADD COLUMN {column} {types['postgresql']}")
                     done.append(f"added column {table}.{column}")
@@ -160,7 +161,8 @@ class PostgreSQLBackend(Backend):
             for name, ddl in ((NAME_KEY_INDEX, f"CREATE INDEX {NAME_KEY_INDEX} ON identities "
                                                f"({self._name_key_sql('name')})"),
                               (VECTOR_INDEX, vector_index_ddl())):
-                if not connection.execute(text("SELECT 1 FROM pg_indexes WHERE indexname = :name"),
+                if not connection.execute(text("SELECT 1 FROM pg_indexes WHERE indexname = :name "
+                                               "AND schemaname = current_schema()"),
                                           {"name": name}).first():
                     connection.exec_driver_sql(ddl)
                     done.append(f"created index {name}")

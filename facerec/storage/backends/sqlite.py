@@ -7,6 +7,11 @@ for the lock instead of failing to upgrade a read lock half-way through.
 Durability: `synchronous=FULL`, so a commit is on disk (the WAL fsynced) before the call returns; a power cut
 cannot take back a commit the index or a user has already seen. The database file (and its -wal/-shm files, which
 SQLite creates with the same mode) is readable by its owner only.
+
+Deleting forgets: `secure_delete` overwrites the content of deleted rows in the database file, and a write
+connection that deleted anything checkpoints and truncates the WAL when it is handed back, so a deleted person's,
+template's, sighting's or stranger's face is not left readable in `gallery.db` or `gallery.db-wal` (#48 row 8:
+both crops of a deleted person were still in the -wal file 30 s later).
 """
 
 from __future__ import annotations
@@ -20,6 +25,8 @@ from sqlalchemy.engine import Engine, make_url
 from facerec.storage.backends.kinds import database_kind
 from facerec.storage.schema import NAME_KEY_INDEX
 from facerec.storage.backends.base import Backend
+
+DELETED = "facerec_deleted"  # a connection's flag: its transaction deleted rows (the WAL is truncated when it is back)
 
 
 class SQLiteBackend(Backend):
@@ -54,6 +61,7 @@ def _engine(url: str, for_writes: bool = False) -> Engine:
         cursor.execute("PRAGMA synchronous=FULL")  # see the module docstring: durable commits
         cursor.execute("PRAGMA foreign_keys=ON")
         cursor.execute("PRAGMA busy_timeout=60000")
+        cursor.execute("PRAGMA secure_delete=ON")  # deleted rows' bytes are overwritten, not left in free pages
         cursor.close()
         if for_writes:
             connection.isolation_level = None  # we emit BEGIN ourselves
@@ -62,6 +70,23 @@ def _engine(url: str, for_writes: bool = False) -> Engine:
         @event.listens_for(engine, "begin")
         def _immediate(connection) -> None:
             connection.exec_driver_sql("BEGIN IMMEDIATE")
+
+        @event.listens_for(engine, "before_cursor_execute")
+        def _note_deletes(connection, _cursor, statement, *_args) -> None:
+            if statement.lstrip()[:6].upper() == "DELETE":
+                connection.info[DELETED] = True
+
+        @event.listens_for(engine.pool, "checkin")
+        def _truncate_the_wal(dbapi_connection, record) -> None:
+            """After a transaction that deleted rows: copy the WAL into the database (whose deleted bytes
+            `secure_delete` zeroed) and truncate it, so no earlier page with the deleted face stays in it.
+            Best effort: a reader in the middle of a long read can keep some frames until the next one."""
+            if record is None or not record.info.pop(DELETED, False) or dbapi_connection is None:
+                return
+            try:
+                dbapi_connection.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
+            except Exception:  # noqa: BLE001 - a busy or closed database: the next delete's checkpoint catches up
+                pass
 
     return engine
 

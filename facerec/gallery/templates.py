@@ -3,8 +3,10 @@
 A person enrolled from one photo is recognised far less often than one with three (the model card's open-set
 figures). So when a user with the admin password (or an admin API key) confirms or corrects a sighting, its face
 is learned as another template of that person, after the checks of add-photo: a usable face (the enrollment
-quality check), one that matches the person at the threshold in force, and not a better match for someone else.
-A face that fails a check is still confirmed (Health reads it) and the answer says why it was not learned.
+quality check), one that matches the person at the threshold in force, and not a better match for someone else;
+and one that matches a photo the person was enrolled or added from, not only a face learned before, so no chain of
+confirmations can walk a person, face by face, towards someone else (a learned face is never the reference for the
+next). A face that fails a check is still confirmed (Health reads it) and the answer says why it was not learned.
 
 Bounded: at most MAX_LEARNED learned templates per person. One more replaces the most redundant of them (the one
 most like the person's other templates), so what is kept covers how the person looks, not how they looked in the
@@ -154,11 +156,17 @@ class Templates:
         rule = self.thresholds.in_force()  # syncs the index too
         name = self.store.people.names([identity_id]).get(identity_id)
         found = lookalikes(self.search, embedding, rule)
-        if is_best_match(found, name):
-            return None
-        if any(other == name for other, _similarity in found):
-            return "it matches someone else better"
-        return f"it does not match this person's photos at the threshold in force ({score_text(rule.threshold)})"
+        if not is_best_match(found, name):
+            if any(other == name for other, _similarity in found):
+                return "it matches someone else better"
+            return f"it does not match this person's photos at the threshold in force ({score_text(rule.threshold)})"
+        # Only what the person was enrolled from vouches for a new face: matching a learned face is not enough,
+        # or a chain of confirmations could walk the person, face by face, towards someone else (#48 row 4).
+        _ids, own = self.store.faces.of_origin(identity_id, ("enrolled", "added"))
+        if not len(own) or float(np.max(self.search.scores_against(embedding, own))) < rule.threshold:
+            return ("it matches only faces learned before, not a photo this person was enrolled or added from, at "
+                    f"the threshold in force ({score_text(rule.threshold)})")
+        return None
 
     def _remove(self, session, faces: list[Face]) -> None:
         for face in faces:

@@ -98,6 +98,16 @@ class FacesTable:
         return (np.array([r[0] for r in rows], np.int64), np.array([r[1] for r in rows], np.int64),
                 np.stack([decoded(r[2]) for r in rows]))
 
+    def of_origin(self, identity_id: int, origins: tuple[str, ...]) -> tuple[np.ndarray, np.ndarray]:
+        """(face ids [N], embeddings [N, D]) of a person's faces of these origins (`schema.ORIGINS`)."""
+        with self.session() as session:
+            rows = session.execute(select(Face.id, Face.embedding).where(Face.identity_id == int(identity_id),
+                                                                         Face.origin.in_(origins))
+                                   .order_by(Face.id)).all()
+        if not rows:
+            return np.zeros(0, np.int64), EMPTY
+        return np.array([r[0] for r in rows], np.int64), np.stack([decoded(r[1]) for r in rows])
+
     def of_photo(self, session: Session, photo_sha256: str) -> list[tuple[str, list, str]]:
         """(photo sha256, box, person's name) of every face enrolled from this photo."""
         return [tuple(row) for row in session.execute(

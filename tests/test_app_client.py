@@ -133,7 +133,7 @@ def test_identify_and_verify_keep_no_copy_of_the_upload_once_answered(app, gul, 
     assert again[0]["known"] is False and again[0]["candidates"][0]["name"] == "Abdullah Gul"
     message, result = call(client, "/verify", upload, handle_file(str(other)), None)
     assert result["same_person"] is False and _copies_kept(app, photo) == _copies_kept(app, other) == []
-    message, result = call(client, "/verify", upload, handle_file(str(other)), -1.0)  # asked again, pinned
+    message, result = call(client, "/verify", upload, handle_file(str(other)), -10.0)  # asked again, pinned
     assert result["same_person"] is True, message
 
 

@@ -90,6 +90,8 @@ def main() -> int:
         enroll(gallery, face_like(GALLERY, cohort, 3), "padding")
         photo = next(p for p in sorted((Path(args.data) / "lfw" / "Abdullah_Gul").iterdir()))
         decoded = gallery.read(photo)
+        for _ in range(5):  # warm up: the first call measures the gallery's own stranger tail (4,848 people)
+            gallery.identify(decoded, remember=False)
         shipped, raw = [], []
         for _ in range(IDENTIFY_REPEATS):  # in turns, so a change of the machine's load falls on both
             shipped += timed(lambda: gallery.identify(decoded, remember=False), 1)
@@ -99,7 +101,7 @@ def main() -> int:
             gallery.searching.scorer, search_module.RERANK_DEPTH = gallery.scorer, depth
         result["identify_one_face"] = {"gallery_faces": GALLERY, "normalised": percentiles(shipped),
                                        "raw_cosine_depth_20": percentiles(raw),
-                                       "added_p50_ms": round(1000 * (np.median(shipped) - np.median(raw)), 3)}
+                                       "added_p50_ms": round(float(1000 * (np.median(shipped) - np.median(raw))), 3)}
         gallery.close()
 
         large = Gallery(settings.with_(home=Path(home) / "large", store_crops=False))

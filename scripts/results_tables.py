@@ -25,7 +25,7 @@ RESULTS = ROOT / "benchmarks" / "results"
 PAGES = {ROOT / "README.md": ("growth", "accuracy", "speed_line"),
          ROOT / "docs" / "results.md": ("cpus", "accuracy", "peer", "speed", "sightings", "enrollment_quality",
                                         "rest", "scale", "flood", "identify_profile", "reindex_online",
-                                        "replay_learning", "suggestions", "scores", "rerank"),
+                                        "replay_learning", "suggestions", "scores", "rerank", "score_cost"),
          ROOT / "docs" / "deployment.md": ("replicas", "engines"),
          ROOT / "docs" / "model.md": ("calibration", "cohort_sweep", "recipe_diagnostic", "asymmetric_flip", "data_slope", "utkface",
                                       "train_speed",
@@ -313,6 +313,29 @@ def cohort_sweep_block() -> str:
             f"{model_text(result)}.")
 
 
+def score_cost_block() -> str:
+    """What the normalised score costs (`benchmarks/score_cost.py`)."""
+    result = load("score_cost")
+    if not result:
+        return "Not measured yet: `python benchmarks/score_cost.py`."
+    face, whole, large = result["per_face"], result["identify_one_face"], result["large_gallery"]
+    return ("| one thread | p50 | p99 |\n|---|---|---|\n"
+            f"| a face's cohort statistics ({face['cohort_faces']:,} cohort faces, K = {face['top_k']}) | "
+            f"{face['statistics']['p50_ms']:.2f} ms | {face['statistics']['p99_ms']:.2f} ms |\n"
+            f"| re-rank of the raw top {face['rerank_of_depth']} | {face['rerank']['p50_ms']:.3f} ms | "
+            f"{face['rerank']['p99_ms']:.3f} ms |\n"
+            f"| identify, one face, {whole['gallery_faces']:,} faces: normalised | "
+            f"{whole['normalised']['p50_ms']:.1f} ms | {whole['normalised']['p99_ms']:.1f} ms |\n"
+            f"| the same on raw cosines (depth 20, as before) | {whole['raw_cosine_depth_20']['p50_ms']:.1f} ms | "
+            f"{whole['raw_cosine_depth_20']['p99_ms']:.1f} ms |\n\n"
+            f"Added per identify of one face: {whole['added_p50_ms']:.1f} ms at p50. At {large['faces']:,} faces the "
+            f"statistics are {large['in_memory_bytes_per_face']} bytes per face (two floats); the SQLite file was "
+            f"{large['database_bytes_with'] - large['database_bytes_without']:,} bytes larger with them than without "
+            f"(after VACUUM: they fit in the pages' free space), and computing them all when a gallery made before "
+            f"them is first opened took {large['open_computing_all_seconds']:.0f} s. Measured on: {cpu_text(result)}, "
+            f"model {model_text(result)}.")
+
+
 def rerank_block() -> str:
     """How often the normalised best lies beyond the raw top k (`benchmarks/rerank_depth.py`)."""
     result = load("rerank_depth")
@@ -390,10 +413,15 @@ def rest_block() -> str:
     result = load("rest_throughput")
     rows = [f"| identify, {result['clients']} concurrent clients | requests/s | p50 | p99 | named right |",
             "|---|---|---|---|---|"]
-    for label, key in (("in-process (`Gallery.identify`)", "in_process"), ("REST (`POST /api/v1/identify`)", "rest")):
-        row = result[key]
-        rows.append(f"| {label} | {row['requests_per_s']:.1f} | {row['p50_ms']:.0f} ms | {row['p99_ms']:.0f} ms | "
-                    f"{row['named_right']} of {row['requests']} |")
+    before = load("rest_throughput_before_scores")
+    runs = [("", result)] + ([(f" — before normalised scores (`{before['provenance']['commit'][:7]}`, same session)",
+                               before)] if before else [])
+    for suffix, measured in runs:
+        for label, key in (("in-process (`Gallery.identify`)", "in_process"),
+                           ("REST (`POST /api/v1/identify`)", "rest")):
+            row = measured[key]
+            rows.append(f"| {label}{suffix} | {row['requests_per_s']:.1f} | {row['p50_ms']:.0f} ms | "
+                        f"{row['p99_ms']:.0f} ms | {row['named_right']} of {row['requests']} |")
     machine = result.get("machine", {})
     return ("\n".join(rows) + f"\n\nREST over in-process throughput: "
             f"{result['rest_over_in_process']['throughput_ratio']:.2f}x. Load average at the start "
@@ -825,7 +853,7 @@ BLOCKS: dict[str, Callable[[], str]] = {"growth": growth_block, "accuracy": accu
                                         "suggestions": suggestions_block,
                                         "recipe_diagnostic": recipe_diagnostic_block,
                                         "asymmetric_flip": asymmetric_flip_block,
-                                        "cohort_sweep": cohort_sweep_block, "rerank": rerank_block,
+                                        "cohort_sweep": cohort_sweep_block, "rerank": rerank_block, "score_cost": score_cost_block,
                                         "scores": scores_block}
 
 

@@ -188,3 +188,14 @@ def test_statistics_match_the_cohort_exactly(hub_gallery, backend):
         expected = gallery.scorer.statistics(vectors)
     assert np.allclose([r[0] for r in rows], expected.mean, atol=1e-9)
     assert np.allclose([r[1] for r in rows], expected.sd, atol=1e-9)
+
+
+def test_a_requests_few_faces_and_a_batch_get_the_same_statistics():
+    """A request's faces skip BLAS (its threads spun against concurrent requests: REST identify p50 +33% before),
+    a batch uses it; both give one answer."""
+    cohort = Cohort.load(cohort_path(Settings().model_path))
+    faces = cohort.embeddings[:40] + 0.01
+    batch = cohort.statistics(faces)
+    one_by_one = [cohort.statistics(face[None]) for face in faces]
+    assert np.allclose(batch.mean, [s.mean[0] for s in one_by_one], atol=1e-12)
+    assert np.allclose(batch.sd, [s.sd[0] for s in one_by_one], atol=1e-12)

@@ -70,3 +70,57 @@ def test_an_empty_folder_is_one_line(tmp_path):
     (tmp_path / "empty").mkdir()
     done = facerec("identify", str(tmp_path / "empty"), home=tmp_path / "home")
     assert done.returncode == 1 and len(done.stderr.strip().splitlines()) == 1 and "no photos" in done.stderr
+
+
+def _limited(*args: str, home: Path, memory_bytes: int) -> subprocess.CompletedProcess:
+    """`facerec` in a process whose address space is capped: a file read whole past the cap fails it."""
+    import resource
+
+    def cap() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (memory_bytes, memory_bytes))
+
+    return subprocess.run([sys.executable, "-m", "facerec.cli", *args, "--home", str(home)], capture_output=True,
+                          text=True, timeout=600, preexec_fn=cap)
+
+
+def test_a_library_is_read_within_bounds_and_within_its_folder(tmp_path, lfw_photo):
+    """#48 row 9: a 4 GB sparse `big.jpg` is refused by its size without being read (the run fits in an address
+    space smaller than the file); a link out of the folder is not followed; outputs that are links are
+    replaced, not written through; an old output's looser mode goes; a name that would start a formula after a
+    semicolon is text too."""
+    home = tmp_path / "home"
+    formula = "Bob;=HYPERLINK(1)"
+    assert facerec("enroll", str(lfw_photo(ALAN, 1)), "--name", formula, home=home).returncode == 0
+    library, elsewhere = tmp_path / "library", tmp_path / "elsewhere"
+    library.mkdir()
+    elsewhere.mkdir()
+    shutil.copy(lfw_photo(ALAN, 2), library / "alan.jpg")
+    with open(library / "big.jpg", "wb") as handle:  # sparse: costs no disk, 4 GB to whoever reads it whole
+        handle.write(b"\xff\xd8\xff\xe0")  # a JPEG's first bytes (before: read whole, MemoryError under the cap)
+        handle.truncate(4 << 30)
+    (library / "fake.jpg").write_bytes(b"GIF89a" + b"\0" * 100)
+    shutil.copy(lfw_photo(BILJANA, 2), elsewhere / "private.jpg")
+    (library / "outside.jpg").symlink_to(elsewhere / "private.jpg")
+    out = tmp_path / "answers" / "who"
+    out.parent.mkdir()
+    victim = tmp_path / "victim.txt"
+    victim.write_text("must stay as it is")
+    Path(f"{out}.json").symlink_to(victim)
+    Path(f"{out}.csv").write_text("old")
+    Path(f"{out}.csv").chmod(0o644)
+
+    done = _limited("identify", str(library), "--out", str(out), "--json", home=home, memory_bytes=3 << 30)
+    assert done.returncode == 0, done.stderr
+    summary = json.loads(done.stdout)
+    problems = {p["photo"]: p["problem"] for p in summary["problems"]}
+    assert summary["photos"] == 3 and set(problems) == {"big.jpg", "fake.jpg"}  # outside.jpg: not even listed
+    assert "MiB" in problems["big.jpg"] and "not read" in problems["big.jpg"]
+    assert "not a JPEG, PNG, WebP or BMP" in problems["fake.jpg"]
+    assert victim.read_text() == "must stay as it is" and not Path(f"{out}.json").is_symlink()
+    for written in (f"{out}.csv", f"{out}.json"):
+        assert stat.S_IMODE(Path(written).stat().st_mode) == 0o600, written
+    with open(f"{out}.csv", newline="") as handle:
+        cells = [cell for row in csv.reader(handle) for cell in row]
+    assert "Bob;'=HYPERLINK(1)" in cells
+    for separator in (",", ";"):  # as a spreadsheet splitting on either would read the cells
+        assert not any(piece.startswith("=") for cell in cells for piece in cell.split(separator))

@@ -7,6 +7,13 @@ interrupted run started again with the same `--out` skips the photos already ans
 modification time changed since is identified again). At the end `<out>.csv` (one row per face, or per photo
 without a face or with an error) and `<out>.json` are written, readable by their owner only: they say who is in
 which photo. A file that is not a usable photo is one row with its one-line reason; nothing stops the walk.
+
+Bounded and contained (#48 row 9): a file's size and first bytes are checked before it is read (at most
+MAX_PHOTO_BYTES; JPEG, PNG, WebP or BMP by its header, not its name), so a huge or sparse file costs nothing; a link
+is followed only to a file inside the folder, never out of it, and never onto an output; the outputs are written to
+a new owner-only file renamed over the old one, so a link at their name is replaced, not written through, and an
+existing file's looser mode goes with it; a cell that would start a formula after a comma or a semicolon is written
+as text, whichever separator the spreadsheet splits on.
 """
 
 from __future__ import annotations
@@ -14,6 +21,8 @@ from __future__ import annotations
 import csv
 import json
 import os
+import re
+import tempfile
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -22,6 +31,8 @@ from facerec.cli.output import emit, open_gallery, progress_bar
 from facerec.errors import FaceRecError, InvalidArgument
 
 PHOTO_SUFFIXES = {".jpg", ".jpeg", ".png", ".webp", ".bmp"}
+MAX_PHOTO_BYTES = 64 << 20  # 64 MiB: above any camera's JPEG; a bigger file is one line, never read
+HEADERS = (b"\xff\xd8\xff", b"\x89PNG\r\n\x1a\n", b"BM")  # JPEG, PNG, BMP (WebP: RIFF....WEBP, below)
 CSV_HEADERS = ["photo", "face", "name", "similarity", "box", "problem"]
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")  # a spreadsheet would run such a cell as a formula
 
@@ -30,7 +41,8 @@ def identify_folder(args) -> int:
     folder = Path(args.photo)
     out = Path(args.out)
     progress = out.with_name(out.name + ".progress.jsonl")
-    keys = _photo_keys(folder)
+    outputs = {progress, out.with_name(out.name + ".csv"), out.with_name(out.name + ".json")}
+    keys = _photo_keys(folder, outputs)
     photos = sorted(keys)
     if not photos:
         raise InvalidArgument(f"no photos (JPEG, PNG, WebP or BMP files) under {folder}")
@@ -68,7 +80,7 @@ def _identified(gallery, folder: Path, path: Path, key: str, top_k: int) -> dict
     entry = {"key": key, "photo": str(path.relative_to(folder)), "faces": [], "faces_found": 0,
              "problem": None}
     try:
-        matches = gallery.identify(path, top_k=top_k)
+        matches = gallery.identify(_photo_bytes(path), top_k=top_k)
         entry["faces_found"] = matches.found
         entry["faces"] = [{"face": number, "name": match.name, "similarity": None if match.similarity is None
                            else round(match.similarity, 4), "box": [round(v) for v in match.face.box]}
@@ -78,12 +90,34 @@ def _identified(gallery, folder: Path, path: Path, key: str, top_k: int) -> dict
     return entry
 
 
-def _photo_keys(folder: Path) -> dict[Path, str]:
+def _photo_bytes(path: Path) -> bytes:
+    """The file's bytes, read only when its size and header say it can be a photo (OSError otherwise: one line)."""
+    with open(path, "rb") as handle:
+        size = os.fstat(handle.fileno()).st_size
+        if size > MAX_PHOTO_BYTES:
+            raise OSError(f"{path.name} is {size / (1 << 20):,.0f} MiB, over the {MAX_PHOTO_BYTES >> 20} MiB a photo "
+                          "may have here: not read")
+        head = handle.read(12)
+        if not (head.startswith(HEADERS) or (head[:4] == b"RIFF" and head[8:12] == b"WEBP")):
+            raise OSError(f"{path.name} is not a JPEG, PNG, WebP or BMP file (by its first bytes): not read")
+        data = head + handle.read(MAX_PHOTO_BYTES + 1 - len(head))
+    if len(data) > MAX_PHOTO_BYTES:
+        raise OSError(f"{path.name} grew over {MAX_PHOTO_BYTES >> 20} MiB while it was read: not read")
+    return data
+
+
+def _photo_keys(folder: Path, outputs: set[Path]) -> dict[Path, str]:
     """Every photo file under `folder`, with which file it is as it is now: its path under the folder, its size
-    and its modification time (a file gone while the folder is listed is left out)."""
+    and its modification time (a file gone while the folder is listed is left out). A link counts only when it
+    leads to a file inside the folder that is not one of the run's `outputs`."""
     keys = {}
+    root = folder.resolve()
+    outputs = {path.resolve() for path in outputs}
     for path in folder.rglob("*"):
         try:
+            real = path.resolve()
+            if real in outputs or not real.is_relative_to(root):
+                continue
             if path.suffix.lower() in PHOTO_SUFFIXES and path.is_file():
                 stat = path.stat()
                 keys[path] = f"{path.relative_to(folder)}|{stat.st_size}|{stat.st_mtime_ns}"
@@ -119,18 +153,38 @@ def _write_outputs(out: Path, entries: list[dict]) -> None:
                          "" if face is None or face["similarity"] is None else f"{face['similarity']:.3f}",
                          "" if face is None else " ".join(map(str, face["box"])),
                          entry["problem"] or ("" if entry["faces"] else "no face found")])
-    with os.fdopen(os.open(f"{out}.csv", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "w", newline="",
-                   encoding="utf-8") as handle:
+    with _replacing(Path(f"{out}.csv"), newline="") as handle:
         writer = csv.writer(handle)
         writer.writerow(CSV_HEADERS)
         writer.writerows([[_cell(value) for value in row] for row in rows])
     photos = [{key: value for key, value in entry.items() if key != "key"} for entry in entries]
-    with os.fdopen(os.open(f"{out}.json", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "w",
-                   encoding="utf-8") as handle:
+    with _replacing(Path(f"{out}.json")) as handle:
         json.dump({"photos": photos}, handle, indent=1, ensure_ascii=True)
 
 
+class _replacing:
+    """A new owner-only file beside `path`, renamed over it when written whole: a link at `path` is replaced, not
+    written through; a file already there (and its mode) is replaced whole; an interrupted write leaves the old."""
+
+    def __init__(self, path: Path, newline: str | None = None) -> None:
+        self.path, self.newline = path, newline
+
+    def __enter__(self):
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        descriptor, self.temporary = tempfile.mkstemp(prefix=f".{self.path.name}.", dir=self.path.parent)  # 0600
+        self.handle = os.fdopen(descriptor, "w", newline=self.newline, encoding="utf-8")
+        return self.handle
+
+    def __exit__(self, failed, *_exc) -> None:
+        self.handle.close()
+        if failed:
+            os.unlink(self.temporary)
+        else:
+            os.replace(self.temporary, self.path)
+
+
 def _cell(value) -> str:
-    """A CSV cell a spreadsheet shows as text: one starting like a formula gets a leading apostrophe."""
-    text = str(value)
-    return "'" + text if text.startswith(FORMULA_STARTS) else text
+    """A CSV cell a spreadsheet shows as text, whether it splits rows on commas or on semicolons: every piece of
+    the cell that would start a formula after such a separator (or at its start) gets a leading apostrophe."""
+    pieces = re.split(r"([,;])", str(value))
+    return "".join("'" + piece if piece.startswith(FORMULA_STARTS) else piece for piece in pieces)

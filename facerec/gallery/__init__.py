@@ -139,8 +139,9 @@ class Gallery:
     # ----- the threshold in force ---------------------------------------------------------------------------
     @property
     def threshold(self) -> float:
-        """The cosine similarity at or above which a face is taken to be an enrolled person, now: derived from the
-        accepted stranger-match rate for the gallery's current size (or pinned). See `threshold_in_force`."""
+        """The score (cohort-normalised; the cosine on a card calibrated on cosines) at or above which a face is
+        taken to be an enrolled person, now: derived from the accepted stranger-match rate for the gallery's current
+        size (or pinned). See `threshold_in_force`."""
         return self.threshold_in_force().threshold
 
     def threshold_in_force(self, fpir: float | None = None, threshold: float | None = None,

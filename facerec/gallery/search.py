@@ -50,7 +50,7 @@ class Search:
         """Every face in the photo -> best identity (or unknown below the threshold) and top-k candidates.
 
         The threshold is the one in force for this gallery (`threshold_in_force`); `fpir` (an accepted
-        stranger-match rate) or `threshold` (a pinned cosine) overrides the settings for this call. Each named
+        stranger-match rate) or `threshold` (a pinned score) overrides the settings for this call. Each named
         face is kept in the sightings memory (`sightings`; `sighting_id` in its match) unless `remember` is
         False, privacy mode is on or the memory is off; each unknown face likewise in the strangers memory, only when
         suggestions are on (`facerec.gallery.strangers`). `not_below_default`: for a caller without the admin

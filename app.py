@@ -51,7 +51,8 @@ def build_parser() -> argparse.ArgumentParser:
                         help=f"discouraged: every local user can read it in `ps`; set {PASSWORD_ENV} instead")
     parser.add_argument("--fpir", type=float,
                         help="accepted stranger-match rate, 0.01 = 1%% (default): sets the threshold for the gallery")
-    parser.add_argument("--threshold", type=float, help="pin the match threshold (a normalised score, e.g. 6) instead of --fpir")
+    parser.add_argument("--threshold", type=float,
+                        help="pin the match threshold (a normalised score, e.g. 6) instead of --fpir")
     parser.add_argument("--trusted-proxy", metavar="ADDRESS", action="append", default=None,
                         help="a reverse proxy whose X-Forwarded-For header names the real client (repeat for several; "
                              f"default: ${TRUSTED_PROXIES_ENV}, comma-separated, else none: the header is ignored)")

@@ -12,7 +12,8 @@ from facerec.cli.registry import CommandAdder
 from facerec.errors import FaceRecError, IdentityMismatch, InvalidArgument, LowQuality, MultipleFaces, PossibleDuplicate
 from facerec.messages import faces_left_out_message, score_text
 from facerec.words.templates import learning_sentence
-from facerec.words.threshold import compared, score_name, shown_score, strangers_scoring, threshold_sentence, worded
+from facerec.words.threshold import (compared, score_name, shown_score, strangers_scoring, threshold_sentence,
+                                     worded)
 
 
 def register(command: CommandAdder, sub, common: argparse.ArgumentParser) -> None:
@@ -153,8 +154,9 @@ def cmd_identify(args) -> int:
     if kept:
         text += (f"\nKept as sighting(s) {', '.join(map(str, kept))}: if one is wrong, `facerec sightings correct ID "
                  "NAME` or `facerec sightings reject ID`.")
-    emit(args, [worded(m.to_dict(), m.rule) for m in matches], rows, ["face", "name", score_name(matches[0].rule), "strangers who score this high",
-                                                                 "candidates", "box", "sighting"],
+    headers = ["face", "name", score_name(matches[0].rule), "strangers who score this high", "candidates", "box",
+               "sighting"]
+    emit(args, [worded(m.to_dict(), m.rule) for m in matches], rows, headers,
           text=text)
     return 0
 
@@ -163,9 +165,9 @@ def cmd_verify(args) -> int:
     with open_gallery(args) as gallery:
         result = gallery.verify(args.photo_a, args.photo_b, face_a=args.face_a, face_b=args.face_b)
     verdict = "same person" if result.same_person else "different people"
+    numbers = compared(result.score, result.similarity, result.score_threshold, result.rule, result.stranger_far)
     emit(args, worded(result.to_dict(), result.rule),
-          text=f"{verdict}: {compared(result.score, result.similarity, result.score_threshold, result.rule, result.stranger_far)}. "
-               f"{threshold_sentence(result.rule)}")
+          text=f"{verdict}: {numbers}. {threshold_sentence(result.rule)}")
     return 0
 
 

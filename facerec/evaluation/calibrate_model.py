@@ -27,7 +27,7 @@ from facerec.openset.per_person import measure_photo_exponent
 from facerec.openset.calibrate import RESAMPLES, SEED, calibrate, legacy_fields
 from facerec.datasets.folders import held_out, list_identities
 from facerec.faces.embed import FaceEmbedder
-from facerec.openset.cohort import Cohort
+from facerec.openset.cohort import COSINE, Cohort
 
 DATA_DESCRIPTION = ("celeba112: the calibration identities of facerec.datasets.folders.held_out (never trained on; "
                     "not LFW)")
@@ -84,25 +84,32 @@ def cached_embeddings(embedder: FaceEmbedder, paths: list[Path], cache: str | Pa
 def calibrate_model(model_path: str | Path, data_dir: str | Path, flip_tta: bool = True,
                     resamples: int = RESAMPLES, seed: int = SEED, identities: int | None = None,
                     num_threads: int = 0, progress=None, embeddings_cache: str | Path | None = None,
-                    split: str = "single", cohort: Cohort | None = None) -> dict:
-    """The `calibration` section for the model at `model_path`, measured on the split's calibration identities:
-    on the scores `cohort` normalises (`facerec.openset.cohort`), or on raw cosines without one."""
+                    split: str = "single", cohort: Cohort | None = None) -> tuple[dict, dict | None]:
+    """(calibration, cosine calibration) for the model at `model_path`, measured on the split's calibration
+    identities, embedded once: the `calibration` section is of the scores `cohort` normalises
+    (`facerec.openset.cohort`) with the raw cosines' beside it, or of raw cosines alone (None beside) without one."""
     started = time.perf_counter()
     paths, labels = held_out_photos(data_dir, identities, split)
     embedder = FaceEmbedder(model_path, flip_tta=flip_tta, num_threads=num_threads)
     embeddings = cached_embeddings(embedder, paths, embeddings_cache, progress)
     embedded = time.perf_counter()
-    statistics = None if cohort is None else cohort.statistics(embeddings)
-    result = calibrate(embeddings, labels, resamples=resamples, seed=seed, statistics=statistics)
-    per_person = measure_photo_exponent(embeddings, labels, statistics=statistics)
-    return {
-        **result, **({"photos_per_person": per_person} if per_person else {}),
-        **({} if cohort is None else {"cohort_sha256": cohort.sha256, "cohort_top_k": cohort.top_k}),
-        "held_out_split": split, "disjoint_from_selection": split == "disjoint", "model_sha256": embedder.sha256, "flip_tta": flip_tta, "data": DATA_DESCRIPTION,
-        "partial": identities is not None,
-        "seconds": {"embedding": round(embedded - started, 1), "fit": round(time.perf_counter() - embedded, 1)},
-        "command": "facerec-train " + " ".join(shlex.quote(a) for a in sys.argv[1:]) if sys.argv[1:] else None,
-    }
+
+    def section(statistics) -> dict:
+        fit_started = time.perf_counter()
+        result = calibrate(embeddings, labels, resamples=resamples, seed=seed, statistics=statistics)
+        per_person = measure_photo_exponent(embeddings, labels, statistics=statistics)
+        return {
+            **result, **({"photos_per_person": per_person} if per_person else {}),
+            **({} if statistics is None else {"cohort_sha256": cohort.sha256, "cohort_top_k": cohort.top_k}),
+            "held_out_split": split, "disjoint_from_selection": split == "disjoint", "model_sha256": embedder.sha256,
+            "flip_tta": flip_tta, "data": DATA_DESCRIPTION, "partial": identities is not None,
+            "seconds": {"embedding": round(embedded - started, 1),
+                        "fit": round(time.perf_counter() - fit_started, 1)},
+            "command": "facerec-train " + " ".join(shlex.quote(a) for a in sys.argv[1:]) if sys.argv[1:] else None,
+        }
+
+    cosine = section(None)
+    return (cosine, None) if cohort is None else (section(cohort.statistics(embeddings)), cosine)
 
 
 def write_to_card(card_path: str | Path, calibration: dict, cosine_calibration: dict | None = None) -> dict:
@@ -115,7 +122,7 @@ def write_to_card(card_path: str | Path, calibration: dict, cosine_calibration: 
     raw = cosine_calibration or calibration
     if cosine_calibration is not None:
         card["calibration_cosine"] = cosine_calibration
-    if raw.get("score", "cosine") == "cosine":
+    if raw.get("score", COSINE) == COSINE:
         card.update(legacy_fields(raw))
     card_path.write_text(json.dumps(card, indent=1) + "\n")
     return card

@@ -41,10 +41,10 @@ def evaluate_existing(gallery: Gallery, probe_dir, progress_factory=None) -> dic
         figures["rank1"] = float(np.mean([t[:1] == [names[i]] for t, i in zip(top, mated)]))
         figures["rank5"] = float(np.mean([names[i] in t[:5] for t, i in zip(top, mated)]))
         figures["identified_at_threshold"] = float(np.mean([
-            bool(ranked[i]) and ranked[i][0].name == names[i] and ranked[i][0].decision_score >= threshold
+            bool(ranked[i]) and ranked[i][0].name == names[i] and ranked[i][0].score >= threshold
             for i in mated]))
     if non_mated:
-        scores = np.array([ranked[i][0].decision_score if ranked[i] else -np.inf for i in non_mated])
+        scores = np.array([ranked[i][0].score if ranked[i] else -np.inf for i in non_mated])
         figures["unknown_rejection_rate"] = float(np.mean(scores < threshold))
     face_ids, gallery_vectors = gallery.store.faces.embeddings()
     labels = gallery.store.faces.labels()

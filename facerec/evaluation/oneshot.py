@@ -83,7 +83,7 @@ def evaluate_one_shot(data_dir: str | Path, settings: Settings, max_per_identity
             genuine, impostor = genuine_impostor(query_vectors, query_names, gallery_vectors, gallery_names,
                                                  gallery.scorer)
             figures["tar_at_far"] = tar_at_far(genuine, impostor)  # on the score the gallery decides with
-            figures["score"] = "cosine" if gallery.scorer.cohort_id == "raw cosine" else "as-norm"
+            figures["score"] = gallery.scorer.scale
             figures["gallery_threshold"] = gallery.threshold
             figures["threshold_policy"] = gallery.threshold_in_force(with_people=True).to_dict()
             figures["provenance"] = provenance(settings.model_path, settings.num_threads, gallery.pipeline.embedder)

@@ -121,7 +121,7 @@ def evaluate_open_set(gallery_vectors: np.ndarray, query_vectors: np.ndarray, qu
     }
     if full is not None:
         summary.update(_oracle(scores, owner, is_query))
-        summary["score"] = "cosine" if isinstance(scorer, RawCosine) else "as-norm"
+        summary["score"] = scorer.scale
         # the same oracle on raw cosines, beside: what the normalisation buys, in one run
         summary["raw_cosine"] = _oracle(cosines.astype(np.float64), owner, is_query)
     return summary

@@ -2,9 +2,11 @@
 
 Every face written gets them from the store (`FacesTable.statistics_of`). A gallery made before them, or with
 another cohort (a recalibrated model), gets them when it is opened: the setting COHORT_SETTING records which
-cohort (file digest and K) the stored statistics come from, and a change recomputes every face, in short
-batches of writes, with no re-enrollment and no journal entry (the embeddings, which the index follows, are the
-same).
+cohort (file digest and K) the stored statistics come from, and a change (or no setting: a gallery from before
+them) recomputes every face, in short batches of writes, with no re-enrollment and no journal entry (the
+embeddings, which the index follows, are the same). An open that finds the setting current reads nothing more:
+no scan of the faces on every open. A face a replica of an older facerec writes afterwards, without them, gets
+them computed where they are read (`FacesTable._completed`).
 """
 
 from __future__ import annotations
@@ -16,9 +18,10 @@ COHORT_SETTING = "cohort_id"
 
 
 def bring_statistics_up_to_date(store: Store, scorer: Scorer) -> int:
-    """Compute what is missing (everything, when the cohort changed); returns how many faces were computed."""
-    changed = store.get_setting(COHORT_SETTING) != scorer.cohort_id
-    filled = store.faces.fill_statistics(store.writing, everyone=changed)
-    if changed:
-        store.set_setting(COHORT_SETTING, scorer.cohort_id)
+    """Recompute every face's statistics when the stored ones are not this cohort's; returns how many faces were
+    computed (0 when they are current)."""
+    if store.get_setting(COHORT_SETTING) == scorer.cohort_id:
+        return 0
+    filled = store.faces.fill_statistics(store.writing)
+    store.set_setting(COHORT_SETTING, scorer.cohort_id)
     return filled

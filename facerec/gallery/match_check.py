@@ -18,11 +18,11 @@ from facerec.openset.threshold_policy import ThresholdInForce
 def lookalikes(search: Search, embedding: np.ndarray, rule: ThresholdInForce,
                among: list[Candidate] | None = None) -> list[tuple[str, float]]:
     """Enrolled people this face matches at or above the threshold in force (`rule`), best first, with their
-    normalised scores (searched for, or `among`): the same rule and the same score as identify, so a new person is refused as a look-alike exactly when identify
-    would have given them someone else's name, and a photo added to a person is refused exactly when identify
-    would not name them."""
+    normalised scores (searched for, or `among`): the same rule and the same score as identify, so a new person
+    is refused as a look-alike exactly when identify would have given them someone else's name, and a photo added
+    to a person is refused exactly when identify would not name them."""
     candidates = search.search(embedding[None], top_k=5)[0] if among is None else among
-    return [(c.name, c.decision_score) for c in candidates if c.decision_score >= rule.threshold]
+    return [(c.name, c.score) for c in candidates if c.score >= rule.threshold]
 
 
 def is_best_match(found: list[tuple[str, float]], name: str) -> bool:

@@ -100,5 +100,4 @@ def _faces_to_measure(store) -> tuple[np.ndarray, np.ndarray, CohortStatistics]:
     identity_ids, face_counts = store.faces.counts_per_person()
     taken = draw_whole_people(face_counts, SAMPLE_FACES, SAMPLE_SEED, reach=False)
     face_ids, face_identities, embeddings = store.faces.of_people(identity_ids[taken].tolist())
-    means, sds = store.faces.cohort_statistics(face_ids.tolist())
-    return embeddings, face_identities, CohortStatistics(np.nan_to_num(means, nan=0.0), np.nan_to_num(sds, nan=1.0))
+    return embeddings, face_identities, CohortStatistics(*store.faces.cohort_statistics(face_ids.tolist()))

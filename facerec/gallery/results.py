@@ -65,12 +65,8 @@ class Candidate:
     name: str
     identity_id: int
     similarity: float  # cosine similarity in [-1, 1] of that face
-    score: float | None = None  # its cohort-normalised score (`facerec.openset.cohort`); the cosine on a raw card
+    score: float  # its cohort-normalised score (`facerec.openset.cohort`); the cosine itself on a raw card
     statistics: tuple[float, float] | None = field(default=None, repr=False)  # that face's (cohort mean, spread)
-
-    @property
-    def decision_score(self) -> float:
-        return self.similarity if self.score is None else self.score
 
 
 @dataclass
@@ -101,11 +97,6 @@ class FaceMatch:
     @property
     def label(self) -> str:
         return self.name if self.name is not None else "unknown"
-
-    @property
-    def decision_score(self) -> float | None:
-        """What the decision compared with the threshold in force: the score (the cosine on a raw card)."""
-        return self.score if self.score is not None else self.similarity
 
     def redacted(self) -> "FaceMatch":
         """What someone without the admin password may learn: the name of a face that matches, nothing about

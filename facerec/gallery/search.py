@@ -109,7 +109,7 @@ class Search:
         """The index's raw nearest faces (RERANK_DEPTH, or 4 per wanted person), scored against each query by the
         normalised score with the faces' stored cohort statistics, best face per person, best person first."""
         similarities, face_ids = self.index.search(embeddings, max(top_k * 4, RERANK_DEPTH))
-        labels = self._scored_labels(sorted({int(f) for f in face_ids.ravel() if f >= 0}))
+        labels = self.store.faces.scored_labels(sorted({int(f) for f in face_ids.ravel() if f >= 0}))
         results = []
         for query, (sims, ids) in enumerate(zip(similarities, face_ids)):
             kept = [(float(sim), labels[int(f)]) for sim, f in zip(sims, ids) if f >= 0 and int(f) in labels]
@@ -126,19 +126,6 @@ class Search:
                     best[identity_id] = Candidate(name, identity_id, sim, float(score), (mean, sd))
             results.append(sorted(best.values(), key=lambda c: -c.score)[:top_k])
         return results
-
-    def _scored_labels(self, face_ids: list[int]) -> dict[int, tuple[int, str, float, float]]:
-        """{face id: (identity id, name, cohort mean, spread)}; statistics a face lacks (written by an older
-        replica, or before this gallery was brought up to date) are computed from its embedding here."""
-        labels = self.store.faces.scored_labels(face_ids)
-        missing = [f for f, label in labels.items() if label[2] is None or label[3] is None]
-        if missing:
-            ids, vectors = self.store.faces.embeddings(missing)
-            computed = self.scorer.statistics(vectors)
-            for i, face_id in enumerate(ids.tolist()):
-                identity_id, name = labels[face_id][:2]
-                labels[face_id] = (identity_id, name, float(computed.mean[i]), float(computed.sd[i]))
-        return labels
 
     def _match(self, face: DetectedFace, candidates: list[Candidate], rule: ThresholdInForce, embedding: np.ndarray,
                statistics: CohortStatistics) -> FaceMatch:

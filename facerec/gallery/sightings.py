@@ -92,7 +92,7 @@ class SightingsMemory:
         can learn it as a template (`facerec.gallery.templates`)."""
         crops = crops if crops is not None else [None] * len(matches)
         named = [(match, embedding, crop) for match, embedding, crop in zip(matches, embeddings, crops)
-                 if match.name is not None and match.decision_score >= trusted_threshold]
+                 if match.name is not None and match.score >= trusted_threshold]
         if not named or not self.enabled:
             return
         store = self.store
@@ -109,7 +109,7 @@ class SightingsMemory:
                         match.sighting_id = store.sightings.add(session, person.id, embedding, self.model_id,
                                                                 match.similarity, IDENTIFIED, self.capacity,
                                                                 face=kept_face(match.face, crop),
-                                                                score=match.decision_score)
+                                                                score=match.score)
         except (StorageFull, SQLAlchemyError) as error:  # best effort: the answer matters more than its memory
             for match, _embedding, _crop in named:
                 match.sighting_id = None
@@ -183,9 +183,8 @@ class SightingsMemory:
         `threshold` (today's default-rate threshold, on the score identify decides with: rows kept under an older,
         looser rule are left out, and so are automatic ones kept before scores, which have none)."""
         rows = self.store.sightings.rows(self.model_id)
-        scores = rows.scores if rows.scores is not None else np.full(len(rows), np.nan)
-        keep = np.array([source != IDENTIFIED or (not np.isnan(score) and score >= threshold)
-                         for source, score in zip(rows.sources, scores)], bool)
+        keep = np.array([source != IDENTIFIED or score >= threshold  # NaN (no score kept) is never >=
+                         for source, score in zip(rows.sources, rows.scores)], bool)
         return rows.select(keep) if len(rows) else rows
 
     def _relabel(self, sighting_id: int, identity: str | int | None, source: str) -> SightingInfo:

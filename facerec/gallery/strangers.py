@@ -62,7 +62,7 @@ class StrangersMemory:
             return 0
         unknown = [(match, embedding, crop) for match, embedding, crop in zip(matches, embeddings, crops)
                    if crop is not None and match.face.width >= MIN_FACE_WIDTH
-                   and not (match.decision_score is not None and match.decision_score >= trusted_threshold)]
+                   and not (match.score is not None and match.score >= trusted_threshold)]
         if not unknown:
             return 0
         store, kept = self.store, 0

@@ -19,14 +19,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from facerec.openset.cohort import CohortStatistics, normalised
+from facerec.openset.cohort import AS_NORM, COSINE, CohortStatistics, normalised
 from facerec.openset.stranger_tail import (INTERVAL, RESAMPLES, SEED, FarCurve, StrangerPairs, cutoff_rank,
                                            empirical_threshold_at_far, fit_tail, percentile_interval,
                                            resampled_people)
 
 CALIBRATION_VERSION = 4  # 3: the tail declustered (one peak per pair of people), the cut-off held in resamples;
-#                         4: `score` names the scale the curve is on (RAW_COSINE or AS_NORM)
-RAW_COSINE, AS_NORM = "cosine", "as-norm"
+#                         4: `score` names the scale the curve is on (`cohort.COSINE` or `cohort.AS_NORM`)
 FAR_LEVELS = tuple(float(10 ** -e) for e in np.arange(0.5, 9.01, 0.25))  # 0.32 ... 1e-9, four per decade
 MIN_EMPIRICAL_PAIRS = 10  # an empirical threshold is shown next to the fitted one where >= 10 pairs lie above it
 
@@ -118,7 +117,7 @@ def calibrate(embeddings: np.ndarray, labels, resamples: int = RESAMPLES, seed: 
     cosine_bounds = percentile_interval(replicate_thresholds) if fitted else None
     far_bounds = percentile_interval(replicate_fars) if fitted else None
     tar = np.mean(pairs.genuine[None, :] >= thresholds[:, None], axis=1) if len(pairs.genuine) else None
-    curve, key = [], "cosine" if statistics is None else "score"  # the rows name their scale
+    curve, key = [], "cosine" if statistics is None else "score"  # the rows name their thresholds' scale
     for i, far in enumerate(fars):
         row = {"far": float(f"{far:.4g}"), key: round(float(thresholds[i]), 5),
                "from": "tail" if far < point.tail.rate else "data"}
@@ -131,7 +130,7 @@ def calibrate(embeddings: np.ndarray, labels, resamples: int = RESAMPLES, seed: 
             row[f"{key}_empirical"] = round(float(empirical_threshold_at_far(pairs.impostor, far)), 5)
         curve.append(row)
     return {
-        "version": CALIBRATION_VERSION, "score": RAW_COSINE if statistics is None else AS_NORM,
+        "version": CALIBRATION_VERSION, "score": COSINE if statistics is None else AS_NORM,
         "identities": pairs.identities, "photos": int(len(embeddings)),
         "genuine_pairs": int(len(pairs.genuine)), "impostor_pairs": int(len(pairs.impostor)),
         "tail": {"model": "generalized Pareto (Zhang & Stephens 2009) fitted to the peak of each pair of "

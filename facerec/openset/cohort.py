@@ -29,6 +29,7 @@ import numpy as np
 
 from facerec.errors import UnusableFile
 
+COSINE, AS_NORM = "cosine", "as-norm"  # the two scales a model can be calibrated on (its card's `score`)
 COHORT_SUFFIX = ".cohort.npz"
 REQUEST_FACES = 16  # up to this many faces at once (a request's), the product avoids BLAS (see `_products`)
 SD_FLOOR = 1e-3  # a spread below this (never seen on real faces) would turn rounding into a large score
@@ -50,6 +51,8 @@ class CohortStatistics:
 
 class Cohort:
     """The shipped cohort: unit embeddings [C, D] of faces of people outside every gallery, and K."""
+
+    scale = AS_NORM
 
     def __init__(self, embeddings: np.ndarray, top_k: int, sha256: str = "") -> None:
         embeddings = np.ascontiguousarray(embeddings, np.float32)
@@ -123,6 +126,7 @@ class RawCosine:
     """The scale of a model calibrated on raw cosines (a card without a cohort): statistics of mean 0 and spread
     1, with which `normalised` returns the cosine itself, so one code path serves both scales."""
 
+    scale = COSINE
     top_k = 0
     sha256 = ""
     cohort_id = "raw cosine"

@@ -47,10 +47,8 @@ def scorer_for(settings: Settings, policy: ThresholdPolicy) -> Scorer:
     on cosines (or a pinned threshold with no card)."""
     if not policy.calibration.normalised:
         return RawCosine()
-    try:
-        expected = json.loads(settings.model_card_path.read_text()).get("cohort", {}).get("sha256")
-    except (OSError, ValueError, AttributeError):
-        expected = None
+    cohort = settings.model_card().get("cohort")
+    expected = cohort.get("sha256") if isinstance(cohort, dict) else None
     if not expected:
         raise UnusableFile(f"the model card {settings.model_card_path} is calibrated on normalised scores but names "
                            "no score cohort; run `facerec-train calibrate` again")
@@ -63,11 +61,7 @@ def cosine_calibration_for(settings: Settings, policy: ThresholdPolicy) -> Score
     pairs of unknown faces against the strangers memory as its own cohort (`facerec.gallery.grouping`)."""
     if not policy.calibration.normalised:
         return policy.calibration
-    try:
-        card = json.loads(settings.model_card_path.read_text())
-    except (OSError, ValueError):
-        card = {}
-    raw = card.get("calibration_cosine") if isinstance(card, dict) else None
+    raw = settings.model_card().get("calibration_cosine")
     if not raw:
         raise UnusableFile(f"the model card {settings.model_card_path} has no cosine calibration beside its "
                            "normalised one; run `facerec-train calibrate` again")

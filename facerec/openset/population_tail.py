@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from facerec.openset.cohort import CohortStatistics, normalised
+from facerec.openset.cohort import CohortStatistics, RawCosine, normalised
 from facerec.openset.stranger_tail import (StrangerPairs, StrangerTail, TailFit, measure_stranger_tail,
                                            pairs_between, top_share)
 
@@ -89,7 +89,7 @@ def measure_population_tail(embeddings: np.ndarray, identity_ids: np.ndarray, se
     embeddings = np.asarray(embeddings, np.float32)
     identity_ids = np.asarray(identity_ids)
     if statistics is None:
-        statistics = CohortStatistics(np.zeros(len(embeddings)), np.ones(len(embeddings)))
+        statistics = RawCosine().statistics(embeddings)
     if len(np.unique(identity_ids)) < MIN_PEOPLE:
         return None
     rng = np.random.default_rng(seed)

@@ -34,6 +34,7 @@ from dataclasses import asdict, dataclass
 import numpy as np
 
 from facerec.messages import rate_text
+from facerec.openset.cohort import COSINE
 from facerec.openset.per_person import effective_comparisons
 from facerec.openset.population_tail import PopulationTail
 from facerec.openset.stranger_tail import TailFit
@@ -48,7 +49,8 @@ class ScoreCalibration:
     """FAR (and genuine acceptance) as functions of the score threshold, from a model card: a raw cosine, or a
     cohort-normalised score (`scale`, as the card's calibration says).
 
-    `cosines` (the scores, by their old name) ascending; `log_far` (log10 FAR, descending) and the optional interval and `tar` rows match them.
+    `cosines` (the scores, by their old name) ascending; `log_far` (log10 FAR, descending) and the optional
+    interval and `tar` rows match them.
     Between rows values are interpolated linearly in log10 FAR; beyond the last rows the end slope continues.
     Where the card keeps its fitted tail (`tail`), FAR and thresholds in the tail come from the fit itself
     (`facerec.openset.stranger_tail.TailFit`, the estimator that made the rows), not from between its rows.
@@ -63,16 +65,16 @@ class ScoreCalibration:
     fixed_threshold: float | None = None  # only when the card has no FAR curve at all
     photo_exponent: float | None = None  # k photos of one person count as k ** this (`facerec.openset.per_person`)
     tail: TailFit | None = None  # the card's fitted stranger tail, read above its cut-off
-    scale: str = "cosine"  # what the thresholds are: raw cosines, or "as-norm" scores (`facerec.openset.cohort`)
+    scale: str = COSINE  # what the thresholds are: raw cosines, or AS_NORM scores (`facerec.openset.cohort`)
 
     @property
     def ceiling(self) -> float:
         """No score passes it: 1 for cosines, none for normalised scores."""
-        return 1.0 if self.scale == "cosine" else math.inf
+        return math.inf if self.normalised else 1.0
 
     @property
     def normalised(self) -> bool:
-        return self.scale != "cosine"
+        return self.scale != COSINE
 
     @classmethod
     def from_card(cls, card: dict, model_sha256: str | None = None) -> "ScoreCalibration":
@@ -94,7 +96,7 @@ class ScoreCalibration:
                            [r["far_interval"][1] for r in rows] if intervals else None,
                            [r["tar"] for r in rows] if all("tar" in r for r in rows) else None,
                            "; ".join(warnings) or None, per_person.get("exponent"), fitted,
-                           calibration.get("score", "cosine"))
+                           calibration.get("score", COSINE))
         curve = card.get("far_curve") or []
         if len(curve) >= 2:
             lowest = min(far for _, far in curve)
@@ -109,7 +111,7 @@ class ScoreCalibration:
     @classmethod
     def _of(cls, cosines, fars, far_low=None, far_high=None, tar=None, warning=None,
             photo_exponent: float | None = None, tail: TailFit | None = None,
-            scale: str = "cosine") -> "ScoreCalibration":
+            scale: str = COSINE) -> "ScoreCalibration":
         cosines = np.asarray(cosines, np.float64)
         order = np.argsort(cosines, kind="stable")
         cosines, unique = np.unique(cosines[order], return_index=True)
@@ -183,7 +185,7 @@ class ThresholdInForce:
     extrapolated_far: float | None = None  # the per-comparison FAR needed, where below the calibrated range
     lowest_calibrated_far: float | None = None
     effective_comparisons: float | None = None  # None: the face count (one photo each, or no per-person rule)
-    scale: str = "cosine"  # what `threshold` is: a raw cosine, or an "as-norm" score (`facerec.openset.cohort`)
+    scale: str = COSINE  # what `threshold` is: a raw cosine, or an AS_NORM score (`facerec.openset.cohort`)
 
     def to_dict(self) -> dict:
         data = asdict(self)

@@ -48,23 +48,35 @@ class FacesTable:
     def scored_labels(self, face_ids: list[int] | None = None) -> dict[int, tuple[int, str, float | None,
                                                                                    float | None]]:
         """{face id: (identity id, name, cohort mean, cohort spread)}: what a search needs of its candidates, in
-        one query (the statistics are None only in a gallery not yet brought up to date)."""
+        one query (`_completed`: a face written without statistics gets them computed here)."""
         query = select(Face.id, Identity.id, Identity.name, Face.cohort_mean, Face.cohort_sd).join(Identity)
         with self.session() as session:
             if face_ids is None:
                 rows = list(session.execute(query))
             else:
                 rows = [r for chunk in chunked(face_ids) for r in session.execute(query.where(Face.id.in_(chunk)))]
-            return {int(f): (int(i), str(n), m, d) for f, i, n, m, d in rows}
+        statistics = self._completed({int(f): (m, d) for f, _i, _n, m, d in rows})
+        return {int(f): (int(i), str(n), *statistics[int(f)]) for f, i, n, _m, _d in rows}
 
     def cohort_statistics(self, face_ids: list[int]) -> tuple[np.ndarray, np.ndarray]:
-        """(means, spreads) [N] of the given faces, in their order (NaN where not computed)."""
+        """(means, spreads) [N] of the given faces, in their order (`_completed`)."""
         with self.session() as session:
-            found = {int(f): (m, d) for chunk in chunked(face_ids) for f, m, d in
-                     session.execute(select(Face.id, Face.cohort_mean, Face.cohort_sd).where(Face.id.in_(chunk)))}
-        rows = [found.get(int(f), (None, None)) for f in face_ids]
-        return (np.array([np.nan if m is None else m for m, _ in rows], np.float64),
-                np.array([np.nan if d is None else d for _, d in rows], np.float64))
+            found = {int(f): (m, d) for chunk in chunked(face_ids) for f, m, d in session.execute(
+                select(Face.id, Face.cohort_mean, Face.cohort_sd).where(Face.id.in_(chunk)))}
+        found = self._completed(found)
+        return (np.array([found[int(f)][0] for f in face_ids], np.float64),
+                np.array([found[int(f)][1] for f in face_ids], np.float64))
+
+    def _completed(self, found: dict[int, tuple]) -> dict[int, tuple]:
+        """{face id: (mean, spread)} with the statistics a face lacks computed from its embedding: a face written
+        by a replica of a facerec from before them (a gallery is brought up to date when opened, and every face
+        this one writes gets them). Without a scorer (`statistics_of`) they stay None."""
+        missing = [face for face, (mean, sd) in found.items() if mean is None or sd is None]
+        if missing and self.statistics_of is not None:
+            ids, vectors = self.embeddings(missing)
+            means, sds = self.statistics_of(vectors)
+            found.update({int(f): (float(m), float(d)) for f, m, d in zip(ids, means, sds)})
+        return found
 
     def median_statistics(self, sample: int = 4000) -> tuple[float | None, float | None]:
         """Median cohort mean and spread over up to `sample` faces (the first by id); (None, None) when none."""
@@ -74,11 +86,6 @@ class FacesTable:
         if not rows:
             return None, None
         return float(np.median([r[0] for r in rows])), float(np.median([r[1] for r in rows]))
-
-    def missing_statistics(self) -> int:
-        """How many faces have no cohort statistics yet."""
-        with self.session() as session:
-            return int(session.scalar(select(func.count(Face.id)).where(Face.cohort_sd.is_(None))))
 
     def counts_per_person(self) -> tuple[np.ndarray, np.ndarray]:
         """(identity ids [P] int64, ascending; their face counts [P]) of every person with a face."""
@@ -182,16 +189,16 @@ class FacesTable:
             session.execute(update(Face), [{"id": int(f), "cohort_mean": float(m), "cohort_sd": float(d)}
                                            for f, m, d in zip(face_ids, means, sds)])
 
-    def fill_statistics(self, writing: Callable[[], Session], everyone: bool = False) -> int:
-        """Compute the cohort statistics of every face that lacks them (of every face with `everyone`: the cohort
-        changed), in batches of FILL_BATCH faces, each its own short write; returns how many were filled."""
+    def fill_statistics(self, writing: Callable[[], Session]) -> int:
+        """Compute the cohort statistics of every face (the cohort changed, or the gallery is from before them), in
+        batches of FILL_BATCH faces, each its own short write; returns how many were filled."""
         if self.statistics_of is None:
             return 0
         filled, after = 0, 0
         while True:
             with self.session() as session:
-                query = select(Face.id, Face.embedding).where(Face.id > after).order_by(Face.id).limit(FILL_BATCH)
-                rows = session.execute(query if everyone else query.where(Face.cohort_sd.is_(None))).all()
+                rows = session.execute(select(Face.id, Face.embedding).where(Face.id > after).order_by(Face.id)
+                                       .limit(FILL_BATCH)).all()
             if not rows:
                 return filled
             means, sds = self.statistics_of(np.stack([decoded(r[1]) for r in rows]))

@@ -31,7 +31,7 @@ class SightingRows:
     similarities: np.ndarray
     sources: list[str]
     seen_at: list[datetime]
-    scores: np.ndarray | None = None
+    scores: np.ndarray
 
     def __len__(self) -> int:
         return len(self.ids)
@@ -41,7 +41,7 @@ class SightingRows:
         keep = np.asarray(keep, bool)
         return SightingRows(self.ids[keep], self.identity_ids[keep], self.embeddings[keep], self.similarities[keep],
                             [s for s, k in zip(self.sources, keep) if k], [t for t, k in zip(self.seen_at, keep) if k],
-                            None if self.scores is None else self.scores[keep])
+                            self.scores[keep])
 
 
 class SightingsTable:
@@ -135,7 +135,8 @@ class SightingsTable:
         return SightingRows(np.array([r[0] for r in found], np.int64), np.array([r[1] for r in found], np.int64),
                             np.stack([np.frombuffer(r[2], np.float32) for r in found]),
                             np.array([r[3] for r in found], np.float64), [str(r[4]) for r in found],
-                            [r[5] for r in found], np.array([np.nan if r[6] is None else r[6] for r in found], np.float64))
+                            [r[5] for r in found],
+                            np.array([np.nan if r[6] is None else r[6] for r in found], np.float64))
 
     def count(self, model_id: str | None = None, identity_id: int | None = None) -> int:
         statement = select(func.count(Sighting.id))

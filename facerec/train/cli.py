@@ -301,13 +301,12 @@ def cmd_calibrate(args) -> int:
                                              embeddings_cache=args.cohort_embeddings, progress=bar.update)
         written = write_cohort(card_path, cohort, provenance)
         cohort = Cohort.load(cohort_path(card_path), written["sha256"])  # as the app reads it (float16)
-    common = dict(flip_tta=settings.flip_tta, resamples=args.resamples, seed=args.seed, identities=args.identities,
-                  num_threads=settings.num_threads, embeddings_cache=args.embeddings, split=split)
-    with progress_bar(len(paths), "embedding") as bar:
-        cosine = calibrate_model(settings.model_path, args.data, progress=bar.update, **common)
-    calibration = cosine if cohort is None else calibrate_model(settings.model_path, args.data, cohort=cohort,
-                                                                **common)
-    write_to_card(card_path, calibration, None if cohort is None else cosine)
+    with progress_bar(len(paths), "embedding") as bar:  # once, for the normalised and the raw calibration
+        calibration, cosine = calibrate_model(settings.model_path, args.data, flip_tta=settings.flip_tta,
+                                              resamples=args.resamples, seed=args.seed, identities=args.identities,
+                                              num_threads=settings.num_threads, progress=bar.update,
+                                              embeddings_cache=args.embeddings, split=split, cohort=cohort)
+    write_to_card(card_path, calibration, cosine)
     tail = calibration["tail"]
     key = "cosine" if cohort is None else "score"
     rows = [[rate_text(r["far"]), f"{r[key]:.4f}",

@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from facerec.messages import percent_text, rate_text, score_text
+from facerec.openset.cohort import COSINE
 
 if TYPE_CHECKING:
     from facerec.openset.threshold_policy import ThresholdInForce
@@ -16,7 +17,7 @@ if TYPE_CHECKING:
 
 def score_name(rule: ThresholdInForce | None) -> str:
     """What the number a decision compares is called: "score" (cohort-normalised) or "similarity" (cosine)."""
-    return "similarity" if rule is None or rule.scale == "cosine" else "score"
+    return "similarity" if rule is None or rule.scale == COSINE else "score"
 
 
 def strangers_scoring(far: float | None) -> str:
@@ -53,7 +54,7 @@ def threshold_sentence(rule: ThresholdInForce) -> str:
     rate = "false-match" if rule.verification else "stranger-match"
     how = (f"pinned at {score_text(rule.threshold)}" if rule.pinned else
            f"{score_text(rule.threshold)}, set for an accepted {rate} rate of {percent_text(rule.target_fpir)}")
-    what = "Similarity threshold" if rule.scale == "cosine" else "Score threshold"
+    what = "Similarity threshold" if rule.scale == COSINE else "Score threshold"
     interval = (f" (95% interval {percent_text(rule.expected_fpir_interval[0])} to "
                 f"{percent_text(rule.expected_fpir_interval[1])})" if rule.expected_fpir_interval else "")
     if rule.verification:

@@ -26,7 +26,7 @@ from facerec.evaluation.oneshot import plan_protocol  # noqa: E402
 from facerec.faces.pipeline import FacePipeline  # noqa: E402
 from facerec.openset.cohort import normalised  # noqa: E402
 from facerec.openset.model_card import policy_for, scorer_for  # noqa: E402
-from facerec.provenance import write_result  # noqa: E402
+from facerec.provenance import file_sha256, write_result  # noqa: E402
 from facerec.settings import Settings  # noqa: E402
 
 DEPTHS = (5, 10, 20, 50, 100, 200)
@@ -35,10 +35,13 @@ BLOCK = 512
 
 
 def protocol_embeddings(data: Path, cache: Path) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(gallery [4848, D], queries [779, D], each query's gallery row), embedded once and cached."""
+    """(gallery [4848, D], queries [779, D], each query's gallery row), embedded once and cached, per model file
+    (a cache of another model's embeddings was once read back silently)."""
+    model_sha256 = file_sha256(Settings().model_path)
     if cache.is_file():
         with np.load(cache) as saved:
-            return saved["gallery"], saved["queries"], saved["owner"]
+            if "model_sha256" in saved and str(saved["model_sha256"]) == model_sha256:
+                return saved["gallery"], saved["queries"], saved["owner"]
     enrolled, queries, extra = plan_protocol(data / "lfw", 2, True, 51)
     names = list(enrolled) + list(extra)
     paths = [enrolled[n] for n in enrolled] + [extra[n] for n in extra] + [p for _, p in queries]
@@ -46,7 +49,7 @@ def protocol_embeddings(data: Path, cache: Path) -> tuple[np.ndarray, np.ndarray
     owner = np.array([names.index(n) for n, _ in queries])
     gallery, probes = photos.embeddings[:len(names)], photos.embeddings[len(names):]
     cache.parent.mkdir(parents=True, exist_ok=True)
-    np.savez(cache, gallery=gallery, queries=probes, owner=owner)
+    np.savez(cache, gallery=gallery, queries=probes, owner=owner, model_sha256=model_sha256)
     return gallery, probes, owner
 
 

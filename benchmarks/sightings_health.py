@@ -29,6 +29,7 @@ from facerec.datasets.folders import list_identities  # noqa: E402
 from facerec.gallery import Gallery  # noqa: E402
 from facerec.provenance import write_result  # noqa: E402
 from facerec.settings import Settings  # noqa: E402
+from facerec.words.health import trend_reading  # noqa: E402
 
 QUERIES = range(1, 5)  # photos 2-5
 
@@ -85,7 +86,7 @@ def main() -> None:
                                                                        "MedianClosestPositiveDistance",
                                                                        "closest_is_positive_accuracy")}
                                                     for t in memory["trend"]],
-        "trend_reading": memory["trend_reading"], "weak_enrollments": len(memory["weak_enrollments"]),
+        "trend_reading": trend_reading(memory["trend"], memory["trend_unit"]), "weak_enrollments": len(memory["weak_enrollments"]),
         "weak_examples": [{k: w[k] for k in ("name", "sightings", "median_similarity", "reasons")}
                           for w in memory["weak_enrollments"][:5]],
         "health_s": round(health_s, 2),

@@ -41,6 +41,7 @@ from facerec.datasets.folders import list_identities  # noqa: E402
 from facerec.errors import FaceRecError  # noqa: E402
 from facerec.gallery import Gallery  # noqa: E402
 from facerec.gallery import grouping, suggestions as suggesting  # noqa: E402
+from facerec.openset.model_card import cosine_calibration_for  # noqa: E402
 from facerec.provenance import write_result  # noqa: E402
 from facerec.settings import Settings  # noqa: E402
 from facerec.storage.schema import Stranger  # noqa: E402
@@ -82,18 +83,35 @@ def scored(found, labels: dict[int, str], enrolled: set[str], repeated: set[str]
             "hidden_as_resembling_enrolled": len(hidden), "hidden_that_were_enrolled_people": hidden_enrolled}
 
 
-def regrouped(gallery: Gallery, far: float, near_far: float):
-    """Every kept face grouped again from scratch at pairwise rate `far`, hiding at `near_far`."""
+def regrouped(gallery: Gallery, far: float, near_far: float, pair_test: str = "cosine"):
+    """Every kept face grouped again from scratch at pairwise rate `far`, hiding at `near_far` (cosines, as the
+    service's thresholds are). `pair_test`: "cosine" (the shipped rule: the cosine at `far` and the memory's
+    z-score), "score and memory" (the model cohort's normalised score at `far` in place of the cosine) or "score"
+    (that score alone, no memory z-score): one normalisation for identify and grouping, measured beside two."""
     with gallery.store.writing() as session, session.begin():
         session.query(Stranger).update({Stranger.group_id: None})
     service = gallery.suggesting
     kept = service.grouping_threshold, service.near_threshold
-    service.grouping_threshold = gallery.policy.calibration.threshold_at_far(far)
-    service.near_threshold = gallery.policy.calibration.threshold_at_far(near_far)
+    raw = cosine_calibration_for(gallery.settings, gallery.policy)
+    service.grouping_threshold = raw.threshold_at_far(far)
+    service.near_threshold = raw.threshold_at_far(near_far)
+    if pair_test != "cosine":
+        scorer, score_threshold = gallery.scorer, gallery.policy.calibration.threshold_at_far(far)
+        min_z = grouping.MIN_Z if pair_test == "score and memory" else -np.inf
+
+        def assign(ids, embeddings, groups, _threshold):
+            statistics = scorer.statistics(embeddings)
+            return grouping.assign_groups(ids, embeddings, groups, score_threshold, min_z=min_z,
+                                          statistics=(statistics.mean, statistics.sd))
+
+        suggesting.assign_groups = assign
     try:
-        return service.list(include_resembling=True), service.grouping_threshold, service.near_threshold
+        found = service.list(include_resembling=True)
+        threshold = service.grouping_threshold if pair_test == "cosine" else score_threshold
+        return found, threshold, service.near_threshold
     finally:
         service.grouping_threshold, service.near_threshold = kept
+        suggesting.assign_groups = grouping.assign_groups
 
 
 def main() -> None:
@@ -182,6 +200,14 @@ def main() -> None:
                                                   "near_threshold": round(near_threshold, 4),
                                                   **scored(again, labels, enrolled, set(repeated))}
                     print(key, json.dumps(result["other_rates"][key]), flush=True)
+            result["pair_tests"] = {}
+            for pair_test in ("score and memory", "score"):
+                again, threshold, near_threshold = regrouped(gallery, suggesting.GROUPING_FAR, suggesting.NEAR_FAR,
+                                                             pair_test)
+                result["pair_tests"][pair_test] = {"grouping_threshold": round(threshold, 4),
+                                                   "near_threshold": round(near_threshold, 4),
+                                                   **scored(again, labels, enrolled, set(repeated))}
+                print(pair_test, json.dumps(result["pair_tests"][pair_test]), flush=True)
     result["seconds"] = round(time.time() - started, 1)
     print(json.dumps(result, indent=1))
     if args.out:

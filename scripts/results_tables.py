@@ -23,11 +23,11 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # the tables that facerec itself prints (open set) are made by its own code
 RESULTS = ROOT / "benchmarks" / "results"
 PAGES = {ROOT / "README.md": ("growth", "accuracy", "speed_line"),
-         ROOT / "docs" / "results.md": ("cpus", "accuracy", "peer", "speed", "sightings", "enrollment_quality",
+         ROOT / "docs" / "results.md": ("probe_quality", "cpus", "accuracy", "peer", "speed", "sightings", "enrollment_quality",
                                         "rest", "scale", "flood", "identify_profile", "reindex_online",
                                         "replay_learning", "suggestions", "scores", "rerank", "score_cost"),
          ROOT / "docs" / "deployment.md": ("replicas", "engines"),
-         ROOT / "docs" / "model.md": ("calibration", "cohort_sweep", "recipe_diagnostic", "asymmetric_flip", "data_slope", "utkface",
+         ROOT / "docs" / "model.md": ("gpu_stage", "calibration", "cohort_sweep", "recipe_diagnostic", "asymmetric_flip", "data_slope", "utkface",
                                       "train_speed",
                                       "augmentation_ablation", "standard_stem", "enrollment_views"),
          ROOT / "docs" / "threshold-policy.md": ("threshold_example",),
@@ -669,6 +669,57 @@ def flood_block() -> str:
             f"people. Measured on: {cpu_text(result)}, model {model_text(result)}.")
 
 
+def probe_quality_block() -> str:
+    """Refusing the lowest-quality probe faces against a stricter threshold (benchmarks/probe_quality.py)."""
+    result = load("probe_quality")
+    if not result:
+        return "(not measured yet: `python benchmarks/probe_quality.py --out benchmarks/results/probe_quality.json`)"
+    rows = ["| rule at the default rate | threshold | probes refused | FPIR (non-mated searches named) | DIR |",
+            "|---|---|---|---|---|"]
+    for name, key in (("every probe answered (shipped)", "plain"),
+                      ("probes under the quality score's low mark answered \"too poor to tell\"", "refuse_low_quality"),
+                      ("a stricter threshold instead, to the same FPIR", "stricter_threshold_same_fpir")):
+        measured = result[key]
+        threshold = measured.get("threshold", result["threshold"])
+        rows.append(f"| {name} | {threshold:.3f} | {100 * measured['refused_share']:.1f}% | "
+                    f"{100 * measured['fpir']:.2f}% | {100 * measured['dir']:.1f}% |")
+    verdict = "wins" if result["rule_wins"] else "does not win: not shipped"
+    return ("\n".join(rows) + f"\n\n{result['identities']} held-out identities, {result['probes']:,} probes "
+            f"({', '.join(result['versions'])}), {result['mated_searches']:,} mated and "
+            f"{result['non_mated_searches']:,} non-mated searches (leave-one-out) against a gallery of one photo per "
+            f"person; score {result['score']}, low mark {result['low_score']:.3f}. The rule {verdict}. Measured on: "
+            f"{cpu_text(result)}, model {model_text(result)}.")
+
+
+def gpu_stage_block() -> str:
+    """Model v9's arms (one GPU run, scripts/device_training.py) beside the model they started from, measured the same
+    way on the held-out selection identities (benchmarks/stage_average.py; the start's row from the recipe
+    diagnostic's measurement of that model)."""
+    path = ROOT / "models" / "training" / "stage_average.json"
+    if not path.exists():
+        return "(not measured yet: `python benchmarks/stage_average.py --stage ... --out models/training/stage_average.json`)"
+    result = json.loads(path.read_text())
+    start = load("recipe_diagnostic").get("scores", {}).get("start")
+    rows = ["| candidate | held-out one-shot rank-1 (30 draws) | TAR at FAR 1e-4 | ClosestIsPositiveAccuracy |",
+            "|---|---|---|---|"]
+    if start:
+        rows.append(f"| model v8, the start of both arms | {start['one_shot_rank1']:.4f} | "
+                    f"{start['tar_at_far_1e-4']:.4f} | {start['closest_is_positive_accuracy']:.4f} |")
+    chosen = result["chosen"]["name"]
+    for candidate in result["candidates"]:
+        name = candidate["name"] + (" (chosen)" if candidate["name"] == chosen else "")
+        rows.append(f"| {name} | {candidate['one_shot_rank1']:.4f} | {candidate['tar_at_far_1e-4']:.4f} | "
+                    f"{candidate['closest_is_positive_accuracy']:.4f} |")
+    shipped = load("embedding_options").get("chosen")
+    if shipped:
+        rows.append(f"| shipped: the chosen weights as `{Path(shipped['model']).name}` | "
+                    f"{shipped['one_shot_rank1']:.4f} | {shipped['tar_at_far_1e-4']:.4f} | "
+                    f"{shipped['closest_is_positive_accuracy']:.4f} |")
+    return ("\n".join(rows) + f"\n\n150 held-out identities, {result['photos']:,} photos, test-time flip. Rule: "
+            f"{result['rule']}. Measured on: {cpu_text(result)}; the shipped row on {cpu_text(load('embedding_options'))}, "
+            f"model {model_text(load('embedding_options'))}.")
+
+
 def recipe_diagnostic_block() -> str:
     """Model v8's stage recipe and its variants at the same steps, scored on held-out identities
     (benchmarks/recipe_diagnostic.py)."""
@@ -824,6 +875,11 @@ def suggestions_block() -> str:
     for key, measured in result.get("other_rates", {}).items():
         grouping_far, near_far = (part.split()[1] for part in key.split(", "))
         rows.append(row("", grouping_far, near_far, measured))
+    names = {"score and memory": "the model cohort's normalised score in place of the cosine (threshold a score): ",
+             "score": "that score alone, without the memory's z-score (threshold a score): "}
+    for pair_test, measured in result.get("pair_tests", {}).items():
+        rows.append(row(names.get(pair_test, pair_test + ": "), f"{protocol['grouping_far']:g}",
+                        f"{protocol['near_far']:g}", measured))
     return ("\n".join(rows) + f"\n\n{protocol['enrolled']} people enrolled, {protocol['photos']:,} photos identified, "
             f"{result['kept_faces']:,} unknown faces kept; a suggestion is at least {protocol['min_faces']} faces "
             f"from at least {protocol['min_photos']} photos, and two faces match when both the cosine and their "
@@ -851,7 +907,8 @@ BLOCKS: dict[str, Callable[[], str]] = {"growth": growth_block, "accuracy": accu
                                         "reindex_online": reindex_online_block,
                                         "replay_learning": replay_learning_block,
                                         "suggestions": suggestions_block,
-                                        "recipe_diagnostic": recipe_diagnostic_block,
+                                        "recipe_diagnostic": recipe_diagnostic_block, "gpu_stage": gpu_stage_block,
+                                        "probe_quality": probe_quality_block,
                                         "asymmetric_flip": asymmetric_flip_block,
                                         "cohort_sweep": cohort_sweep_block, "rerank": rerank_block, "score_cost": score_cost_block,
                                         "scores": scores_block}

@@ -9,7 +9,8 @@
 #    stage's end: runs/v4 (4 epochs from v3, peak lr 0.015), runs/v5 (3 epochs from v4, lr 0.01), runs/v6
 #    (3 epochs, lr 0.01, distillation weight 40, from the average of v4 and v5), runs/v7 (3 epochs, lr 0.01,
 #    distillation weight 40 and the batch's similarity structure matched to the teacher's x100, from the average
-#    of v4, v5 and v6), runs/v8 (the same as v7, from the average of v6 and v7). bf16 autocast where the CPU has
+#    of v4, v5 and v6), runs/v8 (the same as v7, from the average of v6 and v7); then model v9's two arms from v8
+#    as shipped (54 epochs each: a GPU's work, `--device cuda`). bf16 autocast where the CPU has
 #    native bf16, else fp32; a checkpoint per epoch: run the same command again to resume after an interruption
 #    (a resumed call's seconds are added to the earlier calls' in $STEPS; a finished stage is skipped);
 # 5. export each stage to ONNX (checked against torch); the run makes its own choices, on the held-out selection
@@ -95,14 +96,27 @@ stage v7 runs/v7_warm.onnx 3 0.01 40 --structure-weight 100 "$@"
 [ -f runs/v8_warm.onnx ] || timed average_v6_v7 "" \
     facerec-train average runs/v8_warm.onnx runs/v6/model_fp32.onnx runs/v7/model_fp32.onnx
 stage v8 runs/v8_warm.onnx 3 0.01 40 --structure-weight 100 "$@"
-cp runs/v8/train_log.jsonl models/training/train_log.jsonl  # the last stage: the card's shipped run
-cp runs/v8/config.json models/training/train_config.json
-# The run's own choices, on held-out selection identities: which stages to average...
-[ -f models/training/stage_average.json ] && [ models/training/stage_average.json -nt runs/v8/model_fp32.onnx ] \
+# Model v8 as it shipped: the average of v6, v7 and v8 (chosen on held-out identities by benchmarks/stage_average.py
+# then), in int8 with 7-bit weights: the warm start of v9.
+[ -f runs/v8_averaged_fp32.onnx ] || timed average_v6_v8 "" facerec-train average runs/v8_averaged_fp32.onnx \
+    runs/v6/model_fp32.onnx runs/v7/model_fp32.onnx runs/v8/model_fp32.onnx
+[ -f runs/v8_int8.onnx ] || timed quantize_v8 "" facerec-train quantize runs/v8_averaged_fp32.onnx runs/v8_int8.onnx \
+    --celeba "$DATA/celeba112"
+# Model v9: two arms of 54 epochs each from v8, batch 512, peak lr 0.02 after a one-epoch warm-up, ArcFace +
+# distillation x40 (no batch structure term: the recipe diagnostic in docs/model.md), the second arm adding the
+# threshold-crossing term and flip-invariant teacher targets. Minutes on a GPU (--device cuda; the shipped arms ran
+# side by side on one H200 through scripts/device_training.py, which only carries the data there), days on 2 cores.
+stage v9_control runs/v8_int8.onnx 54 0.02 40 --batch-size 512 --warmup-epochs 1 "$@"
+stage v9_tail_flip runs/v8_int8.onnx 54 0.02 40 --batch-size 512 --warmup-epochs 1 --tail-weight 1 \
+    --flip-invariant-targets "$@"
+cp runs/v9_tail_flip/train_log.jsonl models/training/train_log.jsonl  # the last stage: the card's shipped run
+cp runs/v9_tail_flip/config.json models/training/train_config.json
+# The run's own choices, on held-out selection identities: which arms to average...
+[ -f models/training/stage_average.json ] && [ models/training/stage_average.json -nt runs/v9_tail_flip/model_fp32.onnx ] \
     || timed stage_average "" python benchmarks/stage_average.py --data "$DATA" \
-        $(for stage in v4 v5 v6 v7 v8; do echo "--stage $stage=runs/$stage/model_fp32.onnx"; done) \
+        $(for stage in v9_control v9_tail_flip; do echo "--stage ${stage#v9_}=runs/$stage/model_fp32.onnx"; done) \
         --out models/training/stage_average.json
-AVERAGED=$(python -c "import json; print(' '.join(json.load(open('models/training/stage_average.json'))['chosen']['stages']))")
+AVERAGED=$(python -c "import json; print(' '.join('v9_' + s for s in json.load(open('models/training/stage_average.json'))['chosen']['stages']))")
 if [ "$(echo $AVERAGED | wc -w)" -gt 1 ]; then
     timed average "" facerec-train average runs/averaged_fp32.onnx $(for run in $AVERAGED; do echo "runs/$run/model_fp32.onnx"; done)
 else

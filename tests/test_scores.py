@@ -1,8 +1,8 @@
 """Cohort-normalised scores (`facerec.openset.cohort`) in every decision, on real faces, both backends.
 
-- A "hub": the enrolled photo of Emmit Smith (LFW) sits close to many strangers (eight one-photo LFW people reach
-  a raw cosine of 0.75-0.85 against it, above the raw cosine threshold a gallery of ten would use). On the
-  normalised score none of them is named, and a new photo of him still is.
+- A "hub": the enrolled photo of Jean Brumley (LFW) sits close to strangers (four one-photo LFW people reach a raw
+  cosine above the raw cosine threshold a gallery of ten would use). On the normalised score none of them is named,
+  and a new photo of her still is.
 - A gallery made before the statistics (the columns NULL, or absent on SQLite) opens, computes them once, says so,
   and answers as a new one does; on PostgreSQL after `facerec db upgrade`. A changed cohort recomputes them all.
 - Export and import carry the faces, and the importing gallery computes their statistics.
@@ -30,10 +30,9 @@ from facerec.openset.threshold_policy import ThresholdPolicy
 from facerec.settings import Settings
 from gallery_backends import PostgresGalleries, SQLiteGalleries
 
-HUB = ("Emmit_Smith", 2)  # the protocol's enrolled photo of a face many strangers land on
-HUB_AGAIN = ("Emmit_Smith", 1)
-LANDING_STRANGERS = ["Charlie_Garner", "Robert_Kipkoech_Cheruiyot", "David_Suazo", "Marion_Barry", "Johnnie_Lynn",
-                     "Shawn_Kemp", "Geoffrey_Davis"]
+HUB = ("Jean_Brumley", 2)  # the protocol's enrolled photo of a face many strangers land on
+HUB_AGAIN = ("Jean_Brumley", 1)
+LANDING_STRANGERS = ["Ellen_Saracini", "Rachel_Kempson", "Jeane_Kirkpatrick", "Alyse_Beaupre"]
 OTHERS = ["Abdullah_Gul", "Adam_Sandler", "Alan_Ball", "Alec_Baldwin", "Ali_Naimi", "Alejandro_Toledo",
           "Biljana_Plavsic", "Antonio_Trillanes", "Andy_Rooney"]
 
@@ -52,7 +51,7 @@ def hub_gallery(tmp_path_factory, backend, lfw_photo):
     """(home, pipeline): a closed gallery of ten people, one of them the hub."""
     home = tmp_path_factory.mktemp(f"scores_{backend.name}")
     with Gallery(settings_for(backend, home)) as gallery:
-        gallery.enroll(lfw_photo(*HUB), "Emmit Smith", allow_lookalike=True, allow_low_quality=True)
+        gallery.enroll(lfw_photo(*HUB), "Jean Brumley", allow_lookalike=True, allow_low_quality=True)
         for name in OTHERS:
             photo, faces = gallery.detect(lfw_photo(name, 1))
             gallery.enroll(photo, name.replace("_", " "), face_index=largest_face_index(faces), allow_lookalike=True,
@@ -68,13 +67,13 @@ def test_strangers_who_land_on_a_hub_are_not_named_and_the_person_still_is(hub_g
         landed = 0
         for stranger in LANDING_STRANGERS:
             match = max(gallery.identify(lfw_photo(stranger, 1), remember=False), key=lambda m: m.face.width)
-            hub = next(c for c in match.candidates if c.name == "Emmit Smith")
+            hub = next(c for c in match.candidates if c.name == "Jean Brumley")
             landed += hub.similarity >= raw_rule.threshold  # a raw cosine threshold would have named them
             assert match.name is None, (stranger, match.score, rule.threshold)
             assert hub.score < rule.threshold
-        assert landed >= 5, landed  # the control: on raw cosines these strangers are named as the hub
+        assert landed >= 4, landed  # the control: on raw cosines these strangers are named as the hub
         (again,) = gallery.identify(lfw_photo(*HUB_AGAIN), remember=False)
-        assert again.name == "Emmit Smith" and again.score >= rule.threshold
+        assert again.name == "Jean Brumley" and again.score >= rule.threshold
         # what the answer says agrees with the decision: the cosine it had to reach, the rarity for strangers
         assert again.similarity >= again.threshold and again.stranger_far is not None and again.stranger_far < 1e-3
         # one comparison, same story (at a 0.1% false-match rate, where the raw cosine says "same person")
@@ -118,7 +117,7 @@ def test_a_sqlite_gallery_from_before_the_columns_opens_and_answers(tmp_path, lf
     """The SQLite file of a facerec without the columns: they are added on open, then filled."""
     home = tmp_path / "home"
     with Gallery(Settings.from_env(home=home)) as gallery:
-        gallery.enroll(lfw_photo(*HUB), "Emmit Smith")
+        gallery.enroll(lfw_photo(*HUB), "Jean Brumley")
         pipeline = gallery.pipeline
     import sqlite3
 
@@ -129,7 +128,7 @@ def test_a_sqlite_gallery_from_before_the_columns_opens_and_answers(tmp_path, lf
     with Gallery(Settings.from_env(home=home), pipeline=pipeline) as gallery:
         assert any("cohort statistics of 1 enrolled face" in n for n in gallery.notices)
         (match,) = gallery.identify(lfw_photo(*HUB_AGAIN), remember=False)
-        assert match.name == "Emmit Smith"
+        assert match.name == "Jean Brumley"
 
 
 def test_export_and_import_bring_the_statistics(hub_gallery, backend, lfw_photo, tmp_path):

@@ -31,9 +31,11 @@ MIN_Z = 6.0
 
 
 def assign_groups(ids: np.ndarray, embeddings: np.ndarray, groups: np.ndarray, threshold: float,
-                  min_z: float = MIN_Z) -> dict[int, int]:
+                  min_z: float = MIN_Z, statistics: tuple[np.ndarray, np.ndarray] | None = None) -> dict[int, int]:
     """Groups for the faces not grouped yet (`groups` -1), in id order: {face id: group id}. A new group is named
-    after its first face. `embeddings` are unit vectors [N, D] in id order; placed faces keep their group."""
+    after its first face. `embeddings` are unit vectors [N, D] in id order; placed faces keep their group.
+    `statistics`: each face's (mean, spread) against the model's score cohort; with them `threshold` applies to
+    the normalised score identify decides with instead of the cosine (benchmarks/suggestions.py measures both)."""
     groups = groups.copy()
     pending = np.flatnonzero(groups < 0)
     if not len(pending):
@@ -45,10 +47,11 @@ def assign_groups(ids: np.ndarray, embeddings: np.ndarray, groups: np.ndarray, t
         rows = pending[start:start + BLOCK]
         similarities = embeddings[rows] @ embeddings.T
         for row, similarity in zip(rows, similarities):
-            matching = (groups >= 0) & (similarity >= threshold)
+            score = similarity if statistics is None else z_scores(similarity, row, statistics)
+            matching = (groups >= 0) & (score >= threshold)
             if cohort is not None:
                 matching &= z_scores(similarity, row, cohort) >= min_z
-            group = _best_group(groups[matching], similarity[matching], sizes)
+            group = _best_group(groups[matching], score[matching], sizes)
             group = int(ids[row]) if group is None else group
             groups[row] = group
             sizes[group] += 1

@@ -3,8 +3,9 @@
 Why 7-bit weights: onnxruntime fuses the QDQ graph into uint8-activation x int8-weight (U8S8) kernels. On x86 CPUs
 without VNNI (AVX2, and AVX-512 before VNNI) those kernels add pairs of products in 16 bits (VPMADDUBSW), which
 saturates when 255 x |w| x 2 exceeds 32,767: with 8-bit weights the same file gave LFW one-shot 0.810 on an AVX2
-EPYC and 0.859 on an AVX-512 VNNI Xeon. With weights in [-64, 63] the pair sum stays under 32,640, so every CPU
-computes the same integers (`reduce_range`, as onnxruntime's quantisation guide recommends for U8S8 on such CPUs).
+EPYC and 0.859 on an AVX-512 VNNI Xeon. With weights in [-64, 64] the pair sum stays within 255 x 64 x 2 = 32,640, so
+every CPU computes the same integers (`reduce_range`, as onnxruntime's quantisation guide recommends for U8S8 on such
+CPUs: symmetric 7-bit weights, whose largest magnitude in each channel is 64).
 Measured on held-out identities (`benchmarks/embedding_options.py`): 7-bit keeps one-shot rank-1 within 0.1 point
 of fp32, at the same speed as 8-bit (the same kernels run).
 
@@ -23,7 +24,8 @@ from facerec.errors import InvalidArgument
 from facerec.datasets.folders import held_out_identities, list_identities
 
 CALIBRATION_IDENTITIES = 200
-SEVEN_BIT = (-64, 63)
+SEVEN_BIT = (-64, 63)  # what `seven_bit_copy` halves 8-bit weights into
+SAFE_MAGNITUDE = 64  # |weight| <= 64: no 16-bit pair sum of U8S8 products can saturate (255 x 64 x 2 = 32,640)
 
 
 def calibration_crops(celeba_dir: str | Path) -> np.ndarray:

@@ -91,6 +91,12 @@ class Store:
         with self.writing() as session, session.begin():
             session.merge(Setting(key=key, value=value if isinstance(value, str) else json.dumps(value)))
 
+    def delete_setting(self, key: str) -> None:
+        with self.writing() as session, session.begin():
+            row = session.get(Setting, key)
+            if row is not None:
+                session.delete(row)
+
     def setting_once(self, key: str, make) -> str:
         """The setting `key`, made by `make()` and stored the first time it is asked for, in one write transaction
         (so every process on this database agrees on it: writers queue for one lock)."""

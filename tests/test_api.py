@@ -214,6 +214,7 @@ def test_identify_keeps_sightings_an_admin_confirms_corrects_or_rejects(api, key
     corrected = api.post(f"{sighting}/correct", json={"person_id": arroyo["identity_id"]}, headers=admin).json()
     assert corrected["name"] == "Gloria Macapagal Arroyo" and corrected["source"] == "corrected"
     assert corrected["learning"]["learned_face_id"] is None  # not her face: add-photo's checks refuse it
+    assert corrected["undone"] == {"removed_face_ids": [learned], "restored_face_ids": []}
     assert [t["origin"] for t in api.get(templates, headers=admin).json()] == ["enrolled"]  # and Sharon's undone
     memory = api.get("/gallery/health", headers=admin).json()["sightings"]
     assert memory["enabled"] and memory["sources"].get("corrected", 0) >= 1

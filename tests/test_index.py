@@ -251,7 +251,7 @@ def test_another_gallerys_index_copied_in_is_rebuilt_not_searched(tmp_path) -> N
         assert np.all(similarities <= 1.0)
 
 
-@pytest.mark.parametrize("checksum", [True, False], ids=["with checksum", "checksum removed"])
+@pytest.mark.parametrize("checksum", [True, False], ids=["with checksum", "checksum recomputed"])
 def test_a_damaged_vector_is_caught_and_no_similarity_exceeds_one(tmp_path, checksum) -> None:
     home = tmp_path / "home"
     vectors = _bulk_gallery(home, ["Al Sharpton", "Other Person"], seed=3)
@@ -260,12 +260,16 @@ def test_a_damaged_vector_is_caught_and_no_similarity_exceeds_one(tmp_path, chec
     assert offset > 0
     data[offset + 3] ^= 0x40  # one exponent byte of the first stored number: that vector is no longer unit length
     (home / "index.faiss").write_bytes(bytes(data))
-    if not checksum:
+    if not checksum:  # as whoever damaged it on purpose would: every digest index.json holds recomputed
+        from facerec.provenance import file_sha256
+        from facerec.vectors.index_integrity import meta_digest
+
         meta = json.loads((home / "index.json").read_text())
-        meta.pop("sha256", None)
+        meta["sha256"] = file_sha256(home / "index.faiss")
+        meta["meta_sha256"] = meta_digest(meta)
         (home / "index.json").write_text(json.dumps(meta))
     with _open(home) as gallery:
-        reason = "is not the file its last save wrote" if checksum else "seal does not match"
+        reason = "is not the file its last save wrote" if checksum else "is not the database's"
         assert reason in " ".join(gallery.notices), gallery.notices
         stranger = unit_vectors(1, seed=99)
         similarities, ids = gallery.index.search(np.vstack([stranger, vectors]), 1)

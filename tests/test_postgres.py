@@ -59,7 +59,8 @@ def test_db_upgrade_makes_the_schema_and_a_gallery_refuses_a_database_without_it
     done = json.loads(first.stdout)["done"]
     assert {"created the pgvector extension", "created table faces", "created table journal",
             "created table sightings", "created table api_keys", "created table strangers",
-            "created index ix_faces_embedding_hnsw", "schema version none -> 6"} <= set(done)
+            "created table replaced_faces", "created index ix_faces_embedding_hnsw",
+            "schema version none -> 7"} <= set(done)
     again = cli("db", "upgrade", "--db", url)
     assert again.returncode == 0 and "the schema is up to date" in again.stdout
     assert postgres.sql(url, "SELECT attstorage FROM pg_attribute WHERE attrelid = 'faces'::regclass "
@@ -83,19 +84,20 @@ def test_db_upgrade_makes_the_schema_and_a_gallery_refuses_a_database_without_it
     postgres.sql(url, "DROP TABLE sightings")
     postgres.sql(url, "DROP TABLE api_keys")
     postgres.sql(url, "DROP TABLE strangers")
+    postgres.sql(url, "DROP TABLE replaced_faces")
     postgres.sql(url, "UPDATE settings SET value = '1' WHERE key = 'schema_version'")
     for table, column in (("faces", "origin"), ("faces", "learned_from"), ("faces", "learned_by"),
                           ("faces", "cohort_mean"), ("faces", "cohort_sd"),
                           ("sightings", "crop_jpeg"), ("sightings", "box"), ("sightings", "landmarks")):
         if table == "faces":  # (the sightings table goes whole)
             postgres.sql(url, f"ALTER TABLE {table} DROP COLUMN {column}")
-    with pytest.raises(UnusableFile, match="schema version 1, this facerec needs 6"):
+    with pytest.raises(UnusableFile, match="schema version 1, this facerec needs 7"):
         Gallery(Settings.from_env(home=tmp_path / "home", database_url=url))
     upgraded = json.loads(cli("db", "upgrade", "--db", url, "--json").stdout)["done"]
     assert sorted(upgraded) == ["added column faces.cohort_mean", "added column faces.cohort_sd",
                                 "added column faces.learned_by", "added column faces.learned_from",
-                                "added column faces.origin", "created table api_keys", "created table sightings",
-                                "created table strangers", "schema version 1 -> 6"]
+                                "added column faces.origin", "created table api_keys", "created table replaced_faces",
+                                "created table sightings", "created table strangers", "schema version 1 -> 7"]
     assert postgres.sql(url, "SELECT origin FROM faces") == [("enrolled",)]  # the faces from before: enrolled
     assert postgres.sql(url, "SELECT name FROM identities") == [("Abdullah Gul",)]
     found = json.loads(cli("identify", str(lfw_photo("Abdullah_Gul", 2)), "--db", url, "--home", str(home),
@@ -125,7 +127,7 @@ def test_db_upgrade_looks_only_at_facerecs_own_schema(postgres, tmp_path, lfw_ph
     postgres.sql(url, "UPDATE settings SET value = '3' WHERE key = 'schema_version'")
     upgraded = json.loads(cli("db", "upgrade", "--db", url, "--json").stdout)["done"]
     assert {"added column faces.origin", "added column faces.learned_from", "added column faces.learned_by",
-            "added column faces.cohort_mean", "added column faces.cohort_sd", "schema version 3 -> 6"} <= set(upgraded)
+            "added column faces.cohort_mean", "added column faces.cohort_sd", "schema version 3 -> 7"} <= set(upgraded)
     with Gallery(Settings.from_env(home=tmp_path / "home", database_url=url)) as gallery:
         assert gallery.enroll(lfw_photo("Abdullah_Gul", 1), "Abdullah Gul").photos == 1  # enroll works
 

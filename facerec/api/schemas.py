@@ -84,12 +84,19 @@ class Learning(BaseModel):
     replaced_face_id: int | None = Field(description="a learned template it replaced (at most 10 are kept)")
 
 
+class Undone(BaseModel):
+    removed_face_ids: list[int] = Field(description="templates learned from the sighting's face, removed")
+    restored_face_ids: list[int] = Field(description="templates they had replaced, searched again")
+
+
 class Sighting(BaseModel):
     id: int
     name: str
     source: str = Field(description="identified, confirmed, corrected or rejected (forgotten)")
     similarity: float = Field(description="cosine to the person's best-matching enrolled face")
     learning: Learning | None = Field(None, description="what a confirmation or correction taught the gallery")
+    undone: Undone | None = Field(None, description="what a rejection or correction undid of what the face taught "
+                                                    "(also after the sighting was cleared or evicted)")
 
 
 class Template(BaseModel):

@@ -11,7 +11,7 @@ from facerec.cli.output import emit, open_gallery, pick_face_hint, progress_bar
 from facerec.cli.registry import CommandAdder
 from facerec.errors import FaceRecError, IdentityMismatch, InvalidArgument, LowQuality, MultipleFaces, PossibleDuplicate
 from facerec.messages import faces_left_out_message, score_text
-from facerec.words.templates import learning_sentence
+from facerec.words.templates import learning_sentence, undo_sentence
 from facerec.words.threshold import (compared, score_name, shown_score, strangers_scoring, threshold_sentence,
                                      worded)
 
@@ -210,7 +210,7 @@ def cmd_sightings(args) -> int:
                 "reject": lambda: gallery.reject_sighting(args.id)}[args.action]()
     text = (f"sighting {info.id}: {info.source} as '{info.name}'" if info.source != "rejected"
             else f"sighting {info.id} forgotten (it was not '{info.name}')")
-    text += learning_sentence(info.learning)
+    text += undo_sentence(info.undone) + learning_sentence(info.learning)
     emit(args, info.to_dict(), text=text)
     return 0
 

@@ -29,6 +29,7 @@ from pathlib import Path
 import numpy as np
 
 from facerec.access.api_keys import ApiKeys
+from facerec.errors import InvalidArgument, UnknownSighting
 from facerec.gallery.archive import ImportLimits
 from facerec.faces.detect import DetectedFace
 from facerec.faces.image import ImageInput
@@ -226,18 +227,27 @@ class Gallery:
         return info
 
     def correct_sighting(self, sighting_id: int, identity: str | int, learn_by: str | None = None) -> SightingInfo:
-        """The face kept as this sighting is `identity`; what it taught another person is undone, and with
-        `learn_by` it is learned for this one."""
+        """The face kept as this sighting is `identity`; what it taught another person is undone
+        (`Templates.forget_learned_from`), and with `learn_by` it is learned for this one."""
         info = self.sightings.correct(sighting_id, identity)
-        self.learning.forget_learned_from(sighting_id)
+        undone = self.learning.forget_learned_from(sighting_id)
+        info.undone = undone.to_dict() if undone.removed else None
         if learn_by:
             info.learning = self.learning.learn(sighting_id, learn_by).to_dict()
         return info
 
     def reject_sighting(self, sighting_id: int) -> SightingInfo:
-        """The face kept as this sighting is nobody enrolled: forget it, and any template learned from it."""
-        info = self.sightings.reject(sighting_id)
-        self.learning.forget_learned_from(sighting_id)
+        """The face kept as this sighting is nobody enrolled: forget it, and undo what it taught
+        (`Templates.forget_learned_from`), also when the sighting itself was cleared or evicted meanwhile: a
+        learned template keeps its sighting's id."""
+        undone = self.learning.forget_learned_from(sighting_id)
+        try:
+            info = self.sightings.reject(sighting_id)
+        except (UnknownSighting, InvalidArgument):  # not kept (any more), or the memory is off: undone all the same
+            if not undone.removed:
+                raise
+            info = SightingInfo(int(sighting_id), undone.name, "rejected", undone.similarity)
+        info.undone = undone.to_dict() if undone.removed else None
         return info
 
     def templates(self, identity: str | int) -> list[Template]:

@@ -30,9 +30,10 @@ def reindex(store: Store, index: VectorIndex, embedder: FaceEmbedder, model_id: 
 
     The embedding, the long part (~15 ms a face), runs outside any transaction, BATCH faces at a time, so identify
     (here and on every replica) and enroll go on meanwhile; then one short write transaction replaces every
-    embedding at once (the sightings memory and the kept strangers emptied in it), embedding there only the faces
-    enrolled during the last pass. The gallery is never left half of one model and half of another. Holds 2 KB per
-    face in memory. Nothing is written when a face has no stored crop (privacy mode)."""
+    embedding at once (the sightings memory, the kept strangers and the templates set aside for an undo emptied
+    in it), embedding there only the faces enrolled during the last pass. The gallery is never left half of one
+    model and half of another. Holds 2 KB per face in memory. Nothing is written when a face has no stored crop
+    (privacy mode)."""
     embedded: dict[int, np.ndarray] = {}
     for _pass in range(PASSES):  # faces enrolled while a pass ran are embedded by the next one
         pending = [face_id for face_id in store.faces.ids() if face_id not in embedded]
@@ -46,9 +47,11 @@ def reindex(store: Store, index: VectorIndex, embedder: FaceEmbedder, model_id: 
         embedded.update(_embedded(late, embedder))
         for face in faces:
             store.faces.replace_embedding(session, face, embedded[face.id], model_id)
-        # Sightings and strangers keep no photo to re-embed, and another model's embeddings do not compare.
+        # Sightings and strangers keep no photo to re-embed, and another model's embeddings do not compare;
+        # templates set aside for an undo go too (an undo after a reindex restores nothing).
         store.sightings.clear(session)
         store.strangers.clear(session)
+        store.replaced.clear(session)
     index.rebuild(store)
     index.flush(store)
     return len(faces)

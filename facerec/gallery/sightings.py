@@ -58,11 +58,14 @@ class SightingInfo:
     source: str
     similarity: float
     learning: dict | None = None  # what the confirmation taught (`facerec.gallery.templates.Learning`)
+    undone: dict | None = None  # what a rejection or correction undid (`facerec.gallery.templates.Undone`)
 
     def to_dict(self) -> dict:
         data = {"id": self.id, "name": self.name, "source": self.source, "similarity": round(self.similarity, 4)}
         if self.learning is not None:
             data["learning"] = self.learning
+        if self.undone is not None:
+            data["undone"] = self.undone
         return data
 
 

@@ -10,16 +10,21 @@ next). A face that fails a check is still confirmed (Health reads it) and the an
 
 Bounded: at most MAX_LEARNED learned templates per person. One more replaces the most redundant of them (the one
 most like the person's other templates), so what is kept covers how the person looks, not how they looked in the
-latest photos; when the newcomer is itself the most redundant, it is not learned. Undoable: removing a template,
-rejecting the sighting it came from, or correcting that sighting to someone else removes it; deleting the person
-removes them all. Learned templates are faces like any other (crop kept where crops are, so a reindex re-embeds
+latest photos; when the newcomer is itself the most redundant, it is not learned. The one replaced is set aside
+(`facerec.storage.replaced`: out of every search, one step back, so at most one per learned template).
+
+Undoable: removing a template, rejecting the sighting it came from, or correcting that sighting to someone else
+removes it and brings back, under its own id, the template it replaced; a set-aside face whose own sighting is
+rejected never comes back. The template keeps its sighting's id, so rejecting works after the sighting itself was
+cleared or evicted from the memory. Deleting the person removes them all (set-aside ones too); a reindex forgets
+the set-aside ones. Learned templates are faces like any other (crop kept where crops are, so a reindex re-embeds
 them), marked `origin = "learned"` with the sighting and who confirmed it. Automatic sightings never become
 templates.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 
 import numpy as np
@@ -72,6 +77,22 @@ class Learning:
                 "replaced_face_id": self.replaced}
 
 
+@dataclass
+class Undone:
+    """What undoing learned faces did: the templates removed, those they had replaced brought back, and whose they
+    were (`name`; None when nothing was removed) with the removed face's cosine to the person's best-matching
+    enrolled or added face (what a sighting's similarity is: a rejection answers with it when the sighting itself
+    is gone)."""
+
+    removed: list[int] = field(default_factory=list)
+    restored: list[int] = field(default_factory=list)
+    name: str | None = None
+    similarity: float = 0.0
+
+    def to_dict(self) -> dict:
+        return {"removed_face_ids": self.removed, "restored_face_ids": self.restored}
+
+
 class Templates:
     def __init__(self, store: Store, index: VectorIndex, thresholds: GalleryThresholds, search: Search,
                  quality: QualityCheck, model_id: str, store_crops: bool) -> None:
@@ -108,24 +129,26 @@ class Templates:
             if any(f.learned_from == int(sighting_id) for f in person.faces):
                 return Learning(why_not="already learned")
             learned = [f for f in person.faces if f.origin == "learned"]
-            replaced = None
+            redundant = None
             if len(learned) >= MAX_LEARNED:
                 redundant = _most_redundant(person.faces, embedding)
                 if redundant is None:
                     return Learning(why_not=f"{person.name} already has {MAX_LEARNED} learned templates more varied "
                                             "than this face")
-                replaced = redundant.id
-                self._remove(session, [redundant])
             face_id = store.people.add_face(session, person, {
                 "embedding": embedding, "model_id": self.model_id, "photo_sha256": f"sighting:{int(sighting_id)}",
                 "box": list(face.box), "landmarks": face.landmarks.tolist(),
                 "crop_jpeg": crop_jpeg if self.store_crops else None, "origin": "learned",
                 "learned_from": int(sighting_id), "learned_by": by[:64]})
+            if redundant is not None:  # set aside, so that undoing this face brings it back
+                store.replaced.set_aside(session, redundant, replaced_by=face_id)
+                self._remove(session, [redundant])
         self.index.after_write(store)
-        return Learning(face_id=face_id, replaced=replaced)
+        return Learning(face_id=face_id, replaced=None if redundant is None else redundant.id)
 
     def remove(self, face_id: int) -> Template:
-        """Remove one template; a person's last one cannot go (delete the person instead)."""
+        """Remove one template, bringing back the one it replaced, if any; a person's last one cannot go (delete
+        the person instead)."""
         store = self.store
         with store.writing() as session, session.begin():
             face = session.get(Face, int(face_id))
@@ -134,19 +157,36 @@ class Templates:
             if len(face.identity.faces) == 1:
                 raise InvalidArgument("a person's last photo cannot be removed: delete the person instead")
             removed = _template(face)
-            self._remove(session, [face])
+            self._undo(session, [face])
         self.index.after_write(store)
         return removed
 
-    def forget_learned_from(self, sighting_id: int) -> list[int]:
-        """Remove the templates learned from this sighting (rejected, or now said to be someone else)."""
+    def forget_learned_from(self, sighting_id: int) -> Undone:
+        """Undo what this sighting taught (rejected, or now said to be someone else): remove the templates learned
+        from it and bring back those they replaced; a face learned from it that is set aside is forgotten. Works
+        from the templates alone, so also after the sighting was cleared or evicted."""
         store = self.store
         with store.writing() as session, session.begin():
+            store.replaced.forget(session, store.replaced.learned_from(session, sighting_id))
             faces = list(session.scalars(select(Face).where(Face.learned_from == int(sighting_id))))
-            self._remove(session, faces)
-        if faces:
+            undone = self._undo(session, faces)
+        if undone.removed:
             self.index.after_write(store)
-        return [face.id for face in faces]
+        return undone
+
+    def _undo(self, session, faces: list[Face]) -> Undone:
+        """Remove these templates and restore the faces they replaced (inside the caller's write)."""
+        if not faces:
+            return Undone()
+        store = self.store
+        held = store.replaced.held_by(session, [face.id for face in faces])
+        person = faces[0].identity
+        own = [face.vector for face in person.faces if face.origin in ("enrolled", "added")]
+        undone = Undone(removed=[face.id for face in faces], name=person.name,
+                        similarity=float(np.max(np.stack(own) @ faces[0].vector)) if own else 0.0)
+        self._remove(session, faces)
+        undone.restored = [store.replaced.restore(session, kept) for kept in held]
+        return undone
 
     def _refusal(self, identity_id: int, embedding: np.ndarray, face: DetectedFace, crop: np.ndarray) -> str | None:
         """Why this face is not learned for this person (the checks of add-photo: `match_check`), or None."""

@@ -7,7 +7,7 @@ remove or re-embed (`facerec.storage.journal`), so the vector index can follow.
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Callable
+from typing import Callable, Iterator
 
 import numpy as np
 from sqlalchemy import func, insert, select, update
@@ -189,22 +189,32 @@ class FacesTable:
             session.execute(update(Face), [{"id": int(f), "cohort_mean": float(m), "cohort_sd": float(d)}
                                            for f, m, d in zip(face_ids, means, sds)])
 
+    def batches(self, size: int = FILL_BATCH) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+        """(face ids [n] int64, embeddings [n, D] float32) of every face, `size` at a time in id order, each batch
+        its own short read: one pass over a gallery of any size in bounded memory."""
+        after = 0
+        while True:
+            with self.session() as session:
+                rows = session.execute(select(Face.id, Face.embedding).where(Face.id > after).order_by(Face.id)
+                                       .limit(size)).all()
+            if not rows:
+                return
+            yield (np.array([r[0] for r in rows], np.int64),
+                   np.frombuffer(b"".join(r[1] for r in rows), np.float32).reshape(len(rows), -1))
+            after = int(rows[-1][0])
+
     def fill_statistics(self, writing: Callable[[], Session]) -> int:
         """Compute the cohort statistics of every face (the cohort changed, or the gallery is from before them), in
         batches of FILL_BATCH faces, each its own short write; returns how many were filled."""
         if self.statistics_of is None:
             return 0
-        filled, after = 0, 0
-        while True:
-            with self.session() as session:
-                rows = session.execute(select(Face.id, Face.embedding).where(Face.id > after).order_by(Face.id)
-                                       .limit(FILL_BATCH)).all()
-            if not rows:
-                return filled
-            means, sds = self.statistics_of(np.stack([decoded(r[1]) for r in rows]))
+        filled = 0
+        for face_ids, embeddings in self.batches(FILL_BATCH):
+            means, sds = self.statistics_of(embeddings)
             with writing() as session, session.begin():
-                self.set_statistics(session, [r[0] for r in rows], means, sds)
-            filled, after = filled + len(rows), int(rows[-1][0])
+                self.set_statistics(session, face_ids.tolist(), means, sds)
+            filled += len(face_ids)
+        return filled
 
     def _statistics_of(self, embeddings) -> list[tuple[float | None, float | None]]:
         if self.statistics_of is None:

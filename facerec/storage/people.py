@@ -12,6 +12,7 @@ from sqlalchemy.orm import Session
 
 from facerec.storage.faces import FacesTable
 from facerec.storage.journal import JournalTable
+from facerec.storage.replaced import ReplacedFacesTable
 from facerec.storage.rows import chunked
 from facerec.storage.schema import Identity, utcnow
 from facerec.storage.sightings import SightingsTable
@@ -19,11 +20,12 @@ from facerec.storage.sightings import SightingsTable
 
 class PeopleTable:
     def __init__(self, session: Callable[[], Session], name_key: Callable, sightings: SightingsTable,
-                 faces: FacesTable) -> None:
+                 faces: FacesTable, replaced: ReplacedFacesTable) -> None:
         self.session = session  # opens a read session (`Store.session`)
         self.faces = faces  # a new person's face is written as the faces table writes every face
         self.name_key = name_key  # the backend's SQL for `facerec.names.name_key`
         self.sightings = sightings  # a person's sightings go with them
+        self.replaced = replaced  # and so do the templates set aside for an undo
 
     def by_id(self, session: Session, identity_id: int) -> Identity | None:
         return session.get(Identity, identity_id)
@@ -106,7 +108,8 @@ class PeopleTable:
         session.flush()
 
     def delete(self, session: Session, person: Identity) -> None:
-        """The person, their faces (journalled) and their sightings."""
+        """The person, their faces (journalled), their sightings and the faces set aside for an undo."""
         JournalTable.record(session, "remove", [face.id for face in person.faces])
         self.sightings.remove_person(session, person.id)
+        self.replaced.remove_person(session, person.id)
         session.delete(person)

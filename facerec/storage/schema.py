@@ -10,6 +10,9 @@
 - `sightings`: the recent-identifications memory (`facerec.gallery.sightings`): the embedding of a face that was
   identified as (or confirmed or corrected to) an enrolled person, when, how, and how similar it was to that
   person's enrolled faces. No photo. A bounded FIFO: the oldest rows go first. Deleted with their person.
+- `replaced_faces`: templates a learned one took the place of (`facerec.gallery.templates`), out of every search,
+  kept only so that undoing that learned face brings them back: at most one per learned template. Deleted with
+  their person.
 - `strangers`: faces identify found no enrolled person for, kept only when the operator turned suggestions on
   (`facerec.gallery.strangers`): embedding, aligned crop, which photo (its sha256), when, and the group of faces
   of one unknown person it was put in. Bounded in count and age; forgotten when the option is off.
@@ -160,6 +163,26 @@ class Sighting(Base):
     crop_jpeg: Mapped[bytes | None] = mapped_column(LargeBinary, nullable=True)
     box: Mapped[list | None] = mapped_column(JSON, nullable=True)
     landmarks: Mapped[list | None] = mapped_column(JSON, nullable=True)
+
+
+class ReplacedFace(Base):
+    """A template a learned face replaced (a person keeps a bounded number of learned ones), set aside with
+    everything it was, so that undoing the learned face (`replaced_by`) gives it back as the same face."""
+
+    __tablename__ = "replaced_faces"
+    face_id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=False)  # its id as a face
+    identity_id: Mapped[int] = mapped_column(ForeignKey("identities.id", ondelete="CASCADE"), index=True)
+    replaced_by: Mapped[int] = mapped_column(Integer, index=True)  # the learned face in its place
+    embedding: Mapped[bytes] = mapped_column(LargeBinary)  # float32; never searched while set aside
+    model_id: Mapped[str] = mapped_column(String(200))
+    photo_sha256: Mapped[str] = mapped_column(String(64))
+    box: Mapped[list] = mapped_column(JSON)
+    landmarks: Mapped[list] = mapped_column(JSON)
+    crop_jpeg: Mapped[bytes | None] = mapped_column(LargeBinary, nullable=True)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    origin: Mapped[str] = mapped_column(String(16))
+    learned_from: Mapped[int | None] = mapped_column(Integer, nullable=True, index=True)
+    learned_by: Mapped[str | None] = mapped_column(String(64), nullable=True)
 
 
 class Stranger(Base):

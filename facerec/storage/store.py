@@ -3,7 +3,8 @@
 `writing()` is one write transaction (writers queue for one lock, see the backend), `session()` a read session.
 The queries live with their aggregate: `store.people` (identities), `store.faces` (embeddings, photos, crops),
 `store.journal` (the commit-ordered change log the vector index follows), `store.sightings` (the memory of
-recent identifications) and `store.strangers` (faces of people not enrolled, for suggestions). Their methods
+recent identifications), `store.replaced` (templates a learned face took the place of, kept for its undo) and
+`store.strangers` (faces of people not enrolled, for suggestions). Their methods
 that take a `session` run inside the caller's transaction, so a check and the write it guards see the same state;
 the others open their own read session. Embeddings go in and come out as float32 NumPy vectors: how a backend
 stores them is the storage package's business.
@@ -24,6 +25,7 @@ from facerec.storage.backends import backend_for
 from facerec.storage.faces import FacesTable
 from facerec.storage.journal import JournalTable
 from facerec.storage.people import PeopleTable
+from facerec.storage.replaced import ReplacedFacesTable
 from facerec.storage.schema import Face, Identity, Setting
 from facerec.storage.sightings import SightingsTable
 from facerec.storage.strangers import StrangersTable
@@ -56,7 +58,8 @@ class Store:
         self.faces = FacesTable(self.session)
         self.sightings = SightingsTable(self.session)
         self.strangers = StrangersTable(self.session)
-        self.people = PeopleTable(self.session, self.backend.name_key, self.sightings, self.faces)
+        self.replaced = ReplacedFacesTable(self.faces)
+        self.people = PeopleTable(self.session, self.backend.name_key, self.sightings, self.faces, self.replaced)
 
     @property
     def display_url(self) -> str:
@@ -87,6 +90,12 @@ class Store:
     def set_setting(self, key: str, value) -> None:
         with self.writing() as session, session.begin():
             session.merge(Setting(key=key, value=value if isinstance(value, str) else json.dumps(value)))
+
+    def delete_setting(self, key: str) -> None:
+        with self.writing() as session, session.begin():
+            row = session.get(Setting, key)
+            if row is not None:
+                session.delete(row)
 
     def setting_once(self, key: str, make) -> str:
         """The setting `key`, made by `make()` and stored the first time it is asked for, in one write transaction

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import gradio as gr
 
-from facerec.words.templates import learning_sentence
+from facerec.words.templates import learning_sentence, undo_sentence
 from facerec.words.threshold import shown_score, strangers_scoring, threshold_sentence
 from facerec.faces.drawing import KNOWN, UNKNOWN, annotate
 from facerec.errors import InvalidArgument, LockedOut
@@ -153,7 +153,7 @@ def build(context: AppContext, default_percent: float, password: gr.Textbox) -> 
         faces_seen[index][0] = info.id
         return {seen: faces_seen, feedback_status: f"Face #{index} is **{markdown_text(info.name)}** (similarity "
                                                    f"{info.similarity:.3f} to their enrollment); kept as a sighting."
-                                                   + learning_sentence(info.learning)}
+                                                   + undo_sentence(info.undone) + learning_sentence(info.learning)}
 
     def learner() -> str:
         """Who confirms on this page: the admin (password checked by `chosen`), or whoever runs the app."""
@@ -170,7 +170,8 @@ def build(context: AppContext, default_percent: float, password: gr.Textbox) -> 
             raise InvalidArgument(f"face #{index} was not kept as a sighting: nothing to forget")
         info = gallery.reject_sighting(sighting_id)
         faces_seen[index][0] = None
-        return {seen: faces_seen, feedback_status: f"Face #{index} is not {markdown_text(info.name)}: forgotten."}
+        return {seen: faces_seen, feedback_status: f"Face #{index} is not {markdown_text(info.name)}: forgotten."
+                                                   + undo_sentence(info.undone)}
 
     expose([fpir.change, pinned.change, tab.select, context.app.load], policy, [fpir, pinned], [threshold_note],
            threshold_note)

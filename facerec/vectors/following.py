@@ -10,10 +10,11 @@ count that disagrees with the database also rebuilds.
 A rebuild fills a new engine without holding the lock, so searches go on meanwhile, swaps it in whole, then
 replays whatever was committed while it was being built.
 
-Saved beside the database (`facerec.vectors.saved_files`): `open` loads the saved copy if it is for this model
-and kind, is the file its save wrote, holds unit vectors, can be replayed to the database's state and agrees
-with the database on a sample of faces; otherwise it rebuilds from the database and says why in `notice`. The
-copy is saved every `SAVE_EVERY` of this process's writes and on close.
+Saved beside the database (`facerec.vectors.saved_files`): `open` loads the saved copy if it is this gallery's,
+for this model and kind, is the file its save wrote, can be replayed to the database's state and then holds
+exactly the database's faces and vectors, every one compared (`facerec.vectors.index_integrity`); otherwise it
+rebuilds from the database and says why in `notice`. The copy is saved every `SAVE_EVERY` of this process's
+writes and on close.
 """
 
 from __future__ import annotations
@@ -180,8 +181,9 @@ class JournalFollowingIndex(VectorIndex):
     def save(self, folder: Path, model_id: str, store: Store) -> None:
         """Write durably and atomically, so neither a crash nor a power cut leaves a half-written index behind.
         Skipped when nothing changed since the last save or load. The journal row at `seq` is recorded too, so
-        `open` can tell a rewritten journal, and index.json is sealed with the database's secret
-        (`facerec.vectors.index_integrity.seal`)."""
+        `open` can tell a rewritten journal, with the gallery's id and a digest of index.json's fields
+        (`facerec.vectors.index_integrity.meta_digest`: damage, not forgery, which `open` catches by comparing
+        every vector with the database)."""
         folder.mkdir(parents=True, exist_ok=True)
         with self.lock:
             if self._saved_as == self._state() and (folder / files.INDEX_FILE).is_file() \
@@ -189,7 +191,7 @@ class JournalFollowingIndex(VectorIndex):
                 return
             files.refuse_non_files(folder)
             head = store.journal.entry(self.seq) if self.seq else None
-            gallery_id, secret = integrity.gallery_seal_keys(store)
+            gallery_id = integrity.gallery_id(store)
             tmp, tmp_meta = files.temporary_names(folder)
             try:
                 files.private_empty_file(tmp)
@@ -199,7 +201,7 @@ class JournalFollowingIndex(VectorIndex):
                 meta = {"seq": self.seq, "model_id": model_id, "kind": self.kind, "count": self.engine.stored_count(),
                         "sha256": checksum, "head": list(head) if head else None, "gallery_id": gallery_id,
                         **engine_fields}
-                files.write_private_json(tmp_meta, {**meta, "seal": integrity.seal(meta, secret)})
+                files.write_private_json(tmp_meta, {**meta, "meta_sha256": integrity.meta_digest(meta)})
                 files.replace_durably(tmp_meta, folder / files.INDEX_META_FILE)
             finally:  # a failed save leaves no copy of the embeddings behind
                 tmp.unlink(missing_ok=True)
@@ -220,9 +222,9 @@ class JournalFollowingIndex(VectorIndex):
             files.refuse_to_replace_saved_index(folder)
         try:
             meta = files.read_meta(folder)
-            integrity.check_seal(meta, *integrity.gallery_seal_keys(store))
-            # Sealed by this gallery: its journal position can be believed, and a database behind it was restored
-            # or lost commits (refused: the index may hold the only copy of those faces).
+            integrity.check_meta(meta, integrity.gallery_id(store), integrity.old_secret(store))
+            # This gallery's, intact: a database behind its journal position was restored or lost commits (refused:
+            # the index may hold the only copy of those faces).
             files.refuse_foreign_database(folder, store, head, meta)
             if meta.get("model_id") != model_id or meta.get("kind") != engine.kind:
                 raise ValueError("it was made for another model or index kind")
@@ -230,18 +232,21 @@ class JournalFollowingIndex(VectorIndex):
             loaded = engine.read(folder / files.INDEX_FILE, meta)
             if loaded.stored_count() != meta.get("count"):
                 raise ValueError("it does not match its metadata")
-            loaded.check_unit_lengths()
             with index.lock:
                 index.engine, index.seq = loaded, int(meta["seq"])
                 index._saved_as = index._state()
             index.sync(store, verify_count=True)
-            integrity.check_against_database(index.reconstruct_ids(), index.engine.vector, store)
+            # Every face and vector, whatever index.json says (no lock: no one else holds this index yet).
+            integrity.check_against_database(index.engine.ids(), index.engine.vectors, store)
+            if "meta_sha256" not in meta:
+                index._saved_as = None  # sealed the old way: saved anew on close
         except UnusableFile:
             raise
-        except Exception as error:  # missing, unsealed, unreadable, stale beyond repair: the database decides
+        except Exception as error:  # missing, damaged, unreadable, not the database's, stale: the database decides
             existed = (folder / files.INDEX_FILE).exists() or (folder / files.INDEX_META_FILE).exists()
             index.rebuild(store)
             if existed:
                 index.notice = (f"the saved index in {folder} could not be used ({files.reason(error)}); rebuilt "
                                 f"it from the database ({len(index)} faces)")
+        integrity.forget_old_secret(store)  # nothing uses it now; a copy of the database should not carry it
         return index

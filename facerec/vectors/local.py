@@ -27,6 +27,11 @@ class LocalVectors(FaceVectors):
     def vector(self, face_id: int) -> np.ndarray:
         """The stored vector of a held face (as stored: fp16 kinds round it)."""
 
+    def vectors(self, face_ids: np.ndarray) -> np.ndarray:
+        """The stored vectors [N, D] of held faces, in the order asked (what opening compares with the database;
+        an engine that can read many at once overrides it)."""
+        return np.stack([self.vector(int(face_id)) for face_id in face_ids]).reshape(len(face_ids), self.dimension)
+
     @abstractmethod
     def built(self, ids: np.ndarray, embeddings: np.ndarray) -> "LocalVectors":
         """A new instance of the same kind and options holding exactly these faces, built in one go."""
@@ -50,7 +55,3 @@ class LocalVectors(FaceVectors):
     @abstractmethod
     def stored_count(self) -> int:
         """Vectors physically held (tombstoned ones included): what the saved metadata records."""
-
-    @abstractmethod
-    def check_unit_lengths(self) -> None:
-        """ValueError when a stored vector is not of unit length (a damaged file would out-score every face)."""

@@ -83,10 +83,10 @@ def refuse_to_replace_saved_index(folder: Path) -> None:
 
 
 def refuse_foreign_database(folder: Path, store: Store, head: int, meta: dict) -> None:
-    """A saved index sealed by this gallery (`meta`, its index.json, passed
-    `facerec.vectors.index_integrity.check_seal`) must come from this database's past: not from a newer state (a
-    database restored from a backup, or commits lost), nor from another journal. (Another gallery's index, or one
-    whose index.json was altered, never gets here: it is rebuilt.)"""
+    """A saved index of this gallery (`meta`, its index.json, passed `facerec.vectors.index_integrity.check_meta`)
+    must come from this database's past: not from a newer state (a database restored from a backup, or commits
+    lost), nor from another journal. (Another gallery's index, or a damaged index.json, never gets here: it is
+    rebuilt.)"""
     seq, recorded = int(meta["seq"]), meta.get("head")
     advice = (f"if that was on purpose, delete {INDEX_FILE} and {INDEX_META_FILE} in {folder} to rebuild the index "
               "from this database; otherwise put the right gallery.db back. Nothing was changed.")

@@ -32,10 +32,10 @@ from facerec.storage.schema import ADDED_COLUMNS, NAME_KEY_INDEX, Base
 from facerec.storage.vector_text import vector_from_db
 from facerec.storage.backends.base import Backend
 
-SCHEMA_VERSION = 6  # 2: the sightings table; 3: the API keys table (was created at run time before);
+SCHEMA_VERSION = 7  # 2: the sightings table; 3: the API keys table (was created at run time before);
 #                    4: where each face came from, and the sightings' aligned faces (`schema.ADDED_COLUMNS`);
 #                    5: the strangers table (suggested people, opt-in); 6: each face's cohort statistics and
-#                    each sighting's score
+#                    each sighting's score; 7: the replaced_faces table (templates kept for an undo)
 SCHEMA_VERSION_KEY = "schema_version"
 WRITE_LOCK = 0x66616365  # the advisory lock key every write transaction takes ("face")
 SIGHTINGS_LOCK = 0x73696768  # the one sightings' writes take instead ("sigh"): they queue only among themselves

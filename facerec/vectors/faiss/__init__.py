@@ -22,7 +22,6 @@ from pathlib import Path
 
 import numpy as np
 
-import facerec.vectors.index_integrity as integrity
 from facerec.vectors.faiss.hnsw import (
     PROJECTION_MIN_FACES, is_graph_index, new_graph_index, search_parameters,
 )
@@ -127,6 +126,9 @@ class FaissVectors(LocalVectors):
     def vector(self, face_id: int) -> np.ndarray:
         return self.faiss_index.reconstruct(int(face_id))
 
+    def vectors(self, face_ids: np.ndarray) -> np.ndarray:
+        return self.faiss_index.reconstruct_batch(np.ascontiguousarray(face_ids, dtype=np.int64))
+
     def built(self, ids: np.ndarray, embeddings: np.ndarray) -> FaissVectors:
         fresh = FaissVectors(**self._options(), training=embeddings)
         fresh.add(ids, embeddings)
@@ -166,11 +168,6 @@ class FaissVectors(LocalVectors):
         fresh._set_tombstones({int(i) for i in saved.get("tombstones", [])})
         fresh.built_for = int(saved.get("built_for", loaded.ntotal))
         return fresh
-
-    def check_unit_lengths(self) -> None:
-        import faiss
-
-        integrity.check_unit_lengths(faiss.downcast_index(self.faiss_index.index), self.dimension)
 
 
 def _ids_digest(ids: np.ndarray) -> str:

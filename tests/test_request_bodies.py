@@ -1,5 +1,6 @@
-"""Request bodies anyone can send the running web app: a body keeps a pace or is ended, and the upload quota counts
-bytes as they arrive (SECURITY.md, "Limits on what anyone can make the server do").
+"""Request bodies anyone can send the running web app: each route's body has a limit that fits its purpose, a body
+keeps a pace or is ended, and the upload quota counts bytes as they arrive (SECURITY.md, "Limits on what anyone
+can make the server do").
 
 Against the real app (`python app.py`), with raw sockets where the test needs a body that never arrives.
 """
@@ -14,6 +15,7 @@ import time
 
 import pytest
 
+from facerec.ui.body_limit import DEFAULT_LIMIT_BYTES
 from facerec.ui.request_body import STALL_S
 
 from app_server import running_app
@@ -61,6 +63,37 @@ def upload_head(length: int) -> str:
 def files_at_the_top(app) -> list[str]:
     """Files directly in the web cache: Gradio's partial uploads (whole ones are moved into subfolders)."""
     return sorted(p.name for p in app.cache.iterdir() if p.is_file())
+
+
+@pytest.mark.parametrize("route", ["/gradio_api/queue/join", "/gradio_api/call/identify", "/gradio_api/call/rename",
+                                   "/gradio_api/component_server", "/gradio_api/process_recording"])
+def test_a_page_route_refuses_a_body_over_its_limit_before_reading_it(app, route):
+    """Gradio's JSON routes read bodies of any size from anybody (4 of 250 MB peaked at +2.3 GB). A body announced
+    over the limit is answered 413 in one line before a byte of it is sent."""
+    with connect(app, timeout=15) as connection:
+        send_head(connection, f"POST {route} HTTP/1.1\nHost: 127.0.0.1\nContent-Type: application/json\n"
+                              f"Content-Length: {250 << 20}\n")
+        status, body = answer(connection)
+    assert " 413 " in status, status
+    refusal = json.loads(body)
+    assert refusal["code"] == "too_large" and "1 MB" in refusal["error"] and "\n" not in refusal["error"]
+
+
+def test_a_chunked_body_is_counted_as_it_arrives_and_ended_at_the_limit(app):
+    """Without a length, the bytes are counted as they arrive: past the limit the body is ended and answered 413,
+    and an ordinary call still works."""
+    import httpx
+
+    chunk = b"x" * (64 << 10)
+    with connect(app) as connection:
+        send_head(connection, "POST /gradio_api/call/rename HTTP/1.1\nHost: 127.0.0.1\n"
+                              "Content-Type: application/json\nTransfer-Encoding: chunked\n")
+        for _ in range(DEFAULT_LIMIT_BYTES // len(chunk) + 2):  # past the limit, and the body not ended
+            connection.sendall(f"{len(chunk):x}\r\n".encode() + chunk + b"\r\n")
+        status, body = answer(connection)
+    assert " 413 " in status and json.loads(body)["code"] == "too_large", (status, body)
+    called = httpx.post(f"{app.url}gradio_api/call/rename", json={"data": ["a", "b", "wrong"]}, timeout=30)
+    assert called.status_code == 200 and "event_id" in called.json()
 
 
 def test_uploads_that_trickle_hold_no_quota_and_are_ended(app):

@@ -173,18 +173,18 @@ def build(context: AppContext, password: gr.Textbox) -> tuple[gr.Tab, PeopleList
         return {import_status: f"Imported {counts['added']} face(s); {counts['skipped']} already present.",
                 manage_json: counts}
 
-    def picked(shown: list | None, event: gr.SelectData):
+    def picked(event: gr.SelectData):
         """A click on a row of the people table: that person's name in Rename, Delete and Add a photo, so no name
-        is typed by hand (#31 item 7). The name comes from the list the page shows (read with the password)."""
-        row = event.index[0] if isinstance(event.index, (list, tuple)) else event.index
-        if not shown or not 0 <= row < len(shown):
+        is typed by hand (#31 item 7). The name comes from the clicked row the page shows (read with the password);
+        the page sends that row only, not the whole list (a body the server bounds: `facerec.ui.body_limit`)."""
+        row = event.row_value
+        if not isinstance(row, (list, tuple)) or len(row) < 2 or not isinstance(row[1], str) or not row[1]:
             return {rename_from: gr.update(), delete_name: gr.update(), add_name: gr.update(),
                     templates.name: gr.update()}
-        name = shown[row]["name"]
+        name = row[1]
         return {rename_from: name, delete_name: name, add_name: name, templates.name: name}
 
-    table.select(picked, [people_json], [rename_from, delete_name, add_name, templates.name],
-                 api_visibility="private")
+    table.select(picked, None, [rename_from, delete_name, add_name, templates.name], api_visibility="private")
     people = PeopleList(search, password, [table, thumbnails, people_json, people_status], refresh)
     expose([tab.select, search.submit, password.submit], list_people, [search, password],
            [table, thumbnails, people_json], people_status, api_name="list", page_core=list_on_page)

@@ -495,11 +495,14 @@ def test_an_upload_deleted_before_it_is_read_says_so_without_a_server_path(tmp_p
     """Found while making uploads leave at once: a photo answered by one action and asked about by another that
     started just before read "no such file: /<the web cache>/<hash>/photo.jpg" (a server path) or failed with
     "Something went wrong (FileNotFoundError)"."""
-    from facerec.ui.uploads import GONE, AnsweredPhoto, photo_to_answer
+    from facerec.faces.pipeline import Photo
+    from facerec.ui.kept_photos import KeptPhotos
+    from facerec.ui.uploads import GONE, photo_to_answer
 
     missing = str(tmp_path / "cache" / "0123abcd" / "photo.jpg")
     with pytest.raises(InvalidImage) as refused:
         photo_to_answer(missing, None, lambda path: pytest.fail("nothing to read"))
     assert str(refused.value) == GONE and str(tmp_path) not in str(refused.value)
-    kept = AnsweredPhoto(missing, "the decoded photo")
-    assert photo_to_answer(missing, kept, lambda path: pytest.fail("nothing to read")) is kept
+    photo = Photo(np.zeros((4, 4, 3), np.uint8), "0" * 64)
+    kept = KeptPhotos(max_age_s=60).keep(missing, photo)
+    assert photo_to_answer(missing, kept, lambda path: pytest.fail("nothing to read")).photo is photo

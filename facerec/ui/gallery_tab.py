@@ -20,7 +20,7 @@ from facerec.ui.templates_panel import build as templates_panel_build
 from facerec.ui.actions import expose, page_door
 from facerec.ui.context import AppContext
 from facerec.ui.text import markdown_text
-from facerec.ui.uploads import (CACHE_MAX_AGE_S, EXPORT_LIFETIME_S, delete_later, empty_web_cache, forget_upload,
+from facerec.ui.uploads import (EXPORT_LIFETIME_S, delete_later, empty_web_cache, forget_upload,
                                 photo_input, photo_to_answer, received_photo)
 from facerec.ui.views import FACES_CSS, face_tiles
 
@@ -49,7 +49,7 @@ def build(context: AppContext, password: gr.Textbox) -> tuple[gr.Tab, PeopleList
     """The Gallery tab; `password`: the page's one admin password field (Enter there shows the people)."""
     gallery = context.gallery
     with gr.Tab("Gallery", id="gallery") as tab:
-        add_kept = gr.State(None, time_to_live=CACHE_MAX_AGE_S)  # the photo chosen for Add photo, decoded, in memory
+        add_kept = context.kept_state()  # the photo chosen for Add photo, decoded, in memory
         ok = gr.State(False)
         search = gr.Textbox(label="Search by name (press Enter)", value="")
         people_status = gr.Markdown(elem_id="people-status")
@@ -135,7 +135,7 @@ def build(context: AppContext, password: gr.Textbox) -> tuple[gr.Tab, PeopleList
     def received(photo):
         """A photo chosen for Add photo: decoded into the page's memory at once, its file deleted (a refusal then
         asks again about the same photo without another upload)."""
-        return {add_kept: received_photo(photo, gallery.read, context.web_cache)}
+        return {add_kept: context.keep(received_photo(photo, gallery.read, context.web_cache))}
 
     def add_photo(name, photo, password="", allow_mismatch=False, allow_low_quality=False, answered=None,
                   request: gr.Request = None):

@@ -103,10 +103,13 @@ async def read_under(rule: Rule, app: ASGIApp, scope: Scope, receive: Receive, s
         await refuse(send, refusal)
 
 
-async def refuse(send: Send, refusal: Refusal) -> None:
-    """Answer `refusal` in one JSON line and close the connection (whatever is left of the body is never read)."""
+async def refuse(send: Send, refusal: Refusal, close: bool = True) -> None:
+    """Answer `refusal` in one JSON line and close the connection: whatever is left of the body is never read.
+    `close=False` for a body within its limit that nothing has read yet: the server then reads it to its end and
+    drops it, so a client that sends its whole body before reading the answer (a browser, httpx) gets the answer,
+    not a reset connection."""
     body = json.dumps({"error": refusal.message, "code": refusal.code}).encode()
+    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
     await send({"type": "http.response.start", "status": refusal.status,
-                "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()),
-                            (b"connection", b"close")]})
+                "headers": headers + ([(b"connection", b"close")] if close else [])})
     await send({"type": "http.response.body", "body": body})

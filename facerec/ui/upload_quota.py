@@ -95,13 +95,14 @@ class UploadQuota:
                                        "too_large"))
             return
         if not _fits(self.folder, size):
-            await refuse(send, Refusal(507, DISK_FULL, "storage_full"))
+            await refuse(send, Refusal(507, DISK_FULL, "storage_full"), close=False)
             return
         with self._lock:
             self._kept = kept_bytes(self.folder)
-            if self._kept + self._arriving + size > self.limit_bytes:  # cannot fit even now: not a byte read
-                await refuse(send, Refusal(507, REFUSAL, "upload_quota"))
-                return
+            fits = self._kept + self._arriving + size <= self.limit_bytes
+        if not fits:  # cannot fit even now: refused before a byte is read
+            await refuse(send, Refusal(507, REFUSAL, "upload_quota"), close=False)
+            return
         arrived, files, tail = 0, 0, b""
 
         def judge(chunk: bytes) -> Refusal | None:

@@ -69,11 +69,6 @@ class KeptPhotos:
                 self._drop(id(photo))
             self._forget_expired(time.monotonic())
 
-    @property
-    def bytes(self) -> int:
-        """Bytes of pixels kept now."""
-        return self._bytes
-
     def _forget_expired(self, now: float) -> None:
         for key, (_photo, kept_at) in list(self._photos.items()):
             if now - kept_at > self.max_age_s:

@@ -199,7 +199,9 @@ def main(argv: list[str] | None = None) -> int:
 
     from facerec.api import API_PREFIX, api_mount, build_api
     from facerec.ui import build_app, forget_served_files  # imports Gradio, which reads GRADIO_TEMP_DIR
-    from facerec.ui.upload_quota import FORM_ALLOWANCE, UploadQuota
+    from facerec.ui.body_limit import BodyLimit
+    from facerec.ui.page_sessions import MAX_SESSIONS
+    from facerec.ui.upload_quota import FORM_ALLOWANCE, UPLOAD_ROUTE, UploadQuota
 
     app = build_app(gallery, admin_password=password, api_docs=f"{API_PREFIX}/docs")
     # Imports and exports in flight go where the UI's go: this run's private web cache (or GRADIO_TEMP_DIR).
@@ -214,8 +216,10 @@ def main(argv: list[str] | None = None) -> int:
             app.queue(default_concurrency_limit=4).launch(
                 server_name=args.host, server_port=args.port, share=args.share, quiet=True, prevent_thread_lock=True,
                 max_file_size=gallery.settings.max_import_bytes, show_error=False, footer_links=[],
+                state_session_capacity=MAX_SESSIONS,
                 app_kwargs={"routes": [api_mount(api)],  # before Gradio's own routes
-                            "middleware": [Middleware(UploadQuota, folder=Path(os.environ["GRADIO_TEMP_DIR"]),
+                            "middleware": [Middleware(BodyLimit, own_limits=(f"{API_PREFIX}/", UPLOAD_ROUTE)),
+                                           Middleware(UploadQuota, folder=Path(os.environ["GRADIO_TEMP_DIR"]),
                                                       limit_bytes=quota,
                                                       per_request_bytes=gallery.settings.max_import_bytes
                                                       + FORM_ALLOWANCE)]},

@@ -12,6 +12,7 @@ import facerec.ui.health_tab as health_tab
 import facerec.ui.identify_tab as identify_tab
 import facerec.ui.verify_tab as verify_tab
 from facerec.ui.context import AppContext
+from facerec.ui.page_sessions import keep_no_event_values
 from facerec.ui.password_field import admin_password_field
 from facerec.ui.text import markdown_text
 from facerec.ui.uploads import CACHE_MAX_AGE_S
@@ -22,6 +23,7 @@ def build_app(gallery: Gallery, admin_password: str | None = None, api_docs: str
     the page, in place of Gradio's own "Use via API" panel, which documents the page's internals instead)."""
     default_percent = round(100 * gallery.settings.fpir, 2)
     needs_password = bool(admin_password)
+    keep_no_event_values()  # what anonymous events send is not kept in their sessions (facerec.ui.page_sessions)
     with gr.Blocks(title="facerec", delete_cache=(60, CACHE_MAX_AGE_S)) as app:
         context = AppContext(gallery, AdminGuard(admin_password), app)
         where = "" if admin_password else f"; gallery {markdown_text(gallery.settings.home)}"  # no server paths

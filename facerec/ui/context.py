@@ -1,4 +1,5 @@
-"""What every tab shares: the one Gallery, the admin guard, and where Gradio keeps the files it holds."""
+"""What every tab shares: the one Gallery, the admin guard, where Gradio keeps the files it holds, and the photos
+pages keep to be asked about again."""
 
 from __future__ import annotations
 
@@ -10,6 +11,8 @@ from gradio.utils import get_upload_folder
 
 from facerec.access.admin import AdminGuard
 from facerec.gallery import Gallery
+from facerec.ui.kept_photos import KeptPhoto, KeptPhotos
+from facerec.ui.uploads import CACHE_MAX_AGE_S, AnsweredPhoto
 
 
 @dataclass
@@ -18,6 +21,15 @@ class AppContext:
     guard: AdminGuard
     app: gr.Blocks | None = None  # set once the Blocks exist
     web_cache: Path = field(default_factory=lambda: Path(get_upload_folder()))  # Gradio's uploads, its files
+    kept_photos: KeptPhotos = field(default_factory=lambda: KeptPhotos(CACHE_MAX_AGE_S))  # for every page
+
+    def keep(self, answered: AnsweredPhoto | None) -> KeptPhoto | None:
+        """What a page's session holds of a photo it answered about (None for none), the photo kept for it."""
+        return None if answered is None else self.kept_photos.keep(answered.upload, answered.photo)
+
+    def kept_state(self) -> gr.State:
+        """A page's slot for a `KeptPhoto`: gone after `CACHE_MAX_AGE_S`, and its photo with it."""
+        return gr.State(None, time_to_live=CACHE_MAX_AGE_S, delete_callback=self.kept_photos.forget)
 
     @property
     def password_needed(self) -> bool:

@@ -13,7 +13,7 @@ from facerec.ui.context import AppContext
 from facerec.ui.face_picker import chosen_face, faces_view
 from facerec.ui.page_pictures import page_picture
 from facerec.ui.text import markdown_text
-from facerec.ui.uploads import CACHE_MAX_AGE_S, forget_upload, photo_input, photo_to_answer, received_photo
+from facerec.ui.uploads import forget_upload, photo_input, photo_to_answer, received_photo
 
 LOOKALIKE_BOX = "Enroll anyway if the face matches someone already enrolled"
 LOW_QUALITY_BOX = "Enroll anyway if the photo is a poor enrollment photo"
@@ -31,7 +31,7 @@ def build(context: AppContext, password: gr.Textbox) -> EnrollTab:
     gallery = context.gallery
     with gr.Tab("Enroll", id="enroll"):
         ok = gr.State(False)
-        kept = gr.State(None, time_to_live=CACHE_MAX_AGE_S)  # the photo last detected, decoded, in the page's memory
+        kept = context.kept_state()  # the photo last detected, decoded, kept in memory for this page
         with gr.Row():
             photo = photo_input("Photo (upload or webcam)", context.gallery.settings.max_upload_bytes,
                                sources=["upload", "webcam", "clipboard"])
@@ -60,7 +60,7 @@ def build(context: AppContext, password: gr.Textbox) -> EnrollTab:
         # The preselected face's enrollment quality, from the same detection, before the user presses Enroll
         # (the check repeats then).
         quality = gallery.enrollment_quality(found[0], chosen_face(choices["value"]), found[1]) if count else None
-        return {faces: picture, face_choice: choices, detect_status: text, kept: answered,
+        return {faces: picture, face_choice: choices, detect_status: text, kept: context.keep(answered),
                 quality_note: markdown_text(quality.sentence()) if quality else ""}
 
     def enroll(photo, name, face_choice=None, allow_lookalike=False, note=None, password="",

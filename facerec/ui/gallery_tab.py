@@ -20,7 +20,7 @@ from facerec.ui.templates_panel import build as templates_panel_build
 from facerec.ui.actions import expose, page_door
 from facerec.ui.context import AppContext
 from facerec.ui.text import markdown_text
-from facerec.ui.uploads import (CACHE_MAX_AGE_S, EXPORT_LIFETIME_S, delete_later, empty_web_cache, forget_upload,
+from facerec.ui.uploads import (EXPORT_LIFETIME_S, delete_later, empty_web_cache, forget_upload,
                                 photo_input, photo_to_answer, received_photo)
 from facerec.ui.views import FACES_CSS, face_tiles
 
@@ -49,7 +49,7 @@ def build(context: AppContext, password: gr.Textbox) -> tuple[gr.Tab, PeopleList
     """The Gallery tab; `password`: the page's one admin password field (Enter there shows the people)."""
     gallery = context.gallery
     with gr.Tab("Gallery", id="gallery") as tab:
-        add_kept = gr.State(None, time_to_live=CACHE_MAX_AGE_S)  # the photo chosen for Add photo, decoded, in memory
+        add_kept = context.kept_state()  # the photo chosen for Add photo, decoded, in memory
         ok = gr.State(False)
         search = gr.Textbox(label="Search by name (press Enter)", value="")
         people_status = gr.Markdown(elem_id="people-status")
@@ -135,7 +135,7 @@ def build(context: AppContext, password: gr.Textbox) -> tuple[gr.Tab, PeopleList
     def received(photo):
         """A photo chosen for Add photo: decoded into the page's memory at once, its file deleted (a refusal then
         asks again about the same photo without another upload)."""
-        return {add_kept: received_photo(photo, gallery.read, context.web_cache)}
+        return {add_kept: context.keep(received_photo(photo, gallery.read, context.web_cache))}
 
     def add_photo(name, photo, password="", allow_mismatch=False, allow_low_quality=False, answered=None,
                   request: gr.Request = None):
@@ -173,18 +173,18 @@ def build(context: AppContext, password: gr.Textbox) -> tuple[gr.Tab, PeopleList
         return {import_status: f"Imported {counts['added']} face(s); {counts['skipped']} already present.",
                 manage_json: counts}
 
-    def picked(shown: list | None, event: gr.SelectData):
+    def picked(event: gr.SelectData):
         """A click on a row of the people table: that person's name in Rename, Delete and Add a photo, so no name
-        is typed by hand (#31 item 7). The name comes from the list the page shows (read with the password)."""
-        row = event.index[0] if isinstance(event.index, (list, tuple)) else event.index
-        if not shown or not 0 <= row < len(shown):
+        is typed by hand (#31 item 7). The name comes from the clicked row the page shows (read with the password);
+        the page sends that row only, not the whole list (a body the server bounds: `facerec.ui.body_limit`)."""
+        row = event.row_value
+        if not isinstance(row, (list, tuple)) or len(row) < 2 or not isinstance(row[1], str) or not row[1]:
             return {rename_from: gr.update(), delete_name: gr.update(), add_name: gr.update(),
                     templates.name: gr.update()}
-        name = shown[row]["name"]
+        name = row[1]
         return {rename_from: name, delete_name: name, add_name: name, templates.name: name}
 
-    table.select(picked, [people_json], [rename_from, delete_name, add_name, templates.name],
-                 api_visibility="private")
+    table.select(picked, None, [rename_from, delete_name, add_name, templates.name], api_visibility="private")
     people = PeopleList(search, password, [table, thumbnails, people_json, people_status], refresh)
     expose([tab.select, search.submit, password.submit], list_people, [search, password],
            [table, thumbnails, people_json], people_status, api_name="list", page_core=list_on_page)

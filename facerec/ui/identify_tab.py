@@ -15,7 +15,7 @@ from facerec.ui.context import AppContext
 from facerec.ui.text import markdown_text
 from facerec.ui.threshold_controls import accepted_rate, parse_pinned, rate_and_pin
 from facerec.ui.page_pictures import MAX_SIDE, page_picture
-from facerec.ui.uploads import (CACHE_MAX_AGE_S, Unreadable, forget_upload, photo_input, photo_to_answer,
+from facerec.ui.uploads import (Unreadable, forget_upload, photo_input, photo_to_answer,
                                 uploaded_photo)
 
 HEADERS = ["face", "name", "score", "strangers who score this high", "candidate 1", "candidate 2", "candidate 3"]
@@ -27,7 +27,7 @@ def build(context: AppContext, default_percent: float, password: gr.Textbox) -> 
     gallery = context.gallery
     with gr.Tab("Identify", id="identify") as tab:
         seen = gr.State(None)  # per face of the last identification (admin only): [sighting id or None, embedding]
-        kept = gr.State(None, time_to_live=CACHE_MAX_AGE_S)  # the photo last answered about, in memory only
+        kept = context.kept_state()  # the photo last answered about, in memory only
         with gr.Row():
             photo = photo_input("Photo", context.gallery.settings.max_upload_bytes,
                                sources=["upload", "webcam", "clipboard"])
@@ -111,7 +111,7 @@ def build(context: AppContext, default_percent: float, password: gr.Textbox) -> 
                          scale=answered.photo.scale)
         return {picture: drawn, table: rows,
                 status: summary, threshold_note: threshold_sentence(matches[0].rule),
-                details: [m.to_dict() for m in matches], seen: faces_seen, kept: answered,
+                details: [m.to_dict() for m in matches], seen: faces_seen, kept: context.keep(answered),
                 feedback_face: gr.update(choices=face_names if admin else [], value=face_names[0] if admin else None),
                 feedback_name: gr.update(choices=names, value=None)}
 

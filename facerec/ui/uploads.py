@@ -7,8 +7,9 @@ deleted as soon as it has been answered (identified, compared) or its face store
 files: they are sent inside the page (`facerec.ui.views`).
 
 So that a user can ask again about the photo they see (another stranger-match rate, another face), a tab keeps
-the photo it answered about in the page's session memory (`AnsweredPhoto` in a `gr.State` that lives at most
-`CACHE_MAX_AGE_S`): never on disk, never reachable by another page or an address.
+the photo it answered about in memory: its page's session holds a `KeptPhoto` (in a `gr.State` that lives at
+most `CACHE_MAX_AGE_S`), the decoded photo is in the app's `KeptPhotos`, bounded in bytes for all pages
+together; never on disk, never reachable by another page or an address.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ import gradio as gr
 from facerec.errors import InvalidArgument, InvalidImage
 from facerec.faces.image import check_photo_file
 from facerec.faces.pipeline import Photo
+from facerec.ui.kept_photos import KeptPhoto
 
 log = logging.getLogger("facerec.ui")
 CACHE_MAX_AGE_S = 600  # uploads and the pictures the app showed leave the server after 10 minutes
@@ -32,6 +34,8 @@ EXPORT_LIFETIME_S = 120  # an export's download link works for 2 minutes
 NOT_A_PHOTO = "this file is not an image facerec can read; upload a JPEG, PNG, WebP or BMP photo"
 GONE = ("the uploaded photo is no longer on the server (a photo is deleted once it has been answered or its face "
         "stored, and uploads expire); upload it again")
+FORGOTTEN = ("the server no longer keeps this photo (it keeps the latest photos of every page for a while, within a "
+             "memory limit); upload it again")
 
 
 @dataclass(frozen=True)
@@ -52,7 +56,8 @@ class Gone(Unreadable):
 
 @dataclass(frozen=True)
 class AnsweredPhoto:
-    """The photo a tab last answered about, decoded, with the upload it came from (whose file is deleted)."""
+    """The photo a tab answers about, decoded, with the upload it came from (whose file is deleted): held for the
+    request; what the page keeps afterwards is a `KeptPhoto`."""
 
     upload: str
     photo: Photo
@@ -114,16 +119,17 @@ def uploaded_photo(value, missing: str = "upload a photo first") -> str:
     return value
 
 
-def photo_to_answer(value, kept: AnsweredPhoto | None, read, missing: str = "upload a photo first") -> AnsweredPhoto:
-    """The photo to answer about, with the upload it came from (to delete once answered; the page keeps what this
-    returns): the upload read once with `read`, or `kept` when that same upload's file was already deleted after
-    an earlier answer. A file deleted meanwhile (answered by another action first) is `GONE`, in one line."""
+def photo_to_answer(value, kept: KeptPhoto | None, read, missing: str = "upload a photo first") -> AnsweredPhoto:
+    """The photo to answer about, with the upload it came from (to delete once answered; the page keeps it with
+    `KeptPhotos.keep`): the upload read once with `read`, or the photo behind `kept` when that same upload's file
+    was already deleted after an earlier answer (`FORGOTTEN` once the store let it go). A file deleted meanwhile
+    (answered by another action first) is `GONE`, in one line."""
     if isinstance(value, Gone) and kept is not None and kept.upload == value.upload:
-        return kept
+        return _still_kept(kept)
     path = uploaded_photo(value, missing)
     if not Path(path).exists():  # deleted since the page sent it: never "no such file: <a server path>"
         if kept is not None and kept.upload == path:
-            return kept
+            return _still_kept(kept)
         raise InvalidImage(GONE)
     try:
         return AnsweredPhoto(path, read(path))
@@ -131,9 +137,17 @@ def photo_to_answer(value, kept: AnsweredPhoto | None, read, missing: str = "upl
         raise InvalidImage(GONE) from None
 
 
+def _still_kept(kept: KeptPhoto) -> AnsweredPhoto:
+    photo = kept.photo
+    if photo is None:
+        raise InvalidImage(FORGOTTEN)
+    return AnsweredPhoto(kept.upload, photo)
+
+
 def received_photo(value, read, web_cache: Path) -> AnsweredPhoto | None:
     """A photo as it arrives (Enroll, Verify and Add photo look at it at once): read once with `read` for the page
-    to keep, and its file deleted whatever the outcome (None for no upload; InvalidImage for an unusable one)."""
+    to keep (`KeptPhotos.keep`), and its file deleted whatever the outcome (None for no upload; InvalidImage for an
+    unusable one)."""
     try:
         return photo_to_answer(value, None, read) if value else None
     finally:

@@ -11,15 +11,15 @@ from facerec.ui.context import AppContext
 from facerec.ui.face_picker import chosen_face, faces_view
 from facerec.ui.page_pictures import page_picture
 from facerec.ui.threshold_controls import accepted_rate, parse_pinned, rate_and_pin
-from facerec.ui.uploads import CACHE_MAX_AGE_S, forget_upload, photo_input, photo_to_answer, received_photo
+from facerec.ui.uploads import forget_upload, photo_input, photo_to_answer, received_photo
 
 
 def build(context: AppContext, default_percent: float) -> None:
     gallery = context.gallery
     with gr.Tab("Verify", id="verify"):
         with gr.Row():
-            side_a = _side("first", "verify-a", gallery.settings.max_upload_bytes)
-            side_b = _side("second", "verify-b", gallery.settings.max_upload_bytes)
+            side_a = _side("first", "verify-a", context)
+            side_b = _side("second", "verify-b", context)
         with gr.Row():
             fpir, pinned = rate_and_pin(
                 default_percent, "Accepted false-match rate (%)",
@@ -55,7 +55,7 @@ def build(context: AppContext, default_percent: float) -> None:
         numbers = compared(result.score, result.similarity, result.score_threshold, result.rule, result.stranger_far)
         return {status: f"**{verdict}** — {numbers}.",
                 threshold_note: threshold_sentence(result.rule), details: result.to_dict(),
-                side_a["kept"]: answered_a, side_b["kept"]: answered_b}
+                side_a["kept"]: context.keep(answered_a), side_b["kept"]: context.keep(answered_b)}
 
     for side in (side_a, side_b):
         picture, choice, note = side["faces"], side["choice"], side["note"]
@@ -67,7 +67,7 @@ def build(context: AppContext, default_percent: float) -> None:
                 if answered else (None, gr.update(choices=[], value=None), "", 0))
             several = count > 1  # one face needs no choice; the picture and the picker appear only to choose
             return {picture: gr.update(value=annotated, visible=several), choice: {**choices, "visible": several},
-                    note: text, kept: answered}
+                    note: text, kept: context.keep(answered)}
 
         # A new photo: its faces, and no verdict about the previous one.
         expose([side["photo"].input], detect, [side["photo"]], [picture, choice, note], note,
@@ -86,14 +86,14 @@ def build(context: AppContext, default_percent: float) -> None:
                                      "lists them)."})
 
 
-def _side(which: str, elem_id: str, max_bytes: int) -> dict:
+def _side(which: str, elem_id: str, context: AppContext) -> dict:
     """One photo's column: the upload, then (only when it has several faces) its numbered faces and the choice."""
     label = f"the {which} photo"
     with gr.Column():
-        photo = photo_input(f"{which.capitalize()} photo", max_bytes)
+        photo = photo_input(f"{which.capitalize()} photo", context.gallery.settings.max_upload_bytes)
         note = gr.Markdown(elem_id=f"{elem_id}-faces-note")
         faces = page_picture(f"Faces found in {label}", visible=False, elem_id=f"{elem_id}-faces")
         choice = gr.Dropdown(label=f"Face to compare in {label}", choices=[], value=None, allow_custom_value=True,
                              visible=False, elem_id=f"{elem_id}-choice")
-    kept = gr.State(None, time_to_live=CACHE_MAX_AGE_S)  # the photo last compared, in memory only
+    kept = context.kept_state()  # the photo last compared, in memory only
     return {"photo": photo, "note": note, "faces": faces, "choice": choice, "which": label, "kept": kept}

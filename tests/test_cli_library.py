@@ -14,6 +14,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ALAN, BILJANA, STRANGER = "Andre_Agassi", "Biljana_Plavsic", "Andy_Griggs"
 
 
@@ -52,6 +54,14 @@ def test_a_folder_of_photos_at_once_and_resumed(tmp_path, lfw_photo):
     answers = json.loads(Path(f"{out}.json").read_text())["photos"]
     assert [entry["photo"] for entry in answers] == sorted(entry["photo"] for entry in answers)
     assert next(e for e in answers if e["photo"] == "alan.jpg")["faces"][0]["name"] == "Andre Agassi"
+    # the score that decided is written beside the similarity, in both files: a named face never shows a lower
+    # number than an unknown one
+    faces = [face for entry in answers for face in entry["faces"]]
+    named = [face["score"] for face in faces if face["name"]]
+    unknown = [face["score"] for face in faces if not face["name"]]
+    assert named and unknown and min(named) > max(unknown)
+    assert by_photo["alan.jpg"]["score"] and float(by_photo["alan.jpg"]["score"]) == pytest.approx(
+        next(e for e in answers if e["photo"] == "alan.jpg")["faces"][0]["score"], abs=1e-3)
     for written in (f"{out}.csv", f"{out}.json", f"{out}.progress.jsonl"):
         assert stat.S_IMODE(Path(written).stat().st_mode) == 0o600, written
 

@@ -33,7 +33,7 @@ from facerec.errors import FaceRecError, InvalidArgument
 PHOTO_SUFFIXES = {".jpg", ".jpeg", ".png", ".webp", ".bmp"}
 MAX_PHOTO_BYTES = 64 << 20  # 64 MiB: above any camera's JPEG; a bigger file is one line, never read
 HEADERS = (b"\xff\xd8\xff", b"\x89PNG\r\n\x1a\n", b"BM")  # JPEG, PNG, BMP (WebP: RIFF....WEBP, below)
-CSV_HEADERS = ["photo", "face", "name", "similarity", "box", "problem"]
+CSV_HEADERS = ["photo", "face", "name", "similarity", "score", "box", "problem"]
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")  # a spreadsheet would run such a cell as a formula
 
 
@@ -83,7 +83,9 @@ def _identified(gallery, folder: Path, path: Path, key: str, top_k: int) -> dict
         matches = gallery.identify(_photo_bytes(path), top_k=top_k)
         entry["faces_found"] = matches.found
         entry["faces"] = [{"face": number, "name": match.name, "similarity": None if match.similarity is None
-                           else round(match.similarity, 4), "box": [round(v) for v in match.face.box]}
+                           else round(match.similarity, 4),
+                           "score": None if match.score is None else round(match.score, 4),  # what decided
+                           "box": [round(v) for v in match.face.box]}
                           for number, match in enumerate(matches)]
     except (FaceRecError, OSError) as error:  # not a photo, no face, gone meanwhile: one line, and on to the next
         entry["problem"] = " ".join(str(error).split())[:300]
@@ -151,6 +153,7 @@ def _write_outputs(out: Path, entries: list[dict]) -> None:
             rows.append([entry["photo"], "" if face is None else face["face"],
                          "" if face is None else (face["name"] or "unknown"),
                          "" if face is None or face["similarity"] is None else f"{face['similarity']:.3f}",
+                         "" if face is None or face["score"] is None else f"{face['score']:.3f}",
                          "" if face is None else " ".join(map(str, face["box"])),
                          entry["problem"] or ("" if entry["faces"] else "no face found")])
     with _replacing(Path(f"{out}.csv"), newline="") as handle:

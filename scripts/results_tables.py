@@ -23,7 +23,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # the tables that facerec itself prints (open set) are made by its own code
 RESULTS = ROOT / "benchmarks" / "results"
 PAGES = {ROOT / "README.md": ("growth", "accuracy", "speed_line"),
-         ROOT / "docs" / "results.md": ("probe_quality", "cpus", "accuracy", "peer", "speed", "sightings", "enrollment_quality",
+         ROOT / "docs" / "results.md": ("probe_quality", "peer_open_set", "cpus", "accuracy", "peer", "speed", "sightings", "enrollment_quality",
                                         "rest", "scale", "flood", "identify_profile", "reindex_online",
                                         "replay_learning", "suggestions", "scores", "rerank", "score_cost"),
          ROOT / "docs" / "deployment.md": ("replicas", "engines"),
@@ -368,6 +368,22 @@ def scores_block() -> str:
             "The oracle threshold is chosen on the very searches it is scored on (a measure of the scores, not of "
             "the policy); the policy row is what identify does. The raw cosine column is computed in the same run "
             f"from the same embeddings. Measured on: {cpu_text(result)}, model {model_text(result)}.")
+
+
+def peer_open_set_block() -> str:
+    """facerec's and dlib's oracle DIR on the same faces, in one run (benchmarks/peer_open_set.py)."""
+    result = load("open_set_peer")
+    if not result:
+        return "(not measured yet: `python benchmarks/peer_open_set.py --out benchmarks/results/open_set_peer.json`)"
+    columns = ("facerec_normalised", "facerec_raw_cosine", "face_recognition_dlib")
+    rows = ["| LFW, 4,848 people, same faces, one run | facerec, normalised score | facerec, raw cosine | "
+            "face_recognition (dlib), Euclidean |", "|---|---|---|---|"]
+    for fpir in ("0.1", "0.01"):
+        cells = " | ".join(f"{result[c][f'dir_at_fpir_{fpir}']['dir']:.3f}" for c in columns)
+        rows.append(f"| oracle DIR at {float(fpir):.0%} FPIR | {cells} |")
+    return ("\n".join(rows) + f"\n\n{result['mated_searches']} mated searches; facerec's RetinaFace box of each "
+            f"photo's central face handed to face_recognition. Measured on: {cpu_text(result)}, model "
+            f"{model_text(result)}.")
 
 
 def open_set_photos_block() -> str:
@@ -911,7 +927,7 @@ BLOCKS: dict[str, Callable[[], str]] = {"growth": growth_block, "accuracy": accu
                                         "probe_quality": probe_quality_block,
                                         "asymmetric_flip": asymmetric_flip_block,
                                         "cohort_sweep": cohort_sweep_block, "rerank": rerank_block, "score_cost": score_cost_block,
-                                        "scores": scores_block}
+                                        "scores": scores_block, "peer_open_set": peer_open_set_block}
 
 
 def generated(text: str, names: tuple[str, ...], page: str) -> str:

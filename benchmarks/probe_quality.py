@@ -41,15 +41,14 @@ from facerec.provenance import write_result  # noqa: E402
 from facerec.settings import Settings  # noqa: E402
 
 
-def outcomes(scores: np.ndarray, probe_labels: np.ndarray, own: np.ndarray) -> tuple[np.ndarray, np.ndarray,
-                                                                                    np.ndarray]:
+def outcomes(scores: np.ndarray, probe_labels: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(best score against the gallery, whether it is the probe's own person, best score with the probe's own
     person left out) of each probe; `scores` [probes, gallery people], gallery person i = label i."""
     best = scores.max(axis=1)
     right = scores.argmax(axis=1) == probe_labels
     others = scores.copy()
     others[np.arange(len(others)), probe_labels] = -np.inf
-    return best, right & own, others.max(axis=1)
+    return best, right, others.max(axis=1)
 
 
 def rates(threshold: float, best: np.ndarray, right: np.ndarray, stranger_best: np.ndarray,
@@ -94,13 +93,13 @@ def main() -> None:
         raise SystemExit(f"{cached} holds {len(rows)} probes, not {len(probes)}: measured on other photos")
     probe_labels, kinds, photo = np.array(probe_labels), np.array(kinds), np.array(photo)
     gallery_rows = np.array([int(np.flatnonzero(labels == i)[0]) for i in range(len(held_out))])
-    scorer = scorer_for(settings, policy_for(settings))
+    policy = policy_for(settings)
+    scorer = scorer_for(settings, policy)
     gallery = embedder.embed(crops[gallery_rows])
     embeddings = embedder.embed(np.stack(probes))
     scores = normalised(embeddings @ gallery.T, scorer.statistics(embeddings), scorer.statistics(gallery))
-    best, right, stranger_best = outcomes(scores, probe_labels, np.ones(len(probes), bool))
+    best, right, stranger_best = outcomes(scores, probe_labels)
     mated = ~np.isin(photo, gallery_rows)  # a gallery photo is not searched as its own mate
-    policy = policy_for(settings)
     threshold = policy.for_gallery(len(held_out)).threshold
     quality_scores = quality.predict(rows)
     low = quality_scores < quality.low_score

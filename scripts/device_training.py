@@ -97,6 +97,14 @@ def _decode(blob: bytes) -> np.ndarray:
         return np.asarray(image.convert("RGB"))
 
 
+def _training_rows(limit: int | None = None) -> int:
+    """How many training rows the parts hold (read from the last part's metadata, without decoding a crop)."""
+    with np.load(STAGED / f"part{PARTS}.npz") as part:
+        splits = json.loads(part["meta"].tobytes().decode())["splits"]
+    count = sum(split == "train" for split in splits)
+    return min(count, limit) if limit else count
+
+
 def unpack(limit: int | None = None) -> FaceSet:
     """The FaceSet the parts describe (limit: only the first rows of each split, for a quick check)."""
     blobs: list[bytes] = []
@@ -175,7 +183,7 @@ def run(budget: float, out: Path, work: Path, limit: int | None, probe_steps: in
     probe.start()
     probe.join()
     rate = json.loads((work / "probe.json").read_text())["images_per_second"]
-    faces_train = len(unpack(limit).rows("train"))
+    faces_train = _training_rows(limit)
     shared_rate = rate / len(ARMS) * 0.8  # arms share the GPU; a margin for validation and imprinting
     epochs = max(1, math.floor((budget - (time.perf_counter() - started)) * shared_rate / faces_train))
     print(json.dumps({"probe_images_per_second": round(rate), "epochs": epochs, "train_rows": faces_train}),

@@ -39,14 +39,18 @@ STAGED = Path(os.environ.get("FACEREC_PACK_DIR", "/root/pack"))
 WEBP_QUALITY = 80
 PARTS = 2
 
-# The arms: v8's terms without the batch structure match (the recipe diagnostic's control), from the shipped
-# weights, for as many epochs as the budget allows; and the same with the two terms that measured slightly
-# positive at CPU compute (tail crossings, flip-invariant targets). The choice between them and the shipped
-# model is made afterwards, here, on the held-out selection identities.
+# The arms, from the shipped weights, for as many epochs as the budget allows. v9 trained `control` (v8's terms
+# without the batch structure match) beside `tail_flip` (+ the two terms that measured slightly positive at CPU
+# compute: tail crossings, flip-invariant targets); v10 continues `tail_flip` beside the same with a moving
+# average of the weights, which at CPU compute was mostly the start's weights but over a GPU run's thousands of
+# steps averages the run's end. The choice between them and the shipped model is made afterwards, here, on the
+# held-out selection identities.
 ARMS = {
     "control": {},
     "tail_flip": {"tail_weight": 1.0, "flip_invariant_targets": True},
+    "tail_flip_ema": {"tail_weight": 1.0, "flip_invariant_targets": True, "ema_decay": 0.999},
 }
+DEFAULT_ARMS = ("tail_flip", "tail_flip_ema")
 BASE = dict(head="arcface", stem="high_res", batch_size=int(os.environ.get("FACEREC_TRAIN_BATCH", 512)), lr=0.02, warmup_epochs=1.0, arcface_weight=1.0,
             distill_weight=40.0, structure_weight=0.0, held_out_split="single", validate_every=1,
             keep_best="one_shot_rank1", device=os.environ.get("FACEREC_TRAIN_DEVICE", "cuda"), warm_start="models/facerec-r18-arcface.onnx")
@@ -173,7 +177,8 @@ def _probe(work: str, limit: int | None, steps: int) -> float:
     return rate
 
 
-def run(budget: float, out: Path, work: Path, limit: int | None, probe_steps: int) -> None:
+def run(budget: float, out: Path, work: Path, limit: int | None, probe_steps: int,
+        arms: tuple[str, ...] = DEFAULT_ARMS) -> None:
     """Probe the speed, give each arm the epochs that fit `budget` seconds side by side, train, and write each
     arm's last weights (fp16, two files), log and config into `out`."""
     context = multiprocessing.get_context("spawn")
@@ -184,21 +189,21 @@ def run(budget: float, out: Path, work: Path, limit: int | None, probe_steps: in
     probe.join()
     rate = json.loads((work / "probe.json").read_text())["images_per_second"]
     faces_train = _training_rows(limit)
-    shared_rate = rate / len(ARMS) * 0.8  # arms share the GPU; a margin for validation and imprinting
+    shared_rate = rate / len(arms) * 0.8  # arms share the GPU; a margin for validation and imprinting
     epochs = max(1, math.floor((budget - (time.perf_counter() - started)) * shared_rate / faces_train))
     print(json.dumps({"probe_images_per_second": round(rate), "epochs": epochs, "train_rows": faces_train}),
           flush=True)
     left = budget - (time.perf_counter() - started) + 20  # a hard stop, should the probe have been optimistic
-    arms = [context.Process(target=_train_arm, args=(name, overrides, epochs, left, str(work), limit))
-            for name, overrides in ARMS.items()]
-    for arm in arms:
-        arm.start()
-    for arm in arms:
-        arm.join()
+    processes = [context.Process(target=_train_arm, args=(name, ARMS[name], epochs, left, str(work), limit))
+                 for name in arms]
+    for process in processes:
+        process.start()
+    for process in processes:
+        process.join()
     out.mkdir(parents=True, exist_ok=True)
     import torch
 
-    for name in ARMS:
+    for name in arms:
         run_dir = work / name
         shutil.copy(work / f"{name}.log", out / f"{name}.log")
         weights = run_dir / "best.pt"  # the epoch with the best held-out rank-1 (the loop's keep_best)
@@ -244,6 +249,7 @@ def main() -> None:
     p.add_argument("--work", type=Path, default=Path("/root/work"))
     p.add_argument("--limit", type=int, help="only the first rows of each split (a quick check)")
     p.add_argument("--probe-steps", type=int, default=20)
+    p.add_argument("--arms", nargs="+", choices=sorted(ARMS), default=list(DEFAULT_ARMS))
     p.add_argument("--device")
     p.add_argument("--batch-size", type=int)
     p = commands.add_parser("join")
@@ -261,7 +267,7 @@ def main() -> None:
         if args.batch_size:
             os.environ["FACEREC_TRAIN_BATCH"] = str(args.batch_size)
             BASE["batch_size"] = args.batch_size
-        run(args.budget, args.out, args.work, args.limit, args.probe_steps)
+        run(args.budget, args.out, args.work, args.limit, args.probe_steps, tuple(args.arms))
     else:
         join(args.first, args.second, args.out)
 

@@ -245,3 +245,25 @@ def test_the_shared_tools_import_what_they_need() -> None:
         imported = importlib.import_module(module)
         for name in names.split(","):
             assert hasattr(imported, name.strip()), f"{module}.{name.strip()}"
+
+
+def test_the_architecture_page_states_the_codes_own_numbers() -> None:
+    """docs/architecture.md names a few of the code's numbers (faces kept per photo, the re-rank depth, decodes at
+    a time, sightings per hour, the module limit); each is read from the code here, so a change to one fails until
+    the page says it too. It states no module's line count: those drift with every commit (it said faiss/ was 190
+    lines at 298)."""
+    import re
+
+    from facerec.faces.detect import MAX_FACES
+    from facerec.faces.image import DECODES_AT_ONCE
+    from facerec.gallery.search import RERANK_DEPTH
+    from facerec.settings import Settings
+
+    page = " ".join((ROOT / "docs" / "architecture.md").read_text().split())
+    words = {1: "one", 2: "two"}
+    assert f"the {MAX_FACES} largest are kept" in page
+    assert f"raw top {RERANK_DEPTH} faces" in page
+    assert f"{words[DECODES_AT_ONCE]} large photo at a time" in page
+    assert f"at most {Settings().sightings_per_hour} of one person an hour" in page
+    stated = [int(n) for n in re.findall(r"(\d+) lines", page)]
+    assert stated == [MAX_MODULE_LINES] * len(stated) and stated, stated

@@ -1,4 +1,5 @@
-"""The routes of `/api/v1`: each turns an HTTP request into one Gallery call and its result into JSON.
+"""The routes of `/api/v1`: each turns an HTTP request into Gallery calls (most routes make one)
+and their result into JSON.
 
 No face logic lives here. Gallery calls block (ONNX, SQLite), so they run in worker threads, at most
 `ApiContext.limiter` at a time (the web UI's queue has its own limit); every failure becomes one JSON line

@@ -160,9 +160,6 @@ class StrangerTail:
     def far_interval(self, score: float) -> tuple[float, float] | None:
         return _pair([fit.far(score) for fit in self.resampled])
 
-    def threshold_interval(self, far: float) -> tuple[float, float] | None:
-        return _pair([fit.threshold_at_far(far) for fit in self.resampled if far < fit.rate])
-
 
 def measure_stranger_tail(pairs: StrangerPairs, resamples: int = RESAMPLES, seed: int = SEED,
                           rng: np.random.Generator | None = None, ceiling: float = 1.0) -> StrangerTail | None:

@@ -24,16 +24,15 @@ from pathlib import Path
 from facerec.errors import FaceRecError
 from facerec.gallery import Gallery
 from facerec.memory import return_freed_memory
-from facerec.settings import Settings
+from facerec.settings import PASSWORD_ENV, TRUSTED_PROXIES_ENV, ServerSettings, Settings
 from facerec.words.threshold import threshold_sentence
 
-PASSWORD_ENV = "FACEREC_ADMIN_PASSWORD"
-TRUSTED_PROXIES_ENV = "FACEREC_TRUSTED_PROXIES"
-UPLOAD_QUOTA_ENV = "FACEREC_UPLOAD_QUOTA_MB"
 WEB_CACHE = "webcache"  # Gradio's cache, inside the gallery folder
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(server: ServerSettings | None = None) -> argparse.ArgumentParser:
+    """The options; `server` (the environment's settings, read by facerec.settings) gives the port's default."""
+    server = server or ServerSettings()
     parser = argparse.ArgumentParser(
         description="facerec web app",
         epilog=f"Admin password: set {PASSWORD_ENV} in the environment. It guards enrolling, adding photos, "
@@ -44,7 +43,8 @@ def build_parser() -> argparse.ArgumentParser:
                         help="gallery database (default: $FACEREC_DATABASE_URL, else gallery.db in the gallery "
                              "folder); postgresql+psycopg://... lets several app replicas share one gallery "
                              "(docs/deployment.md)")
-    parser.add_argument("--port", type=int, default=int(os.environ.get("GRADIO_SERVER_PORT", 7860)))
+    parser.add_argument("--port", type=int, default=server.port,
+                        help=f"port (default: $GRADIO_SERVER_PORT, else {server.port})")
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--share", action="store_true", help="create a public Gradio link (off by default)")
     parser.add_argument("--admin-password", metavar="PW",
@@ -83,15 +83,14 @@ def port_taken(host: str, port: int) -> bool:
     return False
 
 
-def upload_quota_bytes(environ=os.environ) -> int:
+def upload_quota_bytes(server: ServerSettings) -> int:
     """What all recent uploads together may hold: $FACEREC_UPLOAD_QUOTA_MB, else 512 MiB (facerec.ui.upload_quota)."""
     from facerec.ui.upload_quota import DEFAULT_LIMIT_BYTES
 
-    value = environ.get(UPLOAD_QUOTA_ENV, "").strip()
-    return int(float(value) * (1 << 20)) if value else DEFAULT_LIMIT_BYTES
+    return int(server.upload_quota_mb * (1 << 20)) if server.upload_quota_mb else DEFAULT_LIMIT_BYTES
 
 
-def trusted_proxies(args: argparse.Namespace, environ=os.environ) -> list[str]:
+def trusted_proxies(args: argparse.Namespace, server: ServerSettings) -> list[str]:
     """The addresses whose X-Forwarded-For / X-Forwarded-Proto headers are believed: --trusted-proxy, else
     $FACEREC_TRUSTED_PROXIES, else none.
 
@@ -100,13 +99,13 @@ def trusted_proxies(args: argparse.Namespace, environ=os.environ) -> list[str]:
     the lockout, and naming someone else's address locked them out."""
     if args.trusted_proxy:
         return [address.strip() for address in args.trusted_proxy if address.strip()]
-    return [address.strip() for address in environ.get(TRUSTED_PROXIES_ENV, "").split(",") if address.strip()]
+    return list(server.trusted_proxies)
 
 
-def admin_password(args: argparse.Namespace, environ=os.environ) -> tuple[str | None, list[str]]:
+def admin_password(args: argparse.Namespace, server: ServerSettings) -> tuple[str | None, list[str]]:
     """(the admin password or None, warnings to print)."""
     warnings = []
-    password = environ.get(PASSWORD_ENV) or None
+    password = server.admin_password
     if args.admin_password:
         warnings.append(f"--admin-password is visible to every local user (`ps`, shell history); set {PASSWORD_ENV} "
                         "instead")
@@ -174,12 +173,17 @@ def _api_state(api) -> str:
 def main(argv: list[str] | None = None) -> int:
     os.umask(0o077)  # the gallery, the web cache and exports hold faces: owner only
     return_freed_memory()  # before any thread: photos decoded in many worker threads must not pile up
-    args = build_parser().parse_args(argv)
-    os.environ["FORWARDED_ALLOW_IPS"] = ",".join(trusted_proxies(args))  # read by uvicorn when Gradio starts it
+    try:
+        server = ServerSettings.from_env()
+    except FaceRecError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 1
+    args = build_parser(server).parse_args(argv)
+    os.environ["FORWARDED_ALLOW_IPS"] = ",".join(trusted_proxies(args, server))  # read by uvicorn when Gradio starts it
     if port_taken(args.host, args.port):
         print(f"error: {port_in_use(args)}", file=sys.stderr, flush=True)
         return 1
-    password, warnings = admin_password(args)
+    password, warnings = admin_password(args, server)
     for warning in warnings:
         print(f"warning: {warning}", file=sys.stderr, flush=True)
     try:
@@ -190,10 +194,11 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     for notice in gallery.notices:
         print(f"warning: {notice}", file=sys.stderr, flush=True)
-    web_cache, quota = None, upload_quota_bytes()
-    if not os.environ.get("GRADIO_TEMP_DIR"):
-        web_cache = private_web_cache(web_cache_root(Path(gallery.settings.home), quota))
-        os.environ["GRADIO_TEMP_DIR"] = str(web_cache)
+    web_cache, quota = None, upload_quota_bytes(server)
+    scratch = Path(server.temp_dir) if server.temp_dir else None
+    if scratch is None:
+        scratch = web_cache = private_web_cache(web_cache_root(Path(gallery.settings.home), quota))
+        os.environ["GRADIO_TEMP_DIR"] = str(web_cache)  # read by Gradio when it is imported below
 
     from starlette.middleware import Middleware
 
@@ -205,7 +210,7 @@ def main(argv: list[str] | None = None) -> int:
 
     app = build_app(gallery, admin_password=password, api_docs=f"{API_PREFIX}/docs")
     # Imports and exports in flight go where the UI's go: this run's private web cache (or GRADIO_TEMP_DIR).
-    api = build_api(gallery, scratch=Path(os.environ["GRADIO_TEMP_DIR"]), after_delete=lambda: forget_served_files(app))
+    api = build_api(gallery, scratch=scratch, after_delete=lambda: forget_served_files(app))
     # `kill` (SIGTERM) stops the server as Ctrl-C does, so the gallery is closed and the web cache deleted.
     signal.signal(signal.SIGTERM, signal.default_int_handler)
     print(f"facerec: gallery {Path(gallery.settings.home).resolve()} ({gallery.people_count()} people)", flush=True)
@@ -219,7 +224,7 @@ def main(argv: list[str] | None = None) -> int:
                 state_session_capacity=MAX_SESSIONS,
                 app_kwargs={"routes": [api_mount(api)],  # before Gradio's own routes
                             "middleware": [Middleware(BodyLimit, own_limits=(f"{API_PREFIX}/", UPLOAD_ROUTE)),
-                                           Middleware(UploadQuota, folder=Path(os.environ["GRADIO_TEMP_DIR"]),
+                                           Middleware(UploadQuota, folder=scratch,
                                                       limit_bytes=quota,
                                                       per_request_bytes=gallery.settings.max_import_bytes
                                                       + FORM_ALLOWANCE)]},

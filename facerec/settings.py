@@ -203,3 +203,64 @@ def _parsed(variable: str, text: str, parse):
         return parse(text)
     except ValueError as error:
         raise InvalidArgument(f"{variable}={text[:40]!r} is not usable ({error}); fix or unset it") from None
+
+
+PASSWORD_ENV = "FACEREC_ADMIN_PASSWORD"
+TRUSTED_PROXIES_ENV = "FACEREC_TRUSTED_PROXIES"
+UPLOAD_QUOTA_ENV = "FACEREC_UPLOAD_QUOTA_MB"
+PORT_ENV = "GRADIO_SERVER_PORT"
+TEMP_DIR_ENV = "GRADIO_TEMP_DIR"
+DEBUG_ENV = "FACEREC_DEBUG"
+DEFAULT_PORT = 7860
+
+
+def _quota_mb(text: str) -> float:
+    value = _number(text, float)
+    if value <= 0:
+        raise ValueError("a size in MB above 0, e.g. 512")
+    return value
+
+
+def _port(text: str) -> int:
+    value = _number(text, int)
+    if not 1 <= value <= 65535:
+        raise ValueError("a port is between 1 and 65535")
+    return value
+
+
+@dataclass(frozen=True)
+class ServerSettings:
+    """What the web server (app.py) takes from the environment, read here beside the gallery's settings so that
+    one module owns every variable and every bad value gets the same one line (`_parsed`).
+
+    `upload_quota_mb` None means the upload quota's own default; `temp_dir` None means a private folder per run."""
+
+    admin_password: str | None = None
+    trusted_proxies: tuple[str, ...] = ()
+    upload_quota_mb: float | None = None
+    port: int = DEFAULT_PORT
+    temp_dir: str | None = None
+
+    @classmethod
+    def from_env(cls, environ: "dict[str, str] | os._Environ[str] | None" = None) -> "ServerSettings":
+        environ = os.environ if environ is None else environ
+
+        def text(variable: str) -> str:
+            return environ.get(variable, "").strip()
+
+        quota, port = text(UPLOAD_QUOTA_ENV), text(PORT_ENV)
+        return cls(admin_password=environ.get(PASSWORD_ENV) or None,
+                   trusted_proxies=tuple(a.strip() for a in text(TRUSTED_PROXIES_ENV).split(",") if a.strip()),
+                   upload_quota_mb=_parsed(UPLOAD_QUOTA_ENV, quota, _quota_mb) if quota else None,
+                   port=_parsed(PORT_ENV, port, _port) if port else DEFAULT_PORT,
+                   temp_dir=text(TEMP_DIR_ENV) or None)
+
+
+def debug_requested() -> bool:
+    """Whether FACEREC_DEBUG asks the CLI for a bug's traceback instead of its one line."""
+    return bool(os.environ.get(DEBUG_ENV))
+
+
+def columns_requested() -> bool:
+    """Whether COLUMNS asks for a width even when the output is not a terminal."""
+    return bool(os.environ.get("COLUMNS"))

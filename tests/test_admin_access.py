@@ -12,6 +12,7 @@ import zipfile
 from pathlib import Path
 import pytest
 from facerec.access.admin import AdminGuard
+from facerec.settings import ServerSettings
 from facerec.errors import AccessDenied
 
 from hardening import (  # noqa: F401 - pytest finds the shared fixtures by name in this module
@@ -44,11 +45,12 @@ def test_app_help_says_to_use_the_environment_variable():
     help_text = app.build_parser().format_help()
     assert "FACEREC_ADMIN_PASSWORD" in help_text and "ps" in help_text
     args = app.build_parser().parse_args(["--admin-password", "secret"])
-    password, warnings = app.admin_password(args, environ={})
+    password, warnings = app.admin_password(args, ServerSettings())
     assert password == "secret" and "ps" in warnings[0]
-    password, warnings = app.admin_password(app.build_parser().parse_args([]), environ={app.PASSWORD_ENV: "pw"})
+    password, warnings = app.admin_password(app.build_parser().parse_args([]),
+                                            ServerSettings.from_env({"FACEREC_ADMIN_PASSWORD": "pw"}))
     assert password == "pw" and warnings == []
-    _password, warnings = app.admin_password(app.build_parser().parse_args(["--host", "0.0.0.0"]), environ={})
+    _password, warnings = app.admin_password(app.build_parser().parse_args(["--host", "0.0.0.0"]), ServerSettings())
     assert "no admin password" in warnings[0]
 
 

@@ -267,3 +267,31 @@ def test_the_architecture_page_states_the_codes_own_numbers() -> None:
     assert f"at most {Settings().sightings_per_hour} of one person an hour" in page
     stated = [int(n) for n in re.findall(r"(\d+) lines", page)]
     assert stated == [MAX_MODULE_LINES] * len(stated) and stated, stated
+
+
+def environment_reads(path: Path) -> list[int]:
+    """Lines of `path` that read the environment (`os.environ` other than as an assignment's target, `os.getenv`);
+    setting a variable for a library that reads it (uvicorn, Gradio, OpenMP) is not reading it."""
+    tree = ast.parse(path.read_text())
+    written = {id(node.value) for node in ast.walk(tree)
+               if isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Store)}
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "os" \
+                and node.attr in ("environ", "getenv", "environb") and id(node) not in written:
+            found.append(node.lineno)
+    return sorted(found)
+
+
+def test_only_settings_reads_the_environment() -> None:
+    """One owner for settings (#49): every variable is read, and a bad value refused in one line, by
+    facerec/settings.py; app.py and the CLI ask it."""
+    readers = {f"{path.relative_to(ROOT)}:{line}" for path in [*PACKAGE.rglob("*.py"), ROOT / "app.py"]
+               if path != PACKAGE / "settings.py" for line in environment_reads(path)}
+    assert readers == set()
+
+
+def test_the_environment_check_sees_a_read(tmp_path: Path) -> None:
+    module = tmp_path / "m.py"
+    module.write_text("import os\nos.environ['A'] = '1'\nx = os.environ.get('B')\ny = os.getenv('C')\n")
+    assert environment_reads(module) == [3, 4]

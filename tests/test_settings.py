@@ -44,3 +44,15 @@ def test_the_cli_and_the_app_refuse_to_start_on_a_typo(tmp_path):
                              timeout=300, env=env, cwd=tmp_path)
     assert started.returncode != 0 and "FACEREC_STORE_CROPS='n'" in started.stderr
     assert "Traceback" not in started.stderr and not (tmp_path / "home").exists()  # nothing was made
+
+
+@pytest.mark.parametrize("variable,value", [("FACEREC_UPLOAD_QUOTA_MB", "lots"), ("FACEREC_UPLOAD_QUOTA_MB", "-5"),
+                                            ("GRADIO_SERVER_PORT", "http")])
+def test_the_app_refuses_a_bad_server_setting_in_one_line(tmp_path, variable, value):
+    """The server's own variables are read where the gallery's are (#49: app.py read them itself, and a quota of
+    `lots` stopped the app with a ValueError's traceback after the gallery was opened)."""
+    env = {**os.environ, variable: value, "FACEREC_HOME": str(tmp_path / "home")}
+    started = subprocess.run([sys.executable, str(ROOT / "app.py"), "--port", "0"], capture_output=True, text=True,
+                             timeout=300, env=env, cwd=tmp_path)
+    assert started.returncode == 1 and started.stderr.startswith(f"error: {variable}={value!r} is not usable")
+    assert "Traceback" not in started.stderr and not (tmp_path / "home").exists()

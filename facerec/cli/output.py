@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import sys
 import textwrap
@@ -12,6 +11,7 @@ import unicodedata
 from pathlib import Path
 
 from facerec.errors import FaceRecError, MultipleFaces
+from facerec.settings import columns_requested
 
 
 def error_line(error: FaceRecError, hints: dict | None = None) -> str:
@@ -72,7 +72,7 @@ def emit(args, data, table: list[list] | None = None, headers: list[str] | None 
 def terminal_width() -> int | None:
     """The columns to fit: `COLUMNS` when set, else the terminal's; None when the output goes to a file or a pipe
     and no width was asked for (lines are then left whole, for grep and for programs)."""
-    if not os.environ.get("COLUMNS") and not sys.stdout.isatty():
+    if not columns_requested() and not sys.stdout.isatty():
         return None
     return max(40, shutil.get_terminal_size((100, 24)).columns)
 

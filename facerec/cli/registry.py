@@ -10,6 +10,7 @@ from typing import Callable, Protocol
 
 from facerec import __version__
 from facerec.errors import FaceRecError
+from facerec.settings import DEBUG_ENV, debug_requested
 
 
 class CommandAdder(Protocol):
@@ -49,7 +50,6 @@ def new_parser(prog: str, description: str):
     return parser, command, sub, common
 
 
-DEBUG_ENV = "FACEREC_DEBUG"
 INTERNAL_ERROR = 70  # EX_SOFTWARE: not the user's input, facerec's own failure
 
 
@@ -80,7 +80,7 @@ def run_parser(parser: argparse.ArgumentParser, argv: list[str] | None = None) -
         print("interrupted", file=sys.stderr)
         return 130
     except Exception as error:  # noqa: BLE001 - a bug, not the user's mistake: said as one, traceback on request
-        if os.environ.get(DEBUG_ENV):
+        if debug_requested():
             raise
         print(f"error: facerec failed unexpectedly ({type(error).__name__}: {terminal_text(error)[:200]}); this is a "
               f"bug: please report it (set {DEBUG_ENV}=1 for the traceback)", file=sys.stderr)

@@ -172,7 +172,9 @@ def test_the_circle_finder_finds_a_circle() -> None:
 
 
 def test_no_module_over_400_lines() -> None:
-    long = {str(path.relative_to(ROOT)): count for path in PACKAGE.rglob("*.py")
+    """The package, and the scripts and benchmarks beside it (results_tables.py had grown to 982 lines)."""
+    sources = [*PACKAGE.rglob("*.py"), *(ROOT / "scripts").rglob("*.py"), *(ROOT / "benchmarks").rglob("*.py")]
+    long = {str(path.relative_to(ROOT)): count for path in sources
             if (count := len(path.read_text().splitlines())) > MAX_MODULE_LINES}
     assert long == {}
 

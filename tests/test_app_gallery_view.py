@@ -17,7 +17,7 @@ from app_server import running_app
 from facerec.ui.password_field import LABEL as PASSWORD_LABEL
 from browser_helpers import IMAGE_INPUT, assert_no_toast, assert_no_traceback, below, enroll, expect, lfw, open_tab
 
-ALAN, BILJANA, ART = "Alan_Ball", "Biljana_Plavsic", "Art_Hoffmann"  # single-face LFW photos (tests/test_gallery.py)
+ALAN, BILJANA, ART = "Alan_Ball", "Biljana_Plavsic", "Art_Hoffmann"  # single-face LFW photos (tests/gallery/)
 
 
 @pytest.fixture(scope="module")

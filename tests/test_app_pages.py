@@ -22,7 +22,7 @@ from browser_helpers import (
     IMAGE_INPUT, assert_no_toast, assert_no_traceback, below, enroll, expect, group_photo, lfw, open_tab,
 )
 
-# Single-face LFW photos, photo 1 and 2 of each ~0.9 apart (tests/test_gallery.py); Andy Griggs is never enrolled.
+# Single-face LFW photos, photo 1 and 2 of each ~0.9 apart (tests/gallery/); Andy Griggs is never enrolled.
 ALAN, BILJANA, ART, STRANGER = "Alan_Ball", "Biljana_Plavsic", "Art_Hoffmann", "Andy_Griggs"
 ANTONIO = "Antonio_Trillanes"  # two single-face photos, ~0.89 apart: the look-alike refusal
 

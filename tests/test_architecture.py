@@ -11,6 +11,7 @@ ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "facerec"
 MAX_MODULE_LINES = 400
 MAX_README_LINES = 250
+TESTS_NOT_YET_SPLIT = {"test_image.py", "test_hardening_round3.py", "test_metrics.py", "test_api.py"}
 
 
 def modules() -> dict[str, Path]:
@@ -172,8 +173,10 @@ def test_the_circle_finder_finds_a_circle() -> None:
 
 
 def test_no_module_over_400_lines() -> None:
-    """The package, and the scripts and benchmarks beside it (results_tables.py had grown to 982 lines)."""
-    sources = [*PACKAGE.rglob("*.py"), *(ROOT / "scripts").rglob("*.py"), *(ROOT / "benchmarks").rglob("*.py")]
+    """The package, and the scripts, benchmarks and test modules beside it (results_tables.py had grown to 982
+    lines, test_gallery.py to 814). Test modules from older rounds over the limit are listed until they are split."""
+    sources = [*PACKAGE.rglob("*.py"), *(ROOT / "scripts").rglob("*.py"), *(ROOT / "benchmarks").rglob("*.py"),
+               *(p for p in (ROOT / "tests").rglob("*.py") if p.name not in TESTS_NOT_YET_SPLIT)]
     long = {str(path.relative_to(ROOT)): count for path in sources
             if (count := len(path.read_text().splitlines())) > MAX_MODULE_LINES}
     assert long == {}

@@ -1,7 +1,7 @@
 """What is particular to the PostgreSQL backend, on a real PostgreSQL 18 + pgvector server (`tests/postgres_server.py`):
 the schema made by `facerec db upgrade` (and a gallery refusing a database without it), writers queueing so the
 journal is a commit-ordered change feed (and what goes wrong without that), pgvector's search using its HNSW index
-with exact similarities, and the CLI on `--db` / FACEREC_DATABASE_URL. tests/test_gallery.py runs the whole
+with exact similarities, and the CLI on `--db` / FACEREC_DATABASE_URL. tests/gallery/ runs the whole
 gallery API on this backend too; tests/test_replicas.py runs several replicas on one database.
 """
 

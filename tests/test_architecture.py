@@ -11,7 +11,7 @@ ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "facerec"
 MAX_MODULE_LINES = 400
 MAX_README_LINES = 250
-TESTS_NOT_YET_SPLIT = {"test_image.py", "test_hardening_round3.py", "test_metrics.py", "test_api.py"}
+TESTS_NOT_YET_SPLIT = {"test_image.py", "test_metrics.py", "test_api.py"}
 
 
 def modules() -> dict[str, Path]:

@@ -11,7 +11,7 @@ forever on a two-line file. Decoding is bounded too: photos over `UNGATED_PIXELS
 time, whatever the number of requests (an ordinary photo never waits behind them), a photo over the caller's
 working size is shrunk while decoding (a JPEG by its decoder's own scaling), and a 16-bit or float photo is scaled
 to 8 bits in strips (a float64 copy of a whole 16-bit scan of 40 MP cost 730 MB more per request);
-tests/test_hardening_round3.py measures the bound, benchmarks/flood.py the app under a flood.
+tests/test_hostile_photos.py measures the bound, benchmarks/flood.py the app under a flood.
 """
 
 from __future__ import annotations

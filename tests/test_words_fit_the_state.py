@@ -1,7 +1,7 @@
-"""What a new user tripped on, round 4: labels that collided, an interval of zero width, words that did not fit the
-state, a terminal table 529 columns wide, and the README and API page sentences (each fails on the code before).
-The browser parts (labels at 1280 and 390 px, an upload over the limit, the footer's link) are in
-tests/test_app_browser.py."""
+"""Words and pictures that fit what is shown: face labels that never collide, an interval never of zero width, words
+that fit the state, a terminal table that fits its width, the README and API page sentences (each fails on the code
+before; found by a new user's walk through the app). The browser parts (labels at 1280 and 390 px, an upload over
+the limit, the footer's link) are in tests/test_app_labels_and_links.py."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""What a new user tripped on in the page (round 4), in Chromium: labels on a group photo covered by each other
+"""The page in Chromium, where a new user tripped: labels on a group photo covered by each other
 and by the picture's own label and icons, an upload over the limit answered by a toast that vanished, and two
 "APIs" with no link to the REST one. The password typed once for every tab: tests/test_app_gallery_view.py."""
 
@@ -19,7 +19,7 @@ def app(tmp_path_factory, data_dir):
     from facerec.gallery import Gallery
     from facerec.settings import Settings
 
-    home = tmp_path_factory.mktemp("round4") / "home"
+    home = tmp_path_factory.mktemp("labels") / "home"
     with Gallery(Settings(home=home)) as gallery:
         for person in PEOPLE[1:]:
             gallery.enroll(lfw(data_dir, person, 1), person.replace("_", " "))
@@ -55,7 +55,7 @@ COVERING = """(picture) => {
 @pytest.mark.parametrize("width", [1280, 390])
 def test_a_group_photos_labels_are_clear_of_the_pictures_own_controls(app, page, data_dir, tmp_path, shots, width):
     """Item 1: at 390 px the picture's own "Who is who" label and toolbar icons covered the labels drawn on it
-    (their layout among themselves: tests/test_new_user_round4.py)."""
+    (their layout among themselves: tests/test_words_fit_the_state.py)."""
     page.set_viewport_size({"width": width, "height": 1000})
     photo = group_photo([lfw(data_dir, person, 1) for person in PEOPLE], tmp_path / "three.jpg")
     panel = open_tab(page, "Identify")

@@ -23,7 +23,7 @@ from pathlib import Path
 
 from facerec.errors import FaceRecError
 from facerec.gallery import Gallery
-from facerec.memory import return_freed_memory
+from facerec.allocator import return_freed_memory
 from facerec.settings import PASSWORD_ENV, TRUSTED_PROXIES_ENV, ServerSettings, Settings
 from facerec.words.threshold import threshold_sentence
 

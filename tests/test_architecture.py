@@ -93,7 +93,7 @@ LAYERS = [
     ("search", {"vectors"}),
     ("parts", {"faces", "openset", "metrics", "storage"}),
     ("shared", {"settings", "names", "messages", "provenance"}),
-    ("base", {"errors", "cpu", "memory", "facerec"}),
+    ("base", {"errors", "cpu", "allocator", "facerec"}),
 ]
 
 

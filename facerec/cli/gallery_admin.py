@@ -6,7 +6,7 @@ import argparse
 
 from facerec.cli.output import emit, open_gallery, settings_from
 from facerec.cli.registry import CommandAdder
-from facerec.words.health import health_in_words
+from facerec.words.health import confusable_pairs_line, health_in_words, pair_text
 from facerec.words.threshold import with_sentence
 
 
@@ -85,8 +85,9 @@ def cmd_health(args) -> int:
     text += "".join(f"\n{note}" for note in report["notes"])
     text += _sightings_text(report["sightings"])
     if report["suspected_duplicates"]:
-        text += "\nsuspected duplicates: " + "; ".join(
-            f"{p['a']} ~ {p['b']} ({p['similarity']:.2f})" for p in report["suspected_duplicates"][:10])
+        text += "\nsuspected duplicates: " + "; ".join(pair_text(p) for p in report["suspected_duplicates"][:10])
+    if report["confusable_pairs"]:
+        text += "\n" + confusable_pairs_line(report["confusable_pairs"])
     emit(args, report, [[r[0], "undefined" if r[1] is None else r[1], r[2]] for r in rows],
           ["metric", "value", "reading"], text=text)
     return 0

@@ -135,6 +135,16 @@ def trend_reading(trend: list[dict], unit: str) -> str:
             f"{first:.3f} -> {last:.3f}, per {per}; a rise of {DRIFT} or more would be drift).")
 
 
+def pair_text(pair: dict) -> str:
+    """One confusable pair as every interface prints it: "Tony Blair ~ Alan Ball (0.334)" (their cosine)."""
+    return f"{pair['a']} ~ {pair['b']} ({figure_text(pair['similarity'])})"
+
+
+def confusable_pairs_line(pairs: list[dict]) -> str:
+    """The report's confusable pairs in one line for the terminal (empty when there are none)."""
+    return "most confusable pairs: " + "; ".join(pair_text(p) for p in pairs) if pairs else ""
+
+
 def health_in_words(report) -> dict:
     """`report` (a `facerec.gallery.health.HealthReport`) as every interface shows it: its numbers, with each
     figure's reading (`readings`) and the sightings' trend (`sightings.trend_reading`)."""

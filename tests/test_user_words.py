@@ -51,5 +51,36 @@ def test_health_in_the_terminal_lists_the_confusable_pairs(six_people):
     assert len(pairs) >= 3
     text = facerec("health", home=six_people)
     assert text.returncode == 0, text.stderr
-    for pair in pairs:
+    for pair in pairs[:3]:  # the closest three at least (row 11: when none is close, only those)
         assert f"{pair['a']} ~ {pair['b']} ({pair['similarity']:.3f})" in text.stdout, text.stdout
+
+
+# ----- row 11: pairs far below the threshold are not "most confusable" -----------------------------------------------
+def test_health_says_when_no_two_people_are_close_to_the_threshold(six_people, tmp_path, lfw_photo):
+    """Health listed 10 "most confusable pairs" at cosines 0.12-0.39 against a threshold of 0.619: the same scale
+    (Health's threshold is the cosine two typical faces reach at the score threshold), but nowhere near it. Then
+    a pair that is near (one man enrolled twice) makes them confusable again."""
+    report = json.loads(facerec("health", "--json", home=six_people).stdout)
+    pairs, threshold = report["confusable_pairs"], report["threshold"]
+    assert report["score_threshold"] > 1 > threshold  # two scales: pairs are read against the cosine
+    assert report["near_threshold"] < threshold and not any(p["near_threshold"] for p in pairs)
+    assert all(p["similarity"] < report["near_threshold"] for p in pairs)
+    text = facerec("health", home=six_people).stdout
+    closest = "; ".join(f"{p['a']} ~ {p['b']} ({p['similarity']:.3f})" for p in pairs[:3])
+    assert (f"No two people are close to the match threshold ({threshold:.3f}); the closest pairs: {closest}"
+            in text), text
+    assert "Most confusable" not in text and f"{pairs[3]['a']} ~ {pairs[3]['b']}" not in text  # the closest few
+    assert f"match threshold {threshold:.3f} (the cosine two typical faces" in text
+
+    import shutil
+
+    twice = tmp_path / "home"
+    shutil.copytree(six_people, twice)
+    with Gallery(Settings(home=twice)) as gallery:
+        gallery.enroll(lfw_photo("Colin_Powell", 2), "C Powell", allow_lookalike=True, allow_low_quality=True)
+    report = json.loads(facerec("health", "--json", home=twice).stdout)
+    (near,) = [p for p in report["confusable_pairs"] if p["near_threshold"]]
+    assert {near["a"], near["b"]} == {"Colin Powell", "C Powell"}
+    text = facerec("health", home=twice).stdout
+    assert f"Most confusable pairs (1 close to the match threshold {report['threshold']:.3f}): " in text, text
+    assert "No two people are close" not in text

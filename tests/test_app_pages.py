@@ -157,7 +157,7 @@ def test_thumbnails_numbers_and_health_at_sane_sizes(page, shoot, data_dir, grou
     search = panel.get_by_label("Search by name (press Enter)")
     search.fill("Biljana")
     search.press("Enter")
-    expect(page.locator("#people-faces figcaption")).to_have_text(["Biljana Plavsic (1)"])
+    expect(page.locator("#people-faces figcaption")).to_have_text(["Biljana Plavsic (1 photo)"])
     expect(page.locator("#people-status")).to_have_text("1 of 4 people matches 'Biljana'.")
     assert _image_sizes(page, "#people-faces img") == [(112, 112)]
     shoot("01-one-thumbnail")

@@ -57,7 +57,7 @@ def test_a_confirmed_face_is_listed_and_names_the_next_photo(page, shoot, data_d
     shoot("01-learned", full_page=True)
 
     show_templates(page)
-    expect(page.locator("#templates-status")).to_contain_text("2 face(s), 1 learned")
+    expect(page.locator("#templates-status")).to_contain_text("Ana Guevara: 1 photo, 1 learned.")
     expect(page.locator("#templates-faces")).to_contain_text("learned from sighting")
     expect(page.locator("#templates-faces img")).to_have_count(2)  # both faces shown, from their stored crops
     shoot("02-listed", full_page=True)
@@ -70,7 +70,7 @@ def test_a_confirmed_face_is_listed_and_names_the_next_photo(page, shoot, data_d
     page.get_by_role("option").filter(has_text="learned from sighting").first.click()
     panel.get_by_role("button", name="Remove this face").click()
     expect(page.locator("#templates-status")).to_contain_text("Removed face")
-    expect(page.locator("#templates-status")).to_contain_text("1 face(s), 0 learned")
+    expect(page.locator("#templates-status")).to_contain_text("Ana Guevara: 1 photo.")
     assert "#0 unknown" in identify(page, lfw(data_dir, ANA, 2))  # undone
     assert_no_toast(page)
     assert_no_traceback(page)

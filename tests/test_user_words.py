@@ -84,3 +84,36 @@ def test_health_says_when_no_two_people_are_close_to_the_threshold(six_people, t
     text = facerec("health", home=twice).stdout
     assert f"Most confusable pairs (1 close to the match threshold {report['threshold']:.3f}): " in text, text
     assert "No two people are close" not in text
+
+
+# ----- row 6: photos and learned faces counted apart --------------------------------------------------------------
+ANA = "Ana_Guevara"  # at a pinned score threshold of 8.0, photo 3 is named (8.4): tests/test_templates.py
+
+
+@pytest.fixture(scope="module")
+def ana_confirmed(tmp_path_factory, lfw_photo) -> tuple[Path, subprocess.CompletedProcess]:
+    """Ana Guevara enrolled from one photo, then one Confirm on the command line (which learns the face): the home
+    folder and what `facerec sightings confirm` answered."""
+    home = tmp_path_factory.mktemp("ana") / "home"
+    pinned = ("--threshold", "8.0")
+    assert facerec("enroll", str(lfw_photo(ANA, 1)), "--name", "Ana Guevara", *pinned, home=home).returncode == 0
+    (found,) = json.loads(facerec("identify", str(lfw_photo(ANA, 3)), "--json", *pinned, home=home).stdout)
+    assert found["name"] == "Ana Guevara" and found["sighting_id"] is not None
+    confirmed = facerec("sightings", "confirm", str(found["sighting_id"]), *pinned, home=home)
+    assert confirmed.returncode == 0, confirmed.stderr
+    return home, confirmed
+
+
+def test_one_confirm_is_one_learned_face_not_a_second_photo(ana_confirmed, lfw_photo):
+    """After one Confirm a person showed "2 photos": the learned template was counted as a photo."""
+    home, _confirmed = ana_confirmed
+    listed = facerec("list", home=home).stdout.splitlines()
+    assert listed[1].split()[:2] == ["id", "name"] and listed[1].split()[2:4] == ["photos", "learned"], listed
+    (row,) = [line for line in listed if "Ana Guevara" in line]
+    assert row.split()[3:5] == ["1", "1"], row  # id, Ana, Guevara, 1 photo, 1 learned
+    (person,) = json.loads(facerec("list", "--json", home=home).stdout)
+    assert (person["photos"], person["learned"]) == (2, 1)  # `photos` keeps its meaning: every face, learned too
+    added = facerec("add-photo", "Ana Guevara", str(lfw_photo(ANA, 5)), "--force", "--allow-low-quality",
+                    "--threshold", "8.0", home=home)
+    assert added.stdout.strip() == "added a photo to 'Ana Guevara' (2 photos, 1 learned)", added.stdout + added.stderr
+    assert json.loads(facerec("list", "--json", home=home).stdout)[0]["learned"] == 1

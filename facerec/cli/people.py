@@ -10,7 +10,8 @@ from pathlib import Path
 from facerec.cli.output import emit, open_gallery, pick_face_hint, progress_bar
 from facerec.cli.registry import CommandAdder
 from facerec.errors import FaceRecError, IdentityMismatch, InvalidArgument, LowQuality, MultipleFaces, PossibleDuplicate
-from facerec.messages import faces_left_out_message, score_text
+from facerec.messages import faces_left_out_message, plural, score_text
+from facerec.words.people import faces_text
 from facerec.words.templates import learning_sentence, undo_sentence
 from facerec.words.threshold import (compared, score_name, shown_score, strangers_scoring, threshold_sentence,
                                      worded)
@@ -106,7 +107,7 @@ def cmd_add_photo(args) -> int:
     with open_gallery(args) as gallery:
         result = gallery.add_photo(args.name, args.photo, face_index=args.face, allow_mismatch=args.force,
                                    allow_low_quality=args.allow_low_quality)
-    emit(args, result.to_dict(), text=f"added a photo to '{result.name}' ({result.photos} photos)")
+    emit(args, result.to_dict(), text=f"added a photo to '{result.name}' ({faces_text(result.photos, result.learned)})")
     return 0
 
 
@@ -174,9 +175,9 @@ def cmd_verify(args) -> int:
 def cmd_list(args) -> int:
     with open_gallery(args) as gallery:
         people = gallery.list(args.search)
-    emit(args, [p.to_dict() for p in people], [[p.id, p.name, p.photos, p.created_at.strftime("%Y-%m-%d %H:%M")]
-                                                 for p in people], ["id", "name", "photos", "enrolled"],
-          text=f"{len(people)} people")
+    rows = [[p.id, p.name, p.photos - p.learned, p.learned, p.created_at.strftime("%Y-%m-%d %H:%M")] for p in people]
+    emit(args, [p.to_dict() for p in people], rows, ["id", "name", "photos", "learned", "enrolled"],
+         text=plural(len(people), "person", "people"))
     return 0
 
 
@@ -190,7 +191,7 @@ def cmd_rename(args) -> int:
 def cmd_delete(args) -> int:
     with open_gallery(args) as gallery:
         info = gallery.delete(args.name)
-    emit(args, info.to_dict(), text=f"deleted '{info.name}' and {info.photos} photo(s)")
+    emit(args, info.to_dict(), text=f"deleted '{info.name}' ({faces_text(info.photos, info.learned)})")
     return 0
 
 
@@ -227,5 +228,5 @@ def cmd_templates(args) -> int:
     rows = [[t.face_id, t.origin, "" if t.learned_from is None else t.learned_from, t.learned_by or "",
              t.added_at.strftime("%Y-%m-%d %H:%M")] for t in kept]
     emit(args, [t.to_dict() for t in kept], rows, ["face", "origin", "from sighting", "confirmed by", "added"],
-         text=f"{len(kept)} face(s)")
+         text=faces_text(len(kept), sum(t.origin == "learned" for t in kept)))
     return 0

@@ -12,6 +12,7 @@ from facerec.ui.actions import expose
 from facerec.ui.context import AppContext
 from facerec.ui.text import markdown_text
 from facerec.ui.views import FACES_CSS, face_tiles
+from facerec.words.people import faces_text
 
 ORIGIN_WORDS = {"enrolled": "enrolled", "added": "added photo", "learned": "learned"}
 
@@ -42,7 +43,7 @@ def build(context: AppContext, password: gr.Textbox) -> TemplatesPanel:
         learned = sum(t.origin == "learned" for t in kept)
         return {tiles: face_tiles([(gallery.face_crop(t.face_id), c) for t, c in zip(kept, captions)]),
                 face_choice: gr.update(choices=captions, value=None),
-                status: f"**{markdown_text(name)}**: {len(kept)} face(s), {learned} learned."}
+                status: f"**{markdown_text(name)}**: {faces_text(len(kept), learned)}."}
 
     def removed(name, face, password="", request: gr.Request = None):
         context.require_admin(password, request)

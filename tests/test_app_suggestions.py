@@ -78,7 +78,7 @@ def test_a_suggestion_named_in_the_gallery_tab_is_enrolled(page, shoot, data_dir
     password.press("Enter")
     panel.get_by_role("button", name="Suggested people: seen again and again, not enrolled").click()
     panel.get_by_role("button", name="Show suggestions").click()
-    expect(page.locator("#suggestions-status")).to_contain_text("1 suggested people")
+    expect(page.locator("#suggestions-status")).to_contain_text("1 suggested person. Pick one")
     expect(page.locator("#suggestions-faces")).to_contain_text("seen 3 times in 3 photos, not enrolled")
     page.locator("#suggestions-choice").get_by_role("combobox").click()
     page.get_by_role("option").filter(has_text="seen 3 times").first.click()
@@ -87,7 +87,7 @@ def test_a_suggestion_named_in_the_gallery_tab_is_enrolled(page, shoot, data_dir
 
     page.locator("#suggestion-name textarea, #suggestion-name input").first.fill("Alvaro Uribe")
     panel.get_by_role("button", name="Enroll with this name").click()
-    expect(page.locator("#suggestions-status")).to_contain_text("Enrolled Alvaro Uribe from 3 photo(s).")
+    expect(page.locator("#suggestions-status")).to_contain_text("Enrolled Alvaro Uribe from 3 photos.")
     expect(page.locator("#suggestions-status")).to_contain_text("No suggestions yet")
     shoot("02-named", full_page=True)
     assert "#0 Alvaro Uribe" in identify_one_face(page, lfw(data_dir, URIBE, 5))  # enrolled: named now

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -117,3 +118,42 @@ def test_one_confirm_is_one_learned_face_not_a_second_photo(ana_confirmed, lfw_p
                     "--threshold", "8.0", home=home)
     assert added.stdout.strip() == "added a photo to 'Ana Guevara' (2 photos, 1 learned)", added.stdout + added.stderr
     assert json.loads(facerec("list", "--json", home=home).stdout)[0]["learned"] == 1
+
+
+# ----- row 7: plain sentences, singular and plural right -----------------------------------------------------------
+def test_sightings_confirm_is_two_sentences(ana_confirmed):
+    """`sightings confirm` printed "...as 'Tony_Blair' Learned as a template" with no full stop between."""
+    _home, confirmed = ana_confirmed
+    line = confirmed.stdout.strip()
+    assert line.startswith("sighting ") and ": confirmed as 'Ana Guevara'. Learned as a template of this person" \
+        in line and line.endswith("."), line
+
+
+def test_health_grows_from_one_face_not_one_faces(six_people):
+    """"as the gallery grows: 1 faces -> 2.475"; the growth thresholds are scores, printed as every score is."""
+    text = facerec("health", home=six_people).stdout
+    growth = next(line for line in text.splitlines() if line.startswith("as the gallery grows: "))
+    assert growth.startswith("as the gallery grows: 1 face -> ") and "1 faces" not in text, growth
+    assert "6 people, 6 faces, match threshold" in text
+
+
+def test_enroll_dir_says_how_to_pick_one_face_of_a_group_photo(tmp_path, lfw_photo):
+    """enroll-dir's line for a photo with two faces did not say `--face N`, as `facerec enroll` does."""
+    from group_photos import group_photo
+
+    folder = tmp_path / "people"
+    (folder / "Alan Ball").mkdir(parents=True)
+    (folder / "Serena Williams").mkdir()
+    group_photo([lfw_photo("Alan_Ball", 2), lfw_photo("Andy_Griggs", 1)], folder / "Alan Ball" / "party.jpg")
+    group_photo([lfw_photo("Serena_Williams", 1)], folder / "Serena Williams" / "serena.jpg")
+    done = facerec("enroll-dir", str(folder), home=tmp_path / "home")
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0] == "enrolled 1 photo of 1 person; 1 problem", lines
+    (problem,) = [line for line in lines if "party.jpg" in line]
+    photo = folder / "Alan Ball" / "party.jpg"
+    command = f"facerec enroll {shlex.quote(str(photo))} --name 'Alan Ball' --face N"
+    assert "the photo has 2 faces (#0: box" in problem, problem
+    assert f"Enroll the face you mean with `{command}` (0 to 1, left to right)." in problem, problem
+    enrolled = facerec("enroll", str(photo), "--name", "Alan Ball", "--face", "0", home=tmp_path / "home")
+    assert enrolled.returncode == 0, enrolled.stderr  # the command it names works as written

@@ -82,7 +82,7 @@ def cmd_health(args) -> int:
     text = (f"{plural(report['identities'], 'person', 'people')}, {plural(report['faces'], 'face')}, match "
             f"threshold {figure_text(report['threshold'])}{_cosine_of(report)}\n"
             f"{report['threshold_policy']['sentence']}\n"
-            "as the gallery grows: " + ", ".join(f"{g['faces']:,} faces -> {g['threshold']:.3f}"
+            "as the gallery grows: " + ", ".join(f"{plural(g['faces'], 'face')} -> {score_text(g['threshold'])}"
                                                   for g in report["policy_growth"][::6]))
     text += "".join(f"\n{note}" for note in report["notes"])
     text += _sightings_text(report["sightings"])

@@ -5,9 +5,10 @@ the everyday commands on people and photos."""
 from __future__ import annotations
 
 import argparse
+import shlex
 from pathlib import Path
 
-from facerec.cli.output import emit, open_gallery, pick_face_hint, progress_bar
+from facerec.cli.output import emit, error_line, open_gallery, pick_face_hint, progress_bar
 from facerec.cli.registry import CommandAdder
 from facerec.errors import FaceRecError, IdentityMismatch, InvalidArgument, LowQuality, MultipleFaces, PossibleDuplicate
 from facerec.messages import faces_left_out_message, plural, score_text
@@ -120,20 +121,36 @@ def cmd_enroll_dir(args) -> int:
     with open_gallery(args) as gallery, progress_bar(len(photos), "enrolling") as bar:
         known = {i.name for i in gallery.list()}
         for name, path in photos:
+            adding = name in known  # the folder says who it is, as it does for enroll's look-alike check
             try:
-                if name in known:  # the folder says who it is, as it does for enroll's look-alike check
+                if adding:
                     gallery.add_photo(name, path, allow_mismatch=True, allow_low_quality=True)
                 else:
                     gallery.enroll(path, name, allow_lookalike=True, allow_low_quality=True)
                     known.add(name)
                 done.append({"name": name, "photo": str(path)})
             except FaceRecError as error:
-                problems.append({"name": name, "photo": str(path), "error": str(error)})
+                hints = {MultipleFaces: _one_face_of(name, path, adding)}
+                problems.append({"name": name, "photo": str(path), "error": error_line(error, hints)})
             bar.update(1)
+    people = len({d["name"] for d in done})
     emit(args, {"enrolled": len(done), "problems": problems},
           [[p["name"], Path(p["photo"]).name, p["error"]] for p in problems], ["name", "photo", "problem"],
-          text=f"enrolled {len(done)} photo(s) of {len({d['name'] for d in done})} people; {len(problems)} problem(s)")
+          text=f"enrolled {plural(len(done), 'photo')} of {plural(people, 'person', 'people')}; "
+               f"{plural(len(problems), 'problem')}")
     return 0
+
+
+def _one_face_of(name: str, path: Path, adding: bool):
+    """The hint for a folder's photo with several faces: the command that takes that one photo, with `--face N` (a
+    folder has no way to say which face is the person)."""
+
+    def hint(error: MultipleFaces) -> str:
+        command = (f"facerec add-photo {shlex.quote(name)} {shlex.quote(str(path))}" if adding
+                   else f"facerec enroll {shlex.quote(str(path))} --name {shlex.quote(name)}")
+        return f"Enroll the face you mean with `{command} --face N` (0 to {len(error.faces) - 1}, left to right)."
+
+    return hint
 
 
 def cmd_identify(args) -> int:
@@ -209,8 +226,8 @@ def cmd_sightings(args) -> int:
         info = {"confirm": lambda: gallery.confirm_sighting(args.id, learn_by=by),
                 "correct": lambda: gallery.correct_sighting(args.id, args.name, learn_by=by),
                 "reject": lambda: gallery.reject_sighting(args.id)}[args.action]()
-    text = (f"sighting {info.id}: {info.source} as '{info.name}'" if info.source != "rejected"
-            else f"sighting {info.id} forgotten (it was not '{info.name}')")
+    text = (f"sighting {info.id}: {info.source} as '{info.name}'." if info.source != "rejected"
+            else f"sighting {info.id} forgotten (it was not '{info.name}').")
     text += undo_sentence(info.undone) + learning_sentence(info.learning)
     emit(args, info.to_dict(), text=text)
     return 0

@@ -97,6 +97,6 @@ def build(context: AppContext, password: gr.Textbox) -> EnrollTab:
                    api_hints={PossibleDuplicate: "If this is a different person, call again with "
                                                  "allow_lookalike=True.",
                               LowQuality: "To enroll it anyway, call again with allow_low_quality=True.",
-                              MultipleFaces: "Pass face_choice, e.g. 'face #0' (numbered left to right, as /detect "
-                                             "lists them)."})
+                              MultipleFaces: "Pass face_choice, e.g. 'face #0' (numbered as /detect draws them on "
+                                             "the photo)."})
     return EnrollTab(password, event, ok)

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 import gradio as gr
 
 from facerec.errors import InvalidArgument
+from facerec.messages import plural
 from facerec.ui.actions import expose
 from facerec.ui.context import AppContext
 from facerec.ui.text import markdown_text
@@ -44,7 +45,7 @@ def build(context: AppContext, password: gr.Textbox) -> SuggestionsPanel:
         elif not found:
             line = "No suggestions yet: someone must come back unknown at least 3 times, in at least 2 photos."
         else:
-            line = f"{len(found)} suggested people. Pick one to see their faces."
+            line = f"{plural(len(found), 'suggested person', 'suggested people')}. Pick one to see their faces."
         return {overview: face_tiles([(gallery.suggestion_faces(s.face_ids[:1]).get(s.face_ids[0]), c)
                                       for s, c in zip(found, captions)]),
                 choice: gr.update(choices=captions, value=None), faces: "", status: line}
@@ -60,7 +61,7 @@ def build(context: AppContext, password: gr.Textbox) -> SuggestionsPanel:
         context.require_admin(password, request)
         result = gallery.name_suggestion(_id_of(picked), new_name)
         shown = listed(password, request)
-        shown[status] = (f"Enrolled **{markdown_text(result.name)}** from {len(result.face_ids)} photo(s). "
+        shown[status] = (f"Enrolled **{markdown_text(result.name)}** from {plural(len(result.face_ids), 'photo')}. "
                          + shown[status])
         return shown
 
@@ -68,7 +69,7 @@ def build(context: AppContext, password: gr.Textbox) -> SuggestionsPanel:
         context.require_admin(password, request)
         count = gallery.dismiss_suggestion(_id_of(picked))
         shown = listed(password, request)
-        shown[status] = f"Dismissed: {count} face(s) forgotten. " + shown[status]
+        shown[status] = f"Dismissed: {plural(count, 'face')} forgotten. " + shown[status]
         return shown
 
     outputs = [overview, faces, status]

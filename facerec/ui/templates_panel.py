@@ -13,9 +13,7 @@ from facerec.ui.context import AppContext
 from facerec.ui.text import markdown_text
 from facerec.ui.views import FACES_CSS, face_tiles
 from facerec.words.people import faces_text
-
-ORIGIN_WORDS = {"enrolled": "enrolled", "added": "added photo", "learned": "learned"}
-
+from facerec.words.templates import origin_text
 
 @dataclass
 class TemplatesPanel:
@@ -54,7 +52,7 @@ def build(context: AppContext, password: gr.Textbox) -> TemplatesPanel:
             raise InvalidArgument(f"'{name}' has no face {face_id}: press Show templates again")
         gone = gallery.remove_template(face_id)
         shown = listed(name, password, request)
-        shown[status] = f"Removed face {gone.face_id} ({ORIGIN_WORDS.get(gone.origin, gone.origin)}). " + shown[status]
+        shown[status] = f"Removed face {gone.face_id} ({origin_text(gone.origin)}). " + shown[status]
         return shown
 
     expose([show.click], listed, [name, password], [tiles, status], status, api_name="templates",
@@ -65,9 +63,7 @@ def build(context: AppContext, password: gr.Textbox) -> TemplatesPanel:
 
 
 def _caption(template) -> str:
-    """'face 12 · learned from sighting 5 by admin password, 2026-12-03' (the face id first: Remove reads it)."""
-    origin = ORIGIN_WORDS.get(template.origin, template.origin)
-    if template.origin == "learned":
-        origin += f" from sighting {template.learned_from}" + (f" ({template.learned_by})" if template.learned_by
-                                                                else "")
+    """'face 12 · learned from sighting 5, confirmed with the admin password, 2026-12-03' (the face id first:
+    Remove reads it)."""
+    origin = origin_text(template.origin, template.learned_from, template.learned_by)
     return f"face {template.face_id} · {origin}, {template.added_at:%Y-%m-%d}"

@@ -11,7 +11,7 @@ from facerec.messages import plural
 from facerec.ui.actions import Instead, expose
 from facerec.ui.context import AppContext
 from facerec.ui.face_picker import chosen_face, faces_view
-from facerec.ui.page_pictures import page_picture
+from facerec.ui.page_pictures import captioned_picture
 from facerec.ui.text import markdown_text
 from facerec.ui.uploads import forget_upload, photo_input, photo_to_answer, received_photo
 
@@ -35,8 +35,8 @@ def build(context: AppContext, password: gr.Textbox) -> EnrollTab:
         with gr.Row():
             photo = photo_input("Photo (upload or webcam)", context.gallery.settings.max_upload_bytes,
                                sources=["upload", "webcam", "clipboard"])
-            faces = page_picture("Faces found")
-            crop = page_picture("Aligned face (what is stored)")
+            faces = captioned_picture("Faces found", "enroll-faces")
+            crop = captioned_picture("Aligned face (what is stored)", "enroll-crop")
         detect_status = gr.Markdown(elem_id="detect-status")
         quality_note = gr.Markdown(elem_id="enroll-quality")
         name = gr.Textbox(label="Name")

@@ -157,3 +157,44 @@ def test_enroll_dir_says_how_to_pick_one_face_of_a_group_photo(tmp_path, lfw_pho
     assert f"Enroll the face you mean with `{command}` (0 to 1, left to right)." in problem, problem
     enrolled = facerec("enroll", str(photo), "--name", "Alan Ball", "--face", "0", home=tmp_path / "home")
     assert enrolled.returncode == 0, enrolled.stderr  # the command it names works as written
+
+
+# ----- row 10: the library's CSV and JSON speak one vocabulary ----------------------------------------------------
+def test_a_library_writes_the_same_fields_and_words_in_its_csv_and_json(tmp_path, lfw_photo):
+    """`facerec identify DIR/`: the CSV wrote `unknown` where the JSON had `null`, and neither file had the sighting
+    a named face was kept as (the id `facerec sightings confirm` takes)."""
+    import csv
+    import shutil
+
+    home, library = tmp_path / "home", tmp_path / "library"
+    library.mkdir()
+    assert facerec("enroll", str(lfw_photo("Andre_Agassi", 1)), "--name", "Andre Agassi", home=home).returncode == 0
+    shutil.copy(lfw_photo("Andre_Agassi", 2), library / "agassi.jpg")
+    shutil.copy(lfw_photo("Andy_Griggs", 1), library / "stranger.jpg")
+    out = tmp_path / "who"
+    done = facerec("identify", str(library), "--out", str(out), home=home)
+    assert done.returncode == 0, done.stderr
+    photos = {entry["photo"]: entry for entry in json.loads(Path(f"{out}.json").read_text())["photos"]}
+    with open(f"{out}.csv", newline="") as handle:
+        reader = csv.DictReader(handle)
+        rows = {row["photo"]: row for row in reader}
+    (named,), (stranger,) = photos["agassi.jpg"]["faces"], photos["stranger.jpg"]["faces"]
+    assert reader.fieldnames == ["photo", *named, "problem"]  # the JSON's face fields, in the same order
+    assert (named["name"], named["known"]) == ("Andre Agassi", True) and named["sighting_id"] is not None
+    assert (stranger["name"], stranger["known"], stranger["sighting_id"]) == ("unknown", False, None)
+    for photo, face in (("agassi.jpg", named), ("stranger.jpg", stranger)):
+        written = {key: value for key, value in rows[photo].items() if key not in ("photo", "problem")}
+        assert written == {key: _as_csv(value) for key, value in face.items()}, (written, face)
+    confirmed = facerec("sightings", "confirm", rows["agassi.jpg"]["sighting_id"], home=home)
+    assert confirmed.returncode == 0 and "confirmed as 'Andre Agassi'" in confirmed.stdout, confirmed.stderr
+
+
+def _as_csv(value) -> str:
+    """A JSON value as the CSV must write it: null empty, true/false as JSON spells them, a box as four numbers."""
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, list):
+        return " ".join(str(v) for v in value)
+    return str(value)

@@ -153,7 +153,7 @@ def test_thumbnails_numbers_and_health_at_sane_sizes(page, shoot, data_dir, grou
     # One search result: one 112 px tile, not a stretched forehead.
     panel = open_tab(page, "Gallery")
     # the tab's own listing first (it answers for an empty search; arriving after the search's, it would replace it)
-    expect(page.locator("#people-faces figcaption").filter(has_text="Art Hoffmann (1)")).to_have_count(1)
+    expect(page.locator("#people-faces figcaption").filter(has_text="Art Hoffmann (1 photo)")).to_have_count(1)
     search = panel.get_by_label("Search by name (press Enter)")
     search.fill("Biljana")
     search.press("Enter")

@@ -109,7 +109,7 @@ def test_the_gallery_view_follows_every_change(page, shoot, data_dir, tmp_path):
     expect_people(page, {"Alan W Ball": 2, "Biljana Plavsic": 1})
     panel.get_by_label("Yes, delete this person and all their photos").check()
     delete_button.click()
-    expect(page.locator("#delete-status")).to_have_text("Deleted Biljana Plavsic and 1 photo.")
+    expect(page.locator("#delete-status")).to_have_text("Deleted Biljana Plavsic (1 photo).")
     expect_people(page, {"Alan W Ball": 2})
     expect(page.locator("#people-status")).to_have_text("1 person enrolled.")
     assert below(page, delete_button, "#delete-status")

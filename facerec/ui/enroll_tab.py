@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import gradio as gr
 
 from facerec.errors import LowQuality, MultipleFaces, PossibleDuplicate
@@ -19,14 +17,7 @@ LOOKALIKE_BOX = "Enroll anyway if the face matches someone already enrolled"
 LOW_QUALITY_BOX = "Enroll anyway if the photo is a poor enrollment photo"
 
 
-@dataclass
-class EnrollTab:
-    password: gr.Textbox
-    enrolled: object  # the page event of a successful or failed enrollment (followed by the people list refresh)
-    ok: gr.State
-
-
-def build(context: AppContext, password: gr.Textbox) -> EnrollTab:
+def build(context: AppContext, password: gr.Textbox) -> None:
     """The Enroll tab; `password`: the page's one admin password field."""
     gallery = context.gallery
     with gr.Tab("Enroll", id="enroll"):
@@ -99,4 +90,4 @@ def build(context: AppContext, password: gr.Textbox) -> EnrollTab:
                               LowQuality: "To enroll it anyway, call again with allow_low_quality=True.",
                               MultipleFaces: "Pass face_choice, e.g. 'face #0' (numbered as /detect draws them on "
                                              "the photo)."})
-    return EnrollTab(password, event, ok)
+    context.changes_people(event, ok)

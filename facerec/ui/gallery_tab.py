@@ -1,7 +1,7 @@
 """Gallery: who is enrolled, and rename, delete, add a photo, their templates, export, import.
 
 The people list is never stale: it is read again whenever the tab opens, when a search or the password is
-entered, and after every change made here or in the Enroll tab. Each action's result appears under its own
+entered, and after every change made on the page, in any tab (`AppContext.changes_people`). Each action's result appears under its own
 button and replaces the previous one (and the other actions' results, so only the latest stays).
 """
 
@@ -195,7 +195,7 @@ def build(context: AppContext, password: gr.Textbox) -> tuple[gr.Tab, PeopleList
     def action(button, core, inputs, outputs, status, api_name, extra=(), **hints):
         event = expose([button.click], core, inputs, outputs, status, api_name=api_name,
                        also_clear=[s for s in statuses if s is not status], extra_outputs=extra, ok=ok, **hints)
-        people.refresh_after(event, ok, password)
+        context.changes_people(event, ok)
 
     action(rename_button, rename, [rename_from, rename_to, password], [rename_status, manage_json], rename_status,
            "rename")

@@ -5,8 +5,6 @@ FACEREC_SUGGESTIONS=on (the panel says so when it is off)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import gradio as gr
 
 from facerec.errors import InvalidArgument
@@ -17,12 +15,7 @@ from facerec.ui.text import markdown_text
 from facerec.ui.views import FACES_CSS, face_tiles
 
 
-@dataclass
-class SuggestionsPanel:
-    name_button: gr.Button  # the people list is shown again after a suggestion is named
-
-
-def build(context: AppContext, password: gr.Textbox) -> SuggestionsPanel:
+def build(context: AppContext, password: gr.Textbox) -> None:
     gallery = context.gallery
     with gr.Accordion("Suggested people: seen again and again, not enrolled", open=False):
         gr.Markdown("Faces that come back as unknown, grouped by person. Pick one, look at its faces, then name "
@@ -35,6 +28,7 @@ def build(context: AppContext, password: gr.Textbox) -> SuggestionsPanel:
         name_button = gr.Button("Enroll with this name", variant="primary")
         dismiss = gr.Button("Dismiss (forget these faces)", variant="stop")
         status = gr.Markdown(elem_id="suggestions-status")
+        ok = gr.State(False)
 
     def listed(password="", request: gr.Request = None):
         context.require_admin(password, request)
@@ -75,11 +69,11 @@ def build(context: AppContext, password: gr.Textbox) -> SuggestionsPanel:
     outputs = [overview, faces, status]
     expose([show.click], listed, [password], outputs, status, api_name="suggestions", extra_outputs=[choice])
     expose([choice.input], opened, [choice, password], [faces, status], status, api_name="suggestion_faces")
-    expose([name_button.click], named, [choice, name, password], outputs, status, api_name="name_suggestion",
-           extra_outputs=[choice])
+    naming = expose([name_button.click], named, [choice, name, password], outputs, status,
+                    api_name="name_suggestion", extra_outputs=[choice], ok=ok)
+    context.changes_people(naming, ok)  # the new person shows in the people table at once
     expose([dismiss.click], dismissed, [choice, password], outputs, status, api_name="dismiss_suggestion",
            extra_outputs=[choice])
-    return SuggestionsPanel(name_button)
 
 
 def _caption(suggestion) -> str:

@@ -31,6 +31,7 @@ def build(context: AppContext, password: gr.Textbox) -> TemplatesPanel:
         face_choice = gr.Dropdown(label="Face to remove", choices=[], value=None, elem_id="templates-face")
         remove = gr.Button("Remove this face", variant="stop")
         status = gr.Markdown(elem_id="templates-status")
+        ok = gr.State(False)
 
     def listed(name, password="", request: gr.Request = None):
         context.require_admin(password, request)
@@ -57,8 +58,9 @@ def build(context: AppContext, password: gr.Textbox) -> TemplatesPanel:
 
     expose([show.click], listed, [name, password], [tiles, status], status, api_name="templates",
            extra_outputs=[face_choice])
-    expose([remove.click], removed, [name, face_choice, password], [tiles, status], status,
-           api_name="remove_template", extra_outputs=[face_choice])
+    removal = expose([remove.click], removed, [name, face_choice, password], [tiles, status], status,
+                     api_name="remove_template", extra_outputs=[face_choice], ok=ok)
+    context.changes_people(removal, ok)  # the people table's learned count and thumbnail follow at once
     return TemplatesPanel(name)
 
 

@@ -1,8 +1,9 @@
 """Gallery: who is enrolled, and rename, delete, add a photo, their templates, export, import.
 
 The people list is never stale: it is read again whenever the tab opens, when a search or the password is
-entered, and after every change made on the page, in any tab (`AppContext.changes_people`). Each action's result appears under its own
-button and replaces the previous one (and the other actions' results, so only the latest stays).
+entered, and after every change made on the page, in any tab (`AppContext.changes_people`). Each action's result
+appears under its own button and replaces the previous one (and the other actions' results, so only the latest
+stays).
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from facerec.ui.context import AppContext
 from facerec.ui.text import markdown_text
 from facerec.ui.uploads import (EXPORT_LIFETIME_S, delete_later, empty_web_cache, forget_upload,
                                 photo_input, photo_to_answer, received_photo)
-from facerec.ui.views import FACES_CSS, face_tiles
+from facerec.ui.views import FACES_CSS, PEOPLE_TABLE_HEAD, PEOPLE_TABLE_WIDTHS, face_tiles
 from facerec.words.people import faces_text
 
 THUMBNAILS_SHOWN = 60
@@ -54,9 +55,12 @@ def build(context: AppContext, password: gr.Textbox) -> tuple[gr.Tab, PeopleList
         ok = gr.State(False)
         search = gr.Textbox(label="Search by name (press Enter)", value="")
         people_status = gr.Markdown(elem_id="people-status")
+        # Wrapping cells and shares of the width, not each column's natural width: on a phone (390 px) the last
+        # columns were cut off behind a sideways scroll (#51 item 4; `PEOPLE_TABLE_HEAD`).
         table = gr.Dataframe(headers=["id", "name", "photos", "learned", "enrolled"], label="People (click a row to pick the "
-                             "person for Rename, Delete and Add a photo)", interactive=False, elem_id="people-table")
-        thumbnails = gr.HTML(css_template=FACES_CSS, elem_id="people-faces")
+                             "person for Rename, Delete and Add a photo)", interactive=False, elem_id="people-table",
+                             wrap=True, column_widths=PEOPLE_TABLE_WIDTHS)
+        thumbnails = gr.HTML(css_template=FACES_CSS, elem_id="people-faces", head=PEOPLE_TABLE_HEAD)
         people_json = gr.JSON(visible=False)
         with gr.Accordion("Rename", open=False):
             rename_from = gr.Textbox(label="Current name", elem_id="rename-from")
@@ -91,7 +95,7 @@ def build(context: AppContext, password: gr.Textbox) -> tuple[gr.Tab, PeopleList
     def list_people(query="", password="", request: gr.Request = None):
         context.require_admin(password, request)
         people = gallery.list(query or None)
-        rows = [[p.id, p.name, p.photos - p.learned, p.learned, p.created_at.strftime("%Y-%m-%d %H:%M")]
+        rows = [[p.id, p.name, p.photos - p.learned, p.learned, p.created_at.strftime("%Y-%m-%d")]
                 for p in people]
         tiles = [(gallery.face_crop(p.face_ids[0]) if p.face_ids else None,
                   f"{p.name} ({faces_text(p.photos, p.learned)})") for p in people[:THUMBNAILS_SHOWN]]

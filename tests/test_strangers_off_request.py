@@ -1,9 +1,9 @@
 """#51 item 9: with suggestions on, keeping an unknown face costs identify nothing a user can feel. Identify picks
 the faces to keep and queues them; a background thread writes them (`facerec.gallery.strangers`).
 
-Ana Guevara is enrolled; Andre Agassi is not. While the strangers table's writer is held up (its `add` blocked on
-an event, as a busy disk or a long lock would), identify still answers Agassi's photo as unknown at once; once the
-writer goes on, his face is kept, and a reader of the suggestions waits for it. The same hold-up on the old path
+Grace Hopper is enrolled; Barack Obama is not (both shipped public-domain portraits). While the strangers table's
+writer is held up (its `add` blocked on an event, as a busy disk or a long lock would), identify still answers
+Obama's photo as unknown at once; once the writer goes on, his face is kept, and a reader of the suggestions waits for it. The same hold-up on the old path
 (keeping inside identify) would hold the answer: the first check fails there."""
 
 from __future__ import annotations
@@ -15,14 +15,14 @@ import pytest
 from facerec.gallery import Gallery
 from facerec.settings import Settings
 
-ANA, AGASSI = "Ana_Guevara", "Andre_Agassi"
+HOPPER, OBAMA = "Grace_Hopper", "Barack_Obama"  # shipped portraits (tests/faces): they run on any clone
 ANSWER_S = 30  # far above an identify on a loaded 2-core machine; the writer is held far longer than this
 
 
 @pytest.fixture
-def gallery(tmp_path, lfw_photo):
+def gallery(tmp_path, portrait):
     with Gallery(Settings(home=tmp_path / "home", suggestions=True)) as gallery:
-        gallery.enroll(lfw_photo(ANA, 1), "Ana Guevara")
+        gallery.enroll(portrait(HOPPER, 1), "Grace Hopper")
         yield gallery
 
 
@@ -40,10 +40,10 @@ def held_writer(gallery: Gallery, monkeypatch) -> tuple[threading.Event, threadi
     return writing, release
 
 
-def test_identify_answers_while_the_unknown_face_is_still_being_kept(gallery, lfw_photo, monkeypatch):
+def test_identify_answers_while_the_unknown_face_is_still_being_kept(gallery, portrait, monkeypatch):
     writing, release = held_writer(gallery, monkeypatch)
     answers: list = []
-    identified = threading.Thread(target=lambda: answers.append(gallery.identify(lfw_photo(AGASSI, 1))))
+    identified = threading.Thread(target=lambda: answers.append(gallery.identify(portrait(OBAMA, 1))))
     try:
         identified.start()
         identified.join(ANSWER_S)
@@ -57,17 +57,17 @@ def test_identify_answers_while_the_unknown_face_is_still_being_kept(gallery, lf
     assert gallery.strangers.count() == 1  # kept once the writer went on (count waits for what was queued)
 
 
-def test_the_suggestions_read_after_identify_see_its_faces(gallery, lfw_photo):
+def test_the_suggestions_read_after_identify_see_its_faces(gallery, portrait):
     for index in (1, 2, 3):
-        assert [m.name for m in gallery.identify(lfw_photo(AGASSI, index))] == [None]
+        assert [m.name for m in gallery.identify(portrait(OBAMA, index))] == [None]
     (suggestion,) = gallery.suggestions()  # read at once: it waits for the three faces queued before it
     assert (suggestion.faces, suggestion.photos) == (3, 3)
 
 
-def test_a_closing_gallery_keeps_what_identify_queued(tmp_path, lfw_photo):
+def test_a_closing_gallery_keeps_what_identify_queued(tmp_path, portrait):
     home = tmp_path / "home"
     with Gallery(Settings(home=home, suggestions=True)) as gallery:
-        gallery.enroll(lfw_photo(ANA, 1), "Ana Guevara")
-        assert [m.name for m in gallery.identify(lfw_photo(AGASSI, 1))] == [None]
+        gallery.enroll(portrait(HOPPER, 1), "Grace Hopper")
+        assert [m.name for m in gallery.identify(portrait(OBAMA, 1))] == [None]
     with Gallery(Settings(home=home, suggestions=True)) as gallery:
         assert gallery.strangers.count() == 1

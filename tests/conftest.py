@@ -65,7 +65,7 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config) -> None:
                if NEEDS_DATA in str(getattr(report, "longrepr", ""))]
     if skipped:
         terminalreporter.write_sep("-", "tests that need the research datasets", yellow=True)
-        terminalreporter.write_line(f"{len(skipped)} test(s) did not run: they {NEEDS_DATA} (LFW, celeba112), "
+        terminalreporter.write_line(f"{len(skipped)} test(s) did not run: each {NEEDS_DATA} (LFW, celeba112), "
                                     f"which are not in the repository. To run them: {HOW_TO_RUN}.")
 
 

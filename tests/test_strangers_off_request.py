@@ -22,7 +22,7 @@ ANSWER_S = 30  # far above an identify on a loaded 2-core machine; the writer is
 @pytest.fixture
 def gallery(tmp_path, portrait):
     with Gallery(Settings(home=tmp_path / "home", suggestions=True)) as gallery:
-        gallery.enroll(portrait(HOPPER, 1), "Grace Hopper")
+        gallery.enroll(portrait(HOPPER, 1), "Grace Hopper", allow_low_quality=True)
         yield gallery
 
 
@@ -67,7 +67,7 @@ def test_the_suggestions_read_after_identify_see_its_faces(gallery, portrait):
 def test_a_closing_gallery_keeps_what_identify_queued(tmp_path, portrait):
     home = tmp_path / "home"
     with Gallery(Settings(home=home, suggestions=True)) as gallery:
-        gallery.enroll(portrait(HOPPER, 1), "Grace Hopper")
+        gallery.enroll(portrait(HOPPER, 1), "Grace Hopper", allow_low_quality=True)
         assert [m.name for m in gallery.identify(portrait(OBAMA, 1))] == [None]
     with Gallery(Settings(home=home, suggestions=True)) as gallery:
         assert gallery.strangers.count() == 1

@@ -1,10 +1,14 @@
-"""Shared fixtures: where the read-only face dataset lives, and how a test gets at one photo of it.
+"""Shared fixtures: the real faces tests run on, and how a test gets at one photo.
 
-The data (`../shared/data` beside the repository, see its README.md) is never copied into the repository; tests read
-it in place and write anything derived from it only under pytest's `tmp_path`.
-
-- `FACEREC_DATA` overrides the dataset path.
-- When the data is missing, tests that need it FAIL under CI (`CI=true`) and are skipped elsewhere.
+Two sources of real faces:
+- `portrait`: public-domain portraits that ship in `tests/faces/` (their source and licence in its README.md),
+  there on every clone. A test that needs only real faces (enroll one, identify another photo of them, a stranger)
+  uses these, and runs anywhere.
+- `data_dir`, `lfw`, `celeba112`, `lfw_photo`: the research datasets (`../shared/data` beside the repository, or
+  `FACEREC_DATA`; README, "Test data"), for the tests that need many people: accuracy floors, evaluation,
+  training. They are never copied into the repository; tests read them in place and write anything derived from
+  them only under pytest's `tmp_path`. When they are missing, those tests FAIL under CI (`CI=true`); elsewhere
+  they are skipped and counted: the run ends with how many did not run and how to run them.
 - `postgres`: a real PostgreSQL + pgvector server for the session, for the tests that run on both backends.
 
 The browser tests' fixtures (`browser`, `page`, `shots`, `shoot`) are here too; what they share otherwise is in
@@ -22,6 +26,10 @@ import pytest
 REPO_ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_DATA_DIR = REPO_ROOT.parent / "shared" / "data"
 DATA_ENV_VAR = "FACEREC_DATA"
+PORTRAITS = Path(__file__).resolve().parent / "faces"  # public-domain portraits that ship (tests/faces/README.md)
+NEEDS_DATA = "needs the research face datasets"  # how a skip for missing data starts: counted at the end
+HOW_TO_RUN = (f"set {DATA_ENV_VAR} to the folder holding lfw/ and celeba112/ (README.md, 'Test data'), then run "
+              "pytest again")
 
 
 def in_ci() -> bool:
@@ -29,11 +37,36 @@ def in_ci() -> bool:
 
 
 def missing_data(message: str) -> None:
-    """Fail under CI (the data must be there), skip on a developer machine without it."""
-    message = f"{message} (set {DATA_ENV_VAR} to the dataset folder; see shared/data/README.md)"
+    """Fail under CI (the data must be there), skip on a developer machine without it (counted at the end of the
+    run by `pytest_terminal_summary`, with how to run it)."""
+    message = f"{NEEDS_DATA}: {message} ({HOW_TO_RUN})"
     if in_ci():
         pytest.fail(message, pytrace=False)
     pytest.skip(message)
+
+
+@pytest.fixture(scope="session")
+def portrait() -> Callable[[str, int], Path]:
+    """`portrait("Barack_Obama", 1)` -> `tests/faces/Barack_Obama/Barack_Obama_0001.jpg`: a public-domain
+    photo that ships with the repository (see tests/faces/README.md for who is there and how many photos each)."""
+
+    def photo(name: str, index: int) -> Path:
+        path = PORTRAITS / name / f"{name}_{index:04d}.jpg"
+        assert path.is_file(), f"no shipped portrait {path} (tests/faces/README.md lists them)"
+        return path
+
+    return photo
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config) -> None:
+    """Say how many tests did not run for want of the research datasets, and how to run them: a fresh clone's
+    run must not look complete when it is not."""
+    skipped = [report for report in terminalreporter.stats.get("skipped", [])
+               if NEEDS_DATA in str(getattr(report, "longrepr", ""))]
+    if skipped:
+        terminalreporter.write_sep("-", "tests that need the research datasets", yellow=True)
+        terminalreporter.write_line(f"{len(skipped)} test(s) did not run: each {NEEDS_DATA} (LFW, celeba112), "
+                                    f"which are not in the repository. To run them: {HOW_TO_RUN}.")
 
 
 def configured_data_dir() -> Path:

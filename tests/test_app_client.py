@@ -159,7 +159,7 @@ def test_list_returns_the_person(client, gul):
     assert table["data"][0][1] == "Abdullah Gul"
     # Thumbnails: one HTML tile per person, the stored crop inside the page (never a file the server keeps).
     assert thumbnails.count("<figure>") == 1 and thumbnails.count('src="data:image/jpeg;base64,') == 1
-    assert "<figcaption>Abdullah Gul (1)</figcaption>" in thumbnails
+    assert "<figcaption>Abdullah Gul (1 photo)</figcaption>" in thumbnails
     _table, _thumbnails, nobody = call(client, "/list", "no such person")
     assert nobody == []
 

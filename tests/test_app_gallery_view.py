@@ -15,6 +15,7 @@ import pytest
 
 from app_server import running_app
 from facerec.ui.password_field import LABEL as PASSWORD_LABEL
+from facerec.words.people import faces_text
 from browser_helpers import IMAGE_INPUT, assert_no_toast, assert_no_traceback, below, enroll, expect, lfw, open_tab
 
 ALAN, BILJANA, ART = "Alan_Ball", "Biljana_Plavsic", "Art_Hoffmann"  # single-face LFW photos (tests/gallery/)
@@ -39,7 +40,7 @@ def column(page, index: int):
 def expect_people(page, expected: dict[str, int]) -> None:
     """The table and the thumbnails show exactly these people, in name order, with these photo counts."""
     people = sorted(expected.items())
-    expect(page.locator("#people-faces figcaption")).to_have_text([f"{n} ({c})" for n, c in people])
+    expect(page.locator("#people-faces figcaption")).to_have_text([f"{n} ({faces_text(c)})" for n, c in people])
     expect(column(page, 2)).to_have_text([n for n, _ in people])
     expect(column(page, 3)).to_have_text([str(c) for _, c in people])
 
@@ -108,7 +109,7 @@ def test_the_gallery_view_follows_every_change(page, shoot, data_dir, tmp_path):
     expect_people(page, {"Alan W Ball": 2, "Biljana Plavsic": 1})
     panel.get_by_label("Yes, delete this person and all their photos").check()
     delete_button.click()
-    expect(page.locator("#delete-status")).to_have_text("Deleted Biljana Plavsic and 1 photo.")
+    expect(page.locator("#delete-status")).to_have_text("Deleted Biljana Plavsic (1 photo).")
     expect_people(page, {"Alan W Ball": 2})
     expect(page.locator("#people-status")).to_have_text("1 person enrolled.")
     assert below(page, delete_button, "#delete-status")

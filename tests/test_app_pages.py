@@ -120,7 +120,7 @@ def test_verify_on_a_group_photo_asks_which_face(page, shoot, data_dir, group3):
     photos.nth(0).set_input_files(str(group3))
     photos.nth(1).set_input_files(str(lfw(data_dir, BILJANA, 1)))
     expect(page.locator("#verify-a-faces-note")).to_have_text(
-        "3 faces found in the first photo: pick the one to compare (numbered left to right).")
+        "3 faces found in the first photo: pick the one to compare by the number on its box.")
     expect(page.locator("#verify-b-faces-note")).to_have_text("One face found.")
     expect(page.locator("#verify-a-faces img")).to_be_visible()  # the photo with numbered boxes
     expect(page.locator("#verify-a-choice")).to_be_visible()
@@ -130,8 +130,8 @@ def test_verify_on_a_group_photo_asks_which_face(page, shoot, data_dir, group3):
     compare = panel.get_by_role("button", name="Compare")
     compare.click()  # nothing chosen: it asks instead of guessing
     status = page.locator("#verify-status")
-    expect(status).to_have_text("Error: The first photo has 3 faces: pick the one to compare under it (numbered "
-                                "left to right), then press Compare.")
+    expect(status).to_have_text("Error: The first photo has 3 faces: pick the one to compare under it, by the "
+                                "number on its box, then press Compare.")
     assert_no_toast(page)
     shoot("02-asks-which-face")
 
@@ -153,11 +153,11 @@ def test_thumbnails_numbers_and_health_at_sane_sizes(page, shoot, data_dir, grou
     # One search result: one 112 px tile, not a stretched forehead.
     panel = open_tab(page, "Gallery")
     # the tab's own listing first (it answers for an empty search; arriving after the search's, it would replace it)
-    expect(page.locator("#people-faces figcaption").filter(has_text="Art Hoffmann (1)")).to_have_count(1)
+    expect(page.locator("#people-faces figcaption").filter(has_text="Art Hoffmann (1 photo)")).to_have_count(1)
     search = panel.get_by_label("Search by name (press Enter)")
     search.fill("Biljana")
     search.press("Enter")
-    expect(page.locator("#people-faces figcaption")).to_have_text(["Biljana Plavsic (1)"])
+    expect(page.locator("#people-faces figcaption")).to_have_text(["Biljana Plavsic (1 photo)"])
     expect(page.locator("#people-status")).to_have_text("1 of 4 people matches 'Biljana'.")
     assert _image_sizes(page, "#people-faces img") == [(112, 112)]
     shoot("01-one-thumbnail")

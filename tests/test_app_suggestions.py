@@ -1,6 +1,7 @@
 """#41 item 4 against `python app.py` with FACEREC_SUGGESTIONS=on and an admin password: the REST routes are for
 admin keys only (a read key gets 403, no key 401), and in a real browser a stranger seen three times is
-suggested in the Gallery tab, named there, enrolled, and named by the next identify.
+suggested in the Gallery tab, named there, enrolled (the tab's people list shows them at once), and named by the
+next identify.
 
 Ana Guevara is enrolled. Andre Agassi (photos 1-3, REST) and Alvaro Uribe (photos 1-3, the page) are not: each
 comes back unknown three times, from three photos, and their faces match each other at the grouping threshold."""
@@ -76,9 +77,10 @@ def test_a_suggestion_named_in_the_gallery_tab_is_enrolled(page, shoot, data_dir
     password = page.locator("#admin-password").get_by_label(PASSWORD_LABEL)
     password.fill(PASSWORD)
     password.press("Enter")
+    expect(page.locator("#people-status")).to_have_text("1 person enrolled.")
     panel.get_by_role("button", name="Suggested people: seen again and again, not enrolled").click()
     panel.get_by_role("button", name="Show suggestions").click()
-    expect(page.locator("#suggestions-status")).to_contain_text("1 suggested people")
+    expect(page.locator("#suggestions-status")).to_contain_text("1 suggested person. Pick one")
     expect(page.locator("#suggestions-faces")).to_contain_text("seen 3 times in 3 photos, not enrolled")
     page.locator("#suggestions-choice").get_by_role("combobox").click()
     page.get_by_role("option").filter(has_text="seen 3 times").first.click()
@@ -87,8 +89,13 @@ def test_a_suggestion_named_in_the_gallery_tab_is_enrolled(page, shoot, data_dir
 
     page.locator("#suggestion-name textarea, #suggestion-name input").first.fill("Alvaro Uribe")
     panel.get_by_role("button", name="Enroll with this name").click()
-    expect(page.locator("#suggestions-status")).to_contain_text("Enrolled Alvaro Uribe from 3 photo(s).")
+    expect(page.locator("#suggestions-status")).to_contain_text("Enrolled Alvaro Uribe from 3 photos.")
     expect(page.locator("#suggestions-status")).to_contain_text("No suggestions yet")
+    # The Gallery tab's list above follows at once, with no reload and no tab switch (#51 item 1).
+    expect(page.locator("#people-status")).to_have_text("2 people enrolled.")
+    expect(page.locator("#people-table")).to_contain_text("Alvaro Uribe")
+    expect(page.locator("#people-faces figcaption").filter(has_text="Alvaro Uribe")).to_have_text(
+        "Alvaro Uribe (3 photos)")
     shoot("02-named", full_page=True)
     assert "#0 Alvaro Uribe" in identify_one_face(page, lfw(data_dir, URIBE, 5))  # enrolled: named now
     assert_no_toast(page)

@@ -57,7 +57,7 @@ def test_a_confirmed_face_is_listed_and_names_the_next_photo(page, shoot, data_d
     shoot("01-learned", full_page=True)
 
     show_templates(page)
-    expect(page.locator("#templates-status")).to_contain_text("2 face(s), 1 learned")
+    expect(page.locator("#templates-status")).to_contain_text("Ana Guevara: 1 photo, 1 learned.")
     expect(page.locator("#templates-faces")).to_contain_text("learned from sighting")
     expect(page.locator("#templates-faces img")).to_have_count(2)  # both faces shown, from their stored crops
     shoot("02-listed", full_page=True)
@@ -66,11 +66,17 @@ def test_a_confirmed_face_is_listed_and_names_the_next_photo(page, shoot, data_d
 
     panel = show_templates(page)
     expect(page.locator("#templates-status")).to_contain_text("1 learned")
+    ana = page.locator("#people-faces figcaption").filter(has_text="Ana Guevara")
+    expect(ana).to_have_text("Ana Guevara (1 photo, 1 learned)")  # the tab's list, read as it opened
     page.locator("#templates-face").get_by_role("combobox").click()
     page.get_by_role("option").filter(has_text="learned from sighting").first.click()
     panel.get_by_role("button", name="Remove this face").click()
     expect(page.locator("#templates-status")).to_contain_text("Removed face")
-    expect(page.locator("#templates-status")).to_contain_text("1 face(s), 0 learned")
+    expect(page.locator("#templates-status")).to_contain_text("Ana Guevara: 1 photo.")
+    # The people list above follows at once, with no reload and no tab switch (#51 item 1): thumbnail and table.
+    expect(ana).to_have_text("Ana Guevara (1 photo)")
+    row = page.locator("#people-table").get_by_role("row").filter(has_text="Ana Guevara")
+    expect(row.get_by_role("gridcell")).to_contain_text(["Ana Guevara", "1", "0"])  # name, photos, learned
     assert "#0 unknown" in identify(page, lfw(data_dir, ANA, 2))  # undone
     assert_no_toast(page)
     assert_no_traceback(page)

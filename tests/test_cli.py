@@ -43,28 +43,28 @@ def test_usage_error_exits_2(home: Path) -> None:
     assert "usage" in result.stderr.lower()
 
 
-def test_enroll_identify_list_delete_round_trip(home: Path, lfw_photo) -> None:
-    enrolled = facerec("enroll", str(lfw_photo("Abdullah_Gul", 1)), "--name", "Abdullah Gul", "--json", home=home)
+def test_enroll_identify_list_delete_round_trip(home: Path, portrait) -> None:
+    enrolled = facerec("enroll", str(portrait("Barack_Obama", 1)), "--name", "Barack Obama", "--json", home=home)
     assert enrolled.returncode == 0, enrolled.stderr
-    assert json.loads(enrolled.stdout)["name"] == "Abdullah Gul"
+    assert json.loads(enrolled.stdout)["name"] == "Barack Obama"
 
     listed = facerec("list", "--json", home=home)
     assert listed.returncode == 0
     people = json.loads(listed.stdout)
-    assert [(p["name"], p["photos"]) for p in people] == [("Abdullah Gul", 1)]
+    assert [(p["name"], p["photos"]) for p in people] == [("Barack Obama", 1)]
 
-    found = facerec("identify", str(lfw_photo("Abdullah_Gul", 2)), "--json", home=home)
+    found = facerec("identify", str(portrait("Barack_Obama", 2)), "--json", home=home)
     assert found.returncode == 0, found.stderr
     matches = json.loads(found.stdout)
-    assert len(matches) == 1 and matches[0]["name"] == "Abdullah Gul" and matches[0]["known"] is True
+    assert len(matches) == 1 and matches[0]["name"] == "Barack Obama" and matches[0]["known"] is True
 
-    table = facerec("identify", str(lfw_photo("Abdullah_Gul", 2)), home=home)
-    assert table.returncode == 0 and "Abdullah Gul" in table.stdout
+    table = facerec("identify", str(portrait("Barack_Obama", 2)), home=home)
+    assert table.returncode == 0 and "Barack Obama" in table.stdout
 
-    stranger = facerec("identify", str(lfw_photo("Aaron_Eckhart", 1)), "--json", home=home)
+    stranger = facerec("identify", str(portrait("Grace_Hopper", 1)), "--json", home=home)
     assert json.loads(stranger.stdout)[0]["name"] == "unknown"
 
-    deleted = facerec("delete", "Abdullah Gul", home=home)
+    deleted = facerec("delete", "Barack Obama", home=home)
     assert deleted.returncode == 0
     assert json.loads(facerec("list", "--json", home=home).stdout) == []
 
@@ -161,15 +161,15 @@ def test_eval_open_set_with_several_photos_per_person(lfw: Path, tmp_path: Path)
     assert refused.returncode == 1 and "whole numbers" in refused.stderr
 
 
-def test_eval_existing_gallery_with_labelled_probes(lfw_photo, tmp_path: Path) -> None:
+def test_eval_existing_gallery_with_labelled_probes(portrait, tmp_path: Path) -> None:
     gallery_home = tmp_path / "gallery"
-    enrolled = facerec("enroll", str(lfw_photo("Alan_Ball", 1)), "--name", "Alan_Ball", home=gallery_home)
+    enrolled = facerec("enroll", str(portrait("Barack_Obama", 1)), "--name", "Barack_Obama", home=gallery_home)
     assert enrolled.returncode == 0, enrolled.stderr
     probes = tmp_path / "probes"
-    (probes / "Alan_Ball").mkdir(parents=True)
-    (probes / "Alan_Ball" / "a.jpg").symlink_to(lfw_photo("Alan_Ball", 2))
-    (probes / "Andy_Rooney").mkdir()  # not enrolled: a non-mated search that should come back unknown
-    (probes / "Andy_Rooney" / "b.jpg").symlink_to(lfw_photo("Andy_Rooney", 1))
+    (probes / "Barack_Obama").mkdir(parents=True)
+    (probes / "Barack_Obama" / "a.jpg").symlink_to(portrait("Barack_Obama", 2))
+    (probes / "Grace_Hopper").mkdir()  # not enrolled: a non-mated search that should come back unknown
+    (probes / "Grace_Hopper" / "b.jpg").symlink_to(portrait("Grace_Hopper", 1))
     result = facerec("eval", str(probes), "--existing", "--json", home=gallery_home)
     assert result.returncode == 0, result.stderr
     figures = json.loads(result.stdout)

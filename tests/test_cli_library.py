@@ -57,8 +57,8 @@ def test_a_folder_of_photos_at_once_and_resumed(tmp_path, lfw_photo):
     # the score that decided is written beside the similarity, in both files: a named face never shows a lower
     # number than an unknown one
     faces = [face for entry in answers for face in entry["faces"]]
-    named = [face["score"] for face in faces if face["name"]]
-    unknown = [face["score"] for face in faces if not face["name"]]
+    named = [face["score"] for face in faces if face["known"]]
+    unknown = [face["score"] for face in faces if not face["known"]]
     assert named and unknown and min(named) > max(unknown)
     assert by_photo["alan.jpg"]["score"] and float(by_photo["alan.jpg"]["score"]) == pytest.approx(
         next(e for e in answers if e["photo"] == "alan.jpg")["faces"][0]["score"], abs=1e-3)

@@ -48,7 +48,9 @@ def home(backend, tmp_path, lfw_photo):
 
 
 def every_table(gallery: Gallery) -> dict[str, list[tuple]]:
-    """Every row of every table of the gallery's database, as the database holds it."""
+    """Every row of every table of the gallery's database, as the database holds it (once the faces an identify
+    queued are kept: keeping runs off the request, `facerec.gallery.strangers`)."""
+    gallery.strangers.settle()
     with gallery.store.read_engine.connect() as connection:
         tables = inspect(connection).get_table_names()
         return {table: sorted(map(repr, connection.execute(text(f"SELECT * FROM {table}")).all()))

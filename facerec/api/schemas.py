@@ -42,7 +42,10 @@ class Face(BaseModel):
 class Person(BaseModel):
     id: int
     name: str
-    photos: int = Field(description="how many photos (faces) are enrolled for this person")
+    photos: int = Field(description="every face this person is searched by: the photos enrolled or added, and the "
+                                    "faces learned from confirmed sightings (`learned` of them)")
+    learned: int = Field(0, description="of `photos`, the faces learned from confirmed sightings: the photos "
+                                        "alone are `photos - learned`")
     note: str | None
     created_at: str
     updated_at: str
@@ -160,7 +163,8 @@ class Enrolled(BaseModel):
     identity_id: int
     name: str
     face_id: int
-    photos: int
+    photos: int = Field(description="the person's faces now, learned ones included")
+    learned: int = Field(0, description="of `photos`, the faces learned from confirmed sightings")
     face: Face
     lookalikes: list[Lookalike] = Field(description="other people this face resembles (allowed look-alikes)")
     threshold: float | None = Field(None, description="the look-alike check's threshold as the cosine two typical "

@@ -6,7 +6,8 @@ import argparse
 
 from facerec.cli.output import emit, open_gallery, settings_from
 from facerec.cli.registry import CommandAdder
-from facerec.words.health import health_in_words
+from facerec.messages import plural, score_text
+from facerec.words.health import confusable_pairs_line, figure_text, health_in_words, pair_text
 from facerec.words.threshold import with_sentence
 
 
@@ -78,18 +79,30 @@ def cmd_health(args) -> int:
     rows = [["ClosestIsPositiveAccuracy", report["closest_is_positive_accuracy"],
              report["readings"]["closest_is_positive_accuracy"]]]
     rows += [[k, v, report["readings"][k]] for k, v in report["median_distances"].items()]
-    text = (f"{report['identities']} people, {report['faces']} faces, threshold {report['threshold']}\n"
+    text = (f"{plural(report['identities'], 'person', 'people')}, {plural(report['faces'], 'face')}, match "
+            f"threshold {figure_text(report['threshold'])}{_cosine_of(report)}\n"
             f"{report['threshold_policy']['sentence']}\n"
-            "as the gallery grows: " + ", ".join(f"{g['faces']:,} faces -> {g['threshold']:.3f}"
+            "as the gallery grows: " + ", ".join(f"{plural(g['faces'], 'face')} -> {score_text(g['threshold'])}"
                                                   for g in report["policy_growth"][::6]))
     text += "".join(f"\n{note}" for note in report["notes"])
     text += _sightings_text(report["sightings"])
     if report["suspected_duplicates"]:
-        text += "\nsuspected duplicates: " + "; ".join(
-            f"{p['a']} ~ {p['b']} ({p['similarity']:.2f})" for p in report["suspected_duplicates"][:10])
+        text += "\nsuspected duplicates: " + "; ".join(pair_text(p) for p in report["suspected_duplicates"][:10])
+    if report["confusable_pairs"]:
+        text += "\n" + confusable_pairs_line(report["confusable_pairs"], report["threshold"])
     emit(args, report, [[r[0], "undefined" if r[1] is None else r[1], r[2]] for r in rows],
           ["metric", "value", "reading"], text=text)
     return 0
+
+
+def _cosine_of(report: dict) -> str:
+    """What Health's threshold is where the gallery decides on a normalised score: the cosine two of its typical
+    faces reach at the score threshold, the scale the pairs are printed on."""
+    score = report["score_threshold"]
+    if score is None or round(score, 3) == round(report["threshold"], 3):
+        return ""
+    return (f" (the cosine two typical faces of this gallery reach at the score threshold {score_text(score)}: "
+            "the pairs below are cosines too)")
 
 
 _TREND_UNITS = {"day": "per day", "sightings": "per block of sightings"}

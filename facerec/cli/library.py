@@ -8,6 +8,12 @@ modification time changed since is identified again). At the end `<out>.csv` (on
 without a face or with an error) and `<out>.json` are written, readable by their owner only: they say who is in
 which photo. A file that is not a usable photo is one row with its one-line reason; nothing stops the walk.
 
+One vocabulary in both files (#51 row 10): a face has the same fields in the JSON as columns in the CSV
+(`FACE_FIELDS`), with the words `facerec identify --json` uses for one photo: `name` "unknown" and `known` false
+for a face nobody enrolled matches, the `score` the decision compared, and the `sighting_id` a named face was kept
+as (for `facerec sightings confirm|correct|reject`). The CSV writes each JSON value as it is (null as an empty
+cell, true/false as JSON spells them, the box as four numbers).
+
 Bounded and contained (#48 row 9): a file's size and first bytes are checked before it is read (at most
 MAX_PHOTO_BYTES; JPEG, PNG, WebP or BMP by its header, not its name), so a huge or sparse file costs nothing; a link
 is followed only to a file inside the folder, never out of it, and never onto an output; the outputs are written to
@@ -33,8 +39,10 @@ from facerec.errors import FaceRecError, InvalidArgument
 PHOTO_SUFFIXES = {".jpg", ".jpeg", ".png", ".webp", ".bmp"}
 MAX_PHOTO_BYTES = 64 << 20  # 64 MiB: above any camera's JPEG; a bigger file is one line, never read
 HEADERS = (b"\xff\xd8\xff", b"\x89PNG\r\n\x1a\n", b"BM")  # JPEG, PNG, BMP (WebP: RIFF....WEBP, below)
-CSV_HEADERS = ["photo", "face", "name", "similarity", "score", "box", "problem"]
+FACE_FIELDS = ["face", "name", "known", "similarity", "score", "box", "sighting_id"]  # of each face, in both files
+CSV_HEADERS = ["photo", *FACE_FIELDS, "problem"]
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")  # a spreadsheet would run such a cell as a formula
+NUMBER = re.compile(r"-?\d+(\.\d+)?")  # ... unless it is a plain number (a negative score), which it reads as one
 
 
 def identify_folder(args) -> int:
@@ -65,7 +73,7 @@ def identify_folder(args) -> int:
     entries = [done[keys[path]] for path in photos]
     _write_outputs(out, entries)
     faces = sum(len(entry["faces"]) for entry in entries)
-    named = sorted({face["name"] for entry in entries for face in entry["faces"] if face["name"]})
+    named = sorted({face["name"] for entry in entries for face in entry["faces"] if face["known"]})
     problems = [entry for entry in entries if entry["problem"]]
     text = (f"{len(photos)} photo(s) ({len(photos) - len(pending)} already done before), {faces} face(s), "
             f"{len(named)} enrolled people seen, {len(problems)} problem(s); wrote {out}.csv and {out}.json")
@@ -82,14 +90,18 @@ def _identified(gallery, folder: Path, path: Path, key: str, top_k: int) -> dict
     try:
         matches = gallery.identify(_photo_bytes(path), top_k=top_k)
         entry["faces_found"] = matches.found
-        entry["faces"] = [{"face": number, "name": match.name, "similarity": None if match.similarity is None
-                           else round(match.similarity, 4),
-                           "score": None if match.score is None else round(match.score, 4),  # what decided
-                           "box": [round(v) for v in match.face.box]}
-                          for number, match in enumerate(matches)]
+        entry["faces"] = [_face_fields(number, match.to_dict()) for number, match in enumerate(matches)]
     except (FaceRecError, OSError) as error:  # not a photo, no face, gone meanwhile: one line, and on to the next
         entry["problem"] = " ".join(str(error).split())[:300]
     return entry
+
+
+def _face_fields(number: int, answer: dict) -> dict:
+    """One face of a photo, as both files keep it (`FACE_FIELDS`): the fields of `facerec identify --json`'s
+    answer (`IdentifyResult.to_dict`) that say who it is, with the face's number and its box in whole pixels."""
+    return {"face": number, "name": answer["name"], "known": answer["known"], "similarity": answer["similarity"],
+            "score": answer["score"], "box": [round(v) for v in answer["face"]["box"]],
+            "sighting_id": answer.get("sighting_id")}
 
 
 def _photo_bytes(path: Path) -> bytes:
@@ -129,13 +141,15 @@ def _photo_keys(folder: Path, outputs: set[Path]) -> dict[Path, str]:
 
 
 def _answered(progress: Path) -> dict[str, dict]:
-    """The answers an earlier run kept (a last line cut short by an interruption is left out)."""
+    """The answers an earlier run kept (a last line cut short by an interruption is left out, and so is an answer
+    kept by an older facerec with other fields: that photo is identified again)."""
     found: dict[str, dict] = {}
     if progress.is_file():
         for line in progress.read_text(errors="replace").splitlines():
             try:
                 entry = json.loads(line)
-                found[entry["key"]] = entry
+                if all(set(face) == set(FACE_FIELDS) for face in entry["faces"]):  # else: an older run's words
+                    found[entry["key"]] = entry
             except (ValueError, KeyError, TypeError):
                 continue
     return found
@@ -150,12 +164,8 @@ def _write_outputs(out: Path, entries: list[dict]) -> None:
     rows = []
     for entry in entries:
         for face in entry["faces"] or [None]:
-            rows.append([entry["photo"], "" if face is None else face["face"],
-                         "" if face is None else (face["name"] or "unknown"),
-                         "" if face is None or face["similarity"] is None else f"{face['similarity']:.3f}",
-                         "" if face is None or face["score"] is None else f"{face['score']:.3f}",
-                         "" if face is None else " ".join(map(str, face["box"])),
-                         entry["problem"] or ("" if entry["faces"] else "no face found")])
+            cells = ["" if face is None else _csv_value(face[field]) for field in FACE_FIELDS]
+            rows.append([entry["photo"], *cells, entry["problem"] or ("" if entry["faces"] else "no face found")])
     with _replacing(Path(f"{out}.csv"), newline="") as handle:
         writer = csv.writer(handle)
         writer.writerow(CSV_HEADERS)
@@ -186,8 +196,22 @@ class _replacing:
             os.replace(self.temporary, self.path)
 
 
+def _csv_value(value) -> str:
+    """A JSON value as the CSV writes it: null as an empty cell, true/false as JSON spells them, a box as its four
+    numbers, anything else as the JSON has it."""
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, list):
+        return " ".join(map(str, value))
+    return str(value)
+
+
 def _cell(value) -> str:
     """A CSV cell a spreadsheet shows as text, whether it splits rows on commas or on semicolons: every piece of
-    the cell that would start a formula after such a separator (or at its start) gets a leading apostrophe."""
+    the cell that would start a formula after such a separator (or at its start) gets a leading apostrophe; a
+    plain number ("-0.804") stays a number."""
     pieces = re.split(r"([,;])", str(value))
-    return "".join("'" + piece if piece.startswith(FORMULA_STARTS) else piece for piece in pieces)
+    return "".join("'" + piece if piece.startswith(FORMULA_STARTS) and not NUMBER.fullmatch(piece) else piece
+                   for piece in pieces)

@@ -5,12 +5,14 @@ the everyday commands on people and photos."""
 from __future__ import annotations
 
 import argparse
+import shlex
 from pathlib import Path
 
-from facerec.cli.output import emit, open_gallery, pick_face_hint, progress_bar
+from facerec.cli.output import emit, error_line, open_gallery, pick_face_hint, progress_bar
 from facerec.cli.registry import CommandAdder
 from facerec.errors import FaceRecError, IdentityMismatch, InvalidArgument, LowQuality, MultipleFaces, PossibleDuplicate
-from facerec.messages import faces_left_out_message, score_text
+from facerec.messages import faces_left_out_message, plural, score_text
+from facerec.words.people import faces_text
 from facerec.words.templates import learning_sentence, undo_sentence
 from facerec.words.threshold import (compared, score_name, shown_score, strangers_scoring, threshold_sentence,
                                      worded)
@@ -106,7 +108,7 @@ def cmd_add_photo(args) -> int:
     with open_gallery(args) as gallery:
         result = gallery.add_photo(args.name, args.photo, face_index=args.face, allow_mismatch=args.force,
                                    allow_low_quality=args.allow_low_quality)
-    emit(args, result.to_dict(), text=f"added a photo to '{result.name}' ({result.photos} photos)")
+    emit(args, result.to_dict(), text=f"added a photo to '{result.name}' ({faces_text(result.photos, result.learned)})")
     return 0
 
 
@@ -119,20 +121,36 @@ def cmd_enroll_dir(args) -> int:
     with open_gallery(args) as gallery, progress_bar(len(photos), "enrolling") as bar:
         known = {i.name for i in gallery.list()}
         for name, path in photos:
+            adding = name in known  # the folder says who it is, as it does for enroll's look-alike check
             try:
-                if name in known:  # the folder says who it is, as it does for enroll's look-alike check
+                if adding:
                     gallery.add_photo(name, path, allow_mismatch=True, allow_low_quality=True)
                 else:
                     gallery.enroll(path, name, allow_lookalike=True, allow_low_quality=True)
                     known.add(name)
                 done.append({"name": name, "photo": str(path)})
             except FaceRecError as error:
-                problems.append({"name": name, "photo": str(path), "error": str(error)})
+                hints = {MultipleFaces: _one_face_of(name, path, adding)}
+                problems.append({"name": name, "photo": str(path), "error": error_line(error, hints)})
             bar.update(1)
+    people = len({d["name"] for d in done})
     emit(args, {"enrolled": len(done), "problems": problems},
           [[p["name"], Path(p["photo"]).name, p["error"]] for p in problems], ["name", "photo", "problem"],
-          text=f"enrolled {len(done)} photo(s) of {len({d['name'] for d in done})} people; {len(problems)} problem(s)")
+          text=f"enrolled {plural(len(done), 'photo')} of {plural(people, 'person', 'people')}; "
+               f"{plural(len(problems), 'problem')}")
     return 0
+
+
+def _one_face_of(name: str, path: Path, adding: bool):
+    """The hint for a folder's photo with several faces: the command that takes that one photo, with `--face N` (a
+    folder has no way to say which face is the person)."""
+
+    def hint(error: MultipleFaces) -> str:
+        command = (f"facerec add-photo {shlex.quote(name)} {shlex.quote(str(path))}" if adding
+                   else f"facerec enroll {shlex.quote(str(path))} --name {shlex.quote(name)}")
+        return f"Enroll the face you mean with `{command} --face N` (0 to {len(error.faces) - 1}, left to right)."
+
+    return hint
 
 
 def cmd_identify(args) -> int:
@@ -174,9 +192,9 @@ def cmd_verify(args) -> int:
 def cmd_list(args) -> int:
     with open_gallery(args) as gallery:
         people = gallery.list(args.search)
-    emit(args, [p.to_dict() for p in people], [[p.id, p.name, p.photos, p.created_at.strftime("%Y-%m-%d %H:%M")]
-                                                 for p in people], ["id", "name", "photos", "enrolled"],
-          text=f"{len(people)} people")
+    rows = [[p.id, p.name, p.photos - p.learned, p.learned, p.created_at.strftime("%Y-%m-%d %H:%M")] for p in people]
+    emit(args, [p.to_dict() for p in people], rows, ["id", "name", "photos", "learned", "enrolled"],
+         text=plural(len(people), "person", "people"))
     return 0
 
 
@@ -190,7 +208,7 @@ def cmd_rename(args) -> int:
 def cmd_delete(args) -> int:
     with open_gallery(args) as gallery:
         info = gallery.delete(args.name)
-    emit(args, info.to_dict(), text=f"deleted '{info.name}' and {info.photos} photo(s)")
+    emit(args, info.to_dict(), text=f"deleted '{info.name}' ({faces_text(info.photos, info.learned)})")
     return 0
 
 
@@ -208,8 +226,8 @@ def cmd_sightings(args) -> int:
         info = {"confirm": lambda: gallery.confirm_sighting(args.id, learn_by=by),
                 "correct": lambda: gallery.correct_sighting(args.id, args.name, learn_by=by),
                 "reject": lambda: gallery.reject_sighting(args.id)}[args.action]()
-    text = (f"sighting {info.id}: {info.source} as '{info.name}'" if info.source != "rejected"
-            else f"sighting {info.id} forgotten (it was not '{info.name}')")
+    text = (f"sighting {info.id}: {info.source} as '{info.name}'." if info.source != "rejected"
+            else f"sighting {info.id} forgotten (it was not '{info.name}').")
     text += undo_sentence(info.undone) + learning_sentence(info.learning)
     emit(args, info.to_dict(), text=text)
     return 0
@@ -227,5 +245,5 @@ def cmd_templates(args) -> int:
     rows = [[t.face_id, t.origin, "" if t.learned_from is None else t.learned_from, t.learned_by or "",
              t.added_at.strftime("%Y-%m-%d %H:%M")] for t in kept]
     emit(args, [t.to_dict() for t in kept], rows, ["face", "origin", "from sighting", "confirmed by", "added"],
-         text=f"{len(kept)} face(s)")
+         text=faces_text(len(kept), sum(t.origin == "learned" for t in kept)))
     return 0

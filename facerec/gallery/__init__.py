@@ -133,6 +133,7 @@ class Gallery:
     def close(self) -> None:
         """Save the index (a cache; a crash before this costs only a journal replay) and release the database."""
         try:
+            self.strangers.close()  # the unknown faces an identify queued are kept before the database goes
             self.index.close(self.store)
         finally:
             self.store.dispose()

@@ -28,7 +28,7 @@ from facerec.gallery.search import Search
 from facerec.gallery.thresholds import GalleryThresholds
 from facerec.storage import Store
 from facerec.vectors.base import VectorIndex
-from facerec.gallery.people import find_identity, refuse_taken_name
+from facerec.gallery.people import find_identity, learned_count, refuse_taken_name
 
 
 class Enrollment:
@@ -118,9 +118,10 @@ class Enrollment:
                 raise self._mismatch(person.name, [f.id for f in person.faces], embedding, lookalikes, rule)
             face_id = store.people.add_face(session, person, self._face_row(photo, face, crop, embedding, "added"))
             result = (person.id, person.name, face_id, len(person.faces))
+            learned = learned_count(person)
         self.index.after_write(store)
         return EnrollResult(*result, face, crop, [(n, s) for n, s in lookalikes if n != result[1]], rule, quality,
-                            self.thresholds.typical_cosine(rule.threshold))
+                            self.thresholds.typical_cosine(rule.threshold), learned)
 
     def add_embeddings(self, entries: list[dict]) -> list[int]:
         """Bulk enrollment of precomputed embeddings in one transaction (evaluation, imports, benchmarks).

@@ -85,7 +85,12 @@ def info(person: Identity) -> IdentityInfo:
     # One form in every answer (SQLite hands stored times back naive, a fresh rename aware: the API's updated_at
     # carried "+00:00" only after a PATCH).
     return IdentityInfo(person.id, person.name, len(person.faces), person.note, as_utc(person.created_at),
-                        as_utc(person.updated_at), [f.id for f in person.faces])
+                        as_utc(person.updated_at), [f.id for f in person.faces], learned_count(person))
+
+
+def learned_count(person: Identity) -> int:
+    """How many of the person's faces were learned from confirmed sightings (not photos a user gave)."""
+    return sum(face.origin == "learned" for face in person.faces)
 
 
 def _cleaned_or_none(name: object) -> str | None:

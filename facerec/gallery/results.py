@@ -16,11 +16,12 @@ from facerec.openset.threshold_policy import ThresholdInForce
 class IdentityInfo:
     id: int
     name: str
-    photos: int
+    photos: int  # every face the person is searched by: photos enrolled or added, and learned faces
     note: str | None
     created_at: datetime
     updated_at: datetime
     face_ids: list[int] = field(default_factory=list)
+    learned: int = 0  # of `photos`, the faces learned from confirmed sightings (`facerec.gallery.templates`)
 
     def to_dict(self) -> dict:
         data = asdict(self)
@@ -34,19 +35,20 @@ class EnrollResult:
     identity_id: int
     name: str
     face_id: int
-    photos: int
+    photos: int  # the person's faces now, learned ones included (as `IdentityInfo.photos`)
     face: DetectedFace
     crop: np.ndarray | None
     lookalikes: list[tuple[str, float]]
     lookalike_threshold: ThresholdInForce | None = None  # the rule the look-alike check used
     quality: EnrollmentQuality | None = None  # the face's enrollment quality (`facerec.faces.quality`), when calibrated
     typical_cosine: float | None = None  # the look-alike threshold as the cosine two typical faces must reach
+    learned: int = 0  # of `photos`, the faces learned from confirmed sightings
 
     def to_dict(self) -> dict:
         """`lookalikes` carry the score the check compared (as `score`, and as `similarity` for older readers);
         `score_threshold` is the check's threshold, `threshold` the cosine it means for typical faces."""
         data = {"identity_id": self.identity_id, "name": self.name, "face_id": self.face_id,
-                "photos": self.photos, "face": self.face.to_dict(),
+                "photos": self.photos, "learned": self.learned, "face": self.face.to_dict(),
                 "lookalikes": [{"name": n, "similarity": round(s, 4), "score": round(s, 4)}
                                for n, s in self.lookalikes]}
         if self.lookalike_threshold is not None:

@@ -16,11 +16,20 @@ less:
   MIN_FACE_WIDTH pixels wide (smaller faces group badly), and the same face of the same photo once.
 Reading them (suggestions) needs the admin password or an admin key; keeping them is best effort, like sightings:
 a write that fails is logged and the answer goes out regardless.
+
+Keeping runs off the request (#51 item 9): identify only picks the faces to keep and queues them; one background
+thread per gallery writes them (JPEG crop, duplicate check, write transaction), so an identification with
+suggestions on answers as fast as one with them off. Nobody waits for that write but a reader of this memory:
+`settle` waits until every face queued before it is kept, and the suggestions, `count`, `clear` and `close` call
+it, so whoever reads the suggestions after an identify has answered sees its faces. At most QUEUED_PHOTOS photos
+wait; beyond that, a photo's faces are not kept (logged), as when a write fails.
 """
 
 from __future__ import annotations
 
 import logging
+import queue
+import threading
 from datetime import timedelta
 
 import numpy as np
@@ -32,6 +41,7 @@ from facerec.gallery.sightings import SAME_PHOTO_COSINE, kept_face
 from facerec.storage import Store, utcnow
 
 MIN_FACE_WIDTH = 40.0
+QUEUED_PHOTOS = 256  # photos whose unknown faces wait to be kept (~40 kB a face): bounded memory under a burst
 MAX_MEMORY = 20_000  # grouping compares every kept face with every other: ~10 s at this many on two cores
 log = logging.getLogger("facerec.gallery")
 
@@ -42,6 +52,10 @@ class StrangersMemory:
         self.store, self.model_id = store, model_id
         self.wanted, self.store_crops, self.days = wanted, store_crops, days
         self.capacity = min(int(capacity), MAX_MEMORY)
+        self._queue: queue.Queue = queue.Queue(QUEUED_PHOTOS)
+        self._worker: threading.Thread | None = None
+        self._written = threading.Condition()  # guards the worker and the two counts below
+        self._queued = self._done = 0  # photos queued and written (or failed) since the gallery opened
 
     @property
     def enabled(self) -> bool:
@@ -56,25 +70,72 @@ class StrangersMemory:
 
     def keep(self, photo_sha256: str, matches: list[FaceMatch], embeddings: np.ndarray, trusted_threshold: float,
              crops) -> int:
-        """Keep each face of an identification that is unknown at `trusted_threshold` (see the module); how many
-        were kept."""
+        """Queue each face of an identification that is unknown at `trusted_threshold` (see the module) to be
+        kept by the background thread, and return at once: how many were queued (0 when the queue is full)."""
         if not self.enabled:
             return 0
-        unknown = [(match, embedding, crop) for match, embedding, crop in zip(matches, embeddings, crops)
+        unknown = [(match.face, np.array(embedding, np.float32), crop)
+                   for match, embedding, crop in zip(matches, embeddings, crops)
                    if crop is not None and match.face.width >= MIN_FACE_WIDTH
                    and not (match.score is not None and match.score >= trusted_threshold)]
         if not unknown:
             return 0
+        with self._written:
+            self._start_worker()
+            try:
+                self._queue.put_nowait((photo_sha256, unknown))
+            except queue.Full:
+                log.warning("facerec: unknown faces were answered but not kept for suggestions (%d photos are "
+                            "waiting to be kept)", QUEUED_PHOTOS)
+                return 0
+            self._queued += 1
+        return len(unknown)
+
+    def settle(self) -> None:
+        """Wait until every face queued before this call is kept (or its write has failed); faces queued while
+        it waits are not waited for."""
+        with self._written:
+            wanted = self._queued
+            self._written.wait_for(lambda: self._done >= wanted)
+
+    def close(self) -> None:
+        """Keep what is queued, then stop the background thread (before the gallery's database is released)."""
+        with self._written:
+            worker, self._worker = self._worker, None
+        if worker is not None:
+            self._queue.put(None)
+            worker.join()
+
+    def _start_worker(self) -> None:
+        """Start the background thread on the first face to keep (the caller holds `_written`)."""
+        if self._worker is None:
+            self._worker = threading.Thread(target=self._keep_queued, name="facerec-strangers", daemon=True)
+            self._worker.start()
+
+    def _keep_queued(self) -> None:
+        """The background thread: keep each queued photo's faces, in the order identify answered them."""
+        while (item := self._queue.get()) is not None:
+            try:
+                self._write(*item)
+            except Exception:  # noqa: BLE001 - a bug here must not stop the thread that every later keep needs
+                log.exception("facerec: unknown faces were answered but not kept for suggestions")
+            finally:
+                with self._written:
+                    self._done += 1
+                    self._written.notify_all()
+
+    def _write(self, photo_sha256: str, unknown: list) -> int:
+        """Keep the faces of one photo (`unknown`: (face, embedding, crop)), once per photo; how many were kept."""
         store, kept = self.store, 0
         try:
             with store.writing_sightings() as session, session.begin():
                 self.forget_expired(session)
                 before = store.strangers.of_photo(session, self.model_id, photo_sha256)
-                for match, embedding, crop in unknown:
+                for face, embedding, crop in unknown:
                     if len(before) and float(np.max(before @ embedding)) >= SAME_PHOTO_COSINE:
                         continue  # this photo was sent before: its faces are kept once
-                    store.strangers.add(session, embedding, self.model_id, photo_sha256,
-                                        kept_face(match.face, crop), self.capacity)
+                    store.strangers.add(session, embedding, self.model_id, photo_sha256, kept_face(face, crop),
+                                        self.capacity)
                     kept += 1
         except (StorageFull, SQLAlchemyError) as error:  # best effort: the answer matters more than its memory
             log.warning("facerec: unknown faces were answered but not kept for suggestions (%s)",
@@ -89,6 +150,7 @@ class StrangersMemory:
     def forget_when_disabled(self) -> int:
         """With the option set off (or privacy mode, or no room), every stranger kept before goes too; how many.
         On or unset, the faces past their retention go."""
+        self.settle()
         if not self.store.strangers.count():
             return 0
         everything = not self.store_crops or (self.wanted is not None and not self.enabled)
@@ -97,8 +159,11 @@ class StrangersMemory:
 
     def clear(self) -> int:
         """Forget every kept stranger (the operator asked); how many went."""
+        self.settle()
         with self.store.writing_sightings() as session, session.begin():
             return self.store.strangers.clear(session)
 
     def count(self) -> int:
+        """How many faces are kept, those queued before this call included."""
+        self.settle()
         return self.store.strangers.count()

@@ -148,8 +148,9 @@ class Suggestions:
 
     def _grouped(self) -> tuple[StrangerRows, np.ndarray]:
         """Every kept face and its group [N], after placing the new ones (in one write, so two readers never
-        place one face twice)."""
+        place one face twice). Faces an identify has queued to keep are kept first (`StrangersMemory.settle`)."""
         store = self.store
+        self.memory.settle()
         with store.writing_sightings() as session, session.begin():
             self.memory.forget_expired(session)
             rows = store.strangers.rows(session, self.model_id)

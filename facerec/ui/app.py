@@ -35,12 +35,13 @@ def build_app(gallery: Gallery, admin_password: str | None = None, api_docs: str
         # On a phone every tab stays in sight (no "..." menu hiding two). Gradio places a wrapped tab by its position
         # among everything in the tab set, so each tab makes its gr.State inside itself, never beside it.
         with gr.Tabs(overflow_behavior="wrap"):
-            enroll = enroll_tab.build(context, password)
+            enroll_tab.build(context, password)
             identify_tab.build(context, default_percent, password)
             verify_tab.build(context, default_percent)
             _tab, people = gallery_tab.build(context, password)
             health_tab.build(context, password)
-        people.refresh_after(enroll.enrolled, enroll.ok, enroll.password)  # an enrollment shows in the list
+        for event, ok in context.people_changes:  # every change, from any tab, shows in the people list at once
+            people.refresh_after(event, ok, password)
         if api_docs:
             gr.Markdown(f"For programs: the [REST API]({api_docs}) (an API key from `facerec api-key create`).",
                         elem_id="page-footer")

@@ -22,6 +22,16 @@ class AppContext:
     app: gr.Blocks | None = None  # set once the Blocks exist
     web_cache: Path = field(default_factory=lambda: Path(get_upload_folder()))  # Gradio's uploads, its files
     kept_photos: KeptPhotos = field(default_factory=lambda: KeptPhotos(CACHE_MAX_AGE_S))  # for every page
+    # Every page event that may change who is enrolled or the faces they are searched by, with the gr.State it
+    # writes its success to: the Gallery tab's people list is shown again after each (`changes_people`).
+    people_changes: list[tuple[object, gr.State]] = field(default_factory=list)
+
+    def changes_people(self, event, ok: gr.State) -> None:
+        """Record that `event` (which writes `ok`) may change the people or their faces. The page builder then
+        refreshes the Gallery tab's table, counts and thumbnails after it, whichever tab it was in: a list
+        refreshed only by its own tab's buttons went stale after a suggestion was named or a template removed
+        (#51 item 1)."""
+        self.people_changes.append((event, ok))
 
     def keep(self, answered: AnsweredPhoto | None) -> KeptPhoto | None:
         """What a page's session holds of a photo it answered about (None for none), the photo kept for it."""

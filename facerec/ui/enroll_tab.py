@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import gradio as gr
 
 from facerec.errors import LowQuality, MultipleFaces, PossibleDuplicate
@@ -11,7 +9,7 @@ from facerec.messages import plural
 from facerec.ui.actions import Instead, expose
 from facerec.ui.context import AppContext
 from facerec.ui.face_picker import chosen_face, faces_view
-from facerec.ui.page_pictures import page_picture
+from facerec.ui.page_pictures import captioned_picture
 from facerec.ui.text import markdown_text
 from facerec.ui.uploads import forget_upload, photo_input, photo_to_answer, received_photo
 
@@ -19,14 +17,7 @@ LOOKALIKE_BOX = "Enroll anyway if the face matches someone already enrolled"
 LOW_QUALITY_BOX = "Enroll anyway if the photo is a poor enrollment photo"
 
 
-@dataclass
-class EnrollTab:
-    password: gr.Textbox
-    enrolled: object  # the page event of a successful or failed enrollment (followed by the people list refresh)
-    ok: gr.State
-
-
-def build(context: AppContext, password: gr.Textbox) -> EnrollTab:
+def build(context: AppContext, password: gr.Textbox) -> None:
     """The Enroll tab; `password`: the page's one admin password field."""
     gallery = context.gallery
     with gr.Tab("Enroll", id="enroll"):
@@ -35,8 +26,8 @@ def build(context: AppContext, password: gr.Textbox) -> EnrollTab:
         with gr.Row():
             photo = photo_input("Photo (upload or webcam)", context.gallery.settings.max_upload_bytes,
                                sources=["upload", "webcam", "clipboard"])
-            faces = page_picture("Faces found")
-            crop = page_picture("Aligned face (what is stored)")
+            faces = captioned_picture("Faces found", "enroll-faces")
+            crop = captioned_picture("Aligned face (what is stored)", "enroll-crop")
         detect_status = gr.Markdown(elem_id="detect-status")
         quality_note = gr.Markdown(elem_id="enroll-quality")
         name = gr.Textbox(label="Name")
@@ -97,6 +88,6 @@ def build(context: AppContext, password: gr.Textbox) -> EnrollTab:
                    api_hints={PossibleDuplicate: "If this is a different person, call again with "
                                                  "allow_lookalike=True.",
                               LowQuality: "To enroll it anyway, call again with allow_low_quality=True.",
-                              MultipleFaces: "Pass face_choice, e.g. 'face #0' (numbered left to right, as /detect "
-                                             "lists them)."})
-    return EnrollTab(password, event, ok)
+                              MultipleFaces: "Pass face_choice, e.g. 'face #0' (numbered as /detect draws them on "
+                                             "the photo)."})
+    context.changes_people(event, ok)

@@ -1,7 +1,8 @@
 """The faces found in an uploaded photo, drawn with their numbers, and the choice of one (Enroll and Verify).
 
-Faces are numbered left to right from 0, as the Gallery API and the CLI's `--face N` number them; the choice is
-a dropdown of 'face #N'. Enroll pre-selects the largest face (and says so); Verify pre-selects nothing and asks,
+Faces are numbered from 0 by the left edge of their box, as the Gallery API and the CLI's `--face N` number them,
+and the picture shows each number on its box: the page points there, not to a direction (faces one above the
+other are not "left to right" to the eye). The choice is a dropdown of 'face #N'. Enroll pre-selects the largest face (and says so); Verify pre-selects nothing and asks,
 because comparing the wrong face of a group photo gives a confident wrong answer.
 """
 
@@ -19,6 +20,9 @@ from facerec.faces.pipeline import Photo
 from facerec.ui.page_pictures import MAX_SIDE
 
 PREFIX = "face #"
+# Where a face's number is read: on the picture. The numbers go by each box's left edge, which reads as "left to
+# right" only for faces side by side; for faces one above the other it was a claim the picture contradicted.
+NUMBER_SHOWN = "the number on its box"
 
 
 def face_choices(count: int) -> list[str]:
@@ -33,7 +37,7 @@ def chosen_face(value, what: str = "face") -> int | None:
     try:
         return int(text[len(PREFIX):] if text.startswith(PREFIX) else text.lstrip("#"))
     except ValueError:
-        raise InvalidArgument(f"the {what} must be given as 'face #0', 'face #1', ... (left to right); "
+        raise InvalidArgument(f"the {what} must be given as 'face #0', 'face #1', ... (as numbered on the photo); "
                               f"got '{value}'") from None
 
 
@@ -54,6 +58,6 @@ def faces_view(gallery: Gallery, decoded: Photo, faces: list[DetectedFace], pres
         note = (f"{len(faces)} faces found; face #{largest} (the largest) is selected — pick another if needed.")
         value = choices[largest]
     else:
-        note = f"{len(faces)} faces found in {which}: pick the one to compare (numbered left to right)."
+        note = f"{len(faces)} faces found in {which}: pick the one to compare by {NUMBER_SHOWN}."
         value = None
     return drawn, gr.update(choices=choices, value=value), note, len(faces)

@@ -1,8 +1,9 @@
 """Gallery: who is enrolled, and rename, delete, add a photo, their templates, export, import.
 
 The people list is never stale: it is read again whenever the tab opens, when a search or the password is
-entered, and after every change made here or in the Enroll tab. Each action's result appears under its own
-button and replaces the previous one (and the other actions' results, so only the latest stays).
+entered, and after every change made on the page, in any tab (`AppContext.changes_people`). Each action's result
+appears under its own button and replaces the previous one (and the other actions' results, so only the latest
+stays).
 """
 
 from __future__ import annotations
@@ -22,7 +23,8 @@ from facerec.ui.context import AppContext
 from facerec.ui.text import markdown_text
 from facerec.ui.uploads import (EXPORT_LIFETIME_S, delete_later, empty_web_cache, forget_upload,
                                 photo_input, photo_to_answer, received_photo)
-from facerec.ui.views import FACES_CSS, face_tiles
+from facerec.ui.views import FACES_CSS, PEOPLE_TABLE_HEAD, PEOPLE_TABLE_WIDTHS, face_tiles
+from facerec.words.people import faces_text
 
 THUMBNAILS_SHOWN = 60
 DELETE_BOX = "Yes, delete this person and all their photos"
@@ -53,9 +55,12 @@ def build(context: AppContext, password: gr.Textbox) -> tuple[gr.Tab, PeopleList
         ok = gr.State(False)
         search = gr.Textbox(label="Search by name (press Enter)", value="")
         people_status = gr.Markdown(elem_id="people-status")
-        table = gr.Dataframe(headers=["id", "name", "photos", "enrolled"], label="People (click a row to pick the "
-                             "person for Rename, Delete and Add a photo)", interactive=False, elem_id="people-table")
-        thumbnails = gr.HTML(css_template=FACES_CSS, elem_id="people-faces")
+        # Wrapping cells and shares of the width, not each column's natural width: on a phone (390 px) the last
+        # columns were cut off behind a sideways scroll (#51 item 4; `PEOPLE_TABLE_HEAD`).
+        table = gr.Dataframe(headers=["id", "name", "photos", "learned", "enrolled"], label="People (click a row to pick the "
+                             "person for Rename, Delete and Add a photo)", interactive=False, elem_id="people-table",
+                             wrap=True, column_widths=PEOPLE_TABLE_WIDTHS)
+        thumbnails = gr.HTML(css_template=FACES_CSS, elem_id="people-faces", head=PEOPLE_TABLE_HEAD)
         people_json = gr.JSON(visible=False)
         with gr.Accordion("Rename", open=False):
             rename_from = gr.Textbox(label="Current name", elem_id="rename-from")
@@ -90,9 +95,10 @@ def build(context: AppContext, password: gr.Textbox) -> tuple[gr.Tab, PeopleList
     def list_people(query="", password="", request: gr.Request = None):
         context.require_admin(password, request)
         people = gallery.list(query or None)
-        rows = [[p.id, p.name, p.photos, p.created_at.strftime("%Y-%m-%d %H:%M")] for p in people]
-        tiles = [(gallery.face_crop(p.face_ids[0]) if p.face_ids else None, f"{p.name} ({p.photos})")
-                 for p in people[:THUMBNAILS_SHOWN]]
+        rows = [[p.id, p.name, p.photos - p.learned, p.learned, p.created_at.strftime("%Y-%m-%d")]
+                for p in people]
+        tiles = [(gallery.face_crop(p.face_ids[0]) if p.face_ids else None,
+                  f"{p.name} ({faces_text(p.photos, p.learned)})") for p in people[:THUMBNAILS_SHOWN]]
         total = gallery.people_count()
         if not total:
             summary = "Nobody is enrolled yet: enroll someone in the Enroll tab."
@@ -129,7 +135,7 @@ def build(context: AppContext, password: gr.Textbox) -> tuple[gr.Tab, PeopleList
             raise InvalidArgument(f"nothing was deleted: tick '{DELETE_BOX.lower()}' to confirm")
         info = gallery.delete(name)
         empty_web_cache(context.app, context.web_cache)  # nothing of theirs stays downloadable: uploads, exports
-        return {delete_status: f"Deleted **{markdown_text(info.name)}** and {plural(info.photos, 'photo')}.",
+        return {delete_status: f"Deleted **{markdown_text(info.name)}** ({faces_text(info.photos, info.learned)}).",
                 manage_json: info.to_dict(), delete_confirm: False}
 
     def received(photo):
@@ -147,7 +153,8 @@ def build(context: AppContext, password: gr.Textbox) -> tuple[gr.Tab, PeopleList
         finally:
             forget_upload(photo, context.web_cache)
         return {add_kept: None,
-                add_status: f"Added a photo to **{markdown_text(result.name)}** ({result.photos} photos).",
+                add_status: f"Added a photo to **{markdown_text(result.name)}** "
+                            f"({faces_text(result.photos, result.learned)}).",
                 manage_json: result.to_dict(), add_image: None, add_anyway: False, add_low_quality: False}
 
     def export_gallery(include_crops=True, password="", request: gr.Request = None):
@@ -192,7 +199,7 @@ def build(context: AppContext, password: gr.Textbox) -> tuple[gr.Tab, PeopleList
     def action(button, core, inputs, outputs, status, api_name, extra=(), **hints):
         event = expose([button.click], core, inputs, outputs, status, api_name=api_name,
                        also_clear=[s for s in statuses if s is not status], extra_outputs=extra, ok=ok, **hints)
-        people.refresh_after(event, ok, password)
+        context.changes_people(event, ok)
 
     action(rename_button, rename, [rename_from, rename_to, password], [rename_status, manage_json], rename_status,
            "rename")

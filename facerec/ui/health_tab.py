@@ -13,7 +13,7 @@ from facerec.ui.health_charts import policy_growth_plot, sightings_trend_plot, s
 from facerec.faces.embedder_check import EmbedderCheck
 from facerec.gallery.health import HealthReport
 from facerec.gallery.health.distances import nearest_other_person_distance
-from facerec.words.health import figure_text, health_in_words
+from facerec.words.health import confusable_pairs_in_words, figure_text, health_in_words
 from facerec.messages import plural
 from facerec.metrics import MEDIAN_KEYS
 from facerec.ui.actions import expose, page_door
@@ -44,14 +44,15 @@ def build(context: AppContext, password: gr.Textbox) -> gr.Tab:
     def health(password="", request: gr.Request = None):
         context.require_admin(password, request)
         report = gallery.health()
+        heading, shown = confusable_pairs_in_words(report.confusable_pairs, report.threshold)
         pairs = []
-        for pair in report.confusable_pairs:
+        for pair in shown:
             left, right = gallery.get(pair["a_id"]), gallery.get(pair["b_id"])
             pairs.append((gallery.face_crop(left.face_ids[0]), gallery.face_crop(right.face_ids[0]),
                           f"{pair['a']} ~ {pair['b']}: {pair['similarity']:.3f}"))
         figure = similarity_histogram(report.nearest_other_similarities, report.threshold,
                                       "How close is each person to their nearest other person?")
-        heading = "<h3>Most confusable pairs</h3>" if pairs else ""
+        heading = f"<h3>{html_text(heading)}</h3>" if heading else ""
         worded = health_in_words(report)
         memory = worded["sightings"]
         weak = [(gallery.face_crop(gallery.get(w["identity_id"]).face_ids[0]),

@@ -27,6 +27,7 @@ def build(context: AppContext, default_percent: float, password: gr.Textbox) -> 
     gallery = context.gallery
     with gr.Tab("Identify", id="identify") as tab:
         seen = gr.State(None)  # per face of the last identification (admin only): [sighting id or None, embedding]
+        learned = gr.State(False)  # whether the last Confirm, Correct or Reject went through
         kept = context.kept_state()  # the photo last answered about, in memory only
         with gr.Row():
             photo = photo_input("Photo", context.gallery.settings.max_upload_bytes,
@@ -181,10 +182,13 @@ def build(context: AppContext, default_percent: float, password: gr.Textbox) -> 
     expose([button.click], identify, [photo, pinned, top_k, password, fpir, kept], [picture, table, status, details],
            status, api_name="identify", also_clear=[seen, feedback_status],
            extra_outputs=[feedback_face, feedback_name, threshold_note, kept])
-    expose([confirm_button.click], confirm, [feedback_face, seen, kept, password], [], feedback_status,
-           extra_outputs=[seen])
+    confirming = expose([confirm_button.click], confirm, [feedback_face, seen, kept, password], [], feedback_status,
+                        extra_outputs=[seen], ok=learned)
     # `seen` is kept as it is when a correction fails (a mistyped name must not forget the photo's faces).
-    expose([correct_button.click], correct, [feedback_face, feedback_name, seen, kept, password], [],
-           feedback_status, extra_outputs=[seen])
-    expose([reject_button.click], reject, [feedback_face, seen, password], [], feedback_status, extra_outputs=[seen])
+    correcting = expose([correct_button.click], correct, [feedback_face, feedback_name, seen, kept, password], [],
+                        feedback_status, extra_outputs=[seen], ok=learned)
+    rejecting = expose([reject_button.click], reject, [feedback_face, seen, password], [], feedback_status,
+                       extra_outputs=[seen], ok=learned)
+    for event in (confirming, correcting, rejecting):  # each may learn or undo a template: the Gallery tab follows
+        context.changes_people(event, learned)
     return tab

@@ -38,6 +38,15 @@ def page_picture(label: str, **options) -> "PagePicture":
                        **options)
 
 
+def captioned_picture(label: str, elem_id: str, **options) -> "PagePicture":
+    """A `page_picture` with `label` written above it as a caption: without Gradio's floating label an empty box
+    said nothing of what it would show (the Enroll tab's two boxes), and a caption outside the box covers nothing
+    drawn on the photo. The caption is `<elem_id>-caption`."""
+    with gr.Column(min_width=160):
+        gr.Markdown(f"**{label}**", elem_id=f"{elem_id}-caption", padding=False)
+        return page_picture(label, elem_id=elem_id, **options)
+
+
 class PagePicture(gr.Image):
     """An image whose value (an RGB array) is sent as a `data:` URL instead of a cached file (made by
     `page_picture`; Gradio describes a component to the page by its constructor's parameters, so a subclass keeps

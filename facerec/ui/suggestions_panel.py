@@ -5,23 +5,17 @@ FACEREC_SUGGESTIONS=on (the panel says so when it is off)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import gradio as gr
 
 from facerec.errors import InvalidArgument
+from facerec.messages import plural
 from facerec.ui.actions import expose
 from facerec.ui.context import AppContext
 from facerec.ui.text import markdown_text
 from facerec.ui.views import FACES_CSS, face_tiles
 
 
-@dataclass
-class SuggestionsPanel:
-    name_button: gr.Button  # the people list is shown again after a suggestion is named
-
-
-def build(context: AppContext, password: gr.Textbox) -> SuggestionsPanel:
+def build(context: AppContext, password: gr.Textbox) -> None:
     gallery = context.gallery
     with gr.Accordion("Suggested people: seen again and again, not enrolled", open=False):
         gr.Markdown("Faces that come back as unknown, grouped by person. Pick one, look at its faces, then name "
@@ -34,6 +28,7 @@ def build(context: AppContext, password: gr.Textbox) -> SuggestionsPanel:
         name_button = gr.Button("Enroll with this name", variant="primary")
         dismiss = gr.Button("Dismiss (forget these faces)", variant="stop")
         status = gr.Markdown(elem_id="suggestions-status")
+        ok = gr.State(False)
 
     def listed(password="", request: gr.Request = None):
         context.require_admin(password, request)
@@ -44,7 +39,7 @@ def build(context: AppContext, password: gr.Textbox) -> SuggestionsPanel:
         elif not found:
             line = "No suggestions yet: someone must come back unknown at least 3 times, in at least 2 photos."
         else:
-            line = f"{len(found)} suggested people. Pick one to see their faces."
+            line = f"{plural(len(found), 'suggested person', 'suggested people')}. Pick one to see their faces."
         return {overview: face_tiles([(gallery.suggestion_faces(s.face_ids[:1]).get(s.face_ids[0]), c)
                                       for s, c in zip(found, captions)]),
                 choice: gr.update(choices=captions, value=None), faces: "", status: line}
@@ -60,7 +55,7 @@ def build(context: AppContext, password: gr.Textbox) -> SuggestionsPanel:
         context.require_admin(password, request)
         result = gallery.name_suggestion(_id_of(picked), new_name)
         shown = listed(password, request)
-        shown[status] = (f"Enrolled **{markdown_text(result.name)}** from {len(result.face_ids)} photo(s). "
+        shown[status] = (f"Enrolled **{markdown_text(result.name)}** from {plural(len(result.face_ids), 'photo')}. "
                          + shown[status])
         return shown
 
@@ -68,17 +63,17 @@ def build(context: AppContext, password: gr.Textbox) -> SuggestionsPanel:
         context.require_admin(password, request)
         count = gallery.dismiss_suggestion(_id_of(picked))
         shown = listed(password, request)
-        shown[status] = f"Dismissed: {count} face(s) forgotten. " + shown[status]
+        shown[status] = f"Dismissed: {plural(count, 'face')} forgotten. " + shown[status]
         return shown
 
     outputs = [overview, faces, status]
     expose([show.click], listed, [password], outputs, status, api_name="suggestions", extra_outputs=[choice])
     expose([choice.input], opened, [choice, password], [faces, status], status, api_name="suggestion_faces")
-    expose([name_button.click], named, [choice, name, password], outputs, status, api_name="name_suggestion",
-           extra_outputs=[choice])
+    naming = expose([name_button.click], named, [choice, name, password], outputs, status,
+                    api_name="name_suggestion", extra_outputs=[choice], ok=ok)
+    context.changes_people(naming, ok)  # the new person shows in the people table at once
     expose([dismiss.click], dismissed, [choice, password], outputs, status, api_name="dismiss_suggestion",
            extra_outputs=[choice])
-    return SuggestionsPanel(name_button)
 
 
 def _caption(suggestion) -> str:

@@ -12,9 +12,8 @@ from facerec.ui.actions import expose
 from facerec.ui.context import AppContext
 from facerec.ui.text import markdown_text
 from facerec.ui.views import FACES_CSS, face_tiles
-
-ORIGIN_WORDS = {"enrolled": "enrolled", "added": "added photo", "learned": "learned"}
-
+from facerec.words.people import faces_text
+from facerec.words.templates import origin_text
 
 @dataclass
 class TemplatesPanel:
@@ -32,6 +31,7 @@ def build(context: AppContext, password: gr.Textbox) -> TemplatesPanel:
         face_choice = gr.Dropdown(label="Face to remove", choices=[], value=None, elem_id="templates-face")
         remove = gr.Button("Remove this face", variant="stop")
         status = gr.Markdown(elem_id="templates-status")
+        ok = gr.State(False)
 
     def listed(name, password="", request: gr.Request = None):
         context.require_admin(password, request)
@@ -42,7 +42,7 @@ def build(context: AppContext, password: gr.Textbox) -> TemplatesPanel:
         learned = sum(t.origin == "learned" for t in kept)
         return {tiles: face_tiles([(gallery.face_crop(t.face_id), c) for t, c in zip(kept, captions)]),
                 face_choice: gr.update(choices=captions, value=None),
-                status: f"**{markdown_text(name)}**: {len(kept)} face(s), {learned} learned."}
+                status: f"**{markdown_text(name)}**: {faces_text(len(kept), learned)}."}
 
     def removed(name, face, password="", request: gr.Request = None):
         context.require_admin(password, request)
@@ -53,20 +53,19 @@ def build(context: AppContext, password: gr.Textbox) -> TemplatesPanel:
             raise InvalidArgument(f"'{name}' has no face {face_id}: press Show templates again")
         gone = gallery.remove_template(face_id)
         shown = listed(name, password, request)
-        shown[status] = f"Removed face {gone.face_id} ({ORIGIN_WORDS.get(gone.origin, gone.origin)}). " + shown[status]
+        shown[status] = f"Removed face {gone.face_id} ({origin_text(gone.origin)}). " + shown[status]
         return shown
 
     expose([show.click], listed, [name, password], [tiles, status], status, api_name="templates",
            extra_outputs=[face_choice])
-    expose([remove.click], removed, [name, face_choice, password], [tiles, status], status,
-           api_name="remove_template", extra_outputs=[face_choice])
+    removal = expose([remove.click], removed, [name, face_choice, password], [tiles, status], status,
+                     api_name="remove_template", extra_outputs=[face_choice], ok=ok)
+    context.changes_people(removal, ok)  # the people table's learned count and thumbnail follow at once
     return TemplatesPanel(name)
 
 
 def _caption(template) -> str:
-    """'face 12 · learned from sighting 5 by admin password, 2026-12-03' (the face id first: Remove reads it)."""
-    origin = ORIGIN_WORDS.get(template.origin, template.origin)
-    if template.origin == "learned":
-        origin += f" from sighting {template.learned_from}" + (f" ({template.learned_by})" if template.learned_by
-                                                                else "")
+    """'face 12 · learned from sighting 5, confirmed with the admin password, 2026-12-03' (the face id first:
+    Remove reads it)."""
+    origin = origin_text(template.origin, template.learned_from, template.learned_by)
     return f"face {template.face_id} · {origin}, {template.added_at:%Y-%m-%d}"

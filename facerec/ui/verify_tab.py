@@ -8,7 +8,7 @@ from facerec.words.threshold import compared, threshold_sentence
 from facerec.errors import MultipleFaces
 from facerec.ui.actions import Instead, expose
 from facerec.ui.context import AppContext
-from facerec.ui.face_picker import chosen_face, faces_view
+from facerec.ui.face_picker import NUMBER_SHOWN, chosen_face, faces_view
 from facerec.ui.page_pictures import page_picture
 from facerec.ui.threshold_controls import accepted_rate, parse_pinned, rate_and_pin
 from facerec.ui.uploads import forget_upload, photo_input, photo_to_answer, received_photo
@@ -80,10 +80,10 @@ def build(context: AppContext, default_percent: float) -> None:
                                     side_b["choice"], side_a["kept"], side_b["kept"]], [status, details], status,
            api_name="verify", extra_outputs=[threshold_note, side_a["kept"], side_b["kept"]],
            page_hints={MultipleFaces: Instead(lambda error: f"{error.photo} has {len(error.faces)} faces: pick the "
-                                                            "one to compare under it (numbered left to right), "
-                                                            "then press Compare")},
-           api_hints={MultipleFaces: "Pass face_a or face_b: the face's number, left to right from 0 (as /detect "
-                                     "lists them)."})
+                                                            f"one to compare under it, by {NUMBER_SHOWN}, then press "
+                                                            "Compare")},
+           api_hints={MultipleFaces: "Pass face_a or face_b: the face's number, from 0, as /detect draws it on the "
+                                     "photo."})
 
 
 def _side(which: str, elem_id: str, context: AppContext) -> dict:

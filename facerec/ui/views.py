@@ -2,7 +2,7 @@
 
 Gradio's own Gallery stretches a lone 112 px crop across the page, crops tiles square and cuts long names; these
 views show each stored face at its own size (`FACE_PX`), whole, with its name under it, and a table whose value
-column never wraps. Faces are embedded as `data:` JPEG URIs (the bytes the gallery stores, not re-encoded), so no
+column never wraps on a wide screen and that becomes one card per row on a phone. Faces are embedded as `data:` JPEG URIs (the bytes the gallery stores, not re-encoded), so no
 thumbnail ever becomes a file the web server could serve after the person is deleted. Every name is escaped.
 """
 
@@ -27,13 +27,43 @@ FACES_CSS = f"""
 .faces .empty {{ color: #6b7280; }}
 """
 
-TABLE_CSS = """
-table.figures { border-collapse: collapse; width: 100%; }
-table.figures th, table.figures td { border: 1px solid #d1d5db; padding: 6px 8px; text-align: left;
-                                      vertical-align: top; }
-table.figures td.value { white-space: nowrap; font-variant-numeric: tabular-nums; }
-table.figures td.metric { white-space: nowrap; }
+PHONE_PX = 640  # at most this wide, a table of figures is shown as one card per row (#51 item 4)
+
+# On a phone, three columns left the reading one word wide and cut at the screen's edge: below PHONE_PX each row
+# is a card instead, the metric as its heading and each other cell on its own line, named by its column's header
+# (`data-label`), wrapping as it needs.
+TABLE_CSS = f"""
+table.figures {{ border-collapse: collapse; width: 100%; }}
+table.figures th, table.figures td {{ border: 1px solid #d1d5db; padding: 6px 8px; text-align: left;
+                                      vertical-align: top; }}
+table.figures td.value {{ white-space: nowrap; font-variant-numeric: tabular-nums; }}
+table.figures td.metric {{ white-space: nowrap; }}
+@media (max-width: {PHONE_PX}px) {{
+  table.figures, table.figures tbody, table.figures tr, table.figures td {{ display: block; width: auto; }}
+  table.figures thead {{ display: none; }}
+  table.figures tr {{ border: 1px solid #d1d5db; border-radius: 4px; margin-bottom: 8px; }}
+  table.figures td, table.figures td.value, table.figures td.metric {{ border: none; padding: 2px 8px;
+                                                                     white-space: normal; overflow-wrap: anywhere; }}
+  table.figures td.metric {{ font-weight: 600; padding-top: 6px; }}
+  table.figures td[data-label]::before {{ content: attr(data-label) ": "; color: #6b7280; }}
+}}
 """
+
+
+# The Gallery tab's people table (a Gradio Dataframe, styled by the page's head: its own CSS cannot reach it). On a
+# phone its columns at their natural width ran off the screen behind a sideways scroll (#51 item 4): there they
+# share the width, in a smaller type with less padding, so that every column fits and no word is broken.
+PEOPLE_TABLE_WIDTHS = ["8%", "25%", "18%", "20%", "29%"]  # id, name, photos, learned, enrolled
+PEOPLE_TABLE_HEAD = f"""<style>
+@media (max-width: {PHONE_PX}px) {{
+  #people-table th, #people-table td, #people-table th *, #people-table td *, #people-table [role=gridcell],
+  #people-table [role=gridcell] * {{ font-size: 11px !important;
+      padding-left: 1px !important; padding-right: 1px !important; margin-left: 0 !important;
+      margin-right: 0 !important; gap: 0 !important; }}
+  #people-table th, #people-table td {{ padding-left: 3px !important; padding-right: 3px !important; }}
+  #people-table [role=columnheader] *, #people-table [aria-colindex="5"] * {{ white-space: nowrap; }}
+}}
+</style>"""
 
 
 def face_tiles(tiles: Sequence[tuple[bytes | None, str]], empty: str = "") -> str:
@@ -55,10 +85,13 @@ def pair_tiles(pairs: Sequence[tuple[bytes | None, bytes | None, str]], empty: s
 
 
 def figures_table(headers: Sequence[str], rows: Sequence[tuple[str, str, str]]) -> str:
-    """A (metric, value, reading) table; values on one line, always."""
+    """A (metric, value, reading) table; values on one line on a wide screen; one card per row on a phone, each
+    cell named by its header (TABLE_CSS)."""
     head = "".join(f"<th>{html_text(h)}</th>" for h in headers)
-    body = "".join(f'<tr><td class="metric">{html_text(metric)}</td><td class="value">{html_text(value)}</td>'
-                   f"<td>{html_text(reading)}</td></tr>" for metric, value, reading in rows)
+    value_label, reading_label = html_text(headers[1]), html_text(headers[2])
+    body = "".join(f'<tr><td class="metric">{html_text(metric)}</td>'
+                   f'<td class="value" data-label="{value_label}">{html_text(value)}</td>'
+                   f'<td data-label="{reading_label}">{html_text(reading)}</td></tr>' for metric, value, reading in rows)
     return f'<table class="figures"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
 
 

@@ -135,6 +135,34 @@ def trend_reading(trend: list[dict], unit: str) -> str:
             f"{first:.3f} -> {last:.3f}, per {per}; a rise of {DRIFT} or more would be drift).")
 
 
+def pair_text(pair: dict) -> str:
+    """One confusable pair as every interface prints it: "Tony Blair ~ Alan Ball (0.334)" (their cosine)."""
+    return f"{pair['a']} ~ {pair['b']} ({figure_text(pair['similarity'])})"
+
+
+CLOSEST_SHOWN = 3  # pairs listed when none is close to the threshold: the closest few, as such
+
+
+def confusable_pairs_in_words(pairs: list[dict], threshold: float) -> tuple[str, list[dict]]:
+    """(heading, the pairs to show) for the report's confusable pairs (cosines) and `threshold` (the cosine two
+    typical faces must reach): "Most confusable pairs" only when some pair is close to the threshold (its
+    `near_threshold`); else "No two people are close to the match threshold (0.487); the closest pairs:" over the
+    closest few, so pairs far below it are never called confusable. ("", []) when there are none."""
+    if not pairs:
+        return "", []
+    near = sum(bool(pair.get("near_threshold")) for pair in pairs)
+    if near:
+        return f"Most confusable pairs ({near:,} close to the match threshold {figure_text(threshold)}):", pairs
+    return (f"No two people are close to the match threshold ({figure_text(threshold)}); the closest pairs:",
+            pairs[:CLOSEST_SHOWN])
+
+
+def confusable_pairs_line(pairs: list[dict], threshold: float) -> str:
+    """The confusable pairs in one line for the terminal (empty when there are none)."""
+    heading, shown = confusable_pairs_in_words(pairs, threshold)
+    return f"{heading} " + "; ".join(pair_text(pair) for pair in shown) if shown else ""
+
+
 def health_in_words(report) -> dict:
     """`report` (a `facerec.gallery.health.HealthReport`) as every interface shows it: its numbers, with each
     figure's reading (`readings`) and the sightings' trend (`sightings.trend_reading`)."""

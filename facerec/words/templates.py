@@ -1,7 +1,34 @@
 """What a confirmation taught the gallery, and what a rejection or correction undid, in one sentence for every
-interface."""
+interface; and where a template came from, in words."""
 
 from __future__ import annotations
+
+ORIGIN_WORDS = {"enrolled": "enrolled", "added": "added photo", "learned": "learned"}
+
+
+def origin_text(origin: str, learned_from: int | None = None, learned_by: str | None = None) -> str:
+    """Where a template came from: 'enrolled', 'added photo', or 'learned from sighting 5, confirmed on the page
+    with no admin password set' (`learned_by` as stored: who confirmed it)."""
+    text = ORIGIN_WORDS.get(origin, origin)
+    if origin != "learned":
+        return text
+    text += f" from sighting {learned_from}" if learned_from is not None else ""
+    return f"{text}, {confirmed_by(learned_by)}" if learned_by else text
+
+
+def confirmed_by(learned_by: str) -> str:
+    """Who confirmed a learned face, as a clause: the page, the CLI and the REST API store "admin password", "the
+    page (no admin password set)", "command line" and "API key 3 (name)"; said as they read in a sentence (the
+    stored words were put in parentheses after the sighting, which nested them)."""
+    if learned_by == "admin password":
+        return "confirmed with the admin password"
+    if learned_by == "command line":
+        return "confirmed on the command line"
+    if learned_by.startswith("the page"):
+        return "confirmed on the page with no admin password set"
+    if learned_by.startswith("API key"):
+        return f"confirmed with {learned_by}"
+    return f"confirmed by {learned_by}"
 
 
 def learning_sentence(learning: dict | None) -> str:

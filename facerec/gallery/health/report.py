@@ -68,6 +68,7 @@ class GalleryHealth:
             report = self._sampled_report(people, faces, threshold, top_pairs)
         self._with_sightings(report, faces, threshold, rule.threshold)
         report.score_threshold = rule.threshold
+        report.mark_near_threshold(self.thresholds.typical_cosine(NEAR_SHARE * rule.threshold))
         report.threshold_policy = rule.to_dict()
         report.policy_growth = [{"faces": r.comparisons, "threshold": round(r.threshold, 4),
                                  "expected_fpir": r.expected_fpir, "true_match_rate": r.true_match_rate}
@@ -159,6 +160,11 @@ class GalleryHealth:
 
 
 CONFUSABLE_FLOOR = 0.0  # a pair of faces at or below this cosine (unrelated, or opposite) is no confusable pair
+# A pair is close to the threshold from this share of the way between a typical stranger and the threshold, on the
+# score the gallery decides with: a typical stranger scores 0 there (cohort-normalised; on a card calibrated on
+# cosines, unrelated faces sit at cosine 0), so a pair is close from 3/4 of the threshold's score. A chosen line,
+# not a measured one: pairs below it are listed as the closest, not as confusable.
+NEAR_SHARE = 0.75
 
 
 @dataclass
@@ -178,6 +184,14 @@ class HealthReport:
     sample: dict | None = None  # None: every face scored; else what was sampled (faces, people, seed, of how many)
     enrolled_only: dict | None = None  # with sightings: the figures of the enrolled faces alone
     sightings: dict = field(default_factory=dict)  # the memory: enabled, counts, trend, weak enrollments
+    near_threshold: float | None = None  # the cosine from which a pair counts as close to the threshold
+
+    def mark_near_threshold(self, cosine: float) -> None:
+        """Say of each pair (confusable, suspected duplicate) whether it is close to the threshold: its cosine at
+        least `cosine` (the threshold's `NEAR_SHARE`, as the cosine two typical faces reach)."""
+        self.near_threshold = cosine
+        for pair in [*self.confusable_pairs, *self.suspected_duplicates]:
+            pair["near_threshold"] = pair["similarity"] >= cosine
 
     def to_dict(self) -> dict:
         def clean(value: float) -> float | None:
@@ -197,6 +211,7 @@ class HealthReport:
                 "closest_is_positive_accuracy": clean(self.enrolled_only["closest_is_positive_accuracy"]),
                 "median_distances": {k: clean(v) for k, v in self.enrolled_only["median_distances"].items()}},
             "sightings": self.sightings,
+            "near_threshold": None if self.near_threshold is None else round(self.near_threshold, 4),
         }
 
 

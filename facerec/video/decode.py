@@ -84,11 +84,21 @@ def container_of(head: bytes) -> str | None:
     return None
 
 
+def quiet_opencv():
+    """OpenCV, with FFmpeg's and OpenCV's own warnings about a damaged file kept off the terminal: the one line
+    `VideoFile` raises says what a user needs (FFmpeg reads its level once, when OpenCV first opens a video)."""
+    os.environ.setdefault("OPENCV_FFMPEG_LOGLEVEL", "-8")  # AV_LOG_QUIET
+    import cv2
+
+    cv2.utils.logging.setLogLevel(cv2.utils.logging.LOG_LEVEL_ERROR)
+    return cv2
+
+
 class VideoFile:
     """An opened video: `info`, then `frames()` once. Use as a context manager (the decoder holds a file)."""
 
     def __init__(self, path: str | Path, limits: VideoLimits = VideoLimits(), label: str | None = None) -> None:
-        import cv2
+        cv2 = quiet_opencv()
 
         self.path, self.limits = Path(path), limits
         self.label = label or self.path.name

@@ -5,8 +5,11 @@ The budget (a video should be followed faster than it plays, on two cores): dete
 frame only, and a face is embedded only (1) when its track starts, (2) when a view scores higher than the track's
 best by `BETTER_BY` on the enrollment quality score (`facerec.video.tracks.ViewQuality`), (3) at most once a `REFRESH_SECONDS` for
 a view at least as good as its best (more independent views pool better), (4) when two faces' boxes overlap and
-only their looks can tell them apart (`facerec.video.tracker`), never more than `MAX_VIEWS` times per track. What
-was skipped is counted in the answer (`FollowCounts`), never hidden.
+only their looks can tell them apart (`facerec.video.tracker`), never more than `MAX_VIEWS` views per track. Once a
+`REFRESH_SECONDS` a track's face is embedded even when the view is not pooled: a check that it is still the same
+face (another person can step into the very place of the last, which boxes cannot tell); a view farther than
+`SAME_FACE_COSINE` from the track's pool ends the track and starts another. What was skipped is counted in the
+answer (`FollowCounts`), never hidden.
 
 A track not seen for `MAX_GAP_SECONDS` ends, and every track ends at a cut. At the end, a track that starts within
 `RELINK_SECONDS` of another's end and whose pool is strong evidence of the same face (`relinked`; the caller says
@@ -90,7 +93,7 @@ class FaceFollower:
                     assigned[detection] = track_id
                     taken.add(track_id)
         gained: list[Track] = []
-        wanted: list[tuple[int, Track, float]] = []  # (detection, track, quality) to embed now
+        wanted: list[tuple[int, Track, float | None]] = []  # (detection, track, quality) to embed now
         for detection, face in enumerate(faces):
             track = self.active.get(assigned[detection]) if detection in assigned else None
             if track is None:
@@ -102,14 +105,30 @@ class FaceFollower:
             else:
                 motion.moved_to(face.box, frame.index)
             quality = self._worth_a_view(track, face, frame, detection, crops)
-            if quality is not None:
-                wanted.append((detection, track, quality))
+            if quality is not None or frame.index - track.last_view_frame >= REFRESH_SECONDS * self.fps:
+                wanted.append((detection, track, quality))  # a view to pool, or (None) a check of who it is
         if wanted:
             embeddings = self._embedded(frame, faces, [d for d, _t, _q in wanted], crops)
             for (detection, track, quality), embedding in zip(wanted, embeddings):
-                track.add_view(embedding, quality, frame.index, self._own(faces[detection]), crops[detection])
+                if track.pooled is not None and float(embedding @ track.pooled) < SAME_FACE_COSINE:
+                    track = self._split(track, frame.index, faces[detection])  # another face took its place
+                elif quality is None:  # a check of who it is, not a view better than the pool's
+                    track.last_view_frame = frame.index
+                    continue
+                track.add_view(embedding, quality or 0.0, frame.index, self._own(faces[detection]), crops[detection])
                 gained.append(track)
         return gained
+
+    def _split(self, track: Track, frame: int, face: DetectedFace) -> Track:
+        """End `track` before this frame, whose face is not its own, and start another with it."""
+        track.frames.pop(), track.times.pop()
+        box = track.boxes.pop()
+        new = self._start()
+        new.saw(frame, frame / self.fps, box)
+        self.motions[new.id] = Motion(np.asarray(face.box, np.float64), frame)
+        self.motions.pop(track.id, None)
+        self.ended.append(self.active.pop(track.id))
+        return new
 
     def tracks(self) -> list[Track]:
         """Every track, in the order they started; ends the ones still open."""

@@ -87,7 +87,7 @@ def container_of(head: bytes) -> str | None:
 def quiet_opencv():
     """OpenCV, with FFmpeg's and OpenCV's own warnings about a damaged file kept off the terminal: the one line
     `VideoFile` raises says what a user needs (FFmpeg reads its level once, when OpenCV first opens a video)."""
-    os.environ.setdefault("OPENCV_FFMPEG_LOGLEVEL", "-8")  # AV_LOG_QUIET
+    os.environ["OPENCV_FFMPEG_LOGLEVEL"] = "-8"  # AV_LOG_QUIET: set for OpenCV, which reads it
     import cv2
 
     cv2.utils.logging.setLogLevel(cv2.utils.logging.LOG_LEVEL_ERROR)

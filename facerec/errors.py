@@ -16,6 +16,14 @@ class ImageTooLarge(InvalidImage):
     """The image has more pixels than the limit, or too many to decode safely (the REST API answers 413)."""
 
 
+class InvalidVideo(InvalidImage):
+    """The input is not a usable video: not a container and codec OpenCV reads, empty, or unreadable midway."""
+
+
+class VideoTooLarge(InvalidVideo, ImageTooLarge):
+    """The video is longer, bigger or has more frames than a request may (`facerec.video.decode.VideoLimits`)."""
+
+
 class NoFace(FaceRecError):
     """No face was detected in the photo."""
 

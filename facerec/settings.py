@@ -67,6 +67,13 @@ class Settings:
     max_upload_bytes: int = 15 << 20  # 15 MiB: the web app and the REST API refuse bigger photos
     max_import_bytes: int = 256 << 20  # 256 MiB: an exported gallery to import (~40,000 faces with their crops)
     num_threads: int = 0
+    # A video per request (`facerec.video.decode.VideoLimits`): at most this long, this big and this many frames;
+    # frames with a longer side shrink to `video_max_side`. Faces are detected on every `video_detect_every`-th frame.
+    video_max_seconds: float = 300.0
+    video_max_bytes: int = 256 << 20
+    video_max_frames: int = 9_000
+    video_max_side: int = 1280
+    video_detect_every: int = 3
 
     @classmethod
     def from_env(cls, **overrides) -> "Settings":
@@ -106,6 +113,11 @@ class Settings:
     def quality_calibration_path(self) -> Path:
         """The enrollment-quality calibration next to the model (`scripts/calibrate_quality.py` writes it)."""
         return self.model_path.with_suffix(".quality.json")
+
+    @property
+    def video_calibration_path(self) -> Path:
+        """The pooled-evidence calibration of tracks next to the model (`scripts/calibrate_video.py` writes it)."""
+        return self.model_path.with_suffix(".video.json")
 
     @property
     def model_card_path(self) -> Path:

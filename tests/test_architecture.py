@@ -91,6 +91,7 @@ LAYERS = [
     ("the gallery", {"gallery"}),
     ("access", {"access"}),
     ("search", {"vectors"}),
+    ("video", {"video"}),
     ("parts", {"faces", "openset", "metrics", "storage"}),
     ("shared", {"settings", "names", "messages", "provenance"}),
     ("base", {"errors", "cpu", "allocator", "facerec"}),
@@ -152,7 +153,7 @@ def test_the_layers_are_the_ones_the_architecture_page_draws() -> None:
 
 
 GALLERY_PARTS = ("store", "index", "pipeline", "policy", "thresholds", "searching", "enrollment", "sightings",
-                 "checkup", "quality", "learning", "strangers", "suggesting")
+                 "checkup", "quality", "learning", "strangers", "suggesting", "videos")
 
 
 def test_the_interfaces_need_nothing_behind_the_gallery() -> None:

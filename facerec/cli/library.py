@@ -1,7 +1,8 @@
-"""`facerec identify DIR/`: a photo library at once, who is in which photo.
+"""`facerec identify DIR/`: a photo library at once, who is in which photo (and video).
 
 Every image file under DIR (JPEG, PNG, WebP, BMP, by extension; subfolders included, in path order) is identified
-as `facerec identify` does one photo, on `--workers` threads (default: every core; decoding, detection and the
+as `facerec identify` does one photo, and every video (`facerec.cli.video.VIDEO_SUFFIXES`) as it does one video
+(a row per face followed, with its seconds on screen; the video's own bounds, `facerec.video.decode`), on `--workers` threads (default: every core; decoding, detection and the
 model release Python's lock). Each answer is appended to `<out>.progress.jsonl` as soon as it is known, so an
 interrupted run started again with the same `--out` skips the photos already answered (a file whose size or
 modification time changed since is identified again). At the end `<out>.csv` (one row per face, or per photo
@@ -34,26 +35,27 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from facerec.cli.output import emit, open_gallery, progress_bar
+from facerec.cli.video import is_video, video_entry
 from facerec.errors import FaceRecError, InvalidArgument
 
 PHOTO_SUFFIXES = {".jpg", ".jpeg", ".png", ".webp", ".bmp"}
 MAX_PHOTO_BYTES = 64 << 20  # 64 MiB: above any camera's JPEG; a bigger file is one line, never read
 HEADERS = (b"\xff\xd8\xff", b"\x89PNG\r\n\x1a\n", b"BM")  # JPEG, PNG, BMP (WebP: RIFF....WEBP, below)
 FACE_FIELDS = ["face", "name", "known", "similarity", "score", "box", "sighting_id"]  # of each face, in both files
-CSV_HEADERS = ["photo", *FACE_FIELDS, "problem"]
+CSV_HEADERS = ["photo", *FACE_FIELDS, "problem", "seconds"]  # face: a video's track; seconds: when it was on screen
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")  # a spreadsheet would run such a cell as a formula
 NUMBER = re.compile(r"-?\d+(\.\d+)?")  # ... unless it is a plain number (a negative score), which it reads as one
 
 
 def identify_folder(args) -> int:
     folder = Path(args.photo)
-    out = Path(args.out)
+    out = Path(args.out or "facerec-identified")
     progress = out.with_name(out.name + ".progress.jsonl")
     outputs = {progress, out.with_name(out.name + ".csv"), out.with_name(out.name + ".json")}
     keys = _photo_keys(folder, outputs)
     photos = sorted(keys)
     if not photos:
-        raise InvalidArgument(f"no photos (JPEG, PNG, WebP or BMP files) under {folder}")
+        raise InvalidArgument(f"no photos (JPEG, PNG, WebP or BMP files) or videos under {folder}")
     done = _answered(progress)
     pending = [path for path in photos if keys[path] not in done]
     lock = threading.Lock()
@@ -71,7 +73,7 @@ def identify_folder(args) -> int:
         with ThreadPoolExecutor(max(1, args.workers or os.cpu_count() or 1)) as pool:
             list(pool.map(answer, pending))
     entries = [done[keys[path]] for path in photos]
-    _write_outputs(out, entries)
+    write_outputs(out, entries)
     faces = sum(len(entry["faces"]) for entry in entries)
     named = sorted({face["name"] for entry in entries for face in entry["faces"] if face["known"]})
     problems = [entry for entry in entries if entry["problem"]]
@@ -88,6 +90,8 @@ def _identified(gallery, folder: Path, path: Path, key: str, top_k: int) -> dict
     entry = {"key": key, "photo": str(path.relative_to(folder)), "faces": [], "faces_found": 0,
              "problem": None}
     try:
+        if is_video(path):
+            return {**video_entry(gallery, path, str(path.relative_to(folder)), top_k), "key": key}
         matches = gallery.identify(_photo_bytes(path), top_k=top_k)
         entry["faces_found"] = matches.found
         entry["faces"] = [_face_fields(number, match.to_dict()) for number, match in enumerate(matches)]
@@ -132,7 +136,7 @@ def _photo_keys(folder: Path, outputs: set[Path]) -> dict[Path, str]:
             real = path.resolve()
             if real in outputs or not real.is_relative_to(root):
                 continue
-            if path.suffix.lower() in PHOTO_SUFFIXES and path.is_file():
+            if (path.suffix.lower() in PHOTO_SUFFIXES or is_video(path)) and path.is_file():
                 stat = path.stat()
                 keys[path] = f"{path.relative_to(folder)}|{stat.st_size}|{stat.st_mtime_ns}"
         except OSError:
@@ -160,12 +164,16 @@ def _private_append(path: Path):
     return os.fdopen(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600), "a", encoding="utf-8")
 
 
-def _write_outputs(out: Path, entries: list[dict]) -> None:
+def write_outputs(out: Path, entries: list[dict]) -> None:
+    """OUT.csv (one row per face or track, or per file without one) and OUT.json, each replacing the old whole."""
     rows = []
     for entry in entries:
         for face in entry["faces"] or [None]:
-            cells = ["" if face is None else _csv_value(face[field]) for field in FACE_FIELDS]
-            rows.append([entry["photo"], *cells, entry["problem"] or ("" if entry["faces"] else "no face found")])
+            cells = ["" if face is None else _csv_value(face.get(field)) for field in FACE_FIELDS]
+            seconds = "" if face is None or "first_time" not in face else \
+                f"{face['first_time']:.2f}-{face['last_time']:.2f}"
+            rows.append([entry["photo"], *cells, entry["problem"] or ("" if entry["faces"] else "no face found"),
+                         seconds])
     with _replacing(Path(f"{out}.csv"), newline="") as handle:
         writer = csv.writer(handle)
         writer.writerow(CSV_HEADERS)

@@ -128,10 +128,10 @@ def plain(value):
     return value
 
 
-def progress_bar(total: int, label: str):
+def progress_bar(total: int, label: str, unit: str = "photo"):
     from tqdm import tqdm
 
-    bar = tqdm(total=total, desc=label, unit="photo", file=sys.stderr, disable=total < 2, mininterval=0.5)
+    bar = tqdm(total=total, desc=label, unit=unit, file=sys.stderr, disable=total < 2, mininterval=0.5)
     return bar
 
 

@@ -49,11 +49,15 @@ def register(command: CommandAdder, sub, common: argparse.ArgumentParser) -> Non
     p = command("enroll-dir", cmd_enroll_dir, "enroll a folder of <identity>/<photo> files")
     p.add_argument("directory")
     p.add_argument("--all", action="store_true", help="enroll every photo, not only the first of each person")
-    p = command("identify", cmd_identify, "identify every face in a photo, or in every photo under a folder")
-    p.add_argument("photo", help="a photo, or a folder of photos (subfolders included)")
+    p = command("identify", cmd_identify, "identify every face in a photo or a video (one answer per face followed "
+                "across its frames), or in every photo and video under a folder")
+    p.add_argument("photo", help="a photo, a video (MP4, MOV, WebM, MKV, AVI), or a folder of them (subfolders "
+                   "included)")
     p.add_argument("--top-k", type=int, default=3)
-    p.add_argument("--out", default="facerec-identified",
-                   help="for a folder: write OUT.csv and OUT.json (and OUT.progress.jsonl, to resume)")
+    p.add_argument("--out", help="for a folder (default facerec-identified) or a video: write OUT.csv and OUT.json "
+                   "(for a folder also OUT.progress.jsonl, to resume)")
+    p.add_argument("--annotate", metavar="OUT.webm", help="for a video: write a copy with each face's box and name "
+                   "drawn on it (VP9 WebM, which browsers play)")
     p.add_argument("--workers", type=int, help="for a folder: photos identified at once (default: every core)")
     p = command("verify", cmd_verify, "are two photos the same person?")
     p.add_argument("photo_a")
@@ -158,6 +162,11 @@ def cmd_identify(args) -> int:
         from facerec.cli.library import identify_folder
 
         return identify_folder(args)
+    from facerec.cli.library import write_outputs
+    from facerec.cli.video import identify_video, is_video
+
+    if is_video(args.photo):
+        return identify_video(args, write_outputs)
     with open_gallery(args) as gallery:
         matches = gallery.identify(args.photo, top_k=args.top_k)
     rows = [[i, m.label, shown_score(m.score, m.similarity), strangers_scoring(m.stranger_far) if m.name else "",

@@ -1,20 +1,18 @@
 """The Gallery: the one object the UI and the CLI call to enroll, identify, verify and manage people.
 
-A thin facade over three parts, each in its own package:
-- the store (`facerec.storage`): the database, the source of truth, and every query made of it;
-- the vector index (`facerec.vectors`): searches the enrolled faces' embeddings and follows the database;
-- the photo pipeline (`facerec.faces.pipeline`): decode, detect, align, embed.
+A thin facade over three parts: the store (`facerec.storage`: the database, the source of truth, every query made
+of it), the vector index (`facerec.vectors`: searches the embeddings, follows the database), the photo pipeline.
 
 What the gallery does with them lives beside this file, in narrow services that are each given only the parts
 they use (never the Gallery): `thresholds` (the threshold in force, with the gallery's own stranger tail of
-`population`), `search` (identify, verify), `strangers` and `suggestions` (unknown faces, opt-in, grouped into
-suggested people), `enrollment` (enroll, add a photo, bulk adds, with the enrollment
-quality check of `facerec.faces.quality`), `sightings` (the memory of recent identifications), `people` (list,
-rename, delete), `transfer` (export/import), `reindex` (another model) and `health/` (Health's numbers).
-The Gallery builds them once and keeps the public verbs, each one line that names the service method where its
-contract is written (where the work is done). The interfaces need nothing behind it: they call these verbs and the
-one service it hands out, `keys` (the REST API's keys, kept in the gallery's database); never the store, the index
-or the pipeline (`tests/test_architecture.py` checks it).
+`population`), `search` (identify, verify), `video` (faces followed across a video's frames, one answer per track),
+`strangers` and `suggestions` (unknown faces, opt-in, grouped into suggested people), `enrollment` (enroll, add a
+photo, bulk adds, with the enrollment quality check of `facerec.faces.quality`), `sightings` (the memory of recent
+identifications), `people` (list, rename, delete), `transfer` (export/import), `reindex` (another model) and
+`health/` (Health's numbers). The Gallery builds them once and keeps the public verbs, each one line that names
+the service method where its contract is written. The interfaces need nothing behind it: they call these verbs and
+the one service it hands out, `keys` (the REST API's keys, kept in the gallery's database); never the store, the
+index or the pipeline (`tests/test_architecture.py` checks it).
 
 The vector index is brought up to date from the database's journal before every search, so several threads and
 processes can share one gallery. Every check that decides whether a write may happen (name taken, same photo
@@ -51,6 +49,7 @@ from facerec.gallery.strangers import StrangersMemory
 from facerec.gallery.suggestions import NamedSuggestion, Suggestion, Suggestions
 from facerec.gallery.templates import Template, Templates
 from facerec.gallery.thresholds import GalleryThresholds
+from facerec.gallery.video import LiveFaces, VideoAnswer, video_search
 from facerec.gallery.cohort_statistics import bring_statistics_up_to_date
 from facerec.openset.cohort import Scorer
 from facerec.openset.model_card import cosine_calibration_for, policy_for, scorer_for
@@ -103,6 +102,8 @@ class Gallery:
         # Grouping stays on raw cosines with the strangers memory as its cohort (measured so; see docs/model.md)
         self.suggesting = Suggestions(store, index, self.thresholds, self.strangers,
                                       cosine_calibration_for(self.settings, self.policy), self.quality, self.model_id)
+        self.videos = video_search(settings, self.pipeline, self.searching, self.thresholds, self.sightings,
+                                   self.quality)
         self.keys = ApiKeys(store)  # the REST API's keys live in the gallery's database; interfaces hold this service
         # One line each for the user (the CLI prints them, the app logs them): what opening had to repair.
         self.notices: list[str] = [self.index.notice] if self.index.notice else []
@@ -206,6 +207,14 @@ class Gallery:
         """Every face in the photo -> best identity (or unknown below the threshold) and top-k candidates.
         The contract: `Search.identify`."""
         return self.searching.identify(photo, top_k, threshold, fpir, remember, not_below_default)
+
+    def identify_video(self, path: str | Path, **options) -> VideoAnswer:
+        """Every face of a video followed across frames, one answer per track. The contract: `VideoSearch.identify`."""
+        return self.videos.identify(path, **options)
+
+    def live(self, fps: float = 10.0) -> LiveFaces:
+        """A camera's faces followed frame by frame (`LiveFaces.see`), answered as their tracks grow."""
+        return self.videos.live(fps)
 
     def search(self, embeddings: np.ndarray, top_k: int = 5) -> list[list[Candidate]]:
         """Top-k identities (best face per identity) for each query embedding [Q, 512].

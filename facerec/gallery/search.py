@@ -81,6 +81,16 @@ class Search:
             self.strangers.keep(photo.sha256, matches, embeddings, trusted.threshold, crops)
         return FoundFaces(matches, found=faces.found)  # how many faces the photo had, beyond the largest kept
 
+    def decide(self, faces: list[DetectedFace], embeddings: np.ndarray, rule: ThresholdInForce,
+               top_k: int = 5) -> list[FaceMatch]:
+        """Faces already embedded (a video's tracks, by their pooled embeddings [N, D]) searched and decided at
+        `rule`, as identify decides a photo's faces; nothing is kept (the caller keeps what it decided)."""
+        self._sync()
+        statistics = self.scorer.statistics(embeddings)
+        ranked = self._ranked(embeddings, top_k, statistics)
+        return [self._match(face, candidates, rule, embedding, statistics[i])
+                for i, (face, candidates, embedding) in enumerate(zip(faces, ranked, embeddings))]
+
     def search(self, embeddings: np.ndarray, top_k: int = 5) -> list[list[Candidate]]:
         """Top-k identities (best face per identity, by the score every decision uses) for each query embedding
         [Q, 512]."""

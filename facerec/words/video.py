@@ -1,0 +1,48 @@
+"""A video's answer in words: what was followed, what was skipped, and what a track's threshold means.
+
+Numbers come from `facerec.gallery.video.VideoAnswer`; every interface (CLI, page, REST) takes its sentences here.
+"""
+
+from __future__ import annotations
+
+from facerec.messages import plural, score_text
+
+
+def clock(seconds: float) -> str:
+    """A time in a video: '0:07.4', '12:03.0'."""
+    minutes, rest = divmod(max(0.0, float(seconds)), 60.0)
+    return f"{int(minutes)}:{rest:04.1f}"
+
+
+def span(first_time: float, last_time: float) -> str:
+    """When a track was on screen: '0:00.0-0:06.1'."""
+    return f"{clock(first_time)}-{clock(last_time)}"
+
+
+def ordinal(number: int) -> str:
+    if number == 1:
+        return "every"
+    suffix = "th" if 10 <= number % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(number % 10, "th")
+    return f"every {number}{suffix}"
+
+
+def video_summary(answer: dict) -> str:
+    """One paragraph for a `VideoAnswer.to_dict()`: tracks, people named, what was looked at, how fast."""
+    video, counts, tracks = answer["video"], answer["counts"], answer["tracks"]
+    named = sorted({t["name"] for t in tracks if t["known"]})
+    speed = counts["frames"] / answer["seconds_taken"] if answer["seconds_taken"] > 0 else 0.0
+    text = (f"{plural(len(tracks), 'face')} followed in {video['seconds']:.1f} s of video "
+            f"({plural(counts['frames'], 'frame')}, faces looked for on {ordinal(answer['detected_every'])} frame: "
+            f"{counts['detected_frames']:,}; {plural(counts['embedded'], 'view')} embedded), "
+            f"{plural(len(named), 'person', 'people')} named{': ' + ', '.join(named) if named else ''}. "
+            f"Followed at {speed:.0f} frames a second.")
+    return text
+
+
+def pooled_sentence(answer: dict) -> str:
+    """What a track's threshold is: the photo rule's threshold plus the shift for pooled evidence."""
+    shift = answer["pooled_shift"]
+    text = (f"Each track is decided once, on its views pooled, at score {score_text(answer['score_threshold'])}"
+            + (f" (a photo's threshold + {score_text(shift)} for pooled evidence, so a stranger's track is named no "
+               "more often than a stranger's photo)" if shift > 0 else " (a photo's threshold)") + ".")
+    return text + (f" Warning: {answer['warning']}." if answer.get("warning") else "")

@@ -1,0 +1,55 @@
+"""The video tables (#50): face_recognition's example clip, and tracks in the open set."""
+
+from __future__ import annotations
+
+from result_blocks.common import cpu_text, load, model_text
+
+
+def video_hamilton_block() -> str:
+    """face_recognition's example clip: tracks, names and speed beside its example script (benchmarks/video_hamilton.py)."""
+    result = load("video_hamilton")
+    if not result:
+        return ("(not measured yet: `python benchmarks/video_hamilton.py --clip DIR --peer-python PYTHON "
+                "--out benchmarks/results/video_hamilton.json`)")
+    rows = ["| track | name | score | frames | frames seen | views | who it is (labelled by a person watching: "
+            "Lin-Manuel Miranda wherever he is on screen, Alex Lacamoire at the piano) |",
+            "|---|---|---|---|---|---|---|"]
+    for track in result["tracks"]:
+        rows.append(f"| {track['track']} | {track['name']} | {track['score']:.2f} | {track['first_frame']}-"
+                    f"{track['last_frame']} | {track['frames_seen']} | {track['views']} | "
+                    f"{', '.join(t if t != 'None' else 'not labelled' for t in track['truth'])} |")
+    peer = result.get("peer") or {}
+    speed = (f"facerec followed the clip at {result['fps']:.0f} frames a second (decode to tracks, faces looked for on "
+             f"one frame in {result['detected_every']}, 2 cores, fastest of {len(result['runs_seconds'])} runs: "
+             f"{', '.join(f'{s:.2f}' for s in result['runs_seconds'])} s for {result['frames']} frames)")
+    if "fps" in peer:
+        speed += (f"; face_recognition's `facerec_from_video_file.py` at {peer['fps']:.1f} frames a second in the "
+                  f"same run ({result['speed_ratio']:.1f}x)")
+    load_average = result.get("load_average") or [0]
+    return ("\n".join(rows) + f"\n\nLin-Manuel Miranda: {result['lin_named']} of his {result['lin_detections']} "
+            f"detected faces on tracks named him ({100 * result['lin_coverage']:.0f}%), on {result['lin_tracks']} "
+            f"track(s); faces named as someone they are not: {len(result['named_wrongly'])}. Tracks are decided at "
+            f"score {result['threshold']:.2f} (the photo rule's threshold for 2 people at 1% plus "
+            f"{result['pooled_shift']:.2f} for pooled evidence). {speed}. The machine was shared while it ran "
+            f"(load average {load_average[0]:.1f} on {result.get('cores', 2)} cores). Clip and photos: "
+            f"{result['clip']['source']} @ `{result['clip']['commit'][:12]}` (MIT), not committed. "
+            f"Measured on: {cpu_text(result)}, model {model_text(result)}.")
+
+
+def video_open_set_block() -> str:
+    """FPIR and DIR per track beside per frame (benchmarks/video_open_set.py)."""
+    result = load("video_open_set")
+    if not result:
+        return "(not measured yet: `python benchmarks/video_open_set.py --out benchmarks/results/video_open_set.json`)"
+    strangers, mated = result["strangers"], result["mated"]
+    rows = ["| decided | threshold | FPIR (strangers named) | DIR (enrolled people named as themselves) |",
+            "|---|---|---|---|",
+            f"| per track (views pooled, once) | {result['track_threshold']:.2f} | "
+            f"{100 * strangers['fpir_per_track']:.2f}% ({strangers['tracks_named']} of {strangers['tracks']:,}) | "
+            f"{100 * mated['dir_per_track']:.1f}% of {mated['tracks']:,} |",
+            f"| per frame (each view alone) | {result['photo_threshold']:.2f} | "
+            f"{100 * strangers['fpir_per_frame']:.2f}% ({strangers['frames_named']} of {strangers['frames']:,}) | "
+            f"{100 * mated['dir_per_frame']:.1f}% of {mated['frames']:,} |"]
+    return ("\n".join(rows) + f"\n\nAt the default rate ({100 * result['target_fpir']:g}%), a gallery of "
+            f"{result['gallery_people']:,} LFW people; synthetic tracks of {result['views_per_track']} video views of "
+            f"one photo; {result['data']}. Measured on: {cpu_text(result)}, model {model_text(result)}.")

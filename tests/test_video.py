@@ -1,0 +1,197 @@
+"""#50: faces followed across a video's frames, one answer per track, on real faces (videos built at test time from
+LFW photos: `tests/video_clips.py`), through the Gallery and the CLI as a user runs it; bad videos are one line."""
+
+from __future__ import annotations
+
+import csv
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from facerec.errors import InvalidVideo, VideoTooLarge
+from facerec.gallery import Gallery
+from facerec.video.decode import VideoFile, VideoLimits
+from facerec.video.follow import relinked
+from facerec.video.tracker import MIN_OVERLAP, colour_histogram, is_cut, overlap
+from facerec.video.tracks import Track
+from facerec.openset.pooled import PooledCalibration
+from tests.video_clips import Path2D, clip
+
+ALAN, COLIN, STRANGER = "Andre_Agassi", "Colin_Powell", "Andy_Griggs"
+
+
+@pytest.fixture(scope="module")
+def gallery(tmp_path_factory, lfw_photo):
+    with Gallery.open(home=tmp_path_factory.mktemp("home")) as opened:
+        opened.enroll(lfw_photo(ALAN, 1), "Andre Agassi", allow_low_quality=True)
+        opened.enroll(lfw_photo(COLIN, 1), "Colin Powell", allow_low_quality=True)
+        yield opened
+
+
+def names(answer) -> list[str | None]:
+    return [track.name for track in answer.tracks]
+
+
+def named(answer) -> list[str]:
+    """The names given, in order (an LFW photo can hold a stranger's face in its background: unknown)."""
+    return [track.name for track in answer.tracks if track.name is not None]
+
+
+def test_a_face_moving_across_the_frames_is_one_named_track(gallery, lfw_photo, tmp_path):
+    video = clip(tmp_path / "walk.mp4", [Path2D(lfw_photo(ALAN, 2), (0.2, 0.5), (0.8, 0.5))], frames=50)
+    answer = gallery.identify_video(video)
+    assert names(answer) == ["Andre Agassi"]
+    track = answer.tracks[0]
+    data = track.to_dict()
+    assert data["first_frame"] == 0 and data["last_frame"] >= 45  # the whole clip, detected every k-th frame
+    assert data["frames_seen"] >= 0.9 * answer.counts.detected_frames
+    assert data["last_time"] == pytest.approx(data["last_frame"] / 25, abs=1e-3)
+    assert data["score"] >= answer.rule.threshold and track.match.sighting_id is not None  # a track is one sighting
+    assert track.track.best_crop.shape == (112, 112, 3)
+    # every face of every detected frame was followed, but far fewer were embedded: the budget of a video
+    assert answer.counts.faces == answer.counts.detected_frames and answer.counts.embedded < answer.counts.faces / 2
+
+
+def test_two_faces_crossing_keep_their_names(gallery, lfw_photo, tmp_path):
+    video = clip(tmp_path / "cross.mp4", [Path2D(lfw_photo(ALAN, 2), (0.15, 0.35), (0.85, 0.6)),
+                                           Path2D(lfw_photo(COLIN, 2), (0.85, 0.4), (0.15, 0.65))], frames=60)
+    answer = gallery.identify_video(video)
+    assert sorted(named(answer)) == ["Andre Agassi", "Colin Powell"]
+    for track in (t for t in answer.tracks if t.name):
+        assert track.track.first_frame == 0 and track.track.last_frame >= 55
+        xs = [(box[0] + box[2]) / 2 for box in track.track.boxes]
+        moving_right = xs[-1] > xs[0]
+        assert moving_right == (track.name == "Andre Agassi")  # each name stays on its own face past the crossing
+
+
+def test_a_stranger_is_not_named(gallery, lfw_photo, tmp_path):
+    video = clip(tmp_path / "stranger.mp4", [Path2D(lfw_photo(STRANGER, 1), (0.3, 0.5), (0.7, 0.5))], frames=40)
+    answer = gallery.identify_video(video, remember=False)
+    assert names(answer) == [None]
+    assert answer.tracks[0].match.score < answer.rule.threshold
+
+
+def test_a_face_replaced_by_another_in_the_same_place_is_two_tracks(gallery, lfw_photo, tmp_path):
+    """Both faces sit in the same place on the same background, so their boxes overlap far past what continues a
+    track and the colours barely change: only the check of who it is (once a second) tells them apart."""
+    video = clip(tmp_path / "cut.mp4", [Path2D(lfw_photo(ALAN, 2), (0.5, 0.5), (0.5, 0.5), frames=(0, 24)),
+                                         Path2D(lfw_photo(COLIN, 2), (0.5, 0.5), (0.5, 0.5), frames=(25, 49))],
+                 frames=50, background=(90, 100, 110))
+    answer = gallery.identify_video(video, remember=False)
+    assert names(answer) == ["Andre Agassi", "Colin Powell"]
+    first, second = (t.track for t in answer.tracks)
+    assert overlap(first.boxes[-1], second.boxes[0]) > MIN_OVERLAP
+
+
+def test_bad_videos_are_one_line_each(gallery, lfw_photo, tmp_path):
+    text = tmp_path / "notes.mp4"
+    text.write_text("#EXTM3U\n#EXT-X-TARGETDURATION:1\nhttp://example.invalid/a.ts\n")
+    with pytest.raises(InvalidVideo, match="not an MP4, MOV, WebM, MKV or AVI video"):
+        gallery.identify_video(text)
+    whole = clip(tmp_path / "whole.mp4", [Path2D(lfw_photo(ALAN, 2), (0.5, 0.5), (0.5, 0.5))], frames=30)
+    cut_short = tmp_path / "cut_short.mp4"
+    cut_short.write_bytes(whole.read_bytes()[:2000])
+    with pytest.raises(InvalidVideo):
+        gallery.identify_video(cut_short)
+    with pytest.raises(VideoTooLarge, match="lasts over 1 s"):
+        gallery.identify_video(whole, limits=VideoLimits(max_seconds=1.0))
+    with pytest.raises(VideoTooLarge, match="over 10 frames"):
+        gallery.identify_video(whole, limits=VideoLimits(max_frames=10))
+    with pytest.raises(VideoTooLarge, match="MiB"):
+        gallery.identify_video(whole, limits=VideoLimits(max_bytes=1000))
+
+
+def test_large_frames_shrink_and_faces_come_back_in_the_videos_own_pixels(lfw_photo, tmp_path):
+    video = clip(tmp_path / "big.mp4", [Path2D(lfw_photo(ALAN, 2), (0.5, 0.5), (0.5, 0.5), side=240)],
+                 frames=5, size=(960, 540))
+    with VideoFile(video, VideoLimits(max_side=480)) as opened:
+        assert opened.info.scale == pytest.approx(0.5)
+        frames = list(opened.frames(2))
+    assert [f.pixels is not None for f in frames] == [True, False, True, False, True]
+    assert frames[0].pixels.shape == (270, 480, 3)
+
+
+def test_the_cli_answers_a_video_with_a_table_files_and_an_annotated_copy(gallery, lfw_photo, tmp_path):
+    video = clip(tmp_path / "walk.mp4", [Path2D(lfw_photo(ALAN, 2), (0.2, 0.5), (0.8, 0.5))], frames=30)
+    home = Path(gallery.settings.home)
+    run = subprocess.run([sys.executable, "-m", "facerec.cli", "identify", str(video), "--home", str(home),
+                          "--out", str(tmp_path / "who"), "--annotate", str(tmp_path / "seen.webm")],
+                         capture_output=True, text=True, timeout=600)
+    assert run.returncode == 0, run.stderr
+    assert "Andre Agassi" in run.stdout and "1 person named" in run.stdout
+    with open(tmp_path / "who.csv", newline="") as handle:
+        rows = list(csv.DictReader(handle))
+    assert [row["name"] for row in rows] == ["Andre Agassi"] and rows[0]["seconds"].startswith("0.00-")
+    assert json.loads((tmp_path / "who.json").read_text())["photos"][0]["video"] is True
+    import cv2
+
+    written = cv2.VideoCapture(str(tmp_path / "seen.webm"))
+    count = 0
+    while written.read()[0]:
+        count += 1
+    assert count == 30 and (tmp_path / "seen.webm").stat().st_mode & 0o077 == 0
+    as_json = subprocess.run([sys.executable, "-m", "facerec.cli", "identify", str(video), "--home", str(home),
+                              "--json"], capture_output=True, text=True, timeout=600)
+    assert json.loads(as_json.stdout)["tracks"][0]["name"] == "Andre Agassi"
+    bad = tmp_path / "bad.mov"
+    bad.write_bytes(b"\x00\x00\x00\x18ftypqt  " + bytes(500))
+    refused = subprocess.run([sys.executable, "-m", "facerec.cli", "identify", str(bad), "--home", str(home)],
+                             capture_output=True, text=True, timeout=600)
+    assert refused.returncode == 1 and "Traceback" not in refused.stderr
+    assert len(refused.stderr.strip().splitlines()) == 1 and "bad.mov" in refused.stderr
+
+
+def test_videos_inside_a_folder_are_answered_per_track(gallery, lfw_photo, tmp_path):
+    library = tmp_path / "library"
+    library.mkdir()
+    clip(library / "walk.mp4", [Path2D(lfw_photo(ALAN, 2), (0.2, 0.5), (0.8, 0.5))], frames=25)
+    (library / "broken.webm").write_bytes(b"\x1a\x45\xdf\xa3" + bytes(100))
+    run = subprocess.run([sys.executable, "-m", "facerec.cli", "identify", str(library), "--home",
+                          str(gallery.settings.home), "--out", str(tmp_path / "lib")],
+                         capture_output=True, text=True, timeout=600)
+    assert run.returncode == 0, run.stderr
+    answers = {entry["photo"]: entry for entry in json.loads((tmp_path / "lib.json").read_text())["photos"]}
+    assert [face["name"] for face in answers["walk.mp4"]["faces"]] == ["Andre Agassi"]
+    assert answers["broken.webm"]["problem"] and not answers["broken.webm"]["faces"]
+
+
+# ----- the parts on their own ---------------------------------------------------------------------------------
+def test_a_cut_is_a_wholesale_change_of_colours_not_motion():
+    rng = np.random.default_rng(0)
+    scene = rng.integers(0, 255, (90, 160, 3), dtype=np.uint8)
+    moved = np.roll(scene, 12, axis=1)
+    other = np.clip(scene.astype(int) // 3 + np.array([150, 20, 20]), 0, 255).astype(np.uint8)
+    assert not is_cut(colour_histogram(scene), colour_histogram(moved))
+    assert is_cut(colour_histogram(scene), colour_histogram(other))
+    assert not is_cut(None, colour_histogram(scene))
+
+
+def test_pooling_weighs_views_by_quality_and_relinking_merges_only_strong_pairs():
+    a, b = np.eye(4, dtype=np.float32)[0], np.eye(4, dtype=np.float32)[1]
+    track = Track(1)
+    track.add_view(a, 0.9, 0, None, None)
+    track.add_view(b, 0.1, 3, None, None)
+    assert track.pooled @ a > 0.99 * np.cos(np.arctan(0.1 / 0.9)) and track.best_quality == 0.9
+    first, again, other = Track(1), Track(2), Track(3)
+    for t, frames, view in ((first, (0, 3), a), (again, (20, 23), a), (other, (30, 33), b)):
+        for frame in frames:
+            t.saw(frame, frame / 10, (0, 0, 10, 10))
+        t.add_view(view, 0.5, frames[0], None, None)
+    same = lambda x, y: float(x @ y) if x @ y > 0.9 else None  # noqa: E731
+    kept, merges = relinked([first, again, other], same, window_frames=30)
+    assert merges == 1 and [t.id for t in kept] == [1, 3] and kept[0].frames == [0, 3, 20, 23]
+    kept, merges = relinked([first, other], lambda x, y: 1.0, window_frames=5)  # too far apart in time
+    assert merges == 0
+
+
+def test_a_missing_or_foreign_pooled_calibration_says_so(tmp_path):
+    missing = PooledCalibration.load(tmp_path / "none.video.json", "abc")
+    assert missing.shift == 0 and "no calibration for pooled evidence" in missing.warning
+    (tmp_path / "m.video.json").write_text(json.dumps({"shift": 0.4, "model_sha256": "other"}))
+    assert "another model file" in PooledCalibration.load(tmp_path / "m.video.json", "abc").warning
+    (tmp_path / "n.video.json").write_text(json.dumps({"shift": 0.4, "model_sha256": "abc"}))
+    assert PooledCalibration.load(tmp_path / "n.video.json", "abc") == PooledCalibration(0.4, "abc", {}, None)

@@ -179,11 +179,12 @@ def test_a_library_writes_the_same_fields_and_words_in_its_csv_and_json(tmp_path
         reader = csv.DictReader(handle)
         rows = {row["photo"]: row for row in reader}
     (named,), (stranger,) = photos["agassi.jpg"]["faces"], photos["stranger.jpg"]["faces"]
-    assert reader.fieldnames == ["photo", *named, "problem"]  # the JSON's face fields, in the same order
+    assert reader.fieldnames == ["photo", *named, "problem", "seconds"]  # the JSON's face fields, in the same order
+    assert rows["agassi.jpg"]["seconds"] == ""  # when a video's track was on screen: none for a photo
     assert (named["name"], named["known"]) == ("Andre Agassi", True) and named["sighting_id"] is not None
     assert (stranger["name"], stranger["known"], stranger["sighting_id"]) == ("unknown", False, None)
     for photo, face in (("agassi.jpg", named), ("stranger.jpg", stranger)):
-        written = {key: value for key, value in rows[photo].items() if key not in ("photo", "problem")}
+        written = {key: value for key, value in rows[photo].items() if key not in ("photo", "problem", "seconds")}
         assert written == {key: _as_csv(value) for key, value in face.items()}, (written, face)
     confirmed = facerec("sightings", "confirm", rows["agassi.jpg"]["sighting_id"], home=home)
     assert confirmed.returncode == 0 and "confirmed as 'Andre Agassi'" in confirmed.stdout, confirmed.stderr

@@ -15,13 +15,14 @@ from facerec.ui.context import AppContext
 from facerec.ui.page_sessions import keep_no_event_values
 from facerec.ui.password_field import admin_password_field
 from facerec.ui.text import markdown_text
+from facerec.ui.threshold_controls import shown_percent
 from facerec.ui.uploads import CACHE_MAX_AGE_S
 
 
 def build_app(gallery: Gallery, admin_password: str | None = None, api_docs: str | None = None) -> gr.Blocks:
     """The page over `gallery`; `api_docs`: where the REST API's documentation is served (linked at the foot of
     the page, in place of Gradio's own "Use via API" panel, which documents the page's internals instead)."""
-    default_percent = round(100 * gallery.settings.fpir, 2)
+    default_percent = shown_percent(gallery.settings)
     needs_password = bool(admin_password)
     keep_no_event_values()  # what anonymous events send is not kept in their sessions (facerec.ui.page_sessions)
     with gr.Blocks(title="facerec", delete_cache=(60, CACHE_MAX_AGE_S)) as app:

@@ -13,7 +13,7 @@ from facerec.messages import faces_left_out_message
 from facerec.ui.actions import expose, page_door
 from facerec.ui.context import AppContext
 from facerec.ui.text import markdown_text
-from facerec.ui.threshold_controls import accepted_rate, parse_pinned, rate_and_pin
+from facerec.ui.threshold_controls import page_rule, rate_and_pin
 from facerec.ui.page_pictures import MAX_SIDE, page_picture
 from facerec.ui.uploads import (Unreadable, forget_upload, photo_input, photo_to_answer,
                                 uploaded_photo)
@@ -62,8 +62,8 @@ def build(context: AppContext, default_percent: float, password: gr.Textbox) -> 
 
     def policy(fpir_percent, pinned_threshold):
         """The threshold identify would use now, for this gallery, in plain words."""
-        rule = gallery.threshold_in_force(fpir=accepted_rate(fpir_percent), threshold=parse_pinned(pinned_threshold),
-                                          with_people=True)
+        rate, threshold = page_rule(gallery.settings, fpir_percent, pinned_threshold)
+        rule = gallery.threshold_in_force(fpir=rate, threshold=threshold, with_people=True)
         return {threshold_note: threshold_sentence(rule)}
 
     def identify(photo, pinned_threshold=None, top_k=3, password="", fpir_percent=None, answered=None,
@@ -80,7 +80,7 @@ def build(context: AppContext, default_percent: float, password: gr.Textbox) -> 
             admin, unchecked = context.is_admin(password, request), ""
         except LockedOut as error:  # identify needs no password: answered as for anyone, and said why
             admin, unchecked = False, f"The admin password was not checked. {error}"
-        threshold, rate = parse_pinned(pinned_threshold), accepted_rate(fpir_percent)
+        rate, threshold = page_rule(gallery.settings, fpir_percent, pinned_threshold)
         answered = photo_to_answer(photo, answered, gallery.read)
         # Without the password: no threshold below the one in force for the gallery (a pinned one, or one from a
         # looser accepted rate, falls back to it), and nothing about faces that do not match.

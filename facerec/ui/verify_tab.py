@@ -10,7 +10,7 @@ from facerec.ui.actions import Instead, expose
 from facerec.ui.context import AppContext
 from facerec.ui.face_picker import NUMBER_SHOWN, chosen_face, faces_view
 from facerec.ui.page_pictures import page_picture
-from facerec.ui.threshold_controls import accepted_rate, parse_pinned, rate_and_pin
+from facerec.ui.threshold_controls import page_rule, rate_and_pin
 from facerec.ui.uploads import forget_upload, photo_input, photo_to_answer, received_photo
 
 
@@ -31,8 +31,8 @@ def build(context: AppContext, default_percent: float) -> None:
         details = gr.JSON(visible=False)
 
     def policy(fpir_percent, pinned_threshold):
-        rule = gallery.verification_threshold(fpir=accepted_rate(fpir_percent),
-                                              threshold=parse_pinned(pinned_threshold))
+        rate, threshold = page_rule(gallery.settings, fpir_percent, pinned_threshold)
+        rule = gallery.verification_threshold(fpir=rate, threshold=threshold)
         return {threshold_note: threshold_sentence(rule)}
 
     def verify(photo_a, photo_b, pinned_threshold=None, fpir_percent=None, face_a=None, face_b=None,
@@ -44,7 +44,7 @@ def build(context: AppContext, default_percent: float) -> None:
                 forget_upload(photo, context.web_cache)
 
     def _verify(photo_a, photo_b, pinned_threshold, fpir_percent, face_a, face_b, answered_a, answered_b):
-        threshold, rate = parse_pinned(pinned_threshold), accepted_rate(fpir_percent)
+        rate, threshold = page_rule(gallery.settings, fpir_percent, pinned_threshold)
         index_a, index_b = chosen_face(face_a, "face_a"), chosen_face(face_b, "face_b")
         answered_a = photo_to_answer(photo_a, answered_a, gallery.read, "upload two photos")
         answered_b = photo_to_answer(photo_b, answered_b, gallery.read, "upload two photos")

@@ -45,7 +45,8 @@ def readings(report) -> dict[str, str]:
 
 def rows(html: str) -> list[tuple[str, str, str]]:
     """(metric, value, reading) of each row of the report's table."""
-    return re.findall(r'<tr><td class="metric">(.*?)</td><td class="value">(.*?)</td><td>(.*?)</td></tr>', html)
+    return re.findall(r'<tr><td class="metric">(.*?)</td><td class="value"[^>]*>(.*?)</td><td[^>]*>(.*?)</td></tr>',
+                      html)  # each value and reading cell carries its header's name, for the phone's cards
 
 
 def test_own_second_photos_are_not_near_twins_but_a_doubled_person_is(gallery, lfw_photo):
@@ -111,3 +112,26 @@ def test_the_histogram_counts_whole_people_with_edged_bars(gallery):
     assert bars and sum(bar.get_height() for bar in bars) == len(report.nearest_other_similarities)
     for bar in bars:
         assert bar.get_linewidth() > 0 and bar.get_edgecolor()[:3] != bar.get_facecolor()[:3]
+
+
+def test_the_page_and_the_terminal_say_the_sightings_in_the_same_sentences():
+    """The sightings paragraph was written twice (the Health tab's and `facerec health`'s), and they drifted: now
+    both render `sightings_in_words`, for each state of the memory."""
+    from facerec.cli.gallery_admin import _sightings_text
+    from facerec.ui.health_tab import sightings_html
+    from facerec.ui.text import html_text
+    from facerec.words.sightings import sightings_in_words
+
+    weak = {"name": "Ann Lee", "median_similarity": 0.41, "sightings": 3, "reasons": ["blurred enrollment."]}
+    seen = {"enabled": True, "sightings": 12, "sources": {"identified": 10, "confirmed": 2}, "enrolled_faces": 5,
+            "people_seen": 4, "capacity": 10_000, "trend_reading": "Steady.", "trend_unit": "day",
+            "trend": [{"window": "2026-12-01", "MedianClosestPositiveDistance": 0.8}], "weak_enrollments": [weak]}
+    states = [{"enabled": False, "reason": "privacy mode"}, {"enabled": True, "sightings": 0, "capacity": 10_000},
+              seen, {**seen, "weak_enrollments": []}]
+    for memory in states:
+        words = sightings_in_words(memory)
+        sentences = [s for s in (words.basis, words.trend, words.weak) if s]
+        page, terminal = sightings_html(memory, []), _sightings_text(memory)
+        for sentence in sentences:
+            assert html_text(sentence) in page and sentence in terminal, (sentence, page, terminal)
+    assert "Ann Lee" in _sightings_text(seen) and "Ann Lee" in sightings_html(seen, [])

@@ -8,6 +8,7 @@ from facerec.cli.output import emit, open_gallery, settings_from
 from facerec.cli.registry import CommandAdder
 from facerec.messages import plural, score_text
 from facerec.words.health import confusable_pairs_line, figure_text, health_in_words, pair_text
+from facerec.words.sightings import sightings_in_words
 from facerec.words.threshold import with_sentence
 
 
@@ -109,22 +110,18 @@ _TREND_UNITS = {"day": "per day", "sightings": "per block of sightings"}
 
 
 def _sightings_text(sightings: dict) -> str:
-    """The health report's sightings part, for the terminal: what the figures rest on, the trend, weak enrollments."""
-    if not sightings.get("enabled"):
-        return f"\nsightings: none kept ({sightings.get('reason', 'off')})"
-    if not sightings.get("sightings"):
-        return f"\nsightings: none yet (memory of {sightings['capacity']:,})"
-    sources = ", ".join(f"{count} {source}" for source, count in sorted(sightings["sources"].items()))
-    text = (f"\nsightings: the figures above rest on {sightings['enrolled_faces']:,} enrolled faces and "
-            f"{sightings['sightings']:,} sightings of {sightings['people_seen']:,} people ({sources}; memory of "
-            f"{sightings['capacity']:,})\ntrend ({_TREND_UNITS.get(sightings['trend_unit'], '')}, "
-            "MedianClosestPositiveDistance): " + ", ".join(
-                f"{t['window']}: {t['MedianClosestPositiveDistance']}" for t in sightings["trend"])
-            + f"\n{sightings['trend_reading']}")
-    weak = sightings["weak_enrollments"]
-    text += (f"\nweak enrollments ({len(weak)}): " + "; ".join(
-        f"{w['name']} (median {w['median_similarity']:.3f} over {w['sightings']})" for w in weak[:20])
-        if weak else "\nno weak enrollments: every person seen matches their enrollment well")
+    """The health report's sightings part, for the terminal: the sentences the Health tab shows
+    (`sightings_in_words`), with the trend's figures and the weak enrollments named."""
+    words = sightings_in_words(sightings)
+    text = f"\nsightings: {words.basis}"
+    if words.trend:
+        text += (f"\ntrend ({_TREND_UNITS.get(sightings['trend_unit'], '')}, MedianClosestPositiveDistance): "
+                 + ", ".join(f"{t['window']}: {t['MedianClosestPositiveDistance']}" for t in sightings["trend"])
+                 + f"\n{words.trend}")
+    weak = sightings.get("weak_enrollments") or []
+    if words.weak:
+        text += f"\n{words.weak}" + ("".join(
+            f"\n  {w['name']} (median {w['median_similarity']:.3f} over {w['sightings']})" for w in weak[:20]))
     return text
 
 

@@ -9,10 +9,10 @@ from __future__ import annotations
 import gradio as gr
 
 from facerec.words.threshold import threshold_sentence
+from facerec.words.sightings import sightings_in_words
 from facerec.ui.health_charts import policy_growth_plot, sightings_trend_plot, similarity_histogram
 from facerec.faces.embedder_check import EmbedderCheck
 from facerec.gallery.health import HealthReport
-from facerec.gallery.health.distances import nearest_other_person_distance
 from facerec.words.health import confusable_pairs_in_words, figure_text, health_in_words
 from facerec.messages import plural
 from facerec.metrics import MEDIAN_KEYS
@@ -107,7 +107,7 @@ def report_html(report: HealthReport, readings: dict[str, str]) -> str:
     rows = [("ClosestIsPositiveAccuracy", figure_text(report.closest_is_positive_accuracy),
              readings["closest_is_positive_accuracy"])]
     rows += [(key, figure_text(report.median_distances[key]), readings[key]) for key in MEDIAN_KEYS]
-    rows.append(("Nearest other person", figure_text(nearest_other_person_distance(report.nearest_other_similarities)),
+    rows.append(("Nearest other person", figure_text(report.nearest_other_person),
                  readings["NearestOtherPerson"]))
     lines.append(figures_table(HEADERS, rows))
     lines += [f"<p><em>{html_text(note)}</em></p>" for note in report.notes]
@@ -134,26 +134,17 @@ def embedder_html(check: EmbedderCheck) -> str:
 
 
 def sightings_html(memory: dict, weak_tiles: list[tuple[bytes | None, str]]) -> str:
-    """The sightings part: what the figures rest on, the trend in words, the weak enrollments with their faces."""
-    if not memory.get("enabled"):
-        return f"<h3>Sightings</h3><p>None kept: {html_text(memory.get('reason', 'off'))}.</p>"
-    if not memory.get("sightings"):
-        return ("<h3>Sightings</h3><p>None yet. Each identification that names someone is kept (up to "
-                f"{memory['capacity']:,}; the aligned face, not the photo), and then the figures above include the faces the gallery "
-                "sees.</p>")
-    sources = ", ".join(f"{count:,} {source}" for source, count in sorted(memory["sources"].items()))
-    enrolled, seen = plural(memory["enrolled_faces"], "enrolled face"), plural(memory["sightings"], "sighting")
-    lines = [f"<h3>Sightings</h3><p>The figures above rest on <strong>{enrolled} and {seen}</strong> of "
-             f"{plural(memory['people_seen'], 'person', 'people')} ({html_text(sources)}; the memory keeps the "
-             f"latest {memory['capacity']:,}).</p>",
-             f"<p><strong>Trend:</strong> {html_text(memory['trend_reading'])}</p>"]
-    weak = memory["weak_enrollments"]
-    if weak:
+    """The sightings part (`sightings_in_words`), with the weak enrollments' table and faces."""
+    words = sightings_in_words(memory)
+    lines = ["<h3>Sightings</h3>", f"<p>{html_text(words.basis)}</p>"]
+    if words.trend:
+        lines.append(f"<p>{html_text(words.trend)}</p>")
+    weak = memory.get("weak_enrollments") or []
+    if words.weak and weak:
         rows = [(w["name"], f"{w['median_similarity']:.3f}", f"{plural(w['sightings'], 'sighting')}: "
                  + " ".join(w["reasons"])) for w in weak]
-        lines += [f"<h3>Weak enrollments ({len(weak)})</h3><p>Replace these people's enrollment photo (Gallery tab: "
-                  "add a better photo, or enroll them again):</p>",
+        lines += [f"<h3>Weak enrollments ({len(weak)})</h3><p>{html_text(words.weak)}</p>",
                   figures_table(("person", "median similarity", "why"), rows), face_tiles(weak_tiles)]
-    else:
-        lines.append("<p>No weak enrollments: every person seen matches their enrollment photo well.</p>")
+    elif words.weak:
+        lines.append(f"<p>{html_text(words.weak)}</p>")
     return "\n".join(lines)

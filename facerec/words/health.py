@@ -12,7 +12,7 @@ import math
 
 
 from facerec.gallery.health.sightings import DRIFT, MIN_BLOCK
-from facerec.gallery.health.distances import nearest_other_person_distance, similarity_to_distance
+from facerec.gallery.health.distances import similarity_to_distance
 from facerec.messages import plural
 
 
@@ -23,10 +23,9 @@ def figure_text(value: float | None) -> str:
 
 
 def readings(cipa: float, distances: dict[str, float], threshold: float, count: int,
-              nearest_others: list[float] | None = None) -> dict[str, str]:
-    """Each figure in plain words; `nearest_others`: per person, the similarity of their nearest other person."""
-    nearest_others = nearest_others or []
-    nearest_other = nearest_other_person_distance(nearest_others)
+             nearest_other: float = math.nan, twins: int = 0, people: int = 0) -> dict[str, str]:
+    """Each figure in plain words (the figures are computed by `facerec.gallery.health`: `nearest_other`, the
+    typical distance to the nearest other person; `twins` of `people` reach the threshold with theirs)."""
     threshold_distance = figure_text(similarity_to_distance(threshold))
     found: dict[str, str] = {}
     if math.isnan(cipa):
@@ -73,23 +72,22 @@ def readings(cipa: float, distances: dict[str, float], threshold: float, count: 
         _no_positives() if math.isnan(gap) else
         f"How much farther a person's own nearest photo is than their nearest face overall: typically "
         f"{figure_text(gap)}. 0 means the nearest face is usually the same person's.")
-    twins = sum(similarity >= threshold for similarity in nearest_others)
     found["NearestOtherPerson"] = (
         "Undefined: fewer than two people." if math.isnan(nearest_other) else
         f"Typical distance from a person to the nearest face of anyone else: {figure_text(nearest_other)}. "
         + (_look_alike_reading(nearest_other, threshold, threshold_distance) if not twins else
-           f"{twins} of {len(nearest_others)} people have a near-twin in the gallery: another person at or above "
+           f"{twins} of {people} people have a near-twin in the gallery: another person at or above "
            "the match threshold (see the suspected duplicates)."))
     return found
 
 
-def memory_readings(seen: dict, threshold: float, nearest_others: list[float]) -> dict[str, str]:
+def memory_readings(seen: dict, report) -> dict[str, str]:
     """The readings of the figures scored over enrolled faces + sightings (the same sentences as for enrolled
     faces, a sighting counting as another photo of its person), each saying what it rests on and its bias; `seen`:
-    the report's `sightings` numbers."""
+    the report's `sightings` numbers; `report` gives the threshold and the nearest-other figures."""
     found = readings(_number(seen["closest_is_positive_accuracy"]),
-                     {key: _number(value) for key, value in seen["median_distances"].items()}, threshold,
-                     seen["enrolled_faces"] + seen["sightings"], nearest_others)
+                     {key: _number(value) for key, value in seen["median_distances"].items()}, report.threshold,
+                     seen["enrolled_faces"] + seen["sightings"], *_nearest_other(report))
     by_user = seen["sources"].get("confirmed", 0) + seen["sources"].get("corrected", 0)
     basis = (f"Over {plural(seen['enrolled_faces'], 'enrolled face')} and {plural(seen['sightings'], 'sighting')} "
              f"of {plural(seen['people_seen'], 'person', 'people')} (recent identifications kept as photos of their "
@@ -170,12 +168,16 @@ def health_in_words(report) -> dict:
     alone = report.enrolled_only or {"closest_is_positive_accuracy": report.closest_is_positive_accuracy,
                                      "median_distances": report.median_distances}
     data["readings"] = readings(alone["closest_is_positive_accuracy"], alone["median_distances"], report.threshold,
-                                report.faces, report.nearest_other_similarities)
+                                report.faces, *_nearest_other(report))
     memory = data["sightings"]
     if memory.get("sightings"):
-        data["readings"].update(memory_readings(memory, report.threshold, report.nearest_other_similarities))
+        data["readings"].update(memory_readings(memory, report))
         memory["trend_reading"] = trend_reading(memory["trend"], memory["trend_unit"])
     return data
+
+
+def _nearest_other(report) -> tuple[float, int, int]:
+    return report.nearest_other_person, report.near_twins, len(report.nearest_other_similarities)
 
 
 def _number(value) -> float:

@@ -30,6 +30,7 @@ from facerec.metrics import ClosestIsPositiveAccuracy, MedianDistances
 from facerec.gallery.sightings import SightingsMemory
 from facerec.gallery.thresholds import GalleryThresholds
 from facerec.gallery.people_sample import draw_whole_people, people_reaching
+from facerec.gallery.health.distances import nearest_other_person_distance
 from facerec.gallery.health.sightings import sightings_health
 from facerec.storage import Store
 from facerec.vectors.base import VectorIndex
@@ -185,6 +186,16 @@ class HealthReport:
     enrolled_only: dict | None = None  # with sightings: the figures of the enrolled faces alone
     sightings: dict = field(default_factory=dict)  # the memory: enabled, counts, trend, weak enrollments
     near_threshold: float | None = None  # the cosine from which a pair counts as close to the threshold
+
+    @property
+    def nearest_other_person(self) -> float:
+        """The typical distance from a person to the nearest face of anyone else (NaN under two people)."""
+        return nearest_other_person_distance(self.nearest_other_similarities)
+
+    @property
+    def near_twins(self) -> int:
+        """People whose nearest other person reaches the match threshold (likely one person under two names)."""
+        return sum(similarity >= self.threshold for similarity in self.nearest_other_similarities)
 
     def mark_near_threshold(self, cosine: float) -> None:
         """Say of each pair (confusable, suspected duplicate) whether it is close to the threshold: its cosine at

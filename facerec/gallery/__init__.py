@@ -46,7 +46,7 @@ from facerec.gallery.health import GalleryHealth, HealthReport
 from facerec.gallery.search import Search
 from facerec.gallery.sightings import CONFIRMED, CORRECTED, SightingInfo, SightingsMemory, kept_face
 from facerec.gallery.strangers import StrangersMemory
-from facerec.gallery.suggestions import NamedSuggestion, Suggestion, Suggestions
+from facerec.gallery.suggestions import PAGE, NamedSuggestion, Suggestion, Suggestions, SuggestionsPage
 from facerec.gallery.templates import Template, Templates
 from facerec.gallery.thresholds import GalleryThresholds
 from facerec.gallery.video import LiveFaces, VideoAnswer, video_search
@@ -134,6 +134,7 @@ class Gallery:
     def close(self) -> None:
         """Save the index (a cache; a crash before this costs only a journal replay) and release the database."""
         try:
+            self.suggesting.close()  # a grouping under way stops before the database goes
             self.strangers.close()  # the unknown faces an identify queued are kept before the database goes
             self.index.close(self.store)
         finally:
@@ -292,9 +293,15 @@ class Gallery:
     def suggestions_off_because(self) -> str:
         return self.strangers.why_disabled()
 
-    def suggestions(self) -> list[Suggestion]:
-        """People seen again and again but not enrolled. The contract: `Suggestions.list`."""
-        return self.suggesting.list()
+    def suggestions(self, offset: int = 0, limit: int = PAGE) -> SuggestionsPage:
+        """One page of the people seen again and again but not enrolled, from the last grouping of the kept faces
+        (made on a background thread). The contract: `Suggestions.list`."""
+        return self.suggesting.list(offset, limit)
+
+    def group_strangers(self) -> None:
+        """Group the faces kept since the last grouping now, on this thread: for the command line and scripts,
+        which have no request to keep answering. The contract: `Suggestions.refresh`."""
+        self.suggesting.refresh()
 
     def suggestion(self, suggestion_id: int) -> Suggestion:
         return self.suggesting.get(suggestion_id)

@@ -4,7 +4,9 @@ Grouping compares each new kept face with every kept face (`facerec.gallery.grou
 faces. It used to run inside the write transaction of the admin's list request, so that request took as long, and
 every identify that wanted to keep an unknown face queued behind the same lock. Now a round of grouping:
 1. reads the kept faces in one short read (no lock; a snapshot of at most `Settings.suggestions_memory` faces),
-2. groups the new ones with no transaction open, on a thread of the lowest CPU priority,
+2. groups the new ones with no transaction open, on a thread of the lowest CPU priority (which then rests as long
+   as the round took before another: an admin asking again and again while identifies keep faces costs at most
+   half of one core),
 3. writes the placements in one short write (`StrangersTable.place`: a face grouped or a group dismissed
    meanwhile is left alone), and
 4. publishes what the caller's `build` made of it (the suggestions), with the memory's version it was made of.
@@ -21,6 +23,7 @@ from __future__ import annotations
 import logging
 import os
 import threading
+import time
 from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Callable, Generic, TypeVar
@@ -34,6 +37,7 @@ from facerec.storage.strangers import StrangerRows
 
 FRESH_WAIT_S = 1.0  # how long a request waits for a round it asked for before answering with the last one
 LOWEST_PRIORITY = 19  # the grouping thread's nice value: identifies and pages get the CPU first
+MAX_REST_S = 60.0  # between two rounds the thread rests as long as the last one took, at most this long
 log = logging.getLogger("facerec.gallery")
 
 Result = TypeVar("Result")
@@ -62,7 +66,7 @@ class StrangersGrouping(Generic[Result]):
         self._round = threading.Lock()  # one round at a time in this process
         self._state = threading.Condition()  # guards the two counters below and the thread
         self._asked = self._answered = 0  # rounds asked of the background thread; the last one it finished
-        self._wake = threading.Event()
+        self._wake, self._closed = threading.Event(), threading.Event()
         self._thread: threading.Thread | None = None
         self._closing = False
 
@@ -74,11 +78,13 @@ class StrangersGrouping(Generic[Result]):
 
     def current(self, wait_s: float = FRESH_WAIT_S) -> tuple[Published[Result] | None, bool]:
         """The last published grouping (None before the first) and whether a newer one is under way. When the
-        memory changed since it, a round is asked of the background thread and awaited at most `wait_s`."""
+        memory changed since it and no round is under way, one is asked of the background thread and awaited at
+        most `wait_s`."""
         published = self.published
-        if published is not None and published.version == self.version():
-            with self._state:
-                return published, self._answered < self._asked
+        with self._state:
+            under_way = self._answered < self._asked
+        if under_way or (published is not None and published.version == self.version()):
+            return published, under_way  # a round under way is not waited for: it may take minutes
         asked = self.ask()
         with self._state:
             finished = self._state.wait_for(lambda: self._answered >= asked or self._closing, timeout=wait_s)
@@ -128,6 +134,7 @@ class StrangersGrouping(Generic[Result]):
         """Stop the background thread: a round under way stops at its next block of faces."""
         with self._state:
             self._closing = True
+            self._closed.set()
             self._wake.set()
             self._state.notify_all()
             thread = self._thread
@@ -136,13 +143,15 @@ class StrangersGrouping(Generic[Result]):
 
     def _run(self) -> None:
         _lower_own_priority()
+        rested_until = 0.0  # rest after a round as long as it took: half of one core at most, however often asked
         while True:
             self._wake.wait()
-            self._wake.clear()
-            if self._closing:
+            if self._closed.wait(max(0.0, rested_until - time.monotonic())):
                 return
+            self._wake.clear()
             with self._state:
                 asked = self._asked
+            started = time.monotonic()
             try:
                 self.refresh()
             except GroupingStopped:
@@ -151,6 +160,7 @@ class StrangersGrouping(Generic[Result]):
                 if self._closing:
                     return
                 log.exception("facerec: grouping the kept unknown faces failed; suggestions show the last grouping")
+            rested_until = time.monotonic() + min(time.monotonic() - started, MAX_REST_S)
             with self._state:
                 self._answered = max(self._answered, asked)
                 self._state.notify_all()

@@ -60,9 +60,7 @@ def every_table(gallery: Gallery) -> dict[str, list[tuple]]:
 def suggested(gallery: Gallery) -> list:
     """Every suggestion, the faces kept so far grouped first (as the command line does; the app groups them on a
     background thread, `tests/test_suggestions_grouping.py`)."""
-    if gallery.suggestions_on:
-        gallery.group_strangers()
-    return gallery.suggestions(limit=100).suggestions
+    return gallery.suggestions(limit=100, group_first=True).suggestions
 
 
 def seen(gallery: Gallery, lfw_photo, indices=(1, 2, 3, 4)) -> None:

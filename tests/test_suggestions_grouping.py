@@ -89,8 +89,7 @@ def test_an_identify_completes_while_many_kept_faces_are_grouped(gallery, lfw_ph
 def test_suggestions_are_listed_one_bounded_page_at_a_time(gallery):
     embeddings, photos = clustered(people=45, per_person=3, singles=10)
     plant(gallery.store, gallery.model_id, embeddings, photos, some_crop())
-    gallery.group_strangers()
-    first, last = gallery.suggestions(0, 20), gallery.suggestions(40, 20)
+    first, last = gallery.suggestions(0, 20, group_first=True), gallery.suggestions(40, 20)
     assert (first.total, len(first.suggestions), len(last.suggestions)) == (45, 20, 5)
     pages = [gallery.suggestions(offset, 20).suggestions for offset in (0, 20, 40)]
     assert len({s.id for page in pages for s in page}) == 45  # every suggestion once, none twice
@@ -102,8 +101,7 @@ def test_suggestions_are_listed_one_bounded_page_at_a_time(gallery):
 def test_a_large_group_lists_a_bounded_number_of_its_faces(gallery):
     embeddings, photos = clustered(people=1, per_person=200, singles=0)
     plant(gallery.store, gallery.model_id, embeddings, photos, some_crop())
-    gallery.group_strangers()
-    (suggestion,) = gallery.suggestions().suggestions
+    (suggestion,) = gallery.suggestions(group_first=True).suggestions
     assert suggestion.faces == 200 and len(suggestion.face_ids) == 30
 
 

@@ -36,11 +36,11 @@ def cmd_suggestions(args) -> int:
         what = "a folder to save the faces in" if args.action == "faces" else "the person's name"
         raise InvalidArgument(f"`facerec suggestions {args.action} ID` needs {what}")
     with open_gallery(args) as gallery:
-        if args.action in ("list", "faces", "name") and gallery.suggestions_on:
-            gallery.group_strangers()
+        if args.action in ("faces", "name"):
+            gallery.suggestions(group_first=True)  # the suggestion asked for is in the grouping read next
         if args.action == "list":
             size = {} if args.limit is None else {"limit": args.limit}
-            page = gallery.suggestions(args.offset, **size)
+            page = gallery.suggestions(args.offset, **size, group_first=True)
             found = page.suggestions
             note = "" if gallery.suggestions_on or found else f"; {gallery.suggestions_off_because()}"
             shown = (f", {page.offset + 1}-{page.offset + len(found)} shown (--offset, --limit for others)"

@@ -102,8 +102,7 @@ class Gallery:
         # Grouping stays on raw cosines with the strangers memory as its cohort (measured so; see docs/model.md)
         self.suggesting = Suggestions(store, index, self.thresholds, self.strangers,
                                       cosine_calibration_for(self.settings, self.policy), self.quality, self.model_id)
-        self.videos = video_search(settings, self.pipeline, self.searching, self.thresholds, self.sightings,
-                                   self.quality)
+        self.videos = video_search(settings, self.pipeline, self.searching, self.thresholds, self.sightings, self.quality)
         self.keys = ApiKeys(store)  # the REST API's keys live in the gallery's database; interfaces hold this service
         # One line each for the user (the CLI prints them, the app logs them): what opening had to repair.
         self.notices: list[str] = [self.index.notice] if self.index.notice else []
@@ -293,15 +292,9 @@ class Gallery:
     def suggestions_off_because(self) -> str:
         return self.strangers.why_disabled()
 
-    def suggestions(self, offset: int = 0, limit: int = PAGE) -> SuggestionsPage:
-        """One page of the people seen again and again but not enrolled, from the last grouping of the kept faces
-        (made on a background thread). The contract: `Suggestions.list`."""
-        return self.suggesting.list(offset, limit)
-
-    def group_strangers(self) -> None:
-        """Group the faces kept since the last grouping now, on this thread: for the command line and scripts,
-        which have no request to keep answering. The contract: `Suggestions.refresh`."""
-        self.suggesting.refresh()
+    def suggestions(self, offset: int = 0, limit: int = PAGE, group_first: bool = False) -> SuggestionsPage:
+        """A page of the people seen again and again, not enrolled. The contract: `Suggestions.list`."""
+        return self.suggesting.list(offset, limit, group_first=group_first)
 
     def suggestion(self, suggestion_id: int) -> Suggestion:
         return self.suggesting.get(suggestion_id)

@@ -80,6 +80,7 @@ class StrangersGrouping(Generic[Result]):
         """The last published grouping (None before the first) and whether a newer one is under way. When the
         memory changed since it and no round is under way, one is asked of the background thread and awaited at
         most `wait_s`."""
+        self.memory.settle()  # what identifies queued before this request counts as kept (`StrangersMemory`)
         published = self.published
         with self._state:
             under_way = self._answered < self._asked

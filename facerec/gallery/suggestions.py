@@ -111,14 +111,19 @@ class Suggestions:
         self.near_threshold = calibration.threshold_at_far(NEAR_FAR)
         self.grouping = StrangersGrouping(store, memory, model_id, self._place, self._suggestions_of)
 
-    def list(self, offset: int = 0, limit: int = PAGE, wait_s: float = FRESH_WAIT_S) -> SuggestionsPage:
+    def list(self, offset: int = 0, limit: int = PAGE, wait_s: float = FRESH_WAIT_S,
+             group_first: bool = False) -> SuggestionsPage:
         """One page of the suggested people, the most often seen first, from the last grouping published (empty
         while the memory is off). When faces were kept or forgotten since, a new grouping is asked of the
-        background thread and awaited at most `wait_s` (see `facerec.gallery.strangers_grouping`)."""
+        background thread and awaited at most `wait_s` (see `facerec.gallery.strangers_grouping`).
+        `group_first`: group the faces kept since the last grouping first, on the caller's thread (`refresh`), for
+        the command line and scripts, which have no request to keep answering; never a request's."""
         if offset < 0 or not 1 <= limit <= MAX_PAGE:
             raise InvalidArgument(f"offset must be at least 0 and limit from 1 to {MAX_PAGE}")
         if not self.memory.enabled:
             return SuggestionsPage([], 0, offset, limit, None, False)
+        if group_first:
+            self.refresh()
         published, refreshing = self.grouping.current(wait_s)
         shown = _shown(published)
         return SuggestionsPage(shown[offset:offset + limit], len(shown), offset, limit,

@@ -73,6 +73,7 @@ def prepared_gallery(home: Path, people: list[list[Path]], strangers: list[Path]
             gallery.enroll(photo, photos[0].parent.name.replace("_", " "), face_index=largest_face_index(faces),
                            allow_lookalike=True, allow_low_quality=True)
         gallery.identify(strangers[0])
+        gallery.strangers.count()  # waits until the face identify queued is kept
         with gallery.store.session() as session:
             crop = session.scalars(select(Stranger.crop_jpeg)).first()
         embeddings, photos = clustered(PEOPLE, PER_PERSON, MEMORY - PEOPLE * PER_PERSON - 1)

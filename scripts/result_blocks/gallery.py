@@ -266,8 +266,8 @@ def strangers_memory_block() -> str:
     def row(name: str, measured: dict) -> str:
         if not measured.get("count"):
             return f"| {name} | 0 | – | – | – |"
-        return (f"| {name} | {measured['count']:,} | {1000 * measured['p50_s']:.0f} ms | "
-                f"{1000 * measured['p99_s']:.0f} ms | {1000 * measured['max_s']:.0f} ms |")
+        return (f"| {name} | {measured['count']:,} | {1000 * measured['p50_s']:,.0f} ms | "
+                f"{1000 * measured['p99_s']:,.0f} ms | {1000 * measured['max_s']:,.0f} ms |")
 
     grouping = result["grouping_seconds"]
     took = "did not end" if grouping is None else f"took {grouping:.0f} s"

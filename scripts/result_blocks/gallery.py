@@ -140,8 +140,16 @@ def flood_block() -> str:
             f"{1000 * ninth['p99_s']:.0f} ms | {1000 * ninth['max_s']:.0f} ms |\n\n"
             f"The app's memory: peak resident {memory['peak_rss_mb']:,.0f} MB (largest sampled "
             f"{memory['largest_sampled_rss_mb']:,.0f} MB); the bounds were p99 <= {bounds['p99_s']:g} s and "
-            f"{bounds['rss_mb']:,} MB. What the attackers got: {attacks}. Gallery of {result['gallery_people']} "
-            f"people. Measured on: {cpu_text(result)}, model {model_text(result)}.")
+            f"{bounds['rss_mb']:,} MB. What the attackers got: {attacks}.{_input_sizes(result)} Gallery of "
+            f"{result['gallery_people']} people. Measured on: {cpu_text(result)}, model {model_text(result)}.")
+
+
+def _input_sizes(result: dict) -> str:
+    """' The inputs' sizes: mosaic 532 kB, ...' (results before the sizes were recorded have none)."""
+    sizes = result.get("input_bytes")
+    if not sizes:
+        return ""
+    return " The inputs' sizes: " + ", ".join(f"{kind} {size / 1000:,.0f} kB" for kind, size in sizes.items()) + "."
 
 
 def identify_profile_block() -> str:

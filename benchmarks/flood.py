@@ -119,7 +119,7 @@ def attacker(url: str, port: int, files: dict[str, Path], stop: threading.Event,
         own[kind] = path.with_name(f"{threading.get_ident()}-{path.name}")
         own[kind].write_bytes(path.read_bytes() + os.urandom(16))  # bytes after the image's end, ignored
     files = own
-    turn = first  # each client starts at another kind: all of them are sent from the first seconds
+    turn, sessions = first, 0  # each client starts at another kind: all of them are sent from the first seconds
     while not stop.is_set():
         kind = kinds[turn % len(kinds)]
         turn += 1
@@ -129,7 +129,8 @@ def attacker(url: str, port: int, files: dict[str, Path], stop: threading.Event,
                 client.predict(handle_file(str(files[kind])), None, 3, "", api_name="/identify")
                 outcome = "answered"
             elif kind == "page_session":  # Add photo's upload event, in a page session of its own
-                chosen = files["webp_40mp" if (turn // len(kinds)) % 2 else "jpeg_40mp"]
+                sessions += 1  # JPEG and WebP in turn, a JPEG first (its photo is kept for the page: 48 MB)
+                chosen = files["webp_40mp" if sessions % 2 == 0 else "jpeg_40mp"]
                 chosen.write_bytes(chosen.read_bytes()[:-16] + os.urandom(16))
                 kind_of = "image/webp" if chosen.suffix == ".webp" else "image/jpeg"
                 (path,) = http.post(f"{url}gradio_api/upload",
@@ -137,6 +138,7 @@ def attacker(url: str, port: int, files: dict[str, Path], stop: threading.Event,
                 outcome = page_event(http, url, received, [{"path": path, "orig_name": chosen.name,
                                                             "meta": {"_type": "gradio.FileData"}}],
                                      uuid.uuid4().hex[:11])
+                outcome = re.sub(r"\b\d+-", "", outcome)  # without this client's file prefix
             elif kind == "many_files":
                 many = [("files", (f"p{n}.jpg", b"x" * 15_000, "image/jpeg")) for n in range(60)]
                 outcome = str(httpx.post(f"{url}gradio_api/upload", files=many, timeout=60).status_code)

@@ -149,7 +149,8 @@ def _input_sizes(result: dict) -> str:
     sizes = result.get("input_bytes")
     if not sizes:
         return ""
-    return " The inputs' sizes: " + ", ".join(f"{kind} {size / 1000:,.0f} kB" for kind, size in sizes.items()) + "."
+    said = [f"{kind} {size / 1000:,.0f} kB" if size >= 1000 else f"{kind} {size} bytes" for kind, size in sizes.items()]
+    return " The inputs' sizes: " + ", ".join(said) + "."
 
 
 def identify_profile_block() -> str:

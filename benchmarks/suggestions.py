@@ -99,14 +99,14 @@ def regrouped(gallery: Gallery, far: float, near_far: float, pair_test: str = "c
         scorer, score_threshold = gallery.scorer, gallery.policy.calibration.threshold_at_far(far)
         min_z = grouping.MIN_Z if pair_test == "score and memory" else -np.inf
 
-        def assign(ids, embeddings, groups, _threshold):
+        def assign(ids, embeddings, groups, _threshold, stop=None):
             statistics = scorer.statistics(embeddings)
             return grouping.assign_groups(ids, embeddings, groups, score_threshold, min_z=min_z,
-                                          statistics=(statistics.mean, statistics.sd))
+                                          statistics=(statistics.mean, statistics.sd), stop=stop)
 
         suggesting.assign_groups = assign
     try:
-        found = service.list(include_resembling=True)
+        found = service.refresh()
         threshold = service.grouping_threshold if pair_test == "cosine" else score_threshold
         return found, threshold, service.near_threshold
     finally:
@@ -173,7 +173,7 @@ def main() -> None:
                          labels=np.array([labels[int(i)] for i in rows.ids]), enrolled=np.array(sorted(enrolled)),
                          repeated=np.array(repeated))
             timer = time.time()
-            found = gallery.suggesting.list(include_resembling=True)
+            found = gallery.suggesting.refresh()
             grouping_seconds = time.time() - timer
             result = {"command": "python " + " ".join(sys.argv), "cpus": os.cpu_count(),
                       "protocol": {"enrolled_min_photos": ENROLLED_MIN, "enrolled_stream_photos": ENROLLED_STREAM,

@@ -59,6 +59,9 @@ def test_only_an_admin_key_sees_names_or_dismisses_suggestions(app, data_dir):
             assert api.post("/suggestions/1/name", json={"name": "x"}, headers=headers).status_code == status
         listed = api.get("/suggestions", headers=admin).json()
         assert listed["on"] and listed["off_because"] is None
+        assert (listed["total"], listed["offset"], listed["limit"], listed["refreshing"]) == (1, 0, 20, False)
+        assert api.get("/suggestions", params={"limit": 101}, headers=admin).status_code == 422  # a bounded page
+        assert api.get("/suggestions", params={"offset": 1}, headers=admin).json()["suggestions"] == []
         (suggestion,) = listed["suggestions"]
         assert (suggestion["faces"], suggestion["photos"]) == (3, 3)
         faces = api.get(f"/suggestions/{suggestion['id']}/faces", headers=admin).json()["faces"]

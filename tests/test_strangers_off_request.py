@@ -60,7 +60,7 @@ def test_identify_answers_while_the_unknown_face_is_still_being_kept(gallery, po
 def test_the_suggestions_read_after_identify_see_its_faces(gallery, portrait):
     for index in (1, 2, 3):
         assert [m.name for m in gallery.identify(portrait(OBAMA, index))] == [None]
-    (suggestion,) = gallery.suggestions()  # read at once: it waits for the three faces queued before it
+    (suggestion,) = gallery.suggestions().suggestions  # read at once: it waits for the three faces queued before it
     assert (suggestion.faces, suggestion.photos) == (3, 3)
 
 

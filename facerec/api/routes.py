@@ -26,6 +26,7 @@ from starlette.background import BackgroundTask
 from facerec.access.api_keys import ApiKey
 from facerec.errors import UnusableFile
 from facerec.gallery import Gallery
+from facerec.gallery.suggestions import MAX_PAGE as MAX_SUGGESTIONS_PAGE, PAGE as SUGGESTIONS_PAGE
 import facerec.api.schemas as schemas
 from facerec.api.auth import ADMIN, READ
 from facerec.api.errors import ApiError, error_response
@@ -235,12 +236,12 @@ def build_router(context: ApiContext) -> APIRouter:
     # ----- the gallery ----------------------------------------------------------------------------------
     # ----- suggested people (opt-in: FACEREC_SUGGESTIONS=on) ---------------------------------------------------
     @router.get("/suggestions", response_model=schemas.Suggestions, dependencies=[ADMIN], tags=["suggestions"],
-                summary="People seen again and again but not enrolled")
-    async def list_suggestions():
-        found = await context.run(gallery.suggestions)
+                summary="People seen again and again but not enrolled, one page at a time")
+    async def list_suggestions(offset: Annotated[int, Query(ge=0, le=MAX_ID)] = 0,
+                               limit: Annotated[int, Query(ge=1, le=MAX_SUGGESTIONS_PAGE)] = SUGGESTIONS_PAGE):
+        page = await context.run(gallery.suggestions, offset, limit)
         on = gallery.suggestions_on
-        return {"on": on, "off_because": None if on else gallery.suggestions_off_because(),
-                "suggestions": [s.to_dict() for s in found]}
+        return {"on": on, "off_because": None if on else gallery.suggestions_off_because(), **page.to_dict()}
 
     @router.get("/suggestions/{suggestion_id}/faces", response_model=schemas.SuggestionFaces, dependencies=[ADMIN],
                 tags=["suggestions"], summary="A suggestion's faces (aligned, JPEG)", responses=_errors(404))

@@ -7,6 +7,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from facerec.faces.detect import FoundFaces
 from facerec.gallery.results import EnrollResult, IdentityInfo
+from facerec.gallery.suggestions import SHOWN_FACES
 from facerec.openset.threshold_policy import ThresholdInForce
 from facerec.words.threshold import with_sentence, worded
 from facerec.messages import faces_left_out_message
@@ -117,14 +118,21 @@ class Suggestion(BaseModel):
     photos: int = Field(description="different photos they were seen in")
     first_seen: str
     last_seen: str
-    face_ids: list[int] = Field(description="its faces, the most typical first")
+    face_ids: list[int] = Field(description=f"its faces, the most typical first (at most {SHOWN_FACES} of them)")
 
 
 class Suggestions(BaseModel):
     on: bool = Field(description="whether unknown faces are kept (FACEREC_SUGGESTIONS=on, never in privacy mode)")
     off_because: str | None = Field(description="why not, when off")
-    suggestions: list[Suggestion] = Field(description="people seen at least 3 times in at least 2 photos, not "
-                                                      "enrolled; the most often seen first")
+    suggestions: list[Suggestion] = Field(description="one page of the people seen at least 3 times in at least 2 "
+                                                      "photos, not enrolled; the most often seen first")
+    total: int = Field(description="suggestions in all (in the grouping shown)")
+    offset: int
+    limit: int
+    grouped_at: str | None = Field(description="when the kept faces shown were grouped (grouping runs in the "
+                                               "background); null before the first grouping")
+    refreshing: bool = Field(description="faces were kept or forgotten since: a new grouping is under way; ask "
+                                         "again in a moment for it")
 
 
 class SuggestionFace(BaseModel):

@@ -1,5 +1,8 @@
 """`facerec suggestions [list | faces ID DIR | name ID NAME | dismiss ID | clear]`: people seen again and again
-but not enrolled (kept only with FACEREC_SUGGESTIONS=on)."""
+but not enrolled (kept only with FACEREC_SUGGESTIONS=on).
+
+A command has no request to keep answering, so `list`, `faces` and `name` first group the faces kept since the last
+grouping on its own thread (the app does it on a background thread), outside any write transaction."""
 
 from __future__ import annotations
 
@@ -21,6 +24,8 @@ def register(command: CommandAdder, sub, common: argparse.ArgumentParser) -> Non
     p.add_argument("id", type=int, nargs="?", help="the suggestion's id (faces, name, dismiss)")
     p.add_argument("target", nargs="?", help="the folder to save the faces in (faces), or the person's name (name)")
     p.add_argument("--note", help="a note on the person enrolled (name)")
+    p.add_argument("--offset", type=int, default=0, help="list from this position (0: the most often seen)")
+    p.add_argument("--limit", type=int, help="list at most this many (a page of the gallery's size when unset)")
 
 
 def cmd_suggestions(args) -> int:
@@ -31,13 +36,19 @@ def cmd_suggestions(args) -> int:
         what = "a folder to save the faces in" if args.action == "faces" else "the person's name"
         raise InvalidArgument(f"`facerec suggestions {args.action} ID` needs {what}")
     with open_gallery(args) as gallery:
+        if args.action in ("faces", "name"):
+            gallery.suggestions(group_first=True)  # the suggestion asked for is in the grouping read next
         if args.action == "list":
-            found = gallery.suggestions()
+            size = {} if args.limit is None else {"limit": args.limit}
+            page = gallery.suggestions(args.offset, **size, group_first=True)
+            found = page.suggestions
             note = "" if gallery.suggestions_on or found else f"; {gallery.suggestions_off_because()}"
+            shown = (f", {page.offset + 1}-{page.offset + len(found)} shown (--offset, --limit for others)"
+                     if len(found) < page.total else "")
             rows = [[s.id, s.faces, s.photos, s.first_seen.strftime("%Y-%m-%d %H:%M"),
                      s.last_seen.strftime("%Y-%m-%d %H:%M")] for s in found]
-            emit(args, [s.to_dict() for s in found], rows, ["id", "faces", "photos", "first seen", "last seen"],
-                 text=f"{len(found)} suggested people{note}")
+            emit(args, page.to_dict(), rows, ["id", "faces", "photos", "first seen", "last seen"],
+                 text=f"{page.total} suggested people{shown}{note}")
         elif args.action == "faces":
             suggestion = gallery.suggestion(args.id)
             written = _save_faces(gallery.suggestion_faces(suggestion.face_ids), suggestion.face_ids,

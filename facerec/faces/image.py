@@ -7,7 +7,8 @@ band.
 
 Only `FORMATS` are ever opened (JPEG, with the multi-picture JPEG phones write, PNG, WebP, BMP): Pillow knows
 dozens more, and some run programs or old parsers: an EPS upload makes Pillow start Ghostscript, which loops
-forever on a two-line file. Decoding is bounded too: photos over `UNGATED_PIXELS` are decoded `DECODES_AT_ONCE` at a
+forever on a two-line file. A WebP may have at most MAX_WEBP_PIXELS, since its decoder cannot scale and holds four
+times a JPEG's memory per pixel. Decoding is bounded too: photos over `UNGATED_PIXELS` are decoded `DECODES_AT_ONCE` at a
 time, whatever the number of requests (an ordinary photo never waits behind them), a photo over the caller's
 working size is shrunk while decoding (a JPEG by its decoder's own scaling), and a 16-bit or float photo is scaled
 to 8 bits in strips (a float64 copy of a whole 16-bit scan of 40 MP cost 730 MB more per request);
@@ -36,8 +37,11 @@ FORMAT_NAMES = "JPEG, PNG, WebP or BMP"
 DECODES_AT_ONCE = 1  # large photos decoded at a time, whatever the number of requests: memory stays bounded (a
 #                     decode takes a fraction of a second, so two cores lose little by it)
 UNGATED_PIXELS = 4_000_000  # photos up to this size (a few MB to decode) never wait behind a large one
+MAX_WEBP_PIXELS = 16_000_000  # Pillow decodes WebP through libwebp's animation decoder: two RGBA canvases and a
+#                              copy, 16 bytes a pixel (a 40 MP WebP held 620 MB for its decode, 4x a JPEG's)
 STRIP_ROWS = 256  # rows scaled at a time when a 16-bit or float photo becomes 8-bit
 WIDE_MODES = ("I;16", "I;16B", "I;16L", "I;16N", "I", "F")  # gray modes wider than a byte per pixel
+RESIZED_AS_DECODED = ("RGB", "RGBA", "RGBX", "L", "LA", "CMYK")  # modes Pillow resizes smoothly as they are
 _decoding = threading.BoundedSemaphore(DECODES_AT_ONCE)
 
 ImageInput = Union[str, os.PathLike, bytes, bytearray, Image.Image, np.ndarray]
@@ -102,6 +106,9 @@ def open_photo(stream, label: str, max_pixels: int) -> Image.Image:
     except (OSError, SyntaxError, ValueError):
         raise InvalidImage(_undecodable(label)) from None
     _check_size(image.size, max_pixels, label)
+    if image.format == "WEBP" and image.width * image.height > MAX_WEBP_PIXELS:
+        raise ImageTooLarge(f"{label} is a WebP of {image.width * image.height / 1e6:.1f} MP, over the limit of "
+                            f"{MAX_WEBP_PIXELS:,} pixels for WebP; save it as a JPEG (up to {max_pixels:,} pixels)")
     return image
 
 
@@ -131,12 +138,26 @@ def _decode(stream: io.BytesIO, label: str, max_pixels: int,
             raise ImageTooLarge(f"{label} is too large to decode safely") from None
         except (OSError, SyntaxError, ValueError):
             raise InvalidImage(_undecodable(label)) from None
+        upright_width = _upright_width(image, width, height)
         if image.mode in WIDE_MODES:  # transposed in place: a copy of a 40 MP 16-bit scan is 80 MB
             ImageOps.exif_transpose(image, in_place=True)
             pixels = _wide_to_rgb(image, working_pixels)
+        elif working_pixels and image.width * image.height > working_pixels and image.mode in RESIZED_AS_DECODED:
+            image = _resized_to(image, working_pixels)  # the decoded full size is freed here, before any copy
+            pixels = _pil_to_rgb(image, max_pixels, label)
         else:
             pixels, _ = _working(_pil_to_rgb(image, max_pixels, label), working_pixels)
-        return pixels, pixels.shape[1] / _upright_width(image, width, height)  # the draft's reduction included
+        return pixels, pixels.shape[1] / upright_width  # the draft's reduction included
+
+
+def _resized_to(image: Image.Image, working_pixels: int) -> Image.Image:
+    """A decoded photo over `working_pixels` resized to it by Pillow itself, before anything else is done with it.
+    Why: turning a 40 MP photo into an array first (a PIL copy for EXIF, the array's bytes, its copy, then a
+    contiguous copy to shrink) held 580 MB for a JPEG and 890 MB for a WebP (whose decoder cannot scale) per
+    decode; resized first, a decode holds the decoded photo and its working copy (120 + 48 MB for 40 MP RGB)."""
+    side = math.sqrt(working_pixels / (image.width * image.height))
+    size = (max(1, int(image.width * side)), max(1, int(image.height * side)))
+    return image.resize(size, Image.BILINEAR)
 
 
 def _working(pixels: np.ndarray, working_pixels: int | None) -> tuple[np.ndarray, float]:
@@ -162,10 +183,7 @@ def _pil_to_rgb(image: Image.Image, max_pixels: int, label: str = "the image") -
         image.load()  # a lazily opened image may still hold a truncated file
     except (OSError, SyntaxError, ValueError):
         raise InvalidImage(_undecodable(label)) from None
-    try:
-        image = ImageOps.exif_transpose(image)
-    except Exception:  # a broken EXIF block should not cost the user the photo
-        pass
+    image = _upright(image)
     try:
         if image.mode in WIDE_MODES:
             return _wide_to_rgb(image)
@@ -174,6 +192,18 @@ def _pil_to_rgb(image: Image.Image, max_pixels: int, label: str = "the image") -
         raise InvalidImage(f"{label} has a pixel format facerec cannot read ({image.mode}); save it as an ordinary "
                            "RGB JPEG or PNG") from None
     return np.asarray(rgb, dtype=np.uint8).copy()
+
+
+def _upright(image: Image.Image) -> Image.Image:
+    """The image turned as its EXIF orientation says; the image itself when it needs no turn (Pillow's
+    `exif_transpose` copies every image, a whole photo's worth of memory for nothing) or its EXIF is broken (a
+    broken block should not cost the user the photo)."""
+    try:
+        if image.getexif().get(0x0112, 1) in (2, 3, 4, 5, 6, 7, 8):
+            return ImageOps.exif_transpose(image)
+    except Exception:  # noqa: BLE001 - see above
+        pass
+    return image
 
 
 def _convert_mode(image: Image.Image) -> Image.Image:

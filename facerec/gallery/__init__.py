@@ -46,7 +46,7 @@ from facerec.gallery.health import GalleryHealth, HealthReport
 from facerec.gallery.search import Search
 from facerec.gallery.sightings import CONFIRMED, CORRECTED, SightingInfo, SightingsMemory, kept_face
 from facerec.gallery.strangers import StrangersMemory
-from facerec.gallery.suggestions import NamedSuggestion, Suggestion, Suggestions
+from facerec.gallery.suggestions import PAGE, NamedSuggestion, Suggestion, Suggestions, SuggestionsPage
 from facerec.gallery.templates import Template, Templates
 from facerec.gallery.thresholds import GalleryThresholds
 from facerec.gallery.video import LiveFaces, VideoAnswer, video_search
@@ -102,8 +102,7 @@ class Gallery:
         # Grouping stays on raw cosines with the strangers memory as its cohort (measured so; see docs/model.md)
         self.suggesting = Suggestions(store, index, self.thresholds, self.strangers,
                                       cosine_calibration_for(self.settings, self.policy), self.quality, self.model_id)
-        self.videos = video_search(settings, self.pipeline, self.searching, self.thresholds, self.sightings,
-                                   self.quality)
+        self.videos = video_search(settings, self.pipeline, self.searching, self.thresholds, self.sightings, self.quality)
         self.keys = ApiKeys(store)  # the REST API's keys live in the gallery's database; interfaces hold this service
         # One line each for the user (the CLI prints them, the app logs them): what opening had to repair.
         self.notices: list[str] = [self.index.notice] if self.index.notice else []
@@ -134,6 +133,7 @@ class Gallery:
     def close(self) -> None:
         """Save the index (a cache; a crash before this costs only a journal replay) and release the database."""
         try:
+            self.suggesting.close()  # a grouping under way stops before the database goes
             self.strangers.close()  # the unknown faces an identify queued are kept before the database goes
             self.index.close(self.store)
         finally:
@@ -292,9 +292,9 @@ class Gallery:
     def suggestions_off_because(self) -> str:
         return self.strangers.why_disabled()
 
-    def suggestions(self) -> list[Suggestion]:
-        """People seen again and again but not enrolled. The contract: `Suggestions.list`."""
-        return self.suggesting.list()
+    def suggestions(self, offset: int = 0, limit: int = PAGE, group_first: bool = False) -> SuggestionsPage:
+        """A page of the people seen again and again, not enrolled. The contract: `Suggestions.list`."""
+        return self.suggesting.list(offset, limit, group_first=group_first)
 
     def suggestion(self, suggestion_id: int) -> Suggestion:
         return self.suggesting.get(suggestion_id)

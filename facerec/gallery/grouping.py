@@ -21,29 +21,38 @@ naming one and then the other with the same name is refused as a taken name, so 
 from __future__ import annotations
 
 from collections import Counter
+from typing import Callable
 
 import numpy as np
 
-BLOCK = 1024  # faces compared at a time: a block of similarities is BLOCK x kept faces floats (40 MB at 10,000)
+BLOCK = 256  # faces compared at a time: a block of similarities is BLOCK x kept faces float32 (20 MB at 20,000)
 COHORT_SKIP, COHORT_SIZE = 5, 50
 COHORT_MEMORY = 1_000  # kept faces from which the cohort test applies
 MIN_Z = 6.0
 
 
+class GroupingStopped(Exception):
+    """The caller asked a grouping under way to stop (the gallery is closing); nothing of it was placed."""
+
+
 def assign_groups(ids: np.ndarray, embeddings: np.ndarray, groups: np.ndarray, threshold: float,
-                  min_z: float = MIN_Z, statistics: tuple[np.ndarray, np.ndarray] | None = None) -> dict[int, int]:
+                  min_z: float = MIN_Z, statistics: tuple[np.ndarray, np.ndarray] | None = None,
+                  stop: Callable[[], bool] | None = None) -> dict[int, int]:
     """Groups for the faces not grouped yet (`groups` -1), in id order: {face id: group id}. A new group is named
     after its first face. `embeddings` are unit vectors [N, D] in id order; placed faces keep their group.
     `statistics`: each face's (mean, spread) against the model's score cohort; with them `threshold` applies to
-    the normalised score identify decides with instead of the cosine (benchmarks/suggestions.py measures both)."""
+    the normalised score identify decides with instead of the cosine (benchmarks/suggestions.py measures both).
+    `stop`: asked between blocks of BLOCK faces; when it says so, GroupingStopped is raised (a closing gallery
+    does not wait for a grouping of thousands of faces)."""
     groups = groups.copy()
     pending = np.flatnonzero(groups < 0)
     if not len(pending):
         return {}
-    cohort = cohort_statistics(embeddings)
+    cohort = cohort_statistics(embeddings, stop)
     sizes = Counter(int(g) for g in groups if g >= 0)
     placed: dict[int, int] = {}
     for start in range(0, len(pending), BLOCK):
+        _stop_if_asked(stop)
         rows = pending[start:start + BLOCK]
         similarities = embeddings[rows] @ embeddings.T
         for row, similarity in zip(rows, similarities):
@@ -59,13 +68,16 @@ def assign_groups(ids: np.ndarray, embeddings: np.ndarray, groups: np.ndarray, t
     return placed
 
 
-def cohort_statistics(embeddings: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
-    """(mean [N], spread [N]) of each face's cohort scores (see the module); None when too few faces are kept."""
+def cohort_statistics(embeddings: np.ndarray,
+                      stop: Callable[[], bool] | None = None) -> tuple[np.ndarray, np.ndarray] | None:
+    """(mean [N], spread [N]) of each face's cohort scores (see the module); None when too few faces are kept.
+    `stop`: as in `assign_groups`."""
     count = len(embeddings)
     if count < max(COHORT_MEMORY, COHORT_SKIP + COHORT_SIZE + 1):
         return None
     means, spreads = np.empty(count), np.empty(count)
     for start in range(0, count, BLOCK):
+        _stop_if_asked(stop)
         block = embeddings[start:start + BLOCK] @ embeddings.T
         block[np.arange(len(block)), np.arange(start, start + len(block))] = -np.inf  # not itself
         best = -np.partition(-block, COHORT_SKIP + COHORT_SIZE - 1, axis=1)[:, :COHORT_SKIP + COHORT_SIZE]
@@ -96,8 +108,15 @@ def _best_group(matched_groups: np.ndarray, matched_similarities: np.ndarray, si
 
 
 def centrality(embeddings: np.ndarray) -> np.ndarray:
-    """Each face's mean similarity to the others of its group: the most typical faces first to enroll from."""
+    """Each face's mean similarity to the others of its group: the most typical faces first to enroll from.
+    Computed against the group's summed vector (a face's cosines to the others add up to its dot product with
+    their sum), so a group of thousands of faces costs [N] floats, not an N x N matrix."""
     if len(embeddings) < 2:
         return np.ones(len(embeddings))
-    similarities = embeddings @ embeddings.T
-    return (similarities.sum(axis=1) - np.diag(similarities)) / (len(embeddings) - 1)
+    embeddings = np.asarray(embeddings, np.float64)
+    return (embeddings @ embeddings.sum(axis=0) - np.einsum("ij,ij->i", embeddings, embeddings)) / (len(embeddings) - 1)
+
+
+def _stop_if_asked(stop: Callable[[], bool] | None) -> None:
+    if stop is not None and stop():
+        raise GroupingStopped()

@@ -12,6 +12,10 @@ suggested (no suggestion shows an enrolled person's face; the benchmark `benchma
 Naming a suggestion enrolls the person from its most typical faces (one per photo, at most NAMED_FACES; the first
 is the enrollment, the others added photos; low-quality faces last) and forgets the group; dismissing it forgets
 the group. Both, like listing, are for the admin password or an admin key only.
+
+Grouping runs on a background thread, outside every write transaction (`facerec.gallery.strangers_grouping`); a
+list reads the last grouping published, one page at a time (at most MAX_PAGE suggestions, each naming at most
+SHOWN_FACES of its faces), and says when a newer one is under way.
 """
 
 from __future__ import annotations
@@ -19,17 +23,19 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Callable
 
 import numpy as np
 from sqlalchemy.exc import IntegrityError
 
-from facerec.errors import NameTaken, UnknownSuggestion
+from facerec.errors import InvalidArgument, NameTaken, UnknownSuggestion
 from facerec.faces.detect import DetectedFace
 from facerec.faces.quality import QualityCheck
 from facerec.gallery.archive import decode_crop
 from facerec.gallery.grouping import assign_groups, centrality
 from facerec.gallery.people import refuse_taken_name
 from facerec.gallery.strangers import StrangersMemory
+from facerec.gallery.strangers_grouping import FRESH_WAIT_S, Published, StrangersGrouping
 from facerec.gallery.thresholds import GalleryThresholds
 from facerec.names import clean_name
 from facerec.openset.threshold_policy import ScoreCalibration
@@ -42,6 +48,8 @@ MIN_FACES, MIN_PHOTOS = 3, 2
 GROUPING_FAR = 1e-4  # per pair of faces: the rate at which two strangers' faces match
 NEAR_FAR = 3e-3  # a group whose faces mostly match one enrolled person this closely is that person
 NAMED_FACES = 5
+SHOWN_FACES = 30  # faces a listed suggestion names (the most typical): a group of thousands lists as many as one of 30
+PAGE, MAX_PAGE = 20, 100  # suggestions a list answers by default, and at most
 
 
 @dataclass
@@ -53,7 +61,7 @@ class Suggestion:
     photos: int
     first_seen: datetime
     last_seen: datetime
-    face_ids: list[int]  # the most typical first
+    face_ids: list[int]  # the most typical first, at most SHOWN_FACES
     resembles: str | None = None  # the enrolled person most of its faces match at NEAR_FAR (then not suggested)
 
     def to_dict(self) -> dict:
@@ -76,6 +84,24 @@ class NamedSuggestion:
                 "photos": len(self.face_ids), "forgotten": self.forgotten}
 
 
+@dataclass
+class SuggestionsPage:
+    """One page of the suggestions (`limit` from position `offset`, the most often seen first), how many there are
+    in all, when the grouping they come from was made (None: never yet) and whether a newer one is under way."""
+
+    suggestions: list[Suggestion]
+    total: int
+    offset: int
+    limit: int
+    grouped_at: datetime | None
+    refreshing: bool
+
+    def to_dict(self) -> dict:
+        return {"suggestions": [s.to_dict() for s in self.suggestions], "total": self.total, "offset": self.offset,
+                "limit": self.limit, "grouped_at": None if self.grouped_at is None else self.grouped_at.isoformat(),
+                "refreshing": self.refreshing}
+
+
 class Suggestions:
     def __init__(self, store: Store, index: VectorIndex, thresholds: GalleryThresholds, memory: StrangersMemory,
                  calibration: ScoreCalibration, quality: QualityCheck, model_id: str) -> None:
@@ -83,29 +109,44 @@ class Suggestions:
         self.quality, self.model_id = quality, model_id
         self.grouping_threshold = calibration.threshold_at_far(GROUPING_FAR)
         self.near_threshold = calibration.threshold_at_far(NEAR_FAR)
+        self.grouping = StrangersGrouping(store, memory, model_id, self._place, self._suggestions_of)
 
-    def list(self, include_resembling: bool = False) -> list[Suggestion]:
-        """The suggested people, the most often seen first (nothing while the memory is off). Faces kept since
-        the last call are grouped first. `include_resembling`: also the groups that look like an enrolled person
-        (for the benchmark's count; never shown)."""
+    def list(self, offset: int = 0, limit: int = PAGE, wait_s: float = FRESH_WAIT_S,
+             group_first: bool = False) -> SuggestionsPage:
+        """One page of the suggested people, the most often seen first, from the last grouping published (empty
+        while the memory is off). When faces were kept or forgotten since, a new grouping is asked of the
+        background thread and awaited at most `wait_s` (see `facerec.gallery.strangers_grouping`).
+        `group_first`: group the faces kept since the last grouping first, on the caller's thread (`refresh`), for
+        the command line and scripts, which have no request to keep answering; never a request's."""
+        if offset < 0 or not 1 <= limit <= MAX_PAGE:
+            raise InvalidArgument(f"offset must be at least 0 and limit from 1 to {MAX_PAGE}")
         if not self.memory.enabled:
-            return []
-        rows, groups = self._grouped()
-        members: dict[int, list[int]] = {}
-        for position, group in enumerate(groups):
-            members.setdefault(int(group), []).append(position)
-        found = [s for s in (_suggestion(rows, group, positions) for group, positions in members.items()) if s]
-        self._mark_resembling(found, rows)
-        if not include_resembling:
-            found = [s for s in found if s.resembles is None]
-        return sorted(found, key=lambda s: (-s.faces, -s.last_seen.timestamp()))
+            return SuggestionsPage([], 0, offset, limit, None, False)
+        if group_first:
+            self.refresh()
+        published, refreshing = self.grouping.current(wait_s)
+        shown = _shown(published)
+        return SuggestionsPage(shown[offset:offset + limit], len(shown), offset, limit,
+                               None if published is None else published.made_at, refreshing)
 
     def get(self, suggestion_id: int) -> Suggestion:
-        for suggestion in self.list():
+        """A suggestion of the last grouping published (UnknownSuggestion when it has none of this id)."""
+        published, refreshing = self.grouping.current() if self.memory.enabled else (None, False)
+        for suggestion in _shown(published):
             if suggestion.id == int(suggestion_id):
                 return suggestion
+        later = "; the kept faces are being grouped, try again in a moment" if refreshing else ""
         raise UnknownSuggestion(f"no suggestion {int(suggestion_id)} (it was named, dismissed or forgotten, or its "
-                                f"faces are no longer {MIN_FACES} from {MIN_PHOTOS} photos)")
+                                f"faces are no longer {MIN_FACES} from {MIN_PHOTOS} photos){later}")
+
+    def refresh(self) -> list[Suggestion]:
+        """Group the faces kept since the last grouping now, on the caller's thread (the command line, tests,
+        benchmarks; never a request's), and publish it; every group that qualifies, those that look like an
+        enrolled person included (marked `resembles`; never listed)."""
+        return self.grouping.refresh().result
+
+    def close(self) -> None:
+        self.grouping.close()
 
     def crops(self, face_ids: list[int]) -> dict[int, bytes]:
         """The aligned faces (JPEG) of kept strangers, for a suggestion's pictures."""
@@ -122,6 +163,8 @@ class Suggestions:
             refuse_taken_name(store, session, name)
             members = {m.id: m for m in store.strangers.of_group(session, self.model_id, suggestion.id)}
             chosen = self._enrollment_faces([members[f] for f in suggestion.face_ids if f in members])
+            if not chosen:  # dismissed or forgotten since the grouping shown (by another process)
+                raise UnknownSuggestion(f"no suggestion {suggestion.id} is kept any more")
             rows = [_face_row(face, self.model_id, "enrolled" if i == 0 else "added") for i, face in enumerate(chosen)]
         try:
             with store.writing() as session, session.begin():
@@ -144,39 +187,42 @@ class Suggestions:
             removed = self.store.strangers.remove_group(session, self.model_id, int(suggestion_id))
         if not removed:
             raise UnknownSuggestion(f"no suggestion {int(suggestion_id)} is kept")
+        self.grouping.revise(lambda found: [s for s in found if s.id != int(suggestion_id)])
         return removed
 
-    def _grouped(self) -> tuple[StrangerRows, np.ndarray]:
-        """Every kept face and its group [N], after placing the new ones (in one write, so two readers never
-        place one face twice). Faces an identify has queued to keep are kept first (`StrangersMemory.settle`)."""
-        store = self.store
-        self.memory.settle()
-        with store.writing_sightings() as session, session.begin():
-            self.memory.forget_expired(session)
-            rows = store.strangers.rows(session, self.model_id)
-            placed = assign_groups(rows.ids, rows.embeddings, rows.groups, self.grouping_threshold)
-            if placed:
-                store.strangers.set_groups(session, placed)
-        groups = np.array([placed.get(int(face_id), int(group)) for face_id, group in zip(rows.ids, rows.groups)],
-                          np.int64)
-        return rows, groups
+    def _place(self, rows: StrangerRows, stop: Callable[[], bool]) -> dict[int, int]:
+        """Groups for the kept faces not grouped yet (`facerec.gallery.grouping`), outside any transaction."""
+        return assign_groups(rows.ids, rows.embeddings, rows.groups, self.grouping_threshold, stop=stop)
 
-    def _mark_resembling(self, found: list[Suggestion], rows: StrangerRows) -> None:
+    def _suggestions_of(self, rows: StrangerRows, groups: np.ndarray) -> list[Suggestion]:
+        """Every group of enough faces from enough photos, the most often seen first, those that look like an
+        enrolled person marked."""
+        members: dict[int, list[int]] = {}
+        for position, group in enumerate(groups):
+            if group >= 0:
+                members.setdefault(int(group), []).append(position)
+        found = [s for s in (_suggestion(rows, group, positions) for group, positions in members.items()) if s]
+        self._mark_resembling(found, rows, members)
+        return sorted(found, key=lambda s: (-s.faces, -s.last_seen.timestamp()))
+
+    def _mark_resembling(self, found: list[Suggestion], rows: StrangerRows, members: dict[int, list[int]]) -> None:
         """Mark each suggestion most of whose faces have one enrolled person as their best match at or above the
         near threshold (see the module)."""
         if not found:
             return
         self.thresholds.in_force()  # brings the index up to date
-        positions = {int(face_id): p for p, face_id in enumerate(rows.ids)}
-        for suggestion in found:
-            vectors = rows.embeddings[[positions[f] for f in suggestion.face_ids]]
-            similarities, face_ids = self.index.search(vectors, 1)
-            labels = self.store.faces.labels([int(f) for f in face_ids[:, 0] if f >= 0])
-            near = [labels[int(f)][1] for s, f in zip(similarities[:, 0], face_ids[:, 0])
-                    if f >= 0 and int(f) in labels and s >= self.near_threshold]
-            if not near:
+        positions = [members[suggestion.id] for suggestion in found]
+        similarities, face_ids = self.index.search(rows.embeddings[np.concatenate(positions)], 1)  # one search
+        labels = self.store.faces.labels([int(f) for f in face_ids[:, 0] if f >= 0])
+        near = [labels[int(f)][1] if f >= 0 and int(f) in labels and s >= self.near_threshold else None
+                for s, f in zip(similarities[:, 0], face_ids[:, 0])]
+        start = 0
+        for suggestion, theirs in zip(found, positions):
+            named = [person for person in near[start:start + len(theirs)] if person is not None]
+            start += len(theirs)
+            if not named:
                 continue
-            person, count = Counter(near).most_common(1)[0]
+            person, count = Counter(named).most_common(1)[0]
             if 2 * count >= suggestion.faces:
                 suggestion.resembles = person
 
@@ -206,7 +252,12 @@ def _suggestion(rows: StrangerRows, group: int, positions: list[int]) -> Suggest
     order = np.argsort(-centrality(rows.embeddings[positions]), kind="stable")
     seen = [as_utc(rows.seen_at[p]) for p in positions]
     return Suggestion(group, len(positions), len(photos), min(seen), max(seen),
-                      [int(rows.ids[positions[i]]) for i in order])
+                      [int(rows.ids[positions[i]]) for i in order[:SHOWN_FACES]])
+
+
+def _shown(published: Published[list[Suggestion]] | None) -> list[Suggestion]:
+    """The suggestions a list shows: those of the last grouping that look like no enrolled person."""
+    return [] if published is None else [s for s in published.result if s.resembles is None]
 
 
 def _face_row(member: Stranger, model_id: str, origin: str) -> dict:

@@ -67,10 +67,30 @@ class StrangersTable:
                             np.array([-1 if r[2] is None else r[2] for r in found], np.int64),
                             [r[3] for r in found], [r[4] for r in found])
 
-    def set_groups(self, session: Session, groups: dict[int, int]) -> None:
-        """Put each face (id) in its group (id), in one bulk update by primary key."""
-        if groups:
-            session.execute(update(Stranger), [{"id": face, "group_id": group} for face, group in groups.items()])
+    def version(self, session: Session, model_id: str) -> tuple[int, int]:
+        """(how many faces of this model are kept, the largest id): what a grouping was made of. Any face kept,
+        forgotten or dismissed since changes it (ids are never reused); two index reads, whatever the count."""
+        count, largest = session.execute(select(func.count(Stranger.id), func.max(Stranger.id))
+                                         .where(Stranger.model_id == model_id)).one()
+        return int(count), int(largest or 0)
+
+    def place(self, session: Session, model_id: str, placed: dict[int, int]) -> dict[int, int]:
+        """Put each face (id) in its group (id), in id order, where the face is still not grouped and its group
+        still has faces (or is founded by a face placed here); what was placed. A grouping computed outside any
+        transaction is written so: a face grouped meanwhile by another process keeps its group, and a face is
+        never put into a group dismissed or named meanwhile (it waits for the next grouping)."""
+        ungrouped = set(session.scalars(select(Stranger.id).where(Stranger.model_id == model_id,
+                                                                  Stranger.group_id.is_(None))))
+        groups = set(session.scalars(select(Stranger.group_id).where(Stranger.model_id == model_id,
+                                                                     Stranger.group_id.is_not(None)).distinct()))
+        accepted = {}
+        for face, group in sorted(placed.items()):
+            if face in ungrouped and (group in groups or group == face):
+                accepted[face] = group
+                groups.add(group)
+        if accepted:
+            session.execute(update(Stranger), [{"id": face, "group_id": group} for face, group in accepted.items()])
+        return accepted
 
     def of_group(self, session: Session, model_id: str, group_id: int) -> list[Stranger]:
         return list(session.scalars(select(Stranger).where(Stranger.model_id == model_id,

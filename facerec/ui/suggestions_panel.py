@@ -1,7 +1,9 @@
 """The Gallery tab's suggestions panel: people seen again and again but not enrolled ("seen 5 times in 3 photos,
 not enrolled: name them?"), each with its faces; naming one enrolls them, dismissing one forgets their faces.
 Behind the admin password, like the rest of the tab; only kept when the operator started facerec with
-FACEREC_SUGGESTIONS=on (the panel says so when it is off)."""
+FACEREC_SUGGESTIONS=on (the panel says so when it is off). One page of suggestions at a time (thousands of kept
+faces can make thousands of suggestions: the whole list was once a 17.5 MB answer), from the last grouping of the
+kept faces, which the gallery makes on a background thread; the status line says when a newer one is under way."""
 
 from __future__ import annotations
 
@@ -14,13 +16,17 @@ from facerec.ui.context import AppContext
 from facerec.ui.text import markdown_text
 from facerec.ui.views import FACES_CSS, face_tiles
 
+PAGE_SIZE = 20  # suggestions a page shows: 20 faces as tiles, each a small data: image
+
 
 def build(context: AppContext, password: gr.Textbox) -> None:
     gallery = context.gallery
     with gr.Accordion("Suggested people: seen again and again, not enrolled", open=False):
         gr.Markdown("Faces that come back as unknown, grouped by person. Pick one, look at its faces, then name "
                     "the person (they are enrolled from their best photos) or dismiss it (its faces are forgotten).")
-        show = gr.Button("Show suggestions")
+        with gr.Row():
+            page = gr.Number(value=1, label="Page", precision=0, minimum=1, elem_id="suggestions-page")
+            show = gr.Button("Show suggestions")
         overview = gr.HTML(css_template=FACES_CSS, elem_id="suggestions-faces")
         choice = gr.Dropdown(label="Suggestion", choices=[], value=None, elem_id="suggestions-choice")
         faces = gr.HTML(css_template=FACES_CSS, elem_id="suggestion-faces")
@@ -30,16 +36,25 @@ def build(context: AppContext, password: gr.Textbox) -> None:
         status = gr.Markdown(elem_id="suggestions-status")
         ok = gr.State(False)
 
-    def listed(password="", request: gr.Request = None):
+    def listed(number=1, password="", request: gr.Request = None):
         context.require_admin(password, request)
-        found = gallery.suggestions()
+        shown = gallery.suggestions(offset=PAGE_SIZE * (_page_number(number) - 1), limit=PAGE_SIZE)
+        found = shown.suggestions
         captions = [_caption(s) for s in found]
+        everyone = plural(shown.total, "suggested person", "suggested people")
         if not gallery.suggestions_on:
             line = f"Suggestions are off: {markdown_text(gallery.suggestions_off_because())}."
-        elif not found:
+        elif not shown.total:
             line = "No suggestions yet: someone must come back unknown at least 3 times, in at least 2 photos."
+        elif not found:
+            line = f"{everyone}: page {_page_number(number)} is past the last page."
+        elif len(found) == shown.total:
+            line = f"{everyone}. Pick one to see their faces."
         else:
-            line = f"{plural(len(found), 'suggested person', 'suggested people')}. Pick one to see their faces."
+            line = (f"{everyone}, {shown.offset + 1}-{shown.offset + len(found)} shown (change Page for others). "
+                    "Pick one to see their faces.")
+        if shown.refreshing:
+            line += " Faces kept since are being grouped: press Show suggestions again in a moment."
         return {overview: face_tiles([(gallery.suggestion_faces(s.face_ids[:1]).get(s.face_ids[0]), c)
                                       for s, c in zip(found, captions)]),
                 choice: gr.update(choices=captions, value=None), faces: "", status: line}
@@ -51,28 +66,29 @@ def build(context: AppContext, password: gr.Textbox) -> None:
         return {faces: face_tiles([(crops.get(f), f"face {f}") for f in suggestion.face_ids]),
                 status: f"{_caption(suggestion)}: type their name to enroll them, or dismiss them."}
 
-    def named(picked, new_name, password="", request: gr.Request = None):
+    def named(picked, new_name, number=1, password="", request: gr.Request = None):
         context.require_admin(password, request)
         result = gallery.name_suggestion(_id_of(picked), new_name)
-        shown = listed(password, request)
+        shown = listed(number, password, request)
         shown[status] = (f"Enrolled **{markdown_text(result.name)}** from {plural(len(result.face_ids), 'photo')}. "
                          + shown[status])
         return shown
 
-    def dismissed(picked, password="", request: gr.Request = None):
+    def dismissed(picked, number=1, password="", request: gr.Request = None):
         context.require_admin(password, request)
         count = gallery.dismiss_suggestion(_id_of(picked))
-        shown = listed(password, request)
+        shown = listed(number, password, request)
         shown[status] = f"Dismissed: {plural(count, 'face')} forgotten. " + shown[status]
         return shown
 
     outputs = [overview, faces, status]
-    expose([show.click], listed, [password], outputs, status, api_name="suggestions", extra_outputs=[choice])
+    expose([show.click, page.submit], listed, [page, password], outputs, status, api_name="suggestions",
+           extra_outputs=[choice])
     expose([choice.input], opened, [choice, password], [faces, status], status, api_name="suggestion_faces")
-    naming = expose([name_button.click], named, [choice, name, password], outputs, status,
+    naming = expose([name_button.click], named, [choice, name, page, password], outputs, status,
                     api_name="name_suggestion", extra_outputs=[choice], ok=ok)
     context.changes_people(naming, ok)  # the new person shows in the people table at once
-    expose([dismiss.click], dismissed, [choice, password], outputs, status, api_name="dismiss_suggestion",
+    expose([dismiss.click], dismissed, [choice, page, password], outputs, status, api_name="dismiss_suggestion",
            extra_outputs=[choice])
 
 
@@ -80,6 +96,14 @@ def _caption(suggestion) -> str:
     """'suggestion 7 · seen 5 times in 3 photos, not enrolled' (the id first: the actions read it)."""
     return (f"suggestion {suggestion.id} · seen {suggestion.faces} times in {suggestion.photos} photos, "
             f"not enrolled")
+
+
+def _page_number(number) -> int:
+    """The page asked for, 1 when the field is empty (Gradio sends None) or below 1."""
+    try:
+        return max(1, int(number or 1))
+    except (TypeError, ValueError, OverflowError):
+        raise InvalidArgument("Page must be a whole number") from None
 
 
 def _id_of(picked) -> int:

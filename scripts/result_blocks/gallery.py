@@ -140,8 +140,17 @@ def flood_block() -> str:
             f"{1000 * ninth['p99_s']:.0f} ms | {1000 * ninth['max_s']:.0f} ms |\n\n"
             f"The app's memory: peak resident {memory['peak_rss_mb']:,.0f} MB (largest sampled "
             f"{memory['largest_sampled_rss_mb']:,.0f} MB); the bounds were p99 <= {bounds['p99_s']:g} s and "
-            f"{bounds['rss_mb']:,} MB. What the attackers got: {attacks}. Gallery of {result['gallery_people']} "
-            f"people. Measured on: {cpu_text(result)}, model {model_text(result)}.")
+            f"{bounds['rss_mb']:,} MB. What the attackers got: {attacks}.{_input_sizes(result)} Gallery of "
+            f"{result['gallery_people']} people. Measured on: {cpu_text(result)}, model {model_text(result)}.")
+
+
+def _input_sizes(result: dict) -> str:
+    """' The inputs' sizes: mosaic 532 kB, ...' (results before the sizes were recorded have none)."""
+    sizes = result.get("input_bytes")
+    if not sizes:
+        return ""
+    said = [f"{kind} {size / 1000:,.0f} kB" if size >= 1000 else f"{kind} {size} bytes" for kind, size in sizes.items()]
+    return " The inputs' sizes: " + ", ".join(said) + "."
 
 
 def identify_profile_block() -> str:
@@ -251,3 +260,39 @@ def suggestions_block() -> str:
             f"cohort z-score (at least {protocol['min_z']:g}) say so. Grouping every kept face took "
             f"{result['grouping_seconds_all_kept_faces']:.1f} s. Measured on: {cpu_text(result)}, model "
             f"{model_text(result)}.")
+
+
+def strangers_memory_block() -> str:
+    """The admin's list and an anonymous identify while 20,000 kept faces are grouped
+    (benchmarks/strangers_memory.py)."""
+    result = load("strangers_memory")
+    if not result:
+        return ("(not measured yet: `python benchmarks/strangers_memory.py --out "
+                "benchmarks/results/strangers_memory.json`)")
+    identify, listing, memory, before = (result["anonymous_identify"], result["admin_list"], result["memory"],
+                                         result["before"])
+
+    def row(name: str, measured: dict) -> str:
+        if not measured.get("count"):
+            return f"| {name} | 0 | – | – | – |"
+        return (f"| {name} | {measured['count']:,} | {1000 * measured['p50_s']:,.0f} ms | "
+                f"{1000 * measured['p99_s']:,.0f} ms | {1000 * measured['max_s']:,.0f} ms |")
+
+    grouping = result["grouping_seconds"]
+    took = "did not end" if grouping is None else f"took {grouping:.0f} s"
+    rows = ["| request | answered | p50 | p99 | max |", "|---|---|---|---|---|",
+            row("anonymous identify (the page's, its face kept), before any grouping", identify["alone"]),
+            row("anonymous identify while the kept faces were grouped", identify["during"]),
+            row("anonymous identify after", identify["after"]),
+            row(f"admin's list ({listing['route']}) while they were grouped", listing["during"]),
+            row("admin's list after", listing["after"])]
+    return ("\n".join(rows) + f"\n\n{memory['kept_faces']:,} kept faces ({memory['planted_people']:,} people seen "
+            f"{memory['faces_per_person']} times among strangers seen once), grouped on the background thread "
+            f"into {result['suggestions']:,} suggestions: the grouping {took}, while both kept being answered. A "
+            f"list's answer: {listing['answer_bytes']:,} bytes over REST (a page of 20), "
+            f"{listing['page_answer_bytes'] / 1000:,.0f} kB on the page (20 faces as pictures). The strangers table "
+            f"held {memory['stored_bytes_per_face']:,.0f} bytes per face (the aligned crop {memory['crop_bytes']:,} "
+            f"bytes); the app's peak resident memory {result['app_memory']['peak_rss_mb']:,.0f} MB. Before (issue "
+            f"#48, {before['source'].split(', ')[-1]}): the list grouped inside the write transaction, "
+            f"{before['admin_list_cpu_s']} s of CPU, an identify held {before['identify_held_s']} s, the page's "
+            f"answer {before['page_answer_mb']} MB. Measured on: {cpu_text(result)}, model {model_text(result)}.")

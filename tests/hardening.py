@@ -169,3 +169,22 @@ def refused_import(home: Path, pipeline, archive: Path, *words: str, error=Inval
         assert gallery.stats()["faces"] == len(ENROLLED)
         gallery.health()
     return message
+
+
+EPS = b"%!PS-Adobe-3.0 EPSF-3.0\n%%BoundingBox: 0 0 100 100\n{ } loop\n"  # Ghostscript loops forever on it
+
+
+def stub_ghostscript(folder: Path) -> Path:
+    """A `gs` on PATH that only records that it was started; returns the record's path."""
+    folder.mkdir(parents=True, exist_ok=True)
+    record = folder / "gs-was-called"
+    script = folder / "gs"
+    script.write_text(f"#!/bin/sh\ntouch '{record}'\nexit 1\n")
+    script.chmod(0o755)
+    return record
+
+
+def jpeg(pixels: np.ndarray, quality: int = 90) -> bytes:
+    buffer = io.BytesIO()
+    Image.fromarray(pixels).save(buffer, "JPEG", quality=quality)
+    return buffer.getvalue()

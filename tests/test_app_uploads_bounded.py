@@ -4,7 +4,6 @@ anonymous, a full disk, a photo over the working size, an EPS upload that never 
 
 from __future__ import annotations
 
-import io
 import json
 import os
 import socket
@@ -15,31 +14,14 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from hardening import REPO_ROOT, assert_one_line
+from hardening import EPS, REPO_ROOT, assert_one_line, stub_ghostscript
 from PIL import Image
 
 from facerec.errors import InvalidImage
 from facerec.gallery import Gallery
 from facerec.settings import Settings
 
-EPS = b"%!PS-Adobe-3.0 EPSF-3.0\n%%BoundingBox: 0 0 100 100\n{ } loop\n"  # Ghostscript loops forever on it
 ADMIN_PASSWORD = "uploads bounded"
-
-
-def stub_ghostscript(folder: Path) -> Path:
-    """A `gs` on PATH that only records that it was started; returns the record's path."""
-    folder.mkdir(parents=True, exist_ok=True)
-    record = folder / "gs-was-called"
-    script = folder / "gs"
-    script.write_text(f"#!/bin/sh\ntouch '{record}'\nexit 1\n")
-    script.chmod(0o755)
-    return record
-
-
-def jpeg(pixels: np.ndarray, quality: int = 90) -> bytes:
-    buffer = io.BytesIO()
-    Image.fromarray(pixels).save(buffer, "JPEG", quality=quality)
-    return buffer.getvalue()
 
 
 # ----- against the running app ------------------------------------------------------------------------------------

@@ -4,7 +4,6 @@ where it must be (each test fails on the code before its fix)."""
 
 from __future__ import annotations
 
-import io
 import os
 import subprocess
 import sys
@@ -12,31 +11,13 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from hardening import REPO_ROOT, assert_one_line, sql
+from hardening import EPS, REPO_ROOT, assert_one_line, jpeg, sql, stub_ghostscript
 from PIL import Image, ImageEnhance
 
 from facerec.errors import InvalidImage
 from facerec.faces.image import load_image
 from facerec.gallery import Gallery
 from facerec.settings import Settings
-
-EPS = b"%!PS-Adobe-3.0 EPSF-3.0\n%%BoundingBox: 0 0 100 100\n{ } loop\n"  # Ghostscript loops forever on it
-
-
-def stub_ghostscript(folder: Path) -> Path:
-    """A `gs` on PATH that only records that it was started; returns the record's path."""
-    folder.mkdir(parents=True, exist_ok=True)
-    record = folder / "gs-was-called"
-    script = folder / "gs"
-    script.write_text(f"#!/bin/sh\ntouch '{record}'\nexit 1\n")
-    script.chmod(0o755)
-    return record
-
-
-def jpeg(pixels: np.ndarray, quality: int = 90) -> bytes:
-    buffer = io.BytesIO()
-    Image.fromarray(pixels).save(buffer, "JPEG", quality=quality)
-    return buffer.getvalue()
 
 
 # ----- decoding -----------------------------------------------------------------------------------------------

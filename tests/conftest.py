@@ -22,6 +22,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from ci_environment import in_ci
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_DATA_DIR = REPO_ROOT.parent / "shared" / "data"
@@ -30,10 +31,6 @@ PORTRAITS = Path(__file__).resolve().parent / "faces"  # public-domain portraits
 NEEDS_DATA = "needs the research face datasets"  # how a skip for missing data starts: counted at the end
 HOW_TO_RUN = (f"set {DATA_ENV_VAR} to the folder holding lfw/ and celeba112/ (README.md, 'Test data'), then run "
               "pytest again")
-
-
-def in_ci() -> bool:
-    return os.environ.get("CI", "").strip().lower() == "true"
 
 
 def missing_data(message: str) -> None:

@@ -21,7 +21,7 @@ import numpy as np
 import pytest
 
 import emulated_cpu
-from conftest import in_ci
+from ci_environment import in_ci
 from facerec.cpu import describe_cpu
 from facerec.faces.embed import FaceEmbedder
 from facerec.faces.embedder_check import EXACT, FAST, MIN_COSINE, CheckReference

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import in_ci
+from ci_environment import in_ci
 from facerec.api.errors import error_response
 from facerec.errors import StorageFull
 from facerec.gallery import Gallery

@@ -425,8 +425,8 @@ def test_missing_path_and_directory_are_refused(tmp_path):
 def run_pytest_with_data_dir(tmp_path: Path, data: Path, ci: str | None) -> subprocess.CompletedProcess:
     project = tmp_path / "project"
     (project / "tests").mkdir(parents=True, exist_ok=True)
-    conftest = Path(__file__).with_name("conftest.py").read_text()
-    (project / "tests" / "conftest.py").write_text(conftest)
+    for helper in ("conftest.py", "ci_environment.py"):  # the fixtures, and what they import beside them
+        (project / "tests" / helper).write_text(Path(__file__).with_name(helper).read_text())
     (project / "tests" / "test_needs_data.py").write_text(
         textwrap.dedent(
             """

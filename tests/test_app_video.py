@@ -55,5 +55,11 @@ def test_a_video_uploaded_in_identify_gives_one_row_per_track(app, page, shoot, 
     assert_no_traceback(page)
     assert_no_toast(page)
     shoot("01-video-tracks")
+    # Confirm per track, as per face of a photo: Andre Agassi's track is one sighting, confirmed.
+    agassi = next(row.split()[0] for row in rows if row.split(" ", 1)[1].startswith("Andre Agassi "))
+    page.locator("#video-feedback-track input").click()
+    page.get_by_role("option", name=f"{agassi} Andre Agassi").click()
+    panel.get_by_role("button", name="Confirm", exact=True).nth(1).click()  # the photo's Confirm is the first
+    expect(page.locator("#video-sighting-status")).to_contain_text(f"Confirmed track {agassi} as Andre Agassi")
     live = open_tab(page, "Live")
     assert "only on localhost or over HTTPS" in live.inner_text()

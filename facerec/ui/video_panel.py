@@ -61,13 +61,14 @@ def build(context: AppContext, password: gr.Textbox, pinned: gr.Textbox, top_k: 
         reject_button = gr.Button("Nobody enrolled", elem_id="video-reject")
     feedback = gr.Markdown(elem_id="video-sighting-status")
 
-    def identify(path, pinned_threshold=None, top_k=3, password="", fpir_percent=None, request: gr.Request = None):
+    def identify_video(path, pinned_threshold=None, top_k=3, password="", fpir_percent=None,
+                       request: gr.Request = None):
         try:
-            return _identify(path, pinned_threshold, top_k, password, fpir_percent, request)
+            return _identify_video(path, pinned_threshold, top_k, password, fpir_percent, request)
         finally:  # answered or refused, the upload leaves the server
             forget_upload(path, context.web_cache)
 
-    def _identify(path, pinned_threshold, top_k, password, fpir_percent, request):
+    def _identify_video(path, pinned_threshold, top_k, password, fpir_percent, request):
         try:
             admin, unchecked = context.is_admin(password, request), ""
         except LockedOut as error:  # identify needs no password: answered as for anyone, and said why
@@ -115,7 +116,7 @@ def build(context: AppContext, password: gr.Textbox, pinned: gr.Textbox, top_k: 
     def learner() -> str:
         return "admin password" if context.password_needed else "the page (no admin password set)"
 
-    def confirm(track, tracks_seen, password="", request: gr.Request = None):
+    def confirm_track(track, tracks_seen, password="", request: gr.Request = None):
         index, (sighting_id, pooled, name) = chosen(track, tracks_seen, password, request)
         if sighting_id is None and name is None:
             raise InvalidArgument(f"track #{index} was not named, so there is nothing to confirm: pick who it is "
@@ -126,7 +127,7 @@ def build(context: AppContext, password: gr.Textbox, pinned: gr.Textbox, top_k: 
         return {seen: tracks_seen, feedback: f"Confirmed track #{index} as **{markdown_text(info.name)}**."
                                              + learning_sentence(info.learning)}
 
-    def correct(track, name, tracks_seen, password="", request: gr.Request = None):
+    def correct_track(track, name, tracks_seen, password="", request: gr.Request = None):
         index, (sighting_id, pooled, _name) = chosen(track, tracks_seen, password, request)
         if not name:
             raise InvalidArgument("pick who the track's face really is, then press Correct")
@@ -136,7 +137,7 @@ def build(context: AppContext, password: gr.Textbox, pinned: gr.Textbox, top_k: 
         return {seen: tracks_seen, feedback: f"Track #{index} is **{markdown_text(info.name)}**; kept as a sighting."
                                              + undo_sentence(info.undone) + learning_sentence(info.learning)}
 
-    def reject(track, tracks_seen, password="", request: gr.Request = None):
+    def reject_track(track, tracks_seen, password="", request: gr.Request = None):
         index, (sighting_id, _pooled, _name) = chosen(track, tracks_seen, password, request)
         if sighting_id is None:
             raise InvalidArgument(f"track #{index} was not kept as a sighting: nothing to forget")
@@ -145,13 +146,15 @@ def build(context: AppContext, password: gr.Textbox, pinned: gr.Textbox, top_k: 
         return {seen: tracks_seen, feedback: f"Track #{index} is not {markdown_text(info.name)}: forgotten."
                                              + undo_sentence(info.undone)}
 
-    expose([button.click], identify, [video, pinned, top_k, password, fpir], [annotated, table, faces, status],
+    # Named apart from the photo's functions: Gradio names a page event after its function, and the photo's
+    # `identify` (registered after this) must keep its API name.
+    expose([button.click], identify_video, [video, pinned, top_k, password, fpir], [annotated, table, faces, status],
            status, also_clear=[seen, feedback], extra_outputs=[track_choice, name_choice])
-    events = [expose([confirm_button.click], confirm, [track_choice, seen, password], [], feedback,
+    events = [expose([confirm_button.click], confirm_track, [track_choice, seen, password], [], feedback,
                      extra_outputs=[seen], ok=learned),
-              expose([correct_button.click], correct, [track_choice, name_choice, seen, password], [], feedback,
+              expose([correct_button.click], correct_track, [track_choice, name_choice, seen, password], [], feedback,
                      extra_outputs=[seen], ok=learned),
-              expose([reject_button.click], reject, [track_choice, seen, password], [], feedback,
+              expose([reject_button.click], reject_track, [track_choice, seen, password], [], feedback,
                      extra_outputs=[seen], ok=learned)]
     for event in events:  # each may learn or undo a template: the Gallery tab follows
         context.changes_people(event, learned)

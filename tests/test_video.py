@@ -207,3 +207,14 @@ def test_an_unknown_track_is_kept_for_suggestions_only_when_they_are_on(lfw_phot
             assert named(answer) == [] and len(answer.tracks) == 1
             opened.identify_video(video)  # the same video again: the same face of the same photo, kept once
             assert opened.searching.strangers.count() == kept
+
+
+def test_a_video_of_exactly_the_most_frames_allowed_is_read_whole(lfw_photo, tmp_path):
+    """The frame bound is checked once a frame is known to exist: a clip of exactly `max_frames` frames passed the
+    container's count and was then refused after its last frame (found measuring a request at the maxima)."""
+    video = clip(tmp_path / "exact.mp4", [], frames=40, size=(64, 64))
+    with VideoFile(video, VideoLimits(max_frames=40)) as opened:
+        assert len(list(opened.frames(1))) == 40
+    with pytest.raises(VideoTooLarge):
+        with VideoFile(video, VideoLimits(max_frames=39)) as opened:
+            list(opened.frames(1))

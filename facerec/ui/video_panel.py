@@ -149,7 +149,8 @@ def build(context: AppContext, password: gr.Textbox, pinned: gr.Textbox, top_k: 
     # Named apart from the photo's functions: Gradio names a page event after its function, and the photo's
     # `identify` (registered after this) must keep its API name.
     expose([button.click], identify_video, [video, pinned, top_k, password, fpir], [annotated, table, faces, status],
-           status, also_clear=[seen, feedback], extra_outputs=[track_choice, name_choice])
+           status, also_clear=[seen, feedback], extra_outputs=[track_choice, name_choice],
+           concurrency_limit=1)  # one video at a time (others wait in the queue), as over REST
     events = [expose([confirm_button.click], confirm_track, [track_choice, seen, password], [], feedback,
                      extra_outputs=[seen], ok=learned),
               expose([correct_button.click], correct_track, [track_choice, name_choice, seen, password], [], feedback,

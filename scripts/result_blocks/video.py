@@ -76,4 +76,6 @@ def video_request_block() -> str:
             f"embedded), {len(result['tracks'])} tracks ({', '.join(named)}). CPU time: user + system of the app's "
             f"process over the request (every thread); memory: its resident set before the request (models loaded "
             f"by a short clip first), the largest sampled every 0.2 s during it, and the process's high-water mark. "
+            f"{result['machine']['cpus']} cores shared with other work (load average "
+            f"{result['machine']['load_average_at_start'][0]:.1f} at the start). "
             f"Measured on: {cpu_text(result)}, model {model_text(result)}.")

@@ -63,3 +63,28 @@ def test_a_video_uploaded_in_identify_gives_one_row_per_track(app, page, shoot, 
     expect(page.locator("#video-sighting-status")).to_contain_text(f"Confirmed track {agassi} as Andre Agassi")
     live = open_tab(page, "Live")
     assert "only on localhost or over HTTPS" in live.inner_text()
+
+
+def test_without_the_password_a_video_meets_the_tighter_bounds(browser, lfw_photo, tmp_path):
+    """A page user without the admin password: a video over the anonymous frame bound (1,800 frames, tiny
+    frames: refused by what the container says) is one line under the button; with the password it is followed."""
+    from browser_helpers import TIMEOUT_MS, VIEWPORT
+
+    long = clip(tmp_path / "long.webm", [], frames=1_801, size=(32, 32), fps=100, fourcc="VP90")
+    with running_app(tmp_path / "home", admin_password="video-secret") as app:
+        context = browser.new_context(viewport=VIEWPORT)
+        context.set_default_timeout(TIMEOUT_MS)
+        page = context.new_page()
+        try:
+            for password, expected in (("", "over 1,800 frames"), ("video-secret", "0 faces followed")):
+                page.goto(app.url, timeout=TIMEOUT_MS)  # a fresh page: an empty video box
+                panel = open_tab(page, "Identify")
+                status = page.locator("#identify-video-status")
+                page.locator("#admin-password input").fill(password)
+                panel.locator("#identify-video input[type=file]").set_input_files(str(long))
+                expect(panel.locator("#identify-video video")).to_have_count(1)
+                panel.get_by_role("button", name="Identify video", exact=True).click()
+                expect(status).to_contain_text(expected)
+                assert "Traceback" not in status.inner_text()
+        finally:
+            context.close()

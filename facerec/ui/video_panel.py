@@ -22,7 +22,7 @@ from facerec.messages import score_text
 from facerec.ui.actions import expose
 from facerec.ui.context import AppContext
 from facerec.ui.text import markdown_text
-from facerec.ui.threshold_controls import accepted_rate, parse_pinned
+from facerec.ui.threshold_controls import page_rule
 from facerec.ui.uploads import CACHE_MAX_AGE_S, delete_later, forget_upload
 from facerec.video.annotate import write_annotated
 from facerec.video.decode import CONTAINERS, VideoLimits
@@ -76,9 +76,9 @@ def build(context: AppContext, password: gr.Textbox, pinned: gr.Textbox, top_k: 
         if not path:
             raise InvalidArgument("upload a video first")
         limits = None if admin else ANONYMOUS_LIMITS
-        answer = gallery.identify_video(path, top_k=int(top_k), threshold=parse_pinned(pinned_threshold),
-                                        fpir=accepted_rate(fpir_percent), not_below_default=not admin, limits=limits,
-                                        label=Path(path).name)
+        rate, threshold = page_rule(gallery.settings, fpir_percent, pinned_threshold)  # as the photo's rule
+        answer = gallery.identify_video(path, top_k=int(top_k), threshold=threshold, fpir=rate,
+                                        not_below_default=not admin, limits=limits, label=Path(path).name)
         matches = [t.match if admin else t.match.redacted() for t in answer.tracks]
         data = answer.to_dict()
         labels = [f"#{i} {m.label}" for i, m in enumerate(matches)]

@@ -41,7 +41,7 @@ ROUTES = {("post", "/people"), ("get", "/people"), ("get", "/people/{person_id}"
           ("post", "/quality"), ("post", "/sightings/{sighting_id}/confirm"),
           ("post", "/sightings/{sighting_id}/correct"), ("delete", "/sightings/{sighting_id}"),
           ("get", "/people/{person_id}/templates"), ("delete", "/people/{person_id}/templates/{face_id}"),
-          ("get", "/suggestions"), ("get", "/suggestions/{suggestion_id}/faces"),
+          ("get", "/suggestions"), ("get", "/suggestions/{suggestion_id}/faces"), ("post", "/videos/identify"),
           ("post", "/suggestions/{suggestion_id}/name"), ("delete", "/suggestions/{suggestion_id}")}
 
 

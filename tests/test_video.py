@@ -195,3 +195,26 @@ def test_a_missing_or_foreign_pooled_calibration_says_so(tmp_path):
     assert "another model file" in PooledCalibration.load(tmp_path / "m.video.json", "abc").warning
     (tmp_path / "n.video.json").write_text(json.dumps({"shift": 0.4, "model_sha256": "abc"}))
     assert PooledCalibration.load(tmp_path / "n.video.json", "abc") == PooledCalibration(0.4, "abc", {}, None)
+
+
+def test_an_unknown_track_is_kept_for_suggestions_only_when_they_are_on(lfw_photo, tmp_path):
+    """As a photo's unknown face: one face per unknown track (its pool and best face), the video one photo."""
+    video = clip(tmp_path / "stranger.mp4", [Path2D(lfw_photo(STRANGER, 1), (0.3, 0.5), (0.7, 0.5))], frames=40)
+    for wanted, kept in ((None, 0), (True, 1)):
+        with Gallery.open(home=tmp_path / f"home-{wanted}", suggestions=wanted) as opened:
+            opened.enroll(lfw_photo(ALAN, 1), "Andre Agassi", allow_low_quality=True)
+            answer = opened.identify_video(video)
+            assert named(answer) == [] and len(answer.tracks) == 1
+            opened.identify_video(video)  # the same video again: the same face of the same photo, kept once
+            assert opened.searching.strangers.count() == kept
+
+
+def test_a_video_of_exactly_the_most_frames_allowed_is_read_whole(lfw_photo, tmp_path):
+    """The frame bound is checked once a frame is known to exist: a clip of exactly `max_frames` frames passed the
+    container's count and was then refused after its last frame (found measuring a request at the maxima)."""
+    video = clip(tmp_path / "exact.mp4", [], frames=40, size=(64, 64))
+    with VideoFile(video, VideoLimits(max_frames=40)) as opened:
+        assert len(list(opened.frames(1))) == 40
+    with pytest.raises(VideoTooLarge):
+        with VideoFile(video, VideoLimits(max_frames=39)) as opened:
+            list(opened.frames(1))

@@ -11,8 +11,8 @@ answered with a one-line 500 and its traceback goes to the server log.
 | 401 / 403 | no key, or an unknown or revoked one / a read key on an admin route |
 | 404 | no such person, no such route |
 | 409 | the name is taken, the photo is already enrolled, a look-alike, a photo that is not this person's |
-| 413 | an upload over the size limit, a photo over the pixel limit |
-| 422 | not an image, truncated, no face, several faces (and no face index), a missing or mistyped field |
+| 413 | an upload over the size limit, a photo over the pixel limit, a video over its limits |
+| 422 | not an image or a video OpenCV reads, truncated, no face, several faces (and no face index), a missing or mistyped field |
 | 503 | the API is off: no key has been created |
 | 507 | the gallery's disk is full: the write was rolled back (identify still answers; its sighting is not kept) |
 """
@@ -26,7 +26,7 @@ from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException
 
 from facerec.errors import (
-    AccessDenied, DuplicatePhoto, FaceRecError, IdentityMismatch, ImageTooLarge, InvalidImage, ModelMismatch,
+    InvalidVideo, VideoTooLarge, AccessDenied, DuplicatePhoto, FaceRecError, IdentityMismatch, ImageTooLarge, InvalidImage, ModelMismatch,
     LowQuality, MultipleFaces, NameTaken, NoFace, PossibleDuplicate, StorageFull, UnknownIdentity, UnknownSighting,
     UnknownSuggestion, UnusableFile,
 )
@@ -36,6 +36,8 @@ log = logging.getLogger("facerec.api")
 
 # First match wins: subclasses before their bases.
 STATUS_OF = (
+    (VideoTooLarge, 413, "video_too_large"),
+    (InvalidVideo, 422, "invalid_video"),
     (ImageTooLarge, 413, "image_too_large"),
     (InvalidImage, 422, "invalid_image"),
     (NoFace, 422, "no_face"),

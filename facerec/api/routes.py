@@ -27,11 +27,13 @@ from facerec.access.api_keys import ApiKey
 from facerec.errors import UnusableFile
 from facerec.gallery import Gallery
 from facerec.gallery.suggestions import MAX_PAGE as MAX_SUGGESTIONS_PAGE, PAGE as SUGGESTIONS_PAGE
+from facerec.settings import Settings
 import facerec.api.schemas as schemas
 from facerec.api.auth import ADMIN, READ
 from facerec.api.errors import ApiError, error_response
 from facerec.api.uploads import read_upload, save_upload, upload_label
 from facerec.words.health import health_in_words
+from facerec.words.video import video_summary
 from facerec.words.threshold import worded
 
 MAX_PAGE = 500
@@ -47,6 +49,9 @@ class ApiContext:
     scratch: Path | None = None
     after_delete: Callable[[], None] | None = None
     limiter: anyio.CapacityLimiter = field(default_factory=lambda: anyio.CapacityLimiter(4))
+    # One video at a time: a video holds a worker for as long as it plays or more, and photos must not wait for
+    # several of them (a video's memory is one frame and its tracks, so one at a time bounds it too).
+    videos: anyio.CapacityLimiter = field(default_factory=lambda: anyio.CapacityLimiter(1))
 
     async def run(self, function: Callable, *args, **kwargs):
         """`function(*args, **kwargs)` in a worker thread, within the limiter."""
@@ -92,6 +97,11 @@ SuggestionId = Annotated[int, PathParam(ge=1, le=MAX_ID, description="the sugges
 Photo = Annotated[UploadFile, File(description="a JPEG, PNG, WebP or BMP photo, at most 15 MB and 40 megapixels")]
 FaceIndex = Annotated[int | None, Form(ge=0, description="which face, when the photo has several (from 0, as "
                                                            "the multiple_faces error lists them)")]
+_VIDEO = Settings()  # the default bounds, as the description states them (an operator's own: SECURITY.md)
+Video = Annotated[UploadFile, File(description=f"an MP4, MOV, WebM, MKV or AVI video (H.264, VP8/VP9 or MPEG-4), by "
+                                               f"default at most {_VIDEO.video_max_bytes >> 20} MB, "
+                                               f"{_VIDEO.video_max_seconds:g} s and {_VIDEO.video_max_frames:,} "
+                                               f"frames; frames over {_VIDEO.video_max_side} pixels a side shrink")]
 TopK = Annotated[int, Form(ge=1, le=100, description="candidates per face")]
 Fpir = Annotated[float | None, Form(gt=0, lt=1, description="accepted stranger-match rate for this call "
                                                             "(0.01 = 1%); default: the app's")]
@@ -200,6 +210,24 @@ def build_router(context: ApiContext) -> APIRouter:
         matches = await context.run(gallery.identify, decoded, top_k=top_k, threshold=threshold, fpir=fpir)
         rule = matches[0].rule
         return schemas.Identified.of(matches, top_k, rule, gallery.typical_cosine(rule.threshold))
+
+    @router.post("/videos/identify", dependencies=[READ], tags=["search"], responses=_errors(400, 413),
+                 summary="Name every face of a video, followed across its frames: one answer per track")
+    async def identify_video(video: Video, top_k: TopK = 3, fpir: Fpir = None, threshold: Threshold = None):
+        """Each track (a face followed across frames): name or 'unknown', its pooled score, when it was on screen,
+        frames seen and its best face's box; a named track is one sighting (`sighting_id`). The upload is written
+        to a private temporary folder (OpenCV decodes from a file) and deleted before the answer is sent."""
+        folder = Path(tempfile.mkdtemp(prefix="api-video-", dir=context.scratch))
+        try:
+            path = folder / "upload"
+            await save_upload(video, path, gallery.settings.video_max_bytes, "the video")
+            answer = await anyio.to_thread.run_sync(functools.partial(
+                gallery.identify_video, path, top_k=top_k, fpir=fpir, threshold=threshold,
+                label=upload_label(video) or "the video"), limiter=context.videos)
+        finally:
+            shutil.rmtree(folder, ignore_errors=True)
+        data = answer.to_dict()
+        return {**data, "summary": video_summary(data)}
 
     @router.post("/verify", response_model=schemas.Verified, dependencies=[READ], tags=["search"],
                  summary="Are the faces of two photos the same person? (a photo with several faces needs "

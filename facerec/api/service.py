@@ -51,9 +51,11 @@ def build_api(gallery: Gallery, scratch: Path | None = None, after_delete: Calla
     async def one_line(_request, error: HTTPException):  # no such route (404), wrong method (405)
         return error_response(error)
 
-    # Two photos (verify) and the form around them.
-    api.add_middleware(BodyLimit, max_bytes=2 * gallery.settings.max_upload_bytes + MULTIPART_ALLOWANCE,
-                       larger={"/gallery/import": gallery.settings.max_import_bytes + MULTIPART_ALLOWANCE})
+    # Two photos (verify) and the form around them; an import, a video: their own limits.
+    settings = gallery.settings
+    api.add_middleware(BodyLimit, max_bytes=2 * settings.max_upload_bytes + MULTIPART_ALLOWANCE,
+                       larger={"/gallery/import": settings.max_import_bytes + MULTIPART_ALLOWANCE,
+                               "/videos/identify": settings.video_max_bytes + MULTIPART_ALLOWANCE})
     api.add_middleware(KeyBeforeBody, keys=api.state.keys)  # outermost: no key, no byte of the body read
     return api
 

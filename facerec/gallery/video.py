@@ -9,11 +9,14 @@ threshold for tracks, paced per person like a photo's faces), never one per fram
 
 A live camera (`LiveFaces`) follows the same way frame by frame and searches a track again whenever its pool has
 doubled in views (1, 2, 4, 8 views): its answer can change while the face is in front of the camera, and is
-provisional until the track ends; live answers are not kept as sightings.
+provisional until the track ends; live answers are not kept as sightings. An unknown track goes to the strangers
+memory (suggestions, when the operator opted in) as a photo's unknown face does: its pool and best face, the video
+counted as one photo.
 """
 
 from __future__ import annotations
 
+import hashlib
 import time
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -147,8 +150,11 @@ class VideoSearch:
         rule, default = self.rule(fpir, threshold, not_below_default)
         matches = self.decide(tracks, rule, top_k)
         if remember and matches:
-            pooled = np.stack([t.pooled for t in tracks])
-            self.memory.record(matches, pooled, default.threshold, [t.best_crop for t in tracks])
+            pooled, crops = np.stack([t.pooled for t in tracks]), [t.best_crop for t in tracks]
+            self.memory.record(matches, pooled, default.threshold, crops)
+            strangers = self.searching.strangers
+            if strangers.enabled:  # an unknown track is one unknown face of one "photo": the video, by its bytes
+                strangers.keep(file_sha256(path), matches, pooled, default.threshold, crops)
         return VideoAnswer([TrackMatch(t, m, info.fps) for t, m in zip(tracks, matches)], rule, self.pooled.shift,
                            follower.counts, info, self.every, time.perf_counter() - started, self.pooled.warning)
 
@@ -172,6 +178,15 @@ class VideoSearch:
 
     def live(self, fps: float = 10.0) -> "LiveFaces":
         return LiveFaces(self, fps)
+
+
+def file_sha256(path: str | Path) -> str:
+    """The file's SHA-256, read a megabyte at a time (the strangers memory tells one video sent twice by it)."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        while chunk := handle.read(1 << 20):
+            digest.update(chunk)
+    return digest.hexdigest()
 
 
 class LiveFaces:

@@ -10,6 +10,7 @@ import facerec.ui.enroll_tab as enroll_tab
 import facerec.ui.gallery_tab as gallery_tab
 import facerec.ui.health_tab as health_tab
 import facerec.ui.identify_tab as identify_tab
+import facerec.ui.live_tab as live_tab
 import facerec.ui.verify_tab as verify_tab
 from facerec.ui.context import AppContext
 from facerec.ui.page_sessions import keep_no_event_values
@@ -39,6 +40,7 @@ def build_app(gallery: Gallery, admin_password: str | None = None, api_docs: str
             enroll_tab.build(context, password)
             identify_tab.build(context, default_percent, password)
             verify_tab.build(context, default_percent)
+            live_tab.build(context)
             _tab, people = gallery_tab.build(context, password)
             health_tab.build(context, password)
         for event, ok in context.people_changes:  # every change, from any tab, shows in the people list at once

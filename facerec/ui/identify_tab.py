@@ -1,5 +1,5 @@
 """Identify: every face of a photo, boxed and numbered on the picture as in the table (#0, #1, ... left to right),
-named when it matches at the threshold in force, with its top candidates."""
+named when it matches at the threshold in force, with its top candidates; or of a video (`facerec.ui.video_panel`)."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from facerec.errors import InvalidArgument, LockedOut
 from facerec.messages import faces_left_out_message
 from facerec.ui.actions import expose, page_door
 from facerec.ui.context import AppContext
+import facerec.ui.video_panel as video_panel
 from facerec.ui.text import markdown_text
 from facerec.ui.threshold_controls import page_rule, rate_and_pin
 from facerec.ui.page_pictures import MAX_SIDE, page_picture
@@ -59,6 +60,7 @@ def build(context: AppContext, default_percent: float, password: gr.Textbox) -> 
         feedback_status = gr.Markdown(elem_id="sighting-status")
         with gr.Accordion("Details (JSON)", open=False):
             details = gr.JSON()
+        video_panel.build(context, password, pinned, top_k, fpir)  # a video instead: the same controls
 
     def policy(fpir_percent, pinned_threshold):
         """The threshold identify would use now, for this gallery, in plain words."""

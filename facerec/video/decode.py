@@ -153,11 +153,12 @@ class VideoFile:
 
         index, scale = 0, self.info.scale
         while True:
-            self._check(index + 1, index / self.info.fps)
             wanted = index % every == 0
             ok = self._capture.grab()
             if not ok:
                 break
+            # Checked once the frame is known to exist: a video of exactly the most frames allowed passes.
+            self._check(index + 1, index / self.info.fps)
             pixels = None
             if wanted:
                 ok, bgr = self._capture.retrieve()

@@ -46,3 +46,16 @@ def pooled_sentence(answer: dict) -> str:
             + (f" (a photo's threshold + {score_text(shift)} for pooled evidence, so a stranger's track is named no "
                "more often than a stranger's photo)" if shift > 0 else " (a photo's threshold)") + ".")
     return text + (f" Warning: {answer['warning']}." if answer.get("warning") else "")
+
+
+LIVE_NOTE = ("Point the camera at faces: each face is followed from frame to frame and named once its views are "
+             "enough (the name can change while more views arrive). Browsers let a page use the camera only on "
+             "localhost or over HTTPS: opened from another machine by plain http://, this tab shows no camera. Frames "
+             "that arrive while the server is still busy with the previous one are dropped, never queued, so what "
+             "you see stays current.")
+
+
+def live_status(followed: int, dropped: int, faces: int) -> str:
+    """How the live camera is keeping up: frames followed and dropped, faces on the last frame."""
+    return (f"{plural(faces, 'face')} on this frame; {plural(followed, 'frame')} followed, {dropped:,} dropped "
+            "while the server was busy.")

@@ -53,3 +53,29 @@ def video_open_set_block() -> str:
     return ("\n".join(rows) + f"\n\nAt the default rate ({100 * result['target_fpir']:g}%), a gallery of "
             f"{result['gallery_people']:,} LFW people; synthetic tracks of {result['views_per_track']} video views of "
             f"one photo; {result['data']}. Measured on: {cpu_text(result)}, model {model_text(result)}.")
+
+
+def video_request_block() -> str:
+    """Memory and CPU of one video request at the stated maxima, over REST (benchmarks/video_request.py)."""
+    result = load("video_request")
+    if not result:
+        return ("(not measured yet: `python benchmarks/video_request.py --data ../shared/data "
+                "--out benchmarks/results/video_request.json`)")
+    clip, counts = result["clip"], result["counts"]
+    named = sorted({t["name"] for t in result["tracks"]})
+    return (f"| clip | CPU time | wall time | resident memory before | largest sampled during | process peak |\n"
+            f"|---|---|---|---|---|---|\n"
+            f"| {clip['frames']:,} frames, {clip['width']} x {clip['height']} at {clip['fps']:g} fps "
+            f"({clip['seconds']:.0f} s, {clip['megabytes']:.0f} MB) | {result['cpu_seconds']:.0f} s | "
+            f"{result['wall_seconds']:.0f} s | {result['rss_before_mb']:.0f} MB | "
+            f"{result['largest_sampled_rss_mb']:.0f} MB | {result['peak_rss_mb']:.0f} MB |\n\n"
+            f"One `POST /api/v1/videos/identify` at the default maxima ({result['limits']['max_frames']:,} frames, "
+            f"{result['limits']['max_seconds']:g} s, frames of {result['limits']['max_side']} px a side: none "
+            f"shrunk), an enrolled person and a stranger moving over the whole clip; faces looked for on one frame "
+            f"in {result['detected_every']} ({counts['detected_frames']:,} frames, {counts['embedded']:,} views "
+            f"embedded), {len(result['tracks'])} tracks ({', '.join(named)}). CPU time: user + system of the app's "
+            f"process over the request (every thread); memory: its resident set before the request (models loaded "
+            f"by a short clip first), the largest sampled every 0.2 s during it, and the process's high-water mark. "
+            f"{result['machine']['cpus']} cores shared with other work (load average "
+            f"{result['machine']['load_average_at_start'][0]:.1f} at the start). "
+            f"Measured on: {cpu_text(result)}, model {model_text(result)}.")

@@ -1,0 +1,161 @@
+"""Identify in a video, on the Identify tab beside the photo: the annotated video (VP9 WebM, which browsers play),
+one row per face followed (a track) with its best face, and Confirm / Correct / Nobody enrolled per track.
+
+A track is one sighting (`facerec.gallery.video`), so the answers are the photo rows' own Gallery actions
+(`confirm_sighting`, `correct_sighting`, `reject_sighting`, `label_face`) on the track's sighting or pooled
+embedding. Without the admin password a page user gets what a photo gives them (names only of tracks that match,
+no looser threshold) and the tighter bounds of `ANONYMOUS_LIMITS`: an upload is anonymous, so its cost must be
+bounded by what an outsider may send. The uploaded video leaves the server once answered; the annotated copy is
+kept with the page's other served files, for as long.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+
+import gradio as gr
+
+from facerec.errors import InvalidArgument, LockedOut
+from facerec.gallery.video import VideoAnswer
+from facerec.messages import score_text
+from facerec.ui.actions import expose
+from facerec.ui.context import AppContext
+from facerec.ui.text import markdown_text
+from facerec.ui.threshold_controls import page_rule
+from facerec.ui.uploads import CACHE_MAX_AGE_S, delete_later, forget_upload
+from facerec.video.annotate import write_annotated
+from facerec.video.decode import CONTAINERS, VideoLimits
+from facerec.words.templates import learning_sentence, undo_sentence
+from facerec.words.video import pooled_sentence, span, video_summary
+
+HEADERS = ["track", "name", "score", "on screen", "frames seen", "best candidates"]
+MAX_NAMES = 1000  # names offered for a correction (any enrolled name may be typed)
+# A page user without the admin password: a photo's upload limit in bytes (15 MB), a minute, 1,800 frames.
+ANONYMOUS_LIMITS = VideoLimits(max_seconds=60.0, max_bytes=15 << 20, max_frames=1_800, max_side=1280)
+
+
+def build(context: AppContext, password: gr.Textbox, pinned: gr.Textbox, top_k: gr.Slider,
+          fpir: gr.Number) -> None:
+    """The video half of the Identify tab, sharing its threshold controls and candidates slider."""
+    gallery = context.gallery
+    seen = gr.State(None)  # per track (admin only): [sighting id or None, pooled embedding, name]
+    learned = gr.State(False)
+    gr.Markdown(f"### Or a video\n{CONTAINERS}; each face is followed across the frames and named once.",
+                elem_id="identify-video-intro")
+    with gr.Row():
+        video = gr.Video(label="Video", sources=["upload"], include_audio=True, elem_id="identify-video")
+        annotated = gr.Video(label="Who is who, followed", interactive=False, elem_id="identify-video-annotated")
+    button = gr.Button("Identify video", variant="primary", elem_id="identify-video-button")
+    status = gr.Markdown(elem_id="identify-video-status")
+    table = gr.Dataframe(headers=HEADERS, label="One row per face followed (a track)", interactive=False, wrap=True,
+                         elem_id="video-tracks")
+    faces = gr.Gallery(label="Each track's best face", columns=8, height="auto", elem_id="video-faces")
+    with gr.Row():
+        track_choice = gr.Dropdown(label="Track", choices=[], value=None, elem_id="video-feedback-track")
+        name_choice = gr.Dropdown(label="Who it really is (for Correct)", choices=[], value=None,
+                                  allow_custom_value=True, elem_id="video-feedback-name")
+    with gr.Row():
+        confirm_button = gr.Button("Confirm", elem_id="video-confirm")
+        correct_button = gr.Button("Correct", elem_id="video-correct")
+        reject_button = gr.Button("Nobody enrolled", elem_id="video-reject")
+    feedback = gr.Markdown(elem_id="video-sighting-status")
+
+    def identify_video(path, pinned_threshold=None, top_k=3, password="", fpir_percent=None,
+                       request: gr.Request = None):
+        try:
+            return _identify_video(path, pinned_threshold, top_k, password, fpir_percent, request)
+        finally:  # answered or refused, the upload leaves the server
+            forget_upload(path, context.web_cache)
+
+    def _identify_video(path, pinned_threshold, top_k, password, fpir_percent, request):
+        try:
+            admin, unchecked = context.is_admin(password, request), ""
+        except LockedOut as error:  # identify needs no password: answered as for anyone, and said why
+            admin, unchecked = False, f" The admin password was not checked. {error}"
+        if not path:
+            raise InvalidArgument("upload a video first")
+        limits = None if admin else ANONYMOUS_LIMITS
+        rate, threshold = page_rule(gallery.settings, fpir_percent, pinned_threshold)  # as the photo's rule
+        answer = gallery.identify_video(path, top_k=int(top_k), threshold=threshold, fpir=rate,
+                                        not_below_default=not admin, limits=limits, label=Path(path).name)
+        matches = [t.match if admin else t.match.redacted() for t in answer.tracks]
+        data = answer.to_dict()
+        labels = [f"#{i} {m.label}" for i, m in enumerate(matches)]
+        rows = [[f"#{i}", m.label, score_text(m.score) if m.score is not None else "",
+                 span(track["first_time"], track["last_time"]), track["frames_seen"],
+                 ", ".join(f"{c.name} ({score_text(c.score)})" for c in m.candidates[:3])]
+                for i, (m, track) in enumerate(zip(matches, data["tracks"]))]
+        text = video_summary(data) + " " + pooled_sentence(data)
+        if not admin:
+            text += " Only matching names are shown without the admin password."
+        names = [person.name for person in gallery.list()[:MAX_NAMES]] if admin else []
+        return {annotated: annotated_copy(path, answer, labels, limits), table: rows,
+                faces: [(t.track.best_crop, label) for t, label in zip(answer.tracks, labels)],
+                status: markdown_text(text) + unchecked,
+                seen: [[t.match.sighting_id, t.track.pooled, t.match.name] for t in answer.tracks] if admin else None,
+                track_choice: gr.update(choices=labels if admin else [], value=labels[0] if admin and labels else None),
+                name_choice: gr.update(choices=names, value=None)}
+
+    def annotated_copy(path, answer: VideoAnswer, labels: list[str], limits: VideoLimits | None) -> str:
+        """The video with each track's box and label, in a folder of the web cache deleted with its other files."""
+        folder = Path(tempfile.mkdtemp(prefix="video-", dir=context.web_cache))
+        delete_later(folder, CACHE_MAX_AGE_S)
+        bounds = VideoLimits.of(gallery.settings)
+        bounds = bounds if limits is None else bounds.tighter(limits)
+        drawn = [(t.track, label, t.match.name is not None) for t, label in zip(answer.tracks, labels)]
+        return str(write_annotated(path, folder / "identified.webm", drawn, bounds))
+
+    def chosen(track, tracks_seen, password, request) -> tuple[int, list]:
+        context.require_admin(password, request)
+        if not tracks_seen or not track:
+            raise InvalidArgument("identify a video first (with the admin password), then pick one of its tracks")
+        index = int(str(track).split()[0].lstrip("#"))
+        return index, tracks_seen[index]
+
+    def learner() -> str:
+        return "admin password" if context.password_needed else "the page (no admin password set)"
+
+    def confirm_track(track, tracks_seen, password="", request: gr.Request = None):
+        index, (sighting_id, pooled, name) = chosen(track, tracks_seen, password, request)
+        if sighting_id is None and name is None:
+            raise InvalidArgument(f"track #{index} was not named, so there is nothing to confirm: pick who it is "
+                                  "and press Correct")
+        info = (gallery.confirm_sighting(sighting_id, learn_by=learner()) if sighting_id is not None
+                else gallery.label_face(pooled, name, confirmed=True, learn_by=learner()))
+        tracks_seen[index][0] = info.id
+        return {seen: tracks_seen, feedback: f"Confirmed track #{index} as **{markdown_text(info.name)}**."
+                                             + learning_sentence(info.learning)}
+
+    def correct_track(track, name, tracks_seen, password="", request: gr.Request = None):
+        index, (sighting_id, pooled, _name) = chosen(track, tracks_seen, password, request)
+        if not name:
+            raise InvalidArgument("pick who the track's face really is, then press Correct")
+        info = (gallery.correct_sighting(sighting_id, name, learn_by=learner()) if sighting_id is not None
+                else gallery.label_face(pooled, name, learn_by=learner()))
+        tracks_seen[index][0] = info.id
+        return {seen: tracks_seen, feedback: f"Track #{index} is **{markdown_text(info.name)}**; kept as a sighting."
+                                             + undo_sentence(info.undone) + learning_sentence(info.learning)}
+
+    def reject_track(track, tracks_seen, password="", request: gr.Request = None):
+        index, (sighting_id, _pooled, _name) = chosen(track, tracks_seen, password, request)
+        if sighting_id is None:
+            raise InvalidArgument(f"track #{index} was not kept as a sighting: nothing to forget")
+        info = gallery.reject_sighting(sighting_id)
+        tracks_seen[index][0] = None
+        return {seen: tracks_seen, feedback: f"Track #{index} is not {markdown_text(info.name)}: forgotten."
+                                             + undo_sentence(info.undone)}
+
+    # Named apart from the photo's functions: Gradio names a page event after its function, and the photo's
+    # `identify` (registered after this) must keep its API name.
+    expose([button.click], identify_video, [video, pinned, top_k, password, fpir], [annotated, table, faces, status],
+           status, also_clear=[seen, feedback], extra_outputs=[track_choice, name_choice],
+           concurrency_limit=1)  # one video at a time (others wait in the queue), as over REST
+    events = [expose([confirm_button.click], confirm_track, [track_choice, seen, password], [], feedback,
+                     extra_outputs=[seen], ok=learned),
+              expose([correct_button.click], correct_track, [track_choice, name_choice, seen, password], [], feedback,
+                     extra_outputs=[seen], ok=learned),
+              expose([reject_button.click], reject_track, [track_choice, seen, password], [], feedback,
+                     extra_outputs=[seen], ok=learned)]
+    for event in events:  # each may learn or undo a template: the Gallery tab follows
+        context.changes_people(event, learned)

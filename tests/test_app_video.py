@@ -1,0 +1,90 @@
+"""#50 in a real browser against `python app.py`: a clip built at test time from LFW photos (`tests/video_clips.py`)
+uploaded in the Identify tab gives the annotated video and one row per track, the enrolled person named and a
+stranger unknown; the Live tab says where a browser allows the camera."""
+
+from __future__ import annotations
+
+import pytest
+
+from app_server import running_app
+from browser_helpers import assert_no_toast, assert_no_traceback, expect, open_tab
+from facerec.gallery import Gallery
+from tests.video_clips import Path2D, clip
+
+ALAN, STRANGER = "Andre_Agassi", "Andy_Griggs"  # Andy Griggs is never enrolled
+
+
+@pytest.fixture(scope="module")
+def app(tmp_path_factory, lfw_photo):
+    home = tmp_path_factory.mktemp("video-page") / "home"
+    with Gallery.open(home=home) as gallery:  # enrolled before the app starts: the page reads the same gallery
+        gallery.enroll(lfw_photo(ALAN, 1), "Andre Agassi", allow_low_quality=True)
+    with running_app(home) as running:
+        yield running
+
+
+@pytest.fixture(scope="module")
+def walk(tmp_path_factory, lfw_photo):
+    """Andre Agassi walks in the left half for 1.2 s; later a stranger in the right half. VP9 WebM, which the
+    browser plays (it does not play the MPEG-4 Part 2 that OpenCV writes into MP4 everywhere: 'Video not
+    playable')."""
+    return clip(tmp_path_factory.mktemp("clips") / "walk.webm",
+                [Path2D(lfw_photo(ALAN, 2), (0.15, 0.5), (0.55, 0.5), frames=(0, 30)),
+                 Path2D(lfw_photo(STRANGER, 1), (0.85, 0.5), (0.75, 0.5), frames=(40, 74))], frames=75, fourcc="VP90")
+
+
+def test_a_video_uploaded_in_identify_gives_one_row_per_track(app, page, shoot, walk):
+    panel = open_tab(page, "Identify")
+    panel.locator("#identify-video input[type=file]").set_input_files(str(walk))
+    expect(panel.locator("#identify-video video")).to_have_count(1)  # the upload is in
+    panel.get_by_role("button", name="Identify video", exact=True).click()
+    status = page.locator("#identify-video-status")
+    expect(status).to_contain_text("1 person named: Andre Agassi")
+    table = panel.get_by_role("grid", name="One row per face followed (a track)")
+    expect(table).to_contain_text("Andre Agassi")
+    rows = [" ".join(row.split()) for row in table.get_by_role("row").all_inner_texts()]
+    rows = [row for row in rows if row.startswith("#")]  # the tracks, not the header
+    # Andre Agassi's track, and the stranger's (a one-frame face in a photo's background may be a third: unknown)
+    names = [row.split(" ", 1)[1] for row in rows]  # the name column onwards (the last column: candidates)
+    assert len([name for name in names if name.startswith("Andre Agassi ")]) == 1, rows
+    assert [name for name in names if name.startswith("unknown ")], rows
+    expect(page.locator("#identify-video-annotated video")).to_have_count(1)
+    source = page.locator("#identify-video-annotated video").get_attribute("src") or ""
+    assert source.endswith(".webm"), source
+    expect(page.locator("#video-faces img")).to_have_count(len(rows))  # each track's best face
+    assert_no_traceback(page)
+    assert_no_toast(page)
+    shoot("01-video-tracks")
+    # Confirm per track, as per face of a photo: Andre Agassi's track is one sighting, confirmed.
+    agassi = next(row.split()[0] for row in rows if row.split(" ", 1)[1].startswith("Andre Agassi "))
+    page.locator("#video-feedback-track input").click()
+    page.get_by_role("option", name=f"{agassi} Andre Agassi").click()
+    panel.get_by_role("button", name="Confirm", exact=True).nth(1).click()  # the photo's Confirm is the first
+    expect(page.locator("#video-sighting-status")).to_contain_text(f"Confirmed track {agassi} as Andre Agassi")
+    live = open_tab(page, "Live")
+    assert "only on localhost or over HTTPS" in live.inner_text()
+
+
+def test_without_the_password_a_video_meets_the_tighter_bounds(browser, lfw_photo, tmp_path):
+    """A page user without the admin password: a video over the anonymous frame bound (1,800 frames, tiny
+    frames: refused by what the container says) is one line under the button; with the password it is followed."""
+    from browser_helpers import TIMEOUT_MS, VIEWPORT
+
+    long = clip(tmp_path / "long.webm", [], frames=1_801, size=(32, 32), fps=100, fourcc="VP90")
+    with running_app(tmp_path / "home", admin_password="video-secret") as app:
+        context = browser.new_context(viewport=VIEWPORT)
+        context.set_default_timeout(TIMEOUT_MS)
+        page = context.new_page()
+        try:
+            for password, expected in (("", "over 1,800 frames"), ("video-secret", "0 faces followed")):
+                page.goto(app.url, timeout=TIMEOUT_MS)  # a fresh page: an empty video box
+                panel = open_tab(page, "Identify")
+                status = page.locator("#identify-video-status")
+                page.locator("#admin-password input").fill(password)
+                panel.locator("#identify-video input[type=file]").set_input_files(str(long))
+                expect(panel.locator("#identify-video video")).to_have_count(1)
+                panel.get_by_role("button", name="Identify video", exact=True).click()
+                expect(status).to_contain_text(expected)
+                assert "Traceback" not in status.inner_text()
+        finally:
+            context.close()

@@ -47,8 +47,8 @@ def build(context: AppContext, default_percent: float, password: gr.Textbox) -> 
         gr.Markdown(("**Right or wrong?** With the admin password: confirm a face, or say who it really is. "
                      if context.password_needed else "**Right or wrong?** Confirm a face, or say who it really is. ")
                     + "Named faces are kept as sightings for the Health tab (at most 10 of one person an hour); "
-                      "your answer makes one certain, and teaches the gallery the face as another template of the person (after the "
-                      "checks of Add photo), so their next photos are recognised more often.")
+                      "your answer makes one certain, and teaches the gallery the face as another template of the "
+                      "person (after the checks of Add photo), so their next photos are recognised more often.")
         with gr.Row():
             feedback_face = gr.Dropdown(label="Face", choices=[], value=None, elem_id="feedback-face")
             feedback_name = gr.Dropdown(label="Who it really is (for Correct)", choices=[], value=None,

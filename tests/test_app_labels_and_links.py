@@ -132,10 +132,10 @@ def test_every_tab_is_in_sight_on_a_phone_and_stays_itself(app, page):
     a tab's place came from its position among everything in the tab set, so a gr.State made beside a tab shifted
     it, and opening Identify wrote a second "Identify" over "Gallery"."""
     page.set_viewport_size({"width": 390, "height": 844})
-    names = ["Enroll", "Identify", "Verify", "Gallery", "Health"]
+    names = ["Enroll", "Identify", "Verify", "Live", "Gallery", "Health"]
     for name in names:
         expect(page.get_by_role("tab", name=name, exact=True)).to_be_visible()
-    for name in ["Identify", "Gallery", "Health", "Verify", "Enroll", "Gallery"]:
+    for name in ["Identify", "Gallery", "Live", "Health", "Verify", "Enroll", "Gallery"]:
         open_tab(page, name)
         expect(page.get_by_role("tab")).to_have_text(names)
     open_tab(page, "Health")

@@ -195,8 +195,9 @@ def main(argv: list[str] | None = None) -> int:
     for notice in gallery.notices:
         print(f"warning: {notice}", file=sys.stderr, flush=True)
     web_cache, quota = None, upload_quota_bytes(server)
-    scratch = Path(server.temp_dir) if server.temp_dir else None
-    if scratch is None:
+    if server.temp_dir:
+        scratch = Path(server.temp_dir)
+    else:
         scratch = web_cache = private_web_cache(web_cache_root(Path(gallery.settings.home), quota))
         os.environ["GRADIO_TEMP_DIR"] = str(web_cache)  # read by Gradio when it is imported below
 

@@ -22,6 +22,7 @@ from gradio_client import Client, handle_file
 
 from facerec.gallery import Gallery
 from facerec.settings import Settings
+from facerec.ui.threshold_controls import shown_percent, shown_pin
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -42,12 +43,10 @@ def test_the_page_rest_and_the_cli_answer_a_photo_alike(tmp_path, portrait, sett
     settings = Settings.from_env(**{"fpir": float(setting.get("FACEREC_FPIR", 0.01)),
                                     "similarity_threshold": (float(setting["FACEREC_THRESHOLD"])
                                                              if "FACEREC_THRESHOLD" in setting else None)})
-    shown_percent = round(100 * settings.fpir, 2)  # what the page's controls start at, untouched
-    shown_pin = "" if settings.similarity_threshold is None else f"{settings.similarity_threshold:g}"
     answers = {}
-    with running_app(home, extra_env=setting) as app:
-        page = Client(app.url, verbose=False).predict(handle_file(str(query)), shown_pin, 3, "", shown_percent,
-                                                      api_name="/identify")
+    with running_app(home, extra_env=setting) as app:  # the page's controls as they start, untouched
+        page = Client(app.url, verbose=False).predict(handle_file(str(query)), shown_pin(settings), 3, "",
+                                                      shown_percent(settings), api_name="/identify")
         answers["page"] = page[3][0]
         rest = httpx.post(f"{app.url}api/v1/identify", headers={"X-API-Key": key}, timeout=120,
                           files={"photo": (query.name, query.read_bytes(), "image/jpeg")})
@@ -69,7 +68,7 @@ def test_untouched_controls_ask_for_the_rule_in_force_exactly(tmp_path, operator
     """What the page sends from controls nobody touched is the operator's rule itself, not its rounded echo: the
     same threshold to the last bit, and the rule counted as the default (the old round trip made 0.007 into
     0.00699..., and a pin of 2.123456789 into 2.12346)."""
-    from facerec.ui.threshold_controls import page_rule, shown_percent, shown_pin
+    from facerec.ui.threshold_controls import page_rule
 
     settings = Settings(home=tmp_path / "home", **operator)
     with Gallery(settings) as gallery:

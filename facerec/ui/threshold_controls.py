@@ -19,7 +19,12 @@ def shown_percent(settings: Settings) -> float:
 
 def shown_pin(settings: Settings) -> str:
     """The pin box's starting text: the operator's pinned threshold (FACEREC_THRESHOLD), else empty."""
-    return "" if settings.similarity_threshold is None else f"{settings.similarity_threshold:g}"
+    return pin_text(settings.similarity_threshold)
+
+
+def pin_text(threshold: float | None) -> str:
+    """A pinned threshold as the pin box shows it (empty when none)."""
+    return "" if threshold is None else f"{threshold:g}"
 
 
 def page_rule(settings: Settings, percent, pinned) -> tuple[float | None, float | None]:
@@ -44,7 +49,7 @@ def rate_and_pin(percent: float, label: str, info: str, pinned_by_operator: floa
     """The two controls. `pinned_by_operator`: the threshold the app was started with (FACEREC_THRESHOLD), shown
     in the pin box so that the page answers at it, as the REST API and the CLI do, until someone empties the box."""
     rate = gr.Slider(0.1, 10.0, value=percent, step=0.1, label=label, info=info)
-    pinned = gr.Textbox(value="" if pinned_by_operator is None else f"{pinned_by_operator:g}",
+    pinned = gr.Textbox(value=pin_text(pinned_by_operator),
                         label="Or pin a score threshold (optional)", placeholder="e.g. 6",
                         info="Leave empty to follow the accepted rate.")
     return rate, pinned

@@ -192,13 +192,13 @@ def main(argv: list[str] | None = None) -> int:
     except FaceRecError as error:
         print(f"error: {error}", file=sys.stderr)
         return 1
-    for notice in gallery.notices:
+    for notice in gallery.services().maintenance.notices:
         print(f"warning: {notice}", file=sys.stderr, flush=True)
     web_cache, quota = None, upload_quota_bytes(server)
     if server.temp_dir:
         scratch = Path(server.temp_dir)
     else:
-        scratch = web_cache = private_web_cache(web_cache_root(Path(gallery.settings.home), quota))
+        scratch = web_cache = private_web_cache(web_cache_root(Path(gallery.services().settings.home), quota))
         os.environ["GRADIO_TEMP_DIR"] = str(web_cache)  # read by Gradio when it is imported below
 
     from starlette.middleware import Middleware
@@ -214,20 +214,22 @@ def main(argv: list[str] | None = None) -> int:
     api = build_api(gallery, scratch=scratch, after_delete=lambda: forget_served_files(app))
     # `kill` (SIGTERM) stops the server as Ctrl-C does, so the gallery is closed and the web cache deleted.
     signal.signal(signal.SIGTERM, signal.default_int_handler)
-    print(f"facerec: gallery {Path(gallery.settings.home).resolve()} ({gallery.people_count()} people)", flush=True)
-    print(f"facerec: {threshold_sentence(gallery.threshold_in_force(with_people=True))}", flush=True)
+    services = gallery.services()
+    people = services.directory.count()
+    print(f"facerec: gallery {Path(services.settings.home).resolve()} ({people} people)", flush=True)
+    print(f"facerec: {threshold_sentence(services.thresholds.in_force(with_people=True))}", flush=True)
     print(f"facerec: REST API at {API_PREFIX} (docs at {API_PREFIX}/docs): {_api_state(api)}", flush=True)
     try:
         try:  # quiet: Gradio's own lines name its launch() parameters, not facerec's options
             app.queue(default_concurrency_limit=4).launch(
                 server_name=args.host, server_port=args.port, share=args.share, quiet=True, prevent_thread_lock=True,
-                max_file_size=gallery.settings.max_import_bytes, show_error=False, footer_links=[],
+                max_file_size=gallery.services().settings.max_import_bytes, show_error=False, footer_links=[],
                 state_session_capacity=MAX_SESSIONS,
                 app_kwargs={"routes": [api_mount(api)],  # before Gradio's own routes
                             "middleware": [Middleware(BodyLimit, own_limits=(f"{API_PREFIX}/", UPLOAD_ROUTE)),
                                            Middleware(UploadQuota, folder=scratch,
                                                       limit_bytes=quota,
-                                                      per_request_bytes=gallery.settings.max_import_bytes
+                                                      per_request_bytes=gallery.services().settings.max_import_bytes
                                                       + FORM_ALLOWANCE)]},
             )
         except OSError as error:

@@ -4,3 +4,13 @@ Importing this package is cheap: models and heavy libraries load lazily, on firs
 """
 
 __version__ = "0.1.0"
+
+__all__ = ["Gallery"]
+
+
+def __getattr__(name: str):
+    """`facerec.Gallery`, imported on first use so that importing facerec stays cheap (no model, no database)."""
+    if name == "Gallery":
+        from facerec.gallery import Gallery
+        return Gallery
+    raise AttributeError(f"module 'facerec' has no attribute {name!r}")

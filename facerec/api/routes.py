@@ -59,8 +59,8 @@ class ApiContext:
 
     async def photo(self, upload: UploadFile, what: str = "the photo"):
         """An uploaded photo, decoded (a `Photo`), named in messages by its file name as the web app names it."""
-        data = await read_upload(upload, self.gallery.settings.max_upload_bytes, what)
-        return await self.run(self.gallery.read, data, upload_label(upload))
+        data = await read_upload(upload, self.gallery.services().settings.max_upload_bytes, what)
+        return await self.run(self.gallery.services().photos.read, data, upload_label(upload))
 
 
 class OneLineErrors(APIRoute):
@@ -156,7 +156,7 @@ def build_router(context: ApiContext) -> APIRouter:
     @router.get("/people/{person_id}", response_model=schemas.Person, dependencies=[READ], tags=["people"],
                 summary="One person, with their photo count", responses=_errors(404))
     async def get_person(person_id: PersonId):
-        return schemas.Person.of(await context.run(gallery.get, person_id))
+        return schemas.Person.of(await context.run(gallery.services().directory.get, person_id))
 
     @router.patch("/people/{person_id}", response_model=schemas.Person, dependencies=[ADMIN], tags=["people"],
                   summary="Rename a person", responses=_errors(400, 404, 409))
@@ -175,13 +175,13 @@ def build_router(context: ApiContext) -> APIRouter:
                 tags=["people"], summary="The faces a person is searched by, and where each came from",
                 responses=_errors(404))
     async def list_templates(person_id: PersonId):
-        return [t.to_dict() for t in await context.run(gallery.templates, person_id)]
+        return [t.to_dict() for t in await context.run(gallery.services().templates.of, person_id)]
 
     @router.delete("/people/{person_id}/templates/{face_id}", response_model=schemas.Template,
                    dependencies=[ADMIN], tags=["people"], responses=_errors(400, 404),
                    summary="Remove one of a person's faces (a learned template, say; never their last)")
     async def remove_template(person_id: PersonId, face_id: FaceId):
-        if face_id not in [t.face_id for t in await context.run(gallery.templates, person_id)]:
+        if face_id not in [t.face_id for t in await context.run(gallery.services().templates.of, person_id)]:
             raise ApiError(404, f"person {person_id} has no face {face_id}")
         return (await context.run(gallery.remove_template, face_id)).to_dict()
 
@@ -209,7 +209,7 @@ def build_router(context: ApiContext) -> APIRouter:
         decoded = await context.photo(photo)
         matches = await context.run(gallery.identify, decoded, top_k=top_k, threshold=threshold, fpir=fpir)
         rule = matches[0].rule
-        return schemas.Identified.of(matches, top_k, rule, gallery.typical_cosine(rule.threshold))
+        return schemas.Identified.of(matches, top_k, rule, gallery.services().thresholds.typical_cosine(rule.threshold))
 
     @router.post("/videos/identify", dependencies=[READ], tags=["search"], responses=_errors(400, 413),
                  summary="Name every face of a video, followed across its frames: one answer per track")
@@ -220,7 +220,7 @@ def build_router(context: ApiContext) -> APIRouter:
         folder = Path(tempfile.mkdtemp(prefix="api-video-", dir=context.scratch))
         try:
             path = folder / "upload"
-            await save_upload(video, path, gallery.settings.video_max_bytes, "the video")
+            await save_upload(video, path, gallery.services().settings.video_max_bytes, "the video")
             answer = await anyio.to_thread.run_sync(functools.partial(
                 gallery.identify_video, path, top_k=top_k, fpir=fpir, threshold=threshold,
                 label=upload_label(video) or "the video"), limiter=context.videos)
@@ -268,8 +268,8 @@ def build_router(context: ApiContext) -> APIRouter:
     async def list_suggestions(offset: Annotated[int, Query(ge=0, le=MAX_ID)] = 0,
                                limit: Annotated[int, Query(ge=1, le=MAX_SUGGESTIONS_PAGE)] = SUGGESTIONS_PAGE):
         page = await context.run(gallery.suggestions, offset, limit)
-        on = gallery.suggestions_on
-        return {"on": on, "off_because": None if on else gallery.suggestions_off_because(), **page.to_dict()}
+        on = gallery.services().strangers.enabled
+        return {"on": on, "off_because": None if on else gallery.services().strangers.why_disabled(), **page.to_dict()}
 
     @router.get("/suggestions/{suggestion_id}/faces", response_model=schemas.SuggestionFaces, dependencies=[ADMIN],
                 tags=["suggestions"], summary="A suggestion's faces (aligned, JPEG)", responses=_errors(404))
@@ -315,7 +315,7 @@ def build_router(context: ApiContext) -> APIRouter:
         folder = Path(tempfile.mkdtemp(prefix="api-import-", dir=context.scratch))
         try:
             path = folder / "import.zip"
-            await save_upload(archive, path, gallery.settings.max_import_bytes, "the archive")
+            await save_upload(archive, path, gallery.services().settings.max_import_bytes, "the archive")
             return await context.run(gallery.import_, path)
         finally:
             shutil.rmtree(folder, ignore_errors=True)

@@ -44,7 +44,7 @@ def build_api(gallery: Gallery, scratch: Path | None = None, after_delete: Calla
     add_docs_page(api, "facerec REST API")  # from the package: no CDN, so it works offline
     context = ApiContext(gallery, scratch, after_delete)
     context.limiter.total_tokens = concurrency
-    api.state.keys = gallery.keys
+    api.state.keys = gallery.services().keys
     api.include_router(build_router(context))
 
     @api.exception_handler(HTTPException)
@@ -52,7 +52,7 @@ def build_api(gallery: Gallery, scratch: Path | None = None, after_delete: Calla
         return error_response(error)
 
     # Two photos (verify) and the form around them; an import, a video: their own limits.
-    settings = gallery.settings
+    settings = gallery.services().settings
     api.add_middleware(BodyLimit, max_bytes=2 * settings.max_upload_bytes + MULTIPART_ALLOWANCE,
                        larger={"/gallery/import": settings.max_import_bytes + MULTIPART_ALLOWANCE,
                                "/videos/identify": settings.video_max_bytes + MULTIPART_ALLOWANCE})

@@ -62,8 +62,8 @@ def cmd_import(args) -> int:
 
 def cmd_stats(args) -> int:
     with open_gallery(args) as gallery:
-        stats = gallery.stats()
-        rule = gallery.threshold_in_force(with_people=True)
+        stats = gallery.services().maintenance.stats()
+        rule = gallery.services().thresholds.in_force(with_people=True)
     stats["threshold_policy"] = with_sentence(stats["threshold_policy"], rule)
     rows = [[k, v] for k, v in stats.items() if k not in ("threshold_policy", "embedder")]
     embedder = stats["embedder"]
@@ -75,7 +75,7 @@ def cmd_stats(args) -> int:
 def cmd_health(args) -> int:
     with open_gallery(args) as gallery:
         report = health_in_words(gallery.health())
-        rule = gallery.threshold_in_force(with_people=True)
+        rule = gallery.services().thresholds.in_force(with_people=True)
     report["threshold_policy"] = with_sentence(report["threshold_policy"], rule)
     rows = [["ClosestIsPositiveAccuracy", report["closest_is_positive_accuracy"],
              report["readings"]["closest_is_positive_accuracy"]]]
@@ -138,14 +138,14 @@ def cmd_db(args) -> int:
 
 def cmd_reindex(args) -> int:
     with open_gallery(args) as gallery:
-        count = gallery.reindex()
+        count = gallery.services().maintenance.reindex()
     emit(args, {"reindexed": count}, text=f"re-embedded {count} face(s)")
     return 0
 
 
 def cmd_api_key_create(args) -> int:
     with open_gallery(args) as gallery:
-        record, key = gallery.keys.create(args.role, args.name)
+        record, key = gallery.services().keys.create(args.role, args.name)
     emit(args, {**record.to_dict(), "key": key},
           text=f"created API key {record.id} ({record.role}, '{record.name}'). It is shown only now; send it as "
                f"the X-API-Key header:\n{key}")
@@ -154,7 +154,7 @@ def cmd_api_key_create(args) -> int:
 
 def cmd_api_key_list(args) -> int:
     with open_gallery(args) as gallery:
-        records = gallery.keys.list()
+        records = gallery.services().keys.list()
     rows = [[r.id, r.name, r.role, f"{r.shown}...", r.created_at.strftime("%Y-%m-%d %H:%M"),
              r.revoked_at.strftime("%Y-%m-%d %H:%M") if r.revoked_at else ""] for r in records]
     active = sum(r.active for r in records)
@@ -165,6 +165,6 @@ def cmd_api_key_list(args) -> int:
 
 def cmd_api_key_revoke(args) -> int:
     with open_gallery(args) as gallery:
-        record = gallery.keys.revoke(args.id)
+        record = gallery.services().keys.revoke(args.id)
     emit(args, record.to_dict(), text=f"API key {record.id} ('{record.name}') is revoked")
     return 0

@@ -100,7 +100,7 @@ def cmd_enroll(args) -> int:
 
 def cmd_quality(args) -> int:
     with open_gallery(args) as gallery:
-        quality = gallery.enrollment_quality(args.photo, face_index=args.face)
+        quality = gallery.services().photos.enrollment_quality(args.photo, face_index=args.face)
     if quality is None:
         raise FaceRecError("no enrollment-quality calibration ships next to this model; run "
                            "scripts/calibrate_quality.py")
@@ -123,7 +123,7 @@ def cmd_enroll_dir(args) -> int:
     photos = [(n, p) for n, ps in identities.items() for p in (ps if args.all else ps[:1])]
     done, problems = [], []
     with open_gallery(args) as gallery, progress_bar(len(photos), "enrolling") as bar:
-        known = {i.name for i in gallery.list()}
+        known = {i.name for i in gallery.people()}
         for name, path in photos:
             adding = name in known  # the folder says who it is, as it does for enroll's look-alike check
             try:
@@ -200,7 +200,7 @@ def cmd_verify(args) -> int:
 
 def cmd_list(args) -> int:
     with open_gallery(args) as gallery:
-        people = gallery.list(args.search)
+        people = gallery.people(args.search)
     rows = [[p.id, p.name, p.photos - p.learned, p.learned, p.created_at.strftime("%Y-%m-%d %H:%M")] for p in people]
     emit(args, [p.to_dict() for p in people], rows, ["id", "name", "photos", "learned", "enrolled"],
          text=plural(len(people), "person", "people"))
@@ -228,13 +228,13 @@ def cmd_sightings(args) -> int:
         raise InvalidArgument("`facerec sightings correct ID NAME` needs the name of who it really is")
     with open_gallery(args) as gallery:
         if args.action == "clear":
-            count = gallery.clear_sightings()
+            count = gallery.services().feedback.clear()
             emit(args, {"cleared": count}, text=f"cleared {count} sighting(s)")
             return 0
         by = None if args.no_learn else "command line"
-        info = {"confirm": lambda: gallery.confirm_sighting(args.id, learn_by=by),
-                "correct": lambda: gallery.correct_sighting(args.id, args.name, learn_by=by),
-                "reject": lambda: gallery.reject_sighting(args.id)}[args.action]()
+        info = {"confirm": lambda: gallery.services().feedback.confirm(args.id, learn_by=by),
+                "correct": lambda: gallery.services().feedback.correct(args.id, args.name, learn_by=by),
+                "reject": lambda: gallery.services().feedback.reject(args.id)}[args.action]()
     text = (f"sighting {info.id}: {info.source} as '{info.name}'." if info.source != "rejected"
             else f"sighting {info.id} forgotten (it was not '{info.name}').")
     text += undo_sentence(info.undone) + learning_sentence(info.learning)
@@ -245,12 +245,12 @@ def cmd_sightings(args) -> int:
 def cmd_templates(args) -> int:
     with open_gallery(args) as gallery:
         if args.remove is not None:
-            if args.remove not in [t.face_id for t in gallery.templates(args.name)]:
+            if args.remove not in [t.face_id for t in gallery.services().templates.of(args.name)]:
                 raise InvalidArgument(f"'{args.name}' has no face {args.remove}: `facerec templates NAME` lists them")
-            removed = gallery.remove_template(args.remove)
+            removed = gallery.services().templates.remove(args.remove)
             emit(args, removed.to_dict(), text=f"removed face {removed.face_id} ({removed.origin})")
             return 0
-        kept = gallery.templates(args.name)
+        kept = gallery.services().templates.of(args.name)
     rows = [[t.face_id, t.origin, "" if t.learned_from is None else t.learned_from, t.learned_by or "",
              t.added_at.strftime("%Y-%m-%d %H:%M")] for t in kept]
     emit(args, [t.to_dict() for t in kept], rows, ["face", "origin", "from sighting", "confirmed by", "added"],

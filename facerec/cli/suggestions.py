@@ -37,12 +37,13 @@ def cmd_suggestions(args) -> int:
         raise InvalidArgument(f"`facerec suggestions {args.action} ID` needs {what}")
     with open_gallery(args) as gallery:
         if args.action in ("faces", "name"):
-            gallery.suggestions(group_first=True)  # the suggestion asked for is in the grouping read next
+            gallery.services().suggestions.list(group_first=True)  # the suggestion asked for is in the next grouping
         if args.action == "list":
             size = {} if args.limit is None else {"limit": args.limit}
-            page = gallery.suggestions(args.offset, **size, group_first=True)
+            page = gallery.services().suggestions.list(args.offset, **size, group_first=True)
             found = page.suggestions
-            note = "" if gallery.suggestions_on or found else f"; {gallery.suggestions_off_because()}"
+            strangers = gallery.services().strangers
+            note = "" if strangers.enabled or found else f"; {strangers.why_disabled()}"
             shown = (f", {page.offset + 1}-{page.offset + len(found)} shown (--offset, --limit for others)"
                      if len(found) < page.total else "")
             rows = [[s.id, s.faces, s.photos, s.first_seen.strftime("%Y-%m-%d %H:%M"),
@@ -50,21 +51,21 @@ def cmd_suggestions(args) -> int:
             emit(args, page.to_dict(), rows, ["id", "faces", "photos", "first seen", "last seen"],
                  text=f"{page.total} suggested people{shown}{note}")
         elif args.action == "faces":
-            suggestion = gallery.suggestion(args.id)
-            written = _save_faces(gallery.suggestion_faces(suggestion.face_ids), suggestion.face_ids,
+            suggestion = gallery.services().suggestions.get(args.id)
+            written = _save_faces(gallery.services().suggestions.crops(suggestion.face_ids), suggestion.face_ids,
                                   Path(args.target))
             emit(args, {"id": suggestion.id, "files": [str(p) for p in written]},
                  text=f"saved {len(written)} face(s) of suggestion {suggestion.id} in {args.target}")
         elif args.action == "name":
-            named = gallery.name_suggestion(args.id, args.target, note=args.note)
+            named = gallery.services().suggestions.name(args.id, args.target, note=args.note)
             emit(args, named.to_dict(), text=f"enrolled '{named.name}' (identity {named.identity_id}) from "
                                              f"{len(named.face_ids)} photo(s) of suggestion {args.id}")
         elif args.action == "dismiss":
-            count = gallery.dismiss_suggestion(args.id)
+            count = gallery.services().suggestions.dismiss(args.id)
             emit(args, {"id": args.id, "forgotten": count},
                  text=f"suggestion {args.id} dismissed: its {count} face(s) forgotten")
         else:
-            count = gallery.forget_strangers()
+            count = gallery.services().strangers.clear()
             emit(args, {"forgotten": count}, text=f"forgot {count} face(s) of people not enrolled")
     return 0
 

@@ -10,26 +10,28 @@ from __future__ import annotations
 import numpy as np
 
 from facerec.datasets.folders import list_identities
-from facerec.gallery import Gallery
 from facerec.evaluation.embedding import embed_photos
 from facerec.evaluation.figures import embedding_metrics, genuine_impostor, tar_at_far
 from facerec.evaluation.oneshot import training_overlap
+from facerec.gallery import Gallery
+from facerec.gallery.composition import parts_of
 
 
 def evaluate_existing(gallery: Gallery, probe_dir, progress_factory=None) -> dict:
     identities = list_identities(probe_dir)
-    enrolled = {p.name for p in gallery.list()}
+    enrolled = {p.name for p in gallery.people()}
+    parts = parts_of(gallery)  # what is measured: the embedder, the scorer, the stored embeddings
     probes = [(name, path) for name, paths in identities.items() for path in paths]
     if progress_factory:
         with progress_factory(len(probes), "embedding") as bar:
-            photos = embed_photos(gallery.pipeline, [p for _, p in probes], bar.update)
+            photos = embed_photos(parts.pipeline, [p for _, p in probes], bar.update)
     else:
-        photos = embed_photos(gallery.pipeline, [p for _, p in probes])
+        photos = embed_photos(parts.pipeline, [p for _, p in probes])
     names = [n for n, _ in probes]
-    ranked = gallery.search(photos.embeddings, top_k=5)
+    ranked = parts.searching.search(photos.embeddings, top_k=5)
     mated = [i for i, n in enumerate(names) if n in enrolled]
     non_mated = [i for i, n in enumerate(names) if n not in enrolled]
-    rule = gallery.threshold_in_force(with_people=True)
+    rule = gallery.services().thresholds.in_force(with_people=True)
     threshold = rule.threshold
     figures: dict = {"n_probes": len(probes), "n_mated": len(mated), "n_non_mated": len(non_mated),
                      "gallery_identities": len(enrolled), "threshold": threshold,
@@ -46,13 +48,13 @@ def evaluate_existing(gallery: Gallery, probe_dir, progress_factory=None) -> dic
     if non_mated:
         scores = np.array([ranked[i][0].score if ranked[i] else -np.inf for i in non_mated])
         figures["unknown_rejection_rate"] = float(np.mean(scores < threshold))
-    face_ids, gallery_vectors = gallery.store.faces.embeddings()
-    labels = gallery.store.faces.labels()
+    face_ids, gallery_vectors = parts.store.faces.embeddings()
+    labels = parts.store.faces.labels()
     gallery_names = [labels[int(f)][1] for f in face_ids]
     if mated and len(gallery_vectors):
         genuine, impostor = genuine_impostor(photos.embeddings[mated], [names[i] for i in mated],
-                                             gallery_vectors, gallery_names, gallery.scorer)
+                                             gallery_vectors, gallery_names, parts.scorer)
         figures["tar_at_far"] = tar_at_far(genuine, impostor)
     figures.update(embedding_metrics(gallery_vectors, gallery_names, photos.embeddings, names))
-    figures["training_overlap"] = training_overlap(sorted(identities), gallery.settings.model_card())
+    figures["training_overlap"] = training_overlap(sorted(identities), gallery.services().settings.model_card())
     return figures

@@ -25,15 +25,16 @@ from pathlib import Path
 
 import numpy as np
 
-from facerec.errors import InvalidArgument
 from facerec.datasets.folders import choose_enrolled, list_identities
-from facerec.gallery import Gallery
-from facerec.provenance import provenance
-from facerec.settings import Settings
 from facerec.datasets.training_identities import overlap_warning, seen_in_training
+from facerec.errors import InvalidArgument
 from facerec.evaluation.embedding import EmbeddedPhotos, embed_photos
 from facerec.evaluation.figures import embedding_metrics, genuine_impostor, tar_at_far
 from facerec.evaluation.open_set import evaluate_open_set, parse_sizes
+from facerec.gallery import Gallery
+from facerec.gallery.composition import parts_of
+from facerec.provenance import provenance
+from facerec.settings import Settings
 
 CMC_RANKS = 10
 
@@ -69,29 +70,30 @@ def evaluate_one_shot(data_dir: str | Path, settings: Settings, max_per_identity
     gallery_paths = [enrolled[n] for n in enrolled] + [extra[n] for n in extra]
     with tempfile.TemporaryDirectory(prefix="facerec-eval-") as home:
         gallery = Gallery(settings.with_(home=Path(home), database_url=None, store_crops=False))
+        parts = parts_of(gallery)  # what is measured: the embedder, the scorer, the policy
         try:
-            photos = embed_photos(gallery.pipeline, gallery_paths + [p for _, p in queries], progress)
+            photos = embed_photos(parts.pipeline, gallery_paths + [p for _, p in queries], progress)
             gallery_vectors = photos.embeddings[: len(gallery_paths)]
             query_vectors = photos.embeddings[len(gallery_paths):]
             query_names = [n for n, _ in queries]
-            gallery.add_embeddings([
+            parts.enrollment.add_embeddings([
                 {"name": n, "embedding": v, "photo_sha256": s, "box": b}
                 for n, v, s, b in zip(gallery_names, gallery_vectors, photos.sha256, photos.boxes)
             ])
-            ranked = gallery.search(query_vectors, top_k=CMC_RANKS)
+            ranked = parts.searching.search(query_vectors, top_k=CMC_RANKS)
             figures = _closed_set(ranked, query_names)
             genuine, impostor = genuine_impostor(query_vectors, query_names, gallery_vectors, gallery_names,
-                                                 gallery.scorer)
+                                                 parts.scorer)
             figures["tar_at_far"] = tar_at_far(genuine, impostor)  # on the score the gallery decides with
-            figures["score"] = gallery.scorer.scale
-            figures["gallery_threshold"] = gallery.threshold
-            figures["threshold_policy"] = gallery.threshold_in_force(with_people=True).to_dict()
-            figures["provenance"] = provenance(settings.model_path, settings.num_threads, gallery.pipeline.embedder)
+            figures["score"] = parts.scorer.scale
+            figures["gallery_threshold"] = gallery.services().thresholds.in_force().threshold
+            figures["threshold_policy"] = gallery.services().thresholds.in_force(with_people=True).to_dict()
+            figures["provenance"] = provenance(settings.model_path, settings.num_threads, parts.pipeline.embedder)
             if open_set:
                 owner = {name: i for i, name in enumerate(gallery_names)}
                 figures["open_set"] = evaluate_open_set(
-                    gallery_vectors, query_vectors, np.array([owner[n] for n in query_names]), gallery.policy,
-                    parse_sizes(gallery_sizes, len(gallery_names)), seed, gallery.scorer)
+                    gallery_vectors, query_vectors, np.array([owner[n] for n in query_names]), parts.policy,
+                    parse_sizes(gallery_sizes, len(gallery_names)), seed, parts.scorer)
         finally:
             gallery.close()
     figures.update(embedding_metrics(gallery_vectors, gallery_names, query_vectors, query_names))

@@ -82,3 +82,7 @@ class GalleryThresholds:
     def forget_population(self) -> None:
         """The embeddings changed wholesale (another model, a reindex): the measured tail no longer holds."""
         self.population.invalidate()
+
+    def growth(self, fpir: float | None = None) -> list[ThresholdInForce]:
+        """The threshold in force (and the expected true-match rate) as a gallery grows: 1 ... 1,000,000 faces."""
+        return self.policy.growth(fpir=fpir)

@@ -23,15 +23,16 @@ from facerec.ui.uploads import CACHE_MAX_AGE_S
 def build_app(gallery: Gallery, admin_password: str | None = None, api_docs: str | None = None) -> gr.Blocks:
     """The page over `gallery`; `api_docs`: where the REST API's documentation is served (linked at the foot of
     the page, in place of Gradio's own "Use via API" panel, which documents the page's internals instead)."""
-    default_percent = shown_percent(gallery.settings)
+    default_percent = shown_percent(gallery.services().settings)
     needs_password = bool(admin_password)
     keep_no_event_values()  # what anonymous events send is not kept in their sessions (facerec.ui.page_sessions)
     with gr.Blocks(title="facerec", delete_cache=(60, CACHE_MAX_AGE_S)) as app:
         context = AppContext(gallery, AdminGuard(admin_password), app)
-        where = "" if admin_password else f"; gallery {markdown_text(gallery.settings.home)}"  # no server paths
+        services = gallery.services()
+        where = "" if admin_password else f"; gallery {markdown_text(services.settings.home)}"  # no server paths
         gr.Markdown(f"# facerec\nEnroll a person from one photo, then find them in any photo. Model "
-                    f"{markdown_text(gallery.model_id)}{where}.")
-        for warning in gallery.warnings():
+                    f"{markdown_text(services.maintenance.model_id)}{where}.")
+        for warning in services.maintenance.warnings():
             gr.Markdown(f"**Warning:** {markdown_text(warning)}")
         password = admin_password_field(needs_password)
         # On a phone every tab stays in sight (no "..." menu hiding two). Gradio places a wrapped tab by its position

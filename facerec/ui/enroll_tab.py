@@ -24,7 +24,7 @@ def build(context: AppContext, password: gr.Textbox) -> None:
         ok = gr.State(False)
         kept = context.kept_state()  # the photo last detected, decoded, kept in memory for this page
         with gr.Row():
-            photo = photo_input("Photo (upload or webcam)", context.gallery.settings.max_upload_bytes,
+            photo = photo_input("Photo (upload or webcam)", context.gallery.services().settings.max_upload_bytes,
                                sources=["upload", "webcam", "clipboard"])
             faces = captioned_picture("Faces found", "enroll-faces")
             crop = captioned_picture("Aligned face (what is stored)", "enroll-crop")
@@ -42,15 +42,17 @@ def build(context: AppContext, password: gr.Textbox) -> None:
             details = gr.JSON()
 
     def detect(photo):
-        answered = received_photo(photo, gallery.read, context.web_cache)  # kept by the page for Enroll
+        # kept by the page for Enroll
+        answered = received_photo(photo, gallery.services().photos.read, context.web_cache)
         if answered is None:
             return {faces: None, face_choice: gr.update(choices=[], value=None), kept: None,
                     detect_status: "Upload a photo to see the faces found in it.", quality_note: ""}
-        found = gallery.detect(answered.photo)
+        found = gallery.services().photos.detect(answered.photo)
         picture, choices, text, count = faces_view(gallery, *found, preselect_largest=True)
         # The preselected face's enrollment quality, from the same detection, before the user presses Enroll
         # (the check repeats then).
-        quality = gallery.enrollment_quality(found[0], chosen_face(choices["value"]), found[1]) if count else None
+        quality = (gallery.services().photos.enrollment_quality(found[0], chosen_face(choices["value"]), found[1])
+                   if count else None)
         return {faces: picture, face_choice: choices, detect_status: text, kept: context.keep(answered),
                 quality_note: markdown_text(quality.sentence()) if quality else ""}
 
@@ -58,13 +60,13 @@ def build(context: AppContext, password: gr.Textbox) -> None:
                allow_low_quality=False, answered=None, request: gr.Request = None):
         try:
             context.require_admin(password, request)
-            answered = photo_to_answer(photo, answered, gallery.read)
+            answered = photo_to_answer(photo, answered, gallery.services().photos.read)
             result = gallery.enroll(answered.photo, name, face_index=chosen_face(face_choice, "face to enroll"),
                                     allow_lookalike=bool(allow_lookalike), note=note or None,
                                     allow_low_quality=bool(allow_low_quality))
         finally:  # stored or refused, the upload leaves the server (the page keeps the photo to try again)
             forget_upload(photo, context.web_cache)
-        people = gallery.people_count()
+        people = gallery.services().directory.count()
         message = (f"Enrolled **{markdown_text(result.name)}** ({result.photos} photo). The gallery now has "
                    f"{plural(people, 'person', 'people')}.")
         if result.lookalikes:

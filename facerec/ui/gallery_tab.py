@@ -74,7 +74,7 @@ def build(context: AppContext, password: gr.Textbox) -> tuple[gr.Tab, PeopleList
             delete_status = gr.Markdown(elem_id="delete-status")
         with gr.Accordion("Add a photo to a person", open=False):
             add_name = gr.Textbox(label="Name", elem_id="add-photo-name")
-            add_image = photo_input("Photo", context.gallery.settings.max_upload_bytes)
+            add_image = photo_input("Photo", context.gallery.services().settings.max_upload_bytes)
             add_anyway = gr.Checkbox(label=MISMATCH_BOX)
             add_low_quality = gr.Checkbox(label=ADD_LOW_QUALITY_BOX)
             add_button = gr.Button("Add photo")
@@ -94,12 +94,12 @@ def build(context: AppContext, password: gr.Textbox) -> tuple[gr.Tab, PeopleList
 
     def list_people(query="", password="", request: gr.Request = None):
         context.require_admin(password, request)
-        people = gallery.list(query or None)
+        people = gallery.people(query or None)
         rows = [[p.id, p.name, p.photos - p.learned, p.learned, p.created_at.strftime("%Y-%m-%d")]
                 for p in people]
-        tiles = [(gallery.face_crop(p.face_ids[0]) if p.face_ids else None,
+        tiles = [(gallery.services().directory.face_crop(p.face_ids[0]) if p.face_ids else None,
                   f"{p.name} ({faces_text(p.photos, p.learned)})") for p in people[:THUMBNAILS_SHOWN]]
-        total = gallery.people_count()
+        total = gallery.services().directory.count()
         if not total:
             summary = "Nobody is enrolled yet: enroll someone in the Enroll tab."
         elif query:
@@ -141,13 +141,13 @@ def build(context: AppContext, password: gr.Textbox) -> tuple[gr.Tab, PeopleList
     def received(photo):
         """A photo chosen for Add photo: decoded into the page's memory at once, its file deleted (a refusal then
         asks again about the same photo without another upload)."""
-        return {add_kept: context.keep(received_photo(photo, gallery.read, context.web_cache))}
+        return {add_kept: context.keep(received_photo(photo, gallery.services().photos.read, context.web_cache))}
 
     def add_photo(name, photo, password="", allow_mismatch=False, allow_low_quality=False, answered=None,
                   request: gr.Request = None):
         try:
             context.require_admin(password, request)
-            answered = photo_to_answer(photo, answered, gallery.read)
+            answered = photo_to_answer(photo, answered, gallery.services().photos.read)
             result = gallery.add_photo(name, answered.photo, allow_mismatch=bool(allow_mismatch),
                                        allow_low_quality=bool(allow_low_quality))
         finally:

@@ -44,22 +44,23 @@ def build(context: AppContext, password: gr.Textbox) -> gr.Tab:
     def health(password="", request: gr.Request = None):
         context.require_admin(password, request)
         report = gallery.health()
+        people = gallery.services().directory
         heading, shown = confusable_pairs_in_words(report.confusable_pairs, report.threshold)
         pairs = []
         for pair in shown:
-            left, right = gallery.get(pair["a_id"]), gallery.get(pair["b_id"])
-            pairs.append((gallery.face_crop(left.face_ids[0]), gallery.face_crop(right.face_ids[0]),
+            left, right = people.get(pair["a_id"]), people.get(pair["b_id"])
+            pairs.append((people.face_crop(left.face_ids[0]), people.face_crop(right.face_ids[0]),
                           f"{pair['a']} ~ {pair['b']}: {pair['similarity']:.3f}"))
         figure = similarity_histogram(report.nearest_other_similarities, report.threshold,
                                       "How close is each person to their nearest other person?")
         heading = f"<h3>{html_text(heading)}</h3>" if heading else ""
         worded = health_in_words(report)
         memory = worded["sightings"]
-        weak = [(gallery.face_crop(gallery.get(w["identity_id"]).face_ids[0]),
+        weak = [(people.face_crop(people.get(w["identity_id"]).face_ids[0]),
                  f"{w['name']}: {w['median_similarity']:.3f} over {plural(w['sightings'], 'sighting')}")
                 for w in memory.get("weak_enrollments", [])[:WEAK_SHOWN]]
         trend = memory.get("trend") or []
-        page = report_html(report, worded["readings"]) + embedder_html(gallery.embedder_check)
+        page = report_html(report, worded["readings"]) + embedder_html(gallery.services().maintenance.embedder_check)
         return {report_view: page, plot: figure, sightings_view: sightings_html(memory, weak),
                 trend_plot: sightings_trend_plot(trend, memory["trend_unit"], report.threshold) if trend else None,
                 pairs_view: heading + pair_tiles(pairs), details: worded,
@@ -77,8 +78,8 @@ def build(context: AppContext, password: gr.Textbox) -> gr.Tab:
         if not succeeded or (context.password_needed and not password):
             return {growth_text: "", growth_plot: None}
         context.require_admin(password, request)
-        rule = gallery.threshold_in_force(with_people=True)
-        rows = gallery.threshold_growth()
+        rule = gallery.services().thresholds.in_force(with_people=True)
+        rows = gallery.services().thresholds.growth()
         shown = [r for r in rows if r.comparisons in (1, 10, 100, 1000, 10_000, 100_000, 1_000_000)]
         lines = ["**The threshold as the gallery grows.** A stranger is compared with every enrolled face, so the "
                  "more faces, the more chances of a wrong match: to keep the stranger-match rate at the accepted "

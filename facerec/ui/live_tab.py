@@ -90,7 +90,7 @@ def shrunk(pixels: np.ndarray, max_side: int) -> np.ndarray:
 
 
 def build(context: AppContext) -> gr.Tab:
-    cameras = LiveCameras(lambda: context.gallery.live(FPS))
+    cameras = LiveCameras(lambda: context.gallery.services().video.live(FPS))
     with gr.Tab("Live", id="live") as tab:
         gr.Markdown(LIVE_NOTE, elem_id="live-note")
         with gr.Row():

@@ -38,12 +38,12 @@ def build(context: AppContext, password: gr.Textbox) -> None:
 
     def listed(number=1, password="", request: gr.Request = None):
         context.require_admin(password, request)
-        shown = gallery.suggestions(offset=PAGE_SIZE * (_page_number(number) - 1), limit=PAGE_SIZE)
+        shown = gallery.services().suggestions.list(offset=PAGE_SIZE * (_page_number(number) - 1), limit=PAGE_SIZE)
         found = shown.suggestions
         captions = [_caption(s) for s in found]
         everyone = plural(shown.total, "suggested person", "suggested people")
-        if not gallery.suggestions_on:
-            line = f"Suggestions are off: {markdown_text(gallery.suggestions_off_because())}."
+        if not gallery.services().strangers.enabled:
+            line = f"Suggestions are off: {markdown_text(gallery.services().strangers.why_disabled())}."
         elif not shown.total:
             line = "No suggestions yet: someone must come back unknown at least 3 times, in at least 2 photos."
         elif not found:
@@ -55,20 +55,20 @@ def build(context: AppContext, password: gr.Textbox) -> None:
                     "Pick one to see their faces.")
         if shown.refreshing:
             line += " Faces kept since are being grouped: press Show suggestions again in a moment."
-        return {overview: face_tiles([(gallery.suggestion_faces(s.face_ids[:1]).get(s.face_ids[0]), c)
+        return {overview: face_tiles([(gallery.services().suggestions.crops(s.face_ids[:1]).get(s.face_ids[0]), c)
                                       for s, c in zip(found, captions)]),
                 choice: gr.update(choices=captions, value=None), faces: "", status: line}
 
     def opened(picked, password="", request: gr.Request = None):
         context.require_admin(password, request)
-        suggestion = gallery.suggestion(_id_of(picked))
-        crops = gallery.suggestion_faces(suggestion.face_ids)
+        suggestion = gallery.services().suggestions.get(_id_of(picked))
+        crops = gallery.services().suggestions.crops(suggestion.face_ids)
         return {faces: face_tiles([(crops.get(f), f"face {f}") for f in suggestion.face_ids]),
                 status: f"{_caption(suggestion)}: type their name to enroll them, or dismiss them."}
 
     def named(picked, new_name, number=1, password="", request: gr.Request = None):
         context.require_admin(password, request)
-        result = gallery.name_suggestion(_id_of(picked), new_name)
+        result = gallery.services().suggestions.name(_id_of(picked), new_name)
         shown = listed(number, password, request)
         shown[status] = (f"Enrolled **{markdown_text(result.name)}** from {plural(len(result.face_ids), 'photo')}. "
                          + shown[status])
@@ -76,7 +76,7 @@ def build(context: AppContext, password: gr.Textbox) -> None:
 
     def dismissed(picked, number=1, password="", request: gr.Request = None):
         context.require_admin(password, request)
-        count = gallery.dismiss_suggestion(_id_of(picked))
+        count = gallery.services().suggestions.dismiss(_id_of(picked))
         shown = listed(number, password, request)
         shown[status] = f"Dismissed: {plural(count, 'face')} forgotten. " + shown[status]
         return shown

@@ -37,10 +37,11 @@ def build(context: AppContext, password: gr.Textbox) -> TemplatesPanel:
         context.require_admin(password, request)
         if not name:
             raise InvalidArgument("type a name (or click a person in the table above), then press Show templates")
-        kept = gallery.templates(name)
+        kept = gallery.services().templates.of(name)
         captions = [_caption(t) for t in kept]
         learned = sum(t.origin == "learned" for t in kept)
-        return {tiles: face_tiles([(gallery.face_crop(t.face_id), c) for t, c in zip(kept, captions)]),
+        crops = [gallery.services().directory.face_crop(t.face_id) for t in kept]
+        return {tiles: face_tiles(list(zip(crops, captions))),
                 face_choice: gr.update(choices=captions, value=None),
                 status: f"**{markdown_text(name)}**: {faces_text(len(kept), learned)}."}
 
@@ -49,9 +50,9 @@ def build(context: AppContext, password: gr.Textbox) -> TemplatesPanel:
         if not face:
             raise InvalidArgument("pick the face to remove first")
         face_id = int(str(face).split()[1])
-        if face_id not in [t.face_id for t in gallery.templates(name)]:
+        if face_id not in [t.face_id for t in gallery.services().templates.of(name)]:
             raise InvalidArgument(f"'{name}' has no face {face_id}: press Show templates again")
-        gone = gallery.remove_template(face_id)
+        gone = gallery.services().templates.remove(face_id)
         shown = listed(name, password, request)
         shown[status] = f"Removed face {gone.face_id} ({origin_text(gone.origin)}). " + shown[status]
         return shown

@@ -24,15 +24,15 @@ def build(context: AppContext, default_percent: float) -> None:
             fpir, pinned = rate_and_pin(
                 default_percent, "Accepted false-match rate (%)",
                 "Verify compares two photos once, so this is the share of pairs of different people that may be "
-                "called the same person.", gallery.settings.similarity_threshold)
+                "called the same person.", gallery.services().settings.similarity_threshold)
         threshold_note = gr.Markdown(elem_id="verify-threshold-note")
         button = gr.Button("Compare", variant="primary")
         status = gr.Markdown(elem_id="verify-status")
         details = gr.JSON(visible=False)
 
     def policy(fpir_percent, pinned_threshold):
-        rate, threshold = page_rule(gallery.settings, fpir_percent, pinned_threshold)
-        rule = gallery.verification_threshold(fpir=rate, threshold=threshold)
+        rate, threshold = page_rule(gallery.services().settings, fpir_percent, pinned_threshold)
+        rule = gallery.services().thresholds.for_verification(fpir=rate, threshold=threshold)
         return {threshold_note: threshold_sentence(rule)}
 
     def verify(photo_a, photo_b, pinned_threshold=None, fpir_percent=None, face_a=None, face_b=None,
@@ -44,10 +44,10 @@ def build(context: AppContext, default_percent: float) -> None:
                 forget_upload(photo, context.web_cache)
 
     def _verify(photo_a, photo_b, pinned_threshold, fpir_percent, face_a, face_b, answered_a, answered_b):
-        rate, threshold = page_rule(gallery.settings, fpir_percent, pinned_threshold)
+        rate, threshold = page_rule(gallery.services().settings, fpir_percent, pinned_threshold)
         index_a, index_b = chosen_face(face_a, "face_a"), chosen_face(face_b, "face_b")
-        answered_a = photo_to_answer(photo_a, answered_a, gallery.read, "upload two photos")
-        answered_b = photo_to_answer(photo_b, answered_b, gallery.read, "upload two photos")
+        answered_a = photo_to_answer(photo_a, answered_a, gallery.services().photos.read, "upload two photos")
+        answered_b = photo_to_answer(photo_b, answered_b, gallery.services().photos.read, "upload two photos")
         result = gallery.verify(answered_a.photo, answered_b.photo, threshold=threshold, fpir=rate, face_a=index_a,
                                 face_b=index_b)
         verdict = "Same person" if result.same_person else "Different people"
@@ -61,9 +61,11 @@ def build(context: AppContext, default_percent: float) -> None:
         picture, choice, note = side["faces"], side["choice"], side["note"]
 
         def detect(photo, picture=picture, choice=choice, note=note, which=side["which"], kept=side["kept"]):
-            answered = received_photo(photo, gallery.read, context.web_cache)  # kept by the page for Compare
+            # kept by the page for Compare
+            answered = received_photo(photo, gallery.services().photos.read, context.web_cache)
             annotated, choices, text, count = (
-                faces_view(gallery, *gallery.detect(answered.photo), preselect_largest=False, which=which)
+                faces_view(gallery, *gallery.services().photos.detect(answered.photo), preselect_largest=False,
+                           which=which)
                 if answered else (None, gr.update(choices=[], value=None), "", 0))
             several = count > 1  # one face needs no choice; the picture and the picker appear only to choose
             return {picture: gr.update(value=annotated, visible=several), choice: {**choices, "visible": several},
@@ -90,7 +92,7 @@ def _side(which: str, elem_id: str, context: AppContext) -> dict:
     """One photo's column: the upload, then (only when it has several faces) its numbered faces and the choice."""
     label = f"the {which} photo"
     with gr.Column():
-        photo = photo_input(f"{which.capitalize()} photo", context.gallery.settings.max_upload_bytes)
+        photo = photo_input(f"{which.capitalize()} photo", context.gallery.services().settings.max_upload_bytes)
         note = gr.Markdown(elem_id=f"{elem_id}-faces-note")
         faces = page_picture(f"Faces found in {label}", visible=False, elem_id=f"{elem_id}-faces")
         choice = gr.Dropdown(label=f"Face to compare in {label}", choices=[], value=None, allow_custom_value=True,

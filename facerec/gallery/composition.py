@@ -1,0 +1,171 @@
+"""The composition root: the one place a gallery's parts are built from Settings, once, and wired together.
+
+`compose` opens the store (the database, the source of truth) and the vector index (follows the database), loads
+the photo pipeline and the threshold policy, and builds the services beside this file, each given only the parts
+it uses. It returns `Parts`, which the public `facerec.Gallery` keeps privately; the interfaces (the page, REST,
+the CLI) receive the narrow `Services` (`Gallery.services()`) for what the public verbs do not offer, and never the
+store, the index or the pipeline (`tests/test_public_api.py` checks it at import level).
+
+Opening reports, one line each in `Parts.notices`, what it had to repair or forget."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from facerec.access.api_keys import ApiKeys
+from facerec.faces.pipeline import FacePipeline
+from facerec.faces.quality import QualityCheck
+from facerec.gallery.cohort_statistics import bring_statistics_up_to_date
+from facerec.gallery.directory import Directory
+from facerec.gallery.enrollment import Enrollment
+from facerec.gallery.feedback import SightingsFeedback
+from facerec.gallery.health import GalleryHealth
+from facerec.gallery.maintenance import Maintenance
+from facerec.gallery.photos import Photos
+from facerec.gallery.search import Search
+from facerec.gallery.sightings import SightingsMemory
+from facerec.gallery.strangers import StrangersMemory
+from facerec.gallery.suggestions import Suggestions
+from facerec.gallery.templates import Templates
+from facerec.gallery.thresholds import GalleryThresholds
+from facerec.gallery.video import VideoSearch, video_search
+from facerec.openset.cohort import Scorer
+from facerec.openset.model_card import cosine_calibration_for, policy_for, scorer_for
+from facerec.openset.threshold_policy import ThresholdPolicy
+from facerec.settings import Settings
+from facerec.storage import Store, database_file
+from facerec.vectors import open_index
+from facerec.vectors.base import VectorIndex
+from facerec.vectors.saved_files import refuse_to_replace_saved_index
+
+
+@dataclass(frozen=True)
+class Services:
+    """What an interface may hold beside the public Gallery: narrow services, each one concept."""
+    settings: Settings
+    photos: Photos  # decode, detect, enrollment quality
+    thresholds: GalleryThresholds  # the threshold in force, for identify, verify and Health
+    feedback: SightingsFeedback  # confirm, correct, reject, label
+    templates: Templates  # the faces a person is searched by
+    directory: Directory  # the people, paged; their stored crops
+    suggestions: Suggestions  # people seen again and again, not enrolled
+    strangers: StrangersMemory  # whether unknown faces are kept, and forgetting them
+    keys: ApiKeys  # the REST API's keys
+    maintenance: Maintenance  # stats, warnings, notices, the embedder's check, reindex
+    video: VideoSearch  # videos and a live camera
+
+
+@dataclass
+class Parts:
+    """Everything a gallery is made of (for the Gallery, the package's own tests and the evaluation harness)."""
+    settings: Settings
+    pipeline: FacePipeline
+    policy: ThresholdPolicy
+    scorer: Scorer
+    quality: QualityCheck
+    store: Store
+    index: VectorIndex
+    model_id: str
+    thresholds: GalleryThresholds
+    sightings: SightingsMemory
+    strangers: StrangersMemory
+    searching: Search
+    enrollment: Enrollment
+    checkup: GalleryHealth
+    learning: Templates
+    suggesting: Suggestions
+    videos: VideoSearch
+    keys: ApiKeys
+    notices: list[str] = field(default_factory=list)
+    services: Services | None = None
+
+    def close(self) -> None:
+        """Save the index (a cache; a crash before this costs only a journal replay) and release the database."""
+        try:
+            self.suggesting.close()  # a grouping under way stops before the database goes
+            self.strangers.close()  # the unknown faces an identify queued are kept before the database goes
+            self.index.close(self.store)
+        finally:
+            self.store.dispose()
+
+
+def _statistics_function(scorer: Scorer):
+    """What the store computes for every face it writes: (means, spreads) of embeddings [N, D]."""
+    def of(embeddings: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        statistics = scorer.statistics(embeddings)
+        return statistics.mean, statistics.sd
+    return of
+
+
+def compose(settings: Settings, pipeline: FacePipeline | None = None) -> Parts:
+    """Build a gallery's parts from `settings` (creating its home and database when new)."""
+    pipeline = pipeline or FacePipeline(settings)
+    # Before any file is created: without a pinned threshold, a missing or unreadable model card is an error.
+    policy = policy_for(settings, pipeline.embedder.sha256)
+    scorer = scorer_for(settings, policy)  # the score every decision compares (`openset.cohort`)
+    quality = QualityCheck(settings.quality_calibration_path, pipeline.embedder)
+    home = settings.home
+    if not home.exists():
+        home.mkdir(parents=True, mode=0o700)  # the gallery's faces are its owner's alone
+    database = database_file(settings.resolved_database_url)
+    if database is not None and (not database.exists() or database.stat().st_size == 0):
+        refuse_to_replace_saved_index(home)  # gallery.db deleted or emptied: never start over its index
+    store = Store(settings.resolved_database_url)
+    store.faces.statistics_of = _statistics_function(scorer)
+    model_id = pipeline.embedder.model_id
+    try:
+        index = open_index(settings, store, model_id)
+    except BaseException:
+        store.dispose()
+        raise
+    filled = bring_statistics_up_to_date(store, scorer)
+    thresholds = GalleryThresholds(policy, store, index)
+    sightings = SightingsMemory(store, model_id, settings.store_crops, settings.sightings_memory,
+                                per_hour=settings.sightings_per_hour)
+    strangers = StrangersMemory(store, model_id, settings.suggestions, settings.store_crops,
+                                settings.suggestions_days, settings.suggestions_memory)
+    searching = Search(pipeline, store, index, thresholds, sightings, strangers, model_id, settings.min_face_size,
+                       scorer)
+    enrollment = Enrollment(pipeline, store, index, thresholds, searching, quality, model_id, settings.store_crops,
+                            settings.min_face_size)
+    learning = Templates(store, index, thresholds, searching, quality, model_id, settings.store_crops)
+    # Grouping stays on raw cosines with the strangers memory as its cohort (measured so; see docs/model.md)
+    suggesting = Suggestions(store, index, thresholds, strangers, cosine_calibration_for(settings, policy), quality,
+                             model_id)
+    parts = Parts(settings, pipeline, policy, scorer, quality, store, index, model_id, thresholds, sightings,
+                  strangers, searching, enrollment, GalleryHealth(store, index, thresholds, sightings), learning,
+                  suggesting, video_search(settings, pipeline, searching, thresholds, sightings, quality),
+                  ApiKeys(store))
+    parts.notices = _opening_notices(parts, filled)
+    parts.services = Services(settings, Photos(pipeline, enrollment, quality), thresholds,
+                              SightingsFeedback(sightings, learning, pipeline), learning, Directory(store, index),
+                              suggesting, strangers, parts.keys,
+                              Maintenance(settings, store, index, pipeline, thresholds, sightings, parts.notices),
+                              parts.videos)
+    return parts
+
+
+def _opening_notices(parts: Parts, filled: int) -> list[str]:
+    """One line each for the user (the CLI prints them, the app logs them): what opening had to repair."""
+    notices = [parts.index.notice] if parts.index.notice else []
+    if filled:
+        notices.append(f"computed the cohort statistics of {filled} enrolled face(s), which normalised "
+                       "scores need (once, for faces enrolled before them or with another cohort)")
+    forgotten = parts.sightings.forget_when_disabled()  # privacy mode (or a memory of 0): also those from before
+    if forgotten:
+        notices.append(f"forgot {forgotten} sighting(s) kept before: {parts.sightings.why_disabled()}")
+    strangers, settings = parts.strangers, parts.settings
+    forgotten = strangers.forget_when_disabled()  # set off, or privacy mode; else the expired ones
+    if forgotten and not strangers.enabled and settings.suggestions is not None:
+        notices.append(f"forgot {forgotten} face(s) of people not enrolled kept before: {strangers.why_disabled()}")
+    if settings.suggestions and not strangers.enabled:
+        notices.append(f"suggestions stay off: {strangers.why_disabled()}")
+    return notices
+
+
+def parts_of(gallery) -> Parts:
+    """The parts behind an open `facerec.Gallery`: for the package's own tests, benchmarks and the evaluation
+    harness, which measure them; the interfaces use `Gallery.services()` instead."""
+    return gallery._parts

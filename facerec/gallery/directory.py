@@ -1,0 +1,43 @@
+"""The people enrolled, as a list to page through and entries to read, rename or delete (`facerec.gallery.people`
+holds the rules); a delete also brings the vector index up to date, so the next search no longer finds them."""
+
+from __future__ import annotations
+
+from facerec.gallery import people
+from facerec.gallery.results import IdentityInfo
+from facerec.storage import Store
+from facerec.vectors.base import VectorIndex
+
+
+class Directory:
+    def __init__(self, store: Store, index: VectorIndex) -> None:
+        self._store, self._index = store, index
+
+    def list(self, query: str | None = None) -> list[IdentityInfo]:
+        """Enrolled identities by name; `query` filters by case-insensitive substring."""
+        return people.list_people(self._store, query)
+
+    def page(self, query: str | None = None, offset: int = 0, limit: int = 50) -> tuple[list[IdentityInfo], int]:
+        """One page of `list` and how many match in all."""
+        return people.list_page(self._store, query, offset, limit)
+
+    def get(self, identity: str | int) -> IdentityInfo:
+        """One person, by name or id (`UnknownIdentity` when there is none)."""
+        return people.get(self._store, identity)
+
+    def count(self) -> int:
+        """How many people are enrolled."""
+        return self._store.counts()[0]
+
+    def face_crop(self, face_id: int) -> bytes | None:
+        """The stored JPEG crop of a face (None in privacy mode)."""
+        return self._store.faces.crop(face_id)
+
+    def rename(self, identity: str | int, new_name: str) -> IdentityInfo:
+        return people.rename(self._store, identity, new_name)
+
+    def delete(self, identity: str | int) -> IdentityInfo:
+        """Remove a person and all their faces from the database and the index."""
+        info = people.delete(self._store, identity)
+        self._index.after_write(self._store)
+        return info

@@ -1,0 +1,76 @@
+"""What a person tells the gallery about its identifications: the sightings kept were right (confirm), were
+someone else (correct), were nobody enrolled (reject), or a face identify did not keep is someone (label).
+
+Each answer goes to the sightings memory (`facerec.gallery.sightings`) and, for a caller allowed to teach it
+(`learn_by`: who, with the admin password or an admin key), to the person's templates
+(`facerec.gallery.templates`); an answer that takes back an identification also undoes what it taught."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from facerec.errors import InvalidArgument, UnknownSighting
+from facerec.faces.detect import DetectedFace
+from facerec.faces.pipeline import FacePipeline, Photo
+from facerec.gallery.sightings import (
+    CONFIRMED,
+    CORRECTED,
+    SightingInfo,
+    SightingsMemory,
+    kept_face,
+)
+from facerec.gallery.templates import Templates
+
+
+class SightingsFeedback:
+    def __init__(self, sightings: SightingsMemory, templates: Templates, pipeline: FacePipeline) -> None:
+        self._sightings, self._templates, self._pipeline = sightings, templates, pipeline
+
+    def confirm(self, sighting_id: int, learn_by: str | None = None) -> SightingInfo:
+        """The identification kept as this sighting was right; with `learn_by` its face is learned as a template."""
+        info = self._sightings.confirm(sighting_id)
+        if learn_by:
+            info.learning = self._templates.learn(sighting_id, learn_by).to_dict()
+        return info
+
+    def correct(self, sighting_id: int, identity: str | int, learn_by: str | None = None) -> SightingInfo:
+        """The face kept as this sighting is `identity`; what it taught another person is undone, and with
+        `learn_by` it is learned for this one."""
+        info = self._sightings.correct(sighting_id, identity)
+        undone = self._templates.forget_learned_from(sighting_id)
+        info.undone = undone.to_dict() if undone.removed else None
+        if learn_by:
+            info.learning = self._templates.learn(sighting_id, learn_by).to_dict()
+        return info
+
+    def reject(self, sighting_id: int) -> SightingInfo:
+        """The face kept as this sighting is nobody enrolled: forget it and undo what it taught, also when the
+        sighting itself was cleared or evicted meanwhile (a learned template keeps its sighting's id)."""
+        undone = self._templates.forget_learned_from(sighting_id)
+        try:
+            info = self._sightings.reject(sighting_id)
+        except (UnknownSighting, InvalidArgument):  # not kept (any more), or the memory is off: undone all the same
+            if not undone.removed:
+                raise
+            info = SightingInfo(int(sighting_id), undone.name, "rejected", undone.similarity)
+        info.undone = undone.to_dict() if undone.removed else None
+        return info
+
+    def label(self, embedding: np.ndarray, identity: str | int, confirmed: bool = False,
+              photo: Photo | None = None, face: DetectedFace | None = None,
+              learn_by: str | None = None) -> SightingInfo:
+        """A face identify did not keep (its `FaceMatch.embedding`, [512]) is `identity`: kept as a corrected
+        sighting, or with `confirmed` as a confirmed one (a named face past the pace of automatic sightings). With
+        the `photo` it was found in and its `face`, its aligned face is kept too, and with `learn_by` learned."""
+        kept = None
+        if photo is not None and face is not None:
+            crops, _embeddings = self._pipeline.embed(photo, [face])
+            kept = kept_face(face, crops[0])
+        info = self._sightings.label_face(embedding, identity, CONFIRMED if confirmed else CORRECTED, kept)
+        if learn_by:
+            info.learning = self._templates.learn(info.id, learn_by).to_dict()
+        return info
+
+    def clear(self) -> int:
+        """Forget every kept sighting; how many."""
+        return self._sightings.clear()

@@ -1,0 +1,56 @@
+"""Looking after a gallery: what it holds (`stats`), what whoever opens it should know (`warnings`, `notices`),
+whether the embedder passed its self-check at load, and re-embedding every face with another model (`reindex`)."""
+
+from __future__ import annotations
+
+from facerec.faces.embedder_check import EmbedderCheck
+from facerec.faces.pipeline import FacePipeline
+from facerec.gallery import reindex
+from facerec.gallery.sightings import SightingsMemory
+from facerec.gallery.thresholds import GalleryThresholds
+from facerec.settings import Settings
+from facerec.storage import Store
+from facerec.vectors.base import VectorIndex
+
+
+class Maintenance:
+    def __init__(self, settings: Settings, store: Store, index: VectorIndex, pipeline: FacePipeline,
+                 thresholds: GalleryThresholds, sightings: SightingsMemory, notices: list[str]) -> None:
+        self._settings, self._store, self._index, self._pipeline = settings, store, index, pipeline
+        self._thresholds, self._sightings = thresholds, sightings
+        self.notices = notices  # one line each: what opening the gallery had to repair (the CLI prints them)
+        self.model_id = pipeline.embedder.model_id
+
+    def stats(self) -> dict:
+        """Counts, the model, the threshold in force and where the gallery lives (JSON-ready)."""
+        identities, faces = self._store.counts()
+        rule = self._thresholds.in_force(with_people=True)
+        return {"identities": identities, "faces": faces, "model_id": self.model_id,
+                "gallery_models": self._store.faces.model_ids(),
+                "threshold": rule.threshold, "threshold_policy": rule.to_dict(),
+                "index": self._index.kind, "index_size": len(self._index),
+                "home": str(self._settings.home), "database": self._store.display_url,
+                "store_crops": self._settings.store_crops, "model_warning": self.model_warning(),
+                "sightings": self._sightings.count(),
+                "sightings_memory": self._sightings.capacity if self._sightings.enabled else 0,
+                "embedder": self.embedder_check.to_dict()}
+
+    def model_warning(self) -> str | None:
+        """A sentence when the gallery holds embeddings of another model than the one loaded, else None."""
+        return reindex.model_warning(self._store, self.model_id)
+
+    def warnings(self) -> list[str]:
+        """One line each for whoever opens the gallery: embeddings of another model, a calibration made for
+        another model file."""
+        return [w for w in (self.model_warning(), self._thresholds.policy.calibration.warning) if w]
+
+    @property
+    def embedder_check(self) -> EmbedderCheck:
+        """What the embedder's self-check at load found (`facerec.faces.embedder_check`): shown by Health."""
+        return self._pipeline.embedder.self_check
+
+    def reindex(self) -> int:
+        """Re-embed every face from its stored crop with the loaded model; how many were re-embedded."""
+        count = reindex.reindex(self._store, self._index, self._pipeline.embedder, self.model_id)
+        self._thresholds.forget_population()  # the tail of the old embeddings no longer holds
+        return count

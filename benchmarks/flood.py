@@ -173,7 +173,7 @@ def main() -> None:
         home = folder / "home"
         with Gallery(Settings(home=home)) as gallery:
             for photos in people:
-                photo, faces = gallery.detect(photos[0])
+                photo, faces = gallery.services().photos.detect(photos[0])
                 gallery.enroll(photo, photos[0].parent.name.replace("_", " "), face_index=largest_face_index(faces),
                                allow_lookalike=True, allow_low_quality=True)
         key = json.loads(subprocess.run([sys.executable, "-m", "facerec.cli", "api-key", "create", "--role", "read",

@@ -26,6 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from facerec.gallery import Gallery  # noqa: E402
 from facerec.provenance import write_result  # noqa: E402
 from facerec.settings import Settings  # noqa: E402
+from facerec.gallery.composition import parts_of  # noqa: E402
 
 CHUNK = 20_000
 
@@ -40,7 +41,7 @@ def gallery_vectors(faces: int) -> tuple[list[str], np.ndarray]:
 def load(gallery: Gallery, names: list[str], vectors: np.ndarray) -> float:
     start = time.perf_counter()
     for chunk in range(0, len(names), CHUNK):
-        gallery.add_embeddings([{"name": names[i], "embedding": vectors[i]}
+        parts_of(gallery).enrollment.add_embeddings([{"name": names[i], "embedding": vectors[i]}
                                 for i in range(chunk, min(len(names), chunk + CHUNK))])
     return time.perf_counter() - start
 
@@ -61,7 +62,7 @@ def sqlite_run(names: list[str], vectors: np.ndarray) -> dict:
         gallery = Gallery(Settings(home=Path(home), store_crops=False))
         try:
             load_s = load(gallery, names, vectors)
-            return {"backend": "sqlite", "index": gallery.index.kind, "load_s": round(load_s, 1),
+            return {"backend": "sqlite", "index": parts_of(gallery).index.kind, "load_s": round(load_s, 1),
                     **timed_health(gallery)}
         finally:
             gallery.close()
@@ -87,18 +88,18 @@ def postgres_run(names: list[str], vectors: np.ndarray) -> dict:
         with tempfile.TemporaryDirectory() as home:
             gallery = Gallery(Settings(home=Path(home), database_url=url, store_crops=False))
             try:
-                with gallery.store.write_engine.begin() as connection:
+                with parts_of(gallery).store.write_engine.begin() as connection:
                     connection.exec_driver_sql(f"DROP INDEX {VECTOR_INDEX}")
                 load_s = load(gallery, names, vectors)
                 start = time.perf_counter()
-                with gallery.store.write_engine.connect() as connection:
+                with parts_of(gallery).store.write_engine.connect() as connection:
                     connection.exec_driver_sql("SET maintenance_work_mem = '2GB'")
                     connection.exec_driver_sql(vector_index_ddl())
                     connection.commit()
                 build_s = time.perf_counter() - start
-                with gallery.store.write_engine.connect().execution_options(isolation_level="AUTOCOMMIT") as c:
+                with parts_of(gallery).store.write_engine.connect().execution_options(isolation_level="AUTOCOMMIT") as c:
                     c.exec_driver_sql("VACUUM ANALYZE")
-                return {"backend": "postgresql", "index": gallery.index.kind, "load_s": round(load_s, 1),
+                return {"backend": "postgresql", "index": parts_of(gallery).index.kind, "load_s": round(load_s, 1),
                         "index_build_s": round(build_s, 1), **timed_health(gallery)}
             finally:
                 gallery.close()

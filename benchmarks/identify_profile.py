@@ -49,6 +49,7 @@ from facerec.settings import Settings  # noqa: E402
 from facerec.storage.faces import FacesTable  # noqa: E402
 from facerec.storage.journal import JournalTable  # noqa: E402
 from facerec.vectors.following import JournalFollowingIndex  # noqa: E402
+from facerec.gallery.composition import parts_of  # noqa: E402
 
 WARM_UP = 10
 QUIET_MS = 1500  # the Identify tab unchanged this long: the answer is drawn
@@ -165,11 +166,11 @@ def main() -> None:
             enrollments, queries = one_face_queries(gallery, Path(args.data) / "lfw", args.people, 100)
             for name, photo in enrollments:
                 gallery.enroll(photo, name, allow_lookalike=True, allow_low_quality=True)
-            _, key = ApiKeys(gallery.store).create("read", "identify profile benchmark")
-            gallery.index.save(gallery.settings.home, gallery.model_id, gallery.store)
-            counter.index = gallery.index
-            photo = gallery.read(queries[0][1])
-            results["faces_enrolled"] = len(gallery.index)
+            _, key = ApiKeys(parts_of(gallery).store).create("read", "identify profile benchmark")
+            parts_of(gallery).index.save(gallery.services().settings.home, gallery.services().maintenance.model_id, parts_of(gallery).store)
+            counter.index = parts_of(gallery).index
+            photo = gallery.services().photos.read(queries[0][1])
+            results["faces_enrolled"] = len(parts_of(gallery).index)
             results["per_request"] = {
                 "rest_defaults": counter.per_call(lambda: gallery.identify(photo, top_k=3), 20),
                 "page_without_password": counter.per_call(lambda: page_identify(gallery, photo), 20)}
@@ -189,7 +190,7 @@ def page_identify(gallery: Gallery, photo) -> None:
     try:
         gallery.identify(photo, top_k=3, fpir=0.01, not_below_default=True)
     except TypeError:  # the code before identify took `not_below_default`: the tab asked for the rule itself
-        if gallery.threshold_in_force(0.01, None).threshold < gallery.threshold:
+        if gallery.services().thresholds.in_force(0.01, None).threshold < gallery.services().thresholds.in_force().threshold:
             gallery.identify(photo, top_k=3)
         else:
             gallery.identify(photo, top_k=3, fpir=0.01)

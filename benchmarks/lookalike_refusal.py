@@ -33,6 +33,7 @@ from facerec.evaluation.oneshot import plan_protocol  # noqa: E402
 from facerec.gallery import Gallery  # noqa: E402
 from facerec.provenance import write_result  # noqa: E402
 from facerec.settings import Settings  # noqa: E402
+from facerec.gallery.composition import parts_of  # noqa: E402
 
 
 def wilson(successes: int, trials: int, z: float = 1.96) -> list[float]:
@@ -62,19 +63,19 @@ def main() -> None:
         gallery = Gallery(settings)
         try:
             with tqdm(total=len(names), desc="embedding the gallery", file=sys.stderr) as bar:
-                photos = embed_photos(gallery.pipeline, [people[n] for n in names], bar.update)
-            gallery.add_embeddings([{"name": n, "embedding": v, "photo_sha256": s, "box": b}
+                photos = embed_photos(parts_of(gallery).pipeline, [people[n] for n in names], bar.update)
+            parts_of(gallery).enrollment.add_embeddings([{"name": n, "embedding": v, "photo_sha256": s, "box": b}
                                     for n, v, s, b in zip(names, photos.embeddings, photos.sha256, photos.boxes)])
             sample = sorted(random.Random(args.seed).sample(sorted(names), args.people or len(names)))
             trials, refusals, skipped, rules = 0, [], [], []
             for name in tqdm(sample, desc="re-enrolling", file=sys.stderr):
                 gallery.delete(name)
-                photo, faces = gallery.detect(people[name])
+                photo, faces = gallery.services().photos.detect(people[name])
                 face = central_face(faces, photo.pixels.shape)
                 if face is None:
                     skipped.append(name)
                 else:
-                    rules.append(gallery.threshold_in_force())
+                    rules.append(gallery.services().thresholds.in_force())
                     trials += 1
                     try:
                         # What is measured is the look-alike check alone: a poor photo is enrolled anyway.
@@ -86,7 +87,7 @@ def main() -> None:
                         trials -= 1
                         skipped.append(f"{name}: {error}")
                 index = names.index(name)  # put them back as they were
-                gallery.add_embeddings([{"name": name, "embedding": photos.embeddings[index],
+                parts_of(gallery).enrollment.add_embeddings([{"name": name, "embedding": photos.embeddings[index],
                                          "photo_sha256": photos.sha256[index], "box": photos.boxes[index]}])
         finally:
             gallery.close()
@@ -104,7 +105,7 @@ def main() -> None:
     }
     if args.json:
         Path(args.json).parent.mkdir(parents=True, exist_ok=True)
-        write_result(args.json, result, settings.model_path, threads=0, embedder=gallery.pipeline.embedder)
+        write_result(args.json, result, settings.model_path, threads=0, embedder=parts_of(gallery).pipeline.embedder)
     print(f"look-alike refusals of new, different people: {len(refusals)}/{trials} = "
           f"{result['refusal_rate']:.2%} (95% {result['refusal_rate_interval_95'][0]:.2%}-"
           f"{result['refusal_rate_interval_95'][1]:.2%}) at threshold {result['threshold']} "

@@ -36,6 +36,7 @@ from rest_throughput import one_face_queries  # noqa: E402
 from facerec.gallery import Gallery  # noqa: E402
 from facerec.provenance import write_result  # noqa: E402
 from facerec.settings import Settings  # noqa: E402
+from facerec.gallery.composition import parts_of  # noqa: E402
 
 
 def milliseconds(seconds: list[float]) -> dict:
@@ -50,14 +51,14 @@ def measure(settings: Settings, args) -> dict:
         for name, photo in enrollments:
             gallery.enroll(photo, name, allow_lookalike=True, allow_low_quality=True)
         noise = np.random.default_rng(0)
-        fillers = args.faces - len(gallery.index)
+        fillers = args.faces - len(parts_of(gallery).index)
         for start in range(0, fillers, 500):
-            gallery.add_embeddings([{"name": f"synthetic {i}",
+            parts_of(gallery).enrollment.add_embeddings([{"name": f"synthetic {i}",
                                      "embedding": noise.standard_normal(512).astype(np.float32),
                                      "photo_sha256": f"{i:064d}", "box": [0, 0, 10, 10], "landmarks": [],
                                      "crop": noise.integers(0, 255, (112, 112, 3), dtype=np.uint8)}
                                     for i in range(start, min(fillers, start + 500))])
-        photos = [(name, gallery.read(data)) for name, data in queries]
+        photos = [(name, gallery.services().photos.read(data)) for name, data in queries]
 
         def identify(number: int) -> tuple[float, bool]:
             name, photo = photos[number % len(photos)]
@@ -71,7 +72,7 @@ def measure(settings: Settings, args) -> dict:
 
         def run_reindex() -> None:
             start = time.perf_counter()
-            outcome["count"] = gallery.reindex()
+            outcome["count"] = gallery.services().maintenance.reindex()
             outcome["seconds"] = round(time.perf_counter() - start, 2)
 
         worker = threading.Thread(target=run_reindex, name="reindex")
@@ -84,7 +85,7 @@ def measure(settings: Settings, args) -> dict:
                 during.append(elapsed)
                 right += named
         worker.join()
-        return {"faces": len(gallery.index), "people": len(enrollments), "alone": {**milliseconds(alone), "named_right": sum(named for _elapsed, named in alone_runs)},
+        return {"faces": len(parts_of(gallery).index), "people": len(enrollments), "alone": {**milliseconds(alone), "named_right": sum(named for _elapsed, named in alone_runs)},
                 "during_reindex": {**milliseconds(during), "named_right": right}, "reindexed": outcome["count"],
                 "reindex_seconds": outcome["seconds"]}
 

@@ -35,6 +35,7 @@ from facerec.errors import FaceRecError  # noqa: E402
 from facerec.gallery import Gallery  # noqa: E402
 from facerec.provenance import write_result  # noqa: E402
 from facerec.settings import Settings  # noqa: E402
+from facerec.gallery.composition import parts_of  # noqa: E402
 
 MIN_PHOTOS, STREAM, SEED, ERROR_RATE = 6, 4, 41, 0.05
 CHECKPOINTS = (0, 1, 2, 4)
@@ -52,16 +53,16 @@ def largest_embedding(gallery: Gallery, photo: Path) -> np.ndarray | None:
 
 def scored(gallery: Gallery, probes: list[tuple[str, np.ndarray]], strangers: np.ndarray) -> dict:
     """DIR over the probes and FPIR over the strangers at the threshold in force now."""
-    rule = gallery.threshold_in_force()
+    rule = gallery.services().thresholds.in_force()
     names, vectors = [n for n, _ in probes], np.stack([v for _, v in probes])
     named = 0
     for start in range(0, len(vectors), 256):
-        for name, candidates in zip(names[start:start + 256], gallery.search(vectors[start:start + 256], 1)):
+        for name, candidates in zip(names[start:start + 256], parts_of(gallery).searching.search(vectors[start:start + 256], 1)):
             named += bool(candidates) and candidates[0].name == name and candidates[0].similarity >= rule.threshold
     matched = 0
     for start in range(0, len(strangers), 256):
         matched += sum(bool(c) and c[0].similarity >= rule.threshold
-                       for c in gallery.search(strangers[start:start + 256], 1))
+                       for c in parts_of(gallery).searching.search(strangers[start:start + 256], 1))
     return {"threshold": round(rule.threshold, 4), "faces": rule.comparisons,
             "dir": round(named / len(probes), 4), "named": named, "mated_searches": len(probes),
             "fpir": round(matched / len(strangers), 4), "false_matches": int(matched),
@@ -94,11 +95,11 @@ def replay(args, people: dict, stream: dict, probes_of: dict, strangers: np.ndar
                     other = int(rng.integers(len(enrolled) - 1))
                     said = enrolled[(enrolled.index(name) + 1 + other) % len(enrolled)]
                 if match.sighting_id is not None and match.name == said:
-                    info = gallery.confirm_sighting(match.sighting_id, learn_by="replay")
+                    info = gallery.services().feedback.confirm(match.sighting_id, learn_by="replay")
                 elif match.sighting_id is not None:
-                    info = gallery.correct_sighting(match.sighting_id, said, learn_by="replay")
+                    info = gallery.services().feedback.correct(match.sighting_id, said, learn_by="replay")
                 else:
-                    info = gallery.label_face(match.embedding, said, photo=gallery.read(photo), face=match.face,
+                    info = gallery.services().feedback.label(match.embedding, said, photo=gallery.services().photos.read(photo), face=match.face,
                                               learn_by="replay")
                 learned = (info.learning or {}).get("learned_face_id")
                 outcomes.append({"round": round_number, "right_answer": match.name == name,
@@ -115,7 +116,7 @@ def replay(args, people: dict, stream: dict, probes_of: dict, strangers: np.ndar
                   "wrong_labels_learned": len(wrong_templates)}
         if wrong_templates:
             for face_id in wrong_templates:
-                gallery.remove_template(face_id)
+                gallery.services().templates.remove(face_id)
             result["after_removing_wrong_templates"] = scored(gallery, probes, strangers)
     return result
 

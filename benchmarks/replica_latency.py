@@ -139,7 +139,7 @@ def main() -> None:
                                       for half in halves])
             acknowledged = [name for worker in busy for name in worker["enrolled"]]
             with Gallery(Settings(home=Path(folder) / "checker", database_url=url)) as gallery:
-                present = {p.name for p in gallery.list()}
+                present = {p.name for p in gallery.people()}
         finally:
             server.cleanup()
     result = {"people": args.people, "seconds_per_phase": args.seconds, "identify_threads": 8, "enroll_threads": 2,

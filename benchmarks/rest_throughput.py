@@ -42,6 +42,7 @@ from facerec.datasets.folders import list_identities  # noqa: E402
 from facerec.gallery import Gallery  # noqa: E402
 from facerec.provenance import write_result  # noqa: E402
 from facerec.settings import Settings  # noqa: E402
+from facerec.gallery.composition import parts_of  # noqa: E402
 
 WARM_UP = 8
 
@@ -53,7 +54,7 @@ def one_face_queries(gallery: Gallery, lfw: Path, people: int, wanted: int) -> t
     for name, photos in sorted(list_identities(lfw).items()):
         if len(enrollments) == people:
             break
-        single = [photo for photo in photos[:4] if len(gallery.detect(photo)[1]) == 1] if len(photos) >= 2 else []
+        single = [photo for photo in photos[:4] if len(gallery.services().photos.detect(photo)[1]) == 1] if len(photos) >= 2 else []
         if len(single) >= 2:
             enrollments.append((name, single[0]))
             queries += [(name, photo.read_bytes()) for photo in single[1:]]
@@ -122,9 +123,9 @@ def main() -> None:
             enrollments, queries = one_face_queries(gallery, Path(args.data) / "lfw", args.people, args.queries)
             for name, photo in enrollments:
                 gallery.enroll(photo, name, allow_lookalike=True, allow_low_quality=True)
-            _, key = ApiKeys(gallery.store).create("read", "rest throughput benchmark")
-            gallery.index.save(gallery.settings.home, gallery.model_id, gallery.store)
-            results.update(faces_enrolled=len(gallery.index), query_photos=len(queries))
+            _, key = ApiKeys(parts_of(gallery).store).create("read", "rest throughput benchmark")
+            parts_of(gallery).index.save(gallery.services().settings.home, gallery.services().maintenance.model_id, parts_of(gallery).store)
+            results.update(faces_enrolled=len(parts_of(gallery).index), query_photos=len(queries))
             print(f"{len(enrollments)} people enrolled, {len(queries)} one-face query photos", flush=True)
             with running_app(home) as app:  # the same gallery, opened by the app too
                 sessions = [httpx.Client(base_url=f"{app.url}api/v1", timeout=120, trust_env=False,

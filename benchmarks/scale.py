@@ -55,6 +55,7 @@ from facerec.provenance import write_result  # noqa: E402
 from facerec.settings import Settings  # noqa: E402
 from facerec.vectors.faiss import FaceIndex  # noqa: E402
 from facerec.vectors.following import JournalFollowingIndex  # noqa: E402
+from facerec.gallery.composition import parts_of  # noqa: E402
 
 QUERIES, TIMED_QUERIES, CHUNK = 300, 200, 100_000
 EF_SEARCH = (32, 64, 128, 192, 256, 384, 512)
@@ -209,24 +210,24 @@ class PostgresBench:
         with tempfile.TemporaryDirectory() as home:
             gallery = Gallery(Settings(home=Path(home), database_url=url, store_crops=False, index_kind="pgvector"))
             try:
-                with gallery.store.write_engine.begin() as connection:  # load first, build once: a bulk import
+                with parts_of(gallery).store.write_engine.begin() as connection:  # load first, build once: a bulk import
                     connection.exec_driver_sql(f"DROP INDEX {VECTOR_INDEX}")
                 start = time.perf_counter()
                 ids = []
                 for chunk in range(0, size, LOAD_CHUNK):
-                    ids += gallery.add_embeddings([{"name": f"person {i}", "embedding": bed.vectors[i]}
+                    ids += parts_of(gallery).enrollment.add_embeddings([{"name": f"person {i}", "embedding": bed.vectors[i]}
                                                    for i in range(chunk, min(size, chunk + LOAD_CHUNK))])
                 load_s = time.perf_counter() - start
                 row_of = {face_id: row for row, face_id in enumerate(ids)}
                 print(json.dumps({"pgvector_loaded": size, "load_s": round(load_s, 1)}), flush=True)
                 start = time.perf_counter()
-                with gallery.store.write_engine.connect() as connection:
+                with parts_of(gallery).store.write_engine.connect() as connection:
                     connection.exec_driver_sql(f"SET maintenance_work_mem = '{BUILD_MEMORY}'")
                     connection.exec_driver_sql("SET max_parallel_maintenance_workers = 1")  # two cores here
                     connection.exec_driver_sql(vector_index_ddl())
                     connection.commit()
                 build_s = time.perf_counter() - start
-                with gallery.store.write_engine.connect().execution_options(isolation_level="AUTOCOMMIT") as c:
+                with parts_of(gallery).store.write_engine.connect().execution_options(isolation_level="AUTOCOMMIT") as c:
                     c.exec_driver_sql("VACUUM ANALYZE faces")
                     disk, index_bytes = c.exec_driver_sql(
                         f"SELECT pg_database_size(current_database()), pg_relation_size('{VECTOR_INDEX}')").one()
@@ -234,8 +235,8 @@ class PostgresBench:
                           "build_s": round(build_s, 2), "bulk_load_per_s": round(size / load_s, 1),
                           "index_bytes_per_identity": round(index_bytes / size, 1),
                           "disk_bytes_per_identity": round(disk / size, 1)}
-                index = gallery.index
-                index.sync(gallery.store)
+                index = parts_of(gallery).index
+                index.sync(parts_of(gallery).store)
                 rows = []
                 for ef in PG_EF_SEARCH:
                     index.ef_search = ef
@@ -243,7 +244,7 @@ class PostgresBench:
                     _, found = index.search(bed.queries, 5)
                     top = np.array([row_of.get(int(f), -1) for f in found[:, 0]])
                     median, p99 = search_ms(lambda query: index.search(query, 5), bed.queries)
-                    gallery_median, gallery_p99 = search_ms(lambda query: gallery.search(query, 5), bed.queries)
+                    gallery_median, gallery_p99 = search_ms(lambda query: parts_of(gallery).searching.search(query, 5), bed.queries)
                     rows.append({**common, "ef_search": ef, "search_ms": round(median, 3),
                                  "search_p99_ms": round(p99, 3), "gallery_search_ms": round(gallery_median, 3),
                                  "gallery_search_p99_ms": round(gallery_p99, 3),
@@ -255,7 +256,7 @@ class PostgresBench:
                 extra = normalised(np.random.default_rng(1).standard_normal((200, 512)).astype(np.float32))
                 start = time.perf_counter()
                 for i, vector in enumerate(extra):
-                    gallery.add_embeddings([{"name": f"extra {i}", "embedding": vector}])
+                    parts_of(gallery).enrollment.add_embeddings([{"name": f"extra {i}", "embedding": vector}])
                 for row in rows:
                     row["enrol_one_per_s_index_in_place"] = round(len(extra) / (time.perf_counter() - start), 1)
             finally:
@@ -272,12 +273,12 @@ def bench_gallery(size: int, photo: str, vectors: np.ndarray | None = None) -> d
         gallery = Gallery(Settings(home=Path(home), store_crops=False))
         start = time.perf_counter()
         for chunk in range(0, size, LOAD_CHUNK):
-            gallery.add_embeddings([{"name": f"person {i}", "embedding": vectors[i]}
+            parts_of(gallery).enrollment.add_embeddings([{"name": f"person {i}", "embedding": vectors[i]}
                                     for i in range(chunk, min(size, chunk + LOAD_CHUNK))])
         enrol_s = time.perf_counter() - start
         identify_ms = identify_latency_ms(gallery, photo)
         queries = vectors[np.random.default_rng(0).choice(size, min(size, TIMED_QUERIES), replace=False)]
-        search_median, search_p99 = search_ms(lambda query: gallery.search(query, 5), queries)
+        search_median, search_p99 = search_ms(lambda query: parts_of(gallery).searching.search(query, 5), queries)
         gallery.close()  # saves the index
         db_bytes = (Path(home) / "gallery.db").stat().st_size
         index_bytes = sum(p.stat().st_size for p in Path(home).glob("index.*"))
@@ -300,7 +301,7 @@ def identify_latency_ms(gallery: Gallery, photo: str, repeats: int = 10) -> floa
 def photo_pipeline_ms(photo: str) -> float:
     with tempfile.TemporaryDirectory() as home:
         gallery = Gallery(Settings(home=Path(home), store_crops=False))
-        gallery.add_embeddings([{"name": "someone", "embedding": uniform_bed(1).vectors[0]}])
+        parts_of(gallery).enrollment.add_embeddings([{"name": "someone", "embedding": uniform_bed(1).vectors[0]}])
         try:
             return identify_latency_ms(gallery, photo)
         finally:

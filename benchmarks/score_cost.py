@@ -33,6 +33,7 @@ from facerec.gallery import search as search_module  # noqa: E402
 from facerec.openset.cohort import RawCosine, normalised  # noqa: E402
 from facerec.provenance import write_result  # noqa: E402
 from facerec.settings import Settings  # noqa: E402
+from facerec.gallery.composition import parts_of  # noqa: E402
 
 REPEATS = 300
 IDENTIFY_REPEATS = 60
@@ -64,7 +65,7 @@ def timed(call, repeats: int) -> list[float]:
 
 def enroll(gallery: Gallery, vectors: np.ndarray, prefix: str) -> None:
     for start in range(0, len(vectors), 5000):
-        gallery.add_embeddings([{"name": f"{prefix} {start + i}", "embedding": v, "photo_sha256": f"{prefix}-{start + i}"}
+        parts_of(gallery).enrollment.add_embeddings([{"name": f"{prefix} {start + i}", "embedding": v, "photo_sha256": f"{prefix}-{start + i}"}
                                 for i, v in enumerate(vectors[start:start + 5000])])
 
 
@@ -77,28 +78,28 @@ def main() -> int:
     result = {"threads": 1}
     with tempfile.TemporaryDirectory() as home:
         gallery = Gallery(settings.with_(home=Path(home) / "small", store_crops=False))
-        cohort = gallery.scorer.embeddings
+        cohort = parts_of(gallery).scorer.embeddings
         probe = face_like(1, cohort, 1)
-        result["per_face"] = {"cohort_faces": int(len(cohort)), "top_k": gallery.scorer.top_k,
-                              "statistics": percentiles(timed(lambda: gallery.scorer.statistics(probe), REPEATS))}
+        result["per_face"] = {"cohort_faces": int(len(cohort)), "top_k": parts_of(gallery).scorer.top_k,
+                              "statistics": percentiles(timed(lambda: parts_of(gallery).scorer.statistics(probe), REPEATS))}
         candidates = face_like(search_module.RERANK_DEPTH, cohort, 2)
-        theirs = gallery.scorer.statistics(candidates)
-        mine = gallery.scorer.statistics(probe)
+        theirs = parts_of(gallery).scorer.statistics(candidates)
+        mine = parts_of(gallery).scorer.statistics(probe)
         result["per_face"]["rerank_of_depth"] = search_module.RERANK_DEPTH
         result["per_face"]["rerank"] = percentiles(timed(lambda: normalised(candidates @ probe[0], mine, theirs),
                                                          REPEATS))
         enroll(gallery, face_like(GALLERY, cohort, 3), "padding")
         photo = next(p for p in sorted((Path(args.data) / "lfw" / "Abdullah_Gul").iterdir()))
-        decoded = gallery.read(photo)
+        decoded = gallery.services().photos.read(photo)
         for _ in range(5):  # warm up: the first call measures the gallery's own stranger tail (4,848 people)
             gallery.identify(decoded, remember=False)
         shipped, raw = [], []
         for _ in range(IDENTIFY_REPEATS):  # in turns, so a change of the machine's load falls on both
             shipped += timed(lambda: gallery.identify(decoded, remember=False), 1)
-            gallery.searching.scorer, depth = RawCosine(), search_module.RERANK_DEPTH
+            parts_of(gallery).searching.scorer, depth = RawCosine(), search_module.RERANK_DEPTH
             search_module.RERANK_DEPTH = 20  # before: 4 per wanted person (top_k 5)
             raw += timed(lambda: gallery.identify(decoded, remember=False), 1)
-            gallery.searching.scorer, search_module.RERANK_DEPTH = gallery.scorer, depth
+            parts_of(gallery).searching.scorer, search_module.RERANK_DEPTH = parts_of(gallery).scorer, depth
         result["identify_one_face"] = {"gallery_faces": GALLERY, "normalised": percentiles(shipped),
                                        "raw_cosine_depth_20": percentiles(raw),
                                        "added_p50_ms": round(float(1000 * (np.median(shipped) - np.median(raw))), 3)}

@@ -30,6 +30,7 @@ from facerec.gallery import Gallery  # noqa: E402
 from facerec.provenance import write_result  # noqa: E402
 from facerec.settings import Settings  # noqa: E402
 from facerec.words.health import trend_reading  # noqa: E402
+from facerec.gallery.composition import parts_of  # noqa: E402
 
 QUERIES = range(1, 5)  # photos 2-5
 
@@ -47,7 +48,7 @@ def main() -> None:
     people = [(n, p) for n, p in list_identities(Path(args.data) / "lfw").items() if len(p) >= 5][: args.people]
     with tempfile.TemporaryDirectory() as home, Gallery.open(home) as gallery:
         for name, photos in people:
-            photo, faces = gallery.detect(photos[0])
+            photo, faces = gallery.services().photos.detect(photos[0])
             gallery.enroll(photo, name, face_index=largest_face_index(faces), allow_lookalike=True,
                            allow_low_quality=True)
         before = gallery.health().to_dict()
@@ -64,14 +65,14 @@ def main() -> None:
         after = gallery.health().to_dict()
         health_s = time.perf_counter() - started
         memory = after["sightings"]
-        seen = gallery.store.sightings.rows(gallery.model_id)
+        seen = parts_of(gallery).store.sightings.rows(gallery.services().maintenance.model_id)
         rng = np.random.default_rng(0)
-        with gallery.store.writing() as session, session.begin():
+        with parts_of(gallery).store.writing() as session, session.begin():
             for row in range(10_000 - len(seen)):
                 vector = seen.embeddings[row % len(seen)] + 0.02 * rng.standard_normal(512).astype(np.float32)
-                gallery.store.sightings.add(session, int(seen.identity_ids[row % len(seen)]),
-                                            vector / np.linalg.norm(vector), gallery.model_id, 0.0, "identified",
-                                            gallery.settings.sightings_memory)
+                parts_of(gallery).store.sightings.add(session, int(seen.identity_ids[row % len(seen)]),
+                                            vector / np.linalg.norm(vector), gallery.services().maintenance.model_id, 0.0, "identified",
+                                            gallery.services().settings.sightings_memory)
         full_s = []
         for _ in range(3):
             started = time.perf_counter()

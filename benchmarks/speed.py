@@ -31,6 +31,7 @@ from facerec.gallery import Gallery  # noqa: E402
 from facerec.faces.image import load_image  # noqa: E402
 from facerec.provenance import write_result  # noqa: E402
 from facerec.settings import Settings  # noqa: E402
+from facerec.gallery.composition import parts_of  # noqa: E402
 
 
 def timed(function, repeats: int) -> float:
@@ -72,9 +73,9 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as home:
         gallery = Gallery(Settings(home=Path(home), num_threads=args.threads))
         for name, paths in list(lfw.items())[:100]:
-            gallery.add_embeddings([{"name": name, "embedding": np.random.default_rng(len(name)).normal(size=512)
+            parts_of(gallery).enrollment.add_embeddings([{"name": name, "embedding": np.random.default_rng(len(name)).normal(size=512)
                                      .astype(np.float32) / 22.6}])
-        query = gallery.read(photos[1])
+        query = gallery.services().photos.read(photos[1])
         results["identify_ms_per_photo_end_to_end"] = 1000 * timed(lambda: gallery.identify(photos[1]), 10)
         results["identify_ms_per_decoded_photo"] = 1000 * timed(lambda: gallery.identify(query), 10)
         gallery.close()

@@ -37,6 +37,7 @@ from facerec.faces.choice import largest_face_index  # noqa: E402
 from facerec.gallery import Gallery  # noqa: E402
 from facerec.provenance import write_result  # noqa: E402
 from facerec.settings import Settings  # noqa: E402
+from facerec.gallery.composition import parts_of  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 PASSWORD = "strangers"
@@ -69,16 +70,16 @@ def prepared_gallery(home: Path, people: list[list[Path]], strangers: list[Path]
     settings = Settings(home=home, suggestions=True, suggestions_memory=MEMORY)
     with Gallery(settings) as gallery:
         for photos in people:
-            photo, faces = gallery.detect(photos[0])
+            photo, faces = gallery.services().photos.detect(photos[0])
             gallery.enroll(photo, photos[0].parent.name.replace("_", " "), face_index=largest_face_index(faces),
                            allow_lookalike=True, allow_low_quality=True)
         gallery.identify(strangers[0])
-        gallery.strangers.count()  # waits until the face identify queued is kept
-        with gallery.store.session() as session:
+        parts_of(gallery).strangers.count()  # waits until the face identify queued is kept
+        with parts_of(gallery).store.session() as session:
             crop = session.scalars(select(Stranger.crop_jpeg)).first()
         embeddings, photos = clustered(PEOPLE, PER_PERSON, MEMORY - PEOPLE * PER_PERSON - 1)
-        plant(gallery.store, gallery.model_id, embeddings, photos, crop)
-        with gallery.store.session() as session:
+        plant(parts_of(gallery).store, gallery.services().maintenance.model_id, embeddings, photos, crop)
+        with parts_of(gallery).store.session() as session:
             count, stored = session.execute(select(func.count(Stranger.id), func.sum(
                 func.length(Stranger.embedding) + func.length(Stranger.crop_jpeg) + func.length(Stranger.box)
                 + func.length(Stranger.landmarks) + func.length(Stranger.photo_sha256)))).one()

@@ -45,6 +45,7 @@ from facerec.openset.model_card import cosine_calibration_for  # noqa: E402
 from facerec.provenance import write_result  # noqa: E402
 from facerec.settings import Settings  # noqa: E402
 from facerec.storage.schema import Stranger  # noqa: E402
+from facerec.gallery.composition import parts_of  # noqa: E402
 
 ENROLLED_MIN, ENROLLED_STREAM, SEED = 6, 6, 43
 CENTRE_TOLERANCE = 40  # pixels between a face's centre and the photo's: LFW's person of the photo
@@ -52,7 +53,7 @@ CENTRE_TOLERANCE = 40  # pixels between a face's centre and the photo's: LFW's p
 
 def labelled_faces(gallery: Gallery, label_of_photo: dict[str, str]) -> dict[int, str]:
     """{kept face id: its person} (see the module)."""
-    with gallery.store.session() as session:
+    with parts_of(gallery).store.session() as session:
         rows = session.query(Stranger.id, Stranger.photo_sha256, Stranger.box).all()
     labels = {}
     for face_id, sha, box in rows:
@@ -88,15 +89,15 @@ def regrouped(gallery: Gallery, far: float, near_far: float, pair_test: str = "c
     service's thresholds are). `pair_test`: "cosine" (the shipped rule: the cosine at `far` and the memory's
     z-score), "score and memory" (the model cohort's normalised score at `far` in place of the cosine) or "score"
     (that score alone, no memory z-score): one normalisation for identify and grouping, measured beside two."""
-    with gallery.store.writing() as session, session.begin():
+    with parts_of(gallery).store.writing() as session, session.begin():
         session.query(Stranger).update({Stranger.group_id: None})
-    service = gallery.suggesting
+    service = parts_of(gallery).suggesting
     kept = service.grouping_threshold, service.near_threshold
-    raw = cosine_calibration_for(gallery.settings, gallery.policy)
+    raw = cosine_calibration_for(gallery.services().settings, parts_of(gallery).policy)
     service.grouping_threshold = raw.threshold_at_far(far)
     service.near_threshold = raw.threshold_at_far(near_far)
     if pair_test != "cosine":
-        scorer, score_threshold = gallery.scorer, gallery.policy.calibration.threshold_at_far(far)
+        scorer, score_threshold = parts_of(gallery).scorer, parts_of(gallery).policy.calibration.threshold_at_far(far)
         min_z = grouping.MIN_Z if pair_test == "score and memory" else -np.inf
 
         def assign(ids, embeddings, groups, _threshold, stop=None):
@@ -168,12 +169,12 @@ def main() -> None:
             seconds_stream = time.time() - started
             labels = labelled_faces(gallery, label_of_photo)
             if args.dump:
-                rows = gallery.store.strangers.rows(gallery.store.session().__enter__(), gallery.model_id)
+                rows = parts_of(gallery).store.strangers.rows(parts_of(gallery).store.session().__enter__(), gallery.services().maintenance.model_id)
                 np.savez(args.dump, ids=rows.ids, embeddings=rows.embeddings, photos=np.array(rows.photos),
                          labels=np.array([labels[int(i)] for i in rows.ids]), enrolled=np.array(sorted(enrolled)),
                          repeated=np.array(repeated))
             timer = time.time()
-            found = gallery.suggesting.refresh()
+            found = parts_of(gallery).suggesting.refresh()
             grouping_seconds = time.time() - timer
             result = {"command": "python " + " ".join(sys.argv), "cpus": os.cpu_count(),
                       "protocol": {"enrolled_min_photos": ENROLLED_MIN, "enrolled_stream_photos": ENROLLED_STREAM,
@@ -182,9 +183,9 @@ def main() -> None:
                                    "min_faces": suggesting.MIN_FACES, "min_photos": suggesting.MIN_PHOTOS,
                                    "grouping_far": suggesting.GROUPING_FAR, "near_far": suggesting.NEAR_FAR,
                                    "min_z": grouping.MIN_Z, "cohort": [grouping.COHORT_SKIP, grouping.COHORT_SIZE]},
-                      "unknown_faces": unknown, "kept_faces": gallery.strangers.count(),
-                      "grouping_threshold": round(gallery.suggesting.grouping_threshold, 4),
-                      "near_threshold": round(gallery.suggesting.near_threshold, 4),
+                      "unknown_faces": unknown, "kept_faces": parts_of(gallery).strangers.count(),
+                      "grouping_threshold": round(parts_of(gallery).suggesting.grouping_threshold, 4),
+                      "near_threshold": round(parts_of(gallery).suggesting.near_threshold, 4),
                       "shipped": scored(found, labels, enrolled, set(repeated)),
                       "grouping_seconds_all_kept_faces": round(grouping_seconds, 2),
                       "stream_seconds": round(seconds_stream, 1)}

@@ -36,6 +36,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from facerec.gallery import Gallery  # noqa: E402
 from facerec.provenance import write_result  # noqa: E402
+from facerec.gallery.composition import parts_of  # noqa: E402
 
 SOURCE = "ageitgey/face_recognition"
 SOURCE_COMMIT = "2e2dccea9dd0ce730c8d464d0f67c6eebb40c9d1"
@@ -134,7 +135,7 @@ def main(argv: list[str] | None = None) -> int:
             if "fps" in result["peer"]:
                 result["speed_ratio"] = round(result["fps"] / result["peer"]["fps"], 2)
         result["load_average_after"] = os.getloadavg()
-        write_result(args.out, result, gallery.settings.model_path, 0, gallery.pipeline.embedder)
+        write_result(args.out, result, gallery.services().settings.model_path, 0, parts_of(gallery).pipeline.embedder)
     print(json.dumps({k: v for k, v in result.items() if k != "tracks"}, indent=1))
     return 0
 

@@ -34,12 +34,13 @@ sys.path.insert(0, str(ROOT / "scripts"))
 from calibrate_video import VIEWS, video_views  # noqa: E402
 from facerec.gallery import Gallery  # noqa: E402
 from facerec.provenance import write_result  # noqa: E402
+from facerec.gallery.composition import parts_of  # noqa: E402
 
 SEED = 7
 
 
 def decided(gallery: Gallery, embeddings: np.ndarray, threshold: float) -> list[str | None]:
-    return [c[0].name if c and c[0].score >= threshold else None for c in gallery.search(embeddings, top_k=1)]
+    return [c[0].name if c and c[0].score >= threshold else None for c in parts_of(gallery).searching.search(embeddings, top_k=1)]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -63,8 +64,8 @@ def main(argv: list[str] | None = None) -> int:
     strangers = sorted(rng.choice(singles, min(args.strangers, len(singles)), replace=False))
     asked = sorted(rng.choice(enrolled, min(args.people, len(enrolled)), replace=False))
     with tempfile.TemporaryDirectory() as home, Gallery.open(home=home) as gallery:
-        embed = gallery.pipeline.embedder.embed
-        gallery.add_embeddings([{"name": p, "embedding": e} for p, e in
+        embed = parts_of(gallery).pipeline.embedder.embed
+        parts_of(gallery).enrollment.add_embeddings([{"name": p, "embedding": e} for p, e in
                                 zip(enrolled, embed(np.stack([faces[by_person[p][0]] for p in enrolled])))])
         views_rng = np.random.default_rng(SEED)
 
@@ -74,8 +75,8 @@ def main(argv: list[str] | None = None) -> int:
 
         stranger_views = views_of([by_person[p][0] for p in strangers])
         mated_views = views_of([by_person[p][1] for p in asked])
-        track_rule, _default = gallery.videos.rule()
-        photo_rule = gallery.threshold_in_force()
+        track_rule, _default = parts_of(gallery).videos.rule()
+        photo_rule = gallery.services().thresholds.in_force()
 
         def pooled(views: np.ndarray) -> np.ndarray:
             total = views.sum(axis=1)
@@ -97,12 +98,12 @@ def main(argv: list[str] | None = None) -> int:
         result = {"strangers": rates(stranger_views, None), "mated": rates(mated_views, list(asked)),
                   "gallery_people": len(enrolled), "views_per_track": VIEWS,
                   "target_fpir": track_rule.target_fpir, "track_threshold": round(track_rule.threshold, 4),
-                  "photo_threshold": round(photo_rule.threshold, 4), "pooled_shift": round(gallery.videos.pooled.shift, 4),
+                  "photo_threshold": round(photo_rule.threshold, 4), "pooled_shift": round(parts_of(gallery).videos.pooled.shift, 4),
                   "data": "LFW aligned-face cache: gallery = people with >= 3 photos (first photo), strangers = "
                           "one-photo people, mated = enrolled people's second photo; never used to calibrate",
                   "seconds": round(time.perf_counter() - started, 1), "load_average": os.getloadavg(),
                   "command": "python " + " ".join(sys.argv)}
-        write_result(args.out, result, gallery.settings.model_path, 0, gallery.pipeline.embedder)
+        write_result(args.out, result, gallery.services().settings.model_path, 0, parts_of(gallery).pipeline.embedder)
     print(json.dumps(result, indent=1))
     return 0
 

@@ -36,6 +36,7 @@ from facerec.access.api_keys import ApiKeys  # noqa: E402
 from facerec.gallery import Gallery  # noqa: E402
 from facerec.provenance import write_result  # noqa: E402
 from facerec.settings import Settings  # noqa: E402
+from facerec.gallery.composition import parts_of  # noqa: E402
 
 ENROLLED, STRANGER = "Andre_Agassi", "Andy_Griggs"
 
@@ -83,8 +84,8 @@ def main() -> None:
         warm = clip(Path(folder) / "warm.mp4", [Path2D(photo(ENROLLED, 2), (0.3, 0.5), (0.7, 0.5))], frames=30)
         with Gallery(Settings.from_env(home=home)) as gallery:
             gallery.enroll(photo(ENROLLED, 1), "Andre Agassi", allow_low_quality=True)
-            _, key = ApiKeys(gallery.store).create("read", "video request benchmark")
-            gallery.index.save(gallery.settings.home, gallery.model_id, gallery.store)
+            _, key = ApiKeys(parts_of(gallery).store).create("read", "video request benchmark")
+            parts_of(gallery).index.save(gallery.services().settings.home, gallery.services().maintenance.model_id, parts_of(gallery).store)
         with running_app(home) as app, httpx.Client(base_url=f"{app.url}api/v1", timeout=3600,
                                                     trust_env=False, headers={"X-API-Key": key}) as client:
             pid = app.process.pid

@@ -3,9 +3,9 @@
 Importing this package is cheap: models and heavy libraries load lazily, on first use.
 """
 
-__version__ = "0.1.0"
+from facerec.version import __version__
 
-__all__ = ["Gallery"]
+__all__ = ["Gallery", "__version__"]
 
 
 def __getattr__(name: str):

@@ -17,6 +17,7 @@ from PIL import Image
 from facerec.errors import InvalidArgument
 from facerec.gallery import Gallery
 from facerec.settings import Settings
+from facerec.gallery.composition import parts_of
 from gallery_backends import SQLiteGalleries
 
 
@@ -129,7 +130,7 @@ def base(tmp_path_factory, lfw_photo):
     export = home.parent / "base-export.zip"
     gallery.export(export)
     gallery.close()
-    return home, gallery.pipeline, export
+    return home, parts_of(gallery).pipeline, export
 
 
 @pytest.fixture
@@ -165,8 +166,8 @@ def refused_import(home: Path, pipeline, archive: Path, *words: str, error=Inval
         message = assert_one_line(caught.value)
         for word in words:
             assert word in message, message
-        assert [p.name for p in gallery.list()] == sorted(display(p) for p in ENROLLED)
-        assert gallery.stats()["faces"] == len(ENROLLED)
+        assert [p.name for p in gallery.people()] == sorted(display(p) for p in ENROLLED)
+        assert gallery.services().maintenance.stats()["faces"] == len(ENROLLED)
         gallery.health()
     return message
 

@@ -26,15 +26,16 @@ def main(argv: list[str]) -> int:
     import facerec.vectors.following as index_module
     from facerec.errors import MultipleFaces
     from facerec.gallery import Gallery
+    from facerec.gallery.composition import parts_of
     from facerec.settings import Settings
 
     index_module.SAVE_EVERY = save_every  # save the index often: more crash windows inside index.save
     photos = json.loads(Path(photos_file).read_text())
     gallery = Gallery(Settings.from_env(home=home))
-    done = {person.name for person in gallery.list()}
+    done = {person.name for person in gallery.people()}
     # Load both ONNX models now, so the parent's random delays are spent enrolling, not loading.
-    gallery.pipeline.detector.detect(np.zeros((64, 64, 3), np.uint8))
-    gallery.pipeline.embedder.embed(np.zeros((112, 112, 3), np.uint8))
+    parts_of(gallery).pipeline.detector.detect(np.zeros((64, 64, 3), np.uint8))
+    parts_of(gallery).pipeline.embedder.embed(np.zeros((112, 112, 3), np.uint8))
     print(f"ready {len(done)}", flush=True)
 
     with open(log_path, "a", encoding="utf-8") as log:

@@ -37,6 +37,7 @@ from facerec.errors import DuplicatePhoto, InvalidArgument, UnknownIdentity
 from facerec.gallery import Gallery
 from facerec.faces.pipeline import FacePipeline
 from facerec.settings import Settings
+from facerec.gallery.composition import parts_of
 
 
 class PrecomputedPipeline(FacePipeline):
@@ -101,7 +102,7 @@ def perform(gallery: Gallery, work: Path, other: str, operation: dict, recoverin
         except (InvalidArgument, DuplicatePhoto):
             if not recovering:
                 raise
-            assert gallery.get(operation["name"]).photos == 1  # it committed before the kill
+            assert gallery.services().directory.get(operation["name"]).photos == 1  # it committed before the kill
             return {"recovered": True}
     if kind == "add_photo":
         try:
@@ -111,7 +112,7 @@ def perform(gallery: Gallery, work: Path, other: str, operation: dict, recoverin
         except DuplicatePhoto:
             if not recovering:
                 raise
-            assert gallery.get(operation["name"]).photos == 2
+            assert gallery.services().directory.get(operation["name"]).photos == 2
             return {"recovered": True}
     if kind == "rename":
         try:
@@ -120,7 +121,7 @@ def perform(gallery: Gallery, work: Path, other: str, operation: dict, recoverin
         except UnknownIdentity:
             if not recovering:
                 raise
-            gallery.get(operation["new_name"])
+            gallery.services().directory.get(operation["new_name"])
             return {"recovered": True}
     if kind == "delete":
         try:
@@ -149,24 +150,24 @@ def perform(gallery: Gallery, work: Path, other: str, operation: dict, recoverin
 
 def self_check(gallery: Gallery) -> dict:
     """This replica against the database: the same faces and vectors, and every face found as its person."""
-    gallery.index.sync(gallery.store)
+    parts_of(gallery).index.sync(parts_of(gallery).store)
     problems = []
-    index_ids, index_vectors = gallery.index.reconstruct_all()
-    db_ids, db_vectors = gallery.store.faces.embeddings()
+    index_ids, index_vectors = parts_of(gallery).index.reconstruct_all()
+    db_ids, db_vectors = parts_of(gallery).store.faces.embeddings()
     order = np.argsort(index_ids)
     if index_ids[order].tolist() != db_ids.tolist():
         problems.append(f"index faces {len(index_ids)} != database faces {len(db_ids)}")
     elif not np.allclose(index_vectors[order], db_vectors, atol=1e-5):
         problems.append("index vectors differ from the database's")
-    if len(gallery.index) != gallery.store.counts()[1]:
-        problems.append(f"len(index) {len(gallery.index)} != {gallery.store.counts()[1]} faces")
-    labels = gallery.store.faces.labels()
+    if len(parts_of(gallery).index) != parts_of(gallery).store.counts()[1]:
+        problems.append(f"len(index) {len(parts_of(gallery).index)} != {parts_of(gallery).store.counts()[1]} faces")
+    labels = parts_of(gallery).store.faces.labels()
     for face_id, vector in zip(db_ids, db_vectors):
-        (candidates,) = gallery.search(vector[None], top_k=1)
+        (candidates,) = parts_of(gallery).searching.search(vector[None], top_k=1)
         if not candidates or candidates[0].name != labels[int(face_id)][1]:
             problems.append(f"face {face_id} not found as {labels[int(face_id)][1]}")
-    return {"problems": problems, "people": sorted(p.name for p in gallery.list()), "faces": len(db_ids),
-            "index": gallery.index.kind}
+    return {"problems": problems, "people": sorted(p.name for p in gallery.people()), "faces": len(db_ids),
+            "index": parts_of(gallery).index.kind}
 
 
 def main(work: Path, replica: str) -> int:

@@ -221,11 +221,11 @@ def test_a_photo_over_the_working_size_is_shrunk_while_decoding_and_answered_in_
     path = tmp_path / "large.jpg"
     canvas.save(path, quality=92)
     with Gallery(Settings(home=tmp_path / "home")) as gallery:
-        photo = gallery.read(path)
+        photo = gallery.services().photos.read(path)
         assert photo.scale < 0.7 and photo.pixels.shape[0] * photo.pixels.shape[1] <= Settings().working_pixels
         assert photo.shape == (4800, 7200, 3)
-        (found,) = gallery.detect(photo)[1]
-        (small,) = gallery.detect(lfw_photo("Colin_Powell", 1))[1]  # the same face in the 250 px original
+        (found,) = gallery.services().photos.detect(photo)[1]
+        (small,) = gallery.services().photos.detect(lfw_photo("Colin_Powell", 1))[1]  # the same face in the 250 px original
         expected = [6 * small.box[0] + 4000, 6 * small.box[1] + 1500, 6 * small.box[2] + 4000, 6 * small.box[3] + 1500]
         assert np.allclose(found.box, expected, atol=40), (found.box, expected)
         gallery.enroll(lfw_photo("Colin_Powell", 1), "Colin Powell")

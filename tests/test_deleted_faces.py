@@ -34,15 +34,15 @@ def test_a_deleted_persons_faces_and_sightings_leave_the_database_files(tmp_path
         added = gallery.add_photo("Ana Guevara", lfw_photo(ANA, 2), allow_mismatch=True)
         (seen,) = gallery.identify(lfw_photo(ANA, 3))
         assert seen.name == "Ana Guevara" and seen.sighting_id is not None
-        enrolled_crop, added_crop = gallery.face_crop(ana.face_id), gallery.face_crop(added.face_id)
+        enrolled_crop, added_crop = gallery.services().directory.face_crop(ana.face_id), gallery.services().directory.face_crop(added.face_id)
         (sighting_crop,) = [row[0] for row in _sql(home, "SELECT crop_jpeg FROM sightings WHERE id = ?",
                                                    (seen.sighting_id,))]
         assert enrolled_crop and added_crop and sighting_crop
         assert _readable(home, enrolled_crop)  # the control: the bytes are there to find while she is enrolled
 
-        gallery.remove_template(added.face_id)
+        gallery.services().templates.remove(added.face_id)
         assert _readable(home, added_crop) == []  # a removed template, at once
         gallery.delete("Ana Guevara")
         for crop in (enrolled_crop, added_crop, sighting_crop):
             assert _readable(home, crop) == [], "a deleted face is still readable in the gallery's files"
-        assert gallery.list()[0].name == "Alan Ball"  # the rest of the gallery is untouched
+        assert gallery.people()[0].name == "Alan Ball"  # the rest of the gallery is untouched

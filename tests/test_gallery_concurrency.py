@@ -21,6 +21,7 @@ import traceback
 from pathlib import Path
 
 import numpy as np
+from facerec.gallery.composition import parts_of
 
 KNOWN_RACE = (
     "regression: FaceIndex.rebuild must fill a new index before swapping it in, and searches must size k under "
@@ -85,7 +86,7 @@ def run_operations(gallery, actor: str, count: int, bases: np.ndarray, photos: l
             elif step % 2 == 0 or not mine:
                 name = f"{actor}-{step:03d}"
                 vector = derived_vector(bases[step % len(bases)], actor, step)
-                ids = gallery.add_embeddings([{"name": name, "embedding": vector,
+                ids = parts_of(gallery).enrollment.add_embeddings([{"name": name, "embedding": vector,
                                                "photo_sha256": f"{actor}:{step}".ljust(64, "0")[:64],
                                                "box": [10.0, 10.0, 110.0, 130.0], "landmarks": []}])
                 assert len(ids) == 1
@@ -93,7 +94,7 @@ def run_operations(gallery, actor: str, count: int, bases: np.ndarray, photos: l
                 mine.append((name, vector))
             else:
                 name, vector = mine[(step * 7) % len(mine)]  # read my own earlier write back
-                (candidates,) = gallery.search(vector[None], top_k=3)
+                (candidates,) = parts_of(gallery).searching.search(vector[None], top_k=3)
                 if not candidates:
                     log["empty_searches"].append(f"{actor} step {step}: search for {name} found no candidates")
                 else:
@@ -107,17 +108,17 @@ def run_operations(gallery, actor: str, count: int, bases: np.ndarray, photos: l
 
 def index_agrees_with_database(gallery) -> list[str]:
     """Problems (empty when none) after bringing the index up to date."""
-    gallery.index.sync(gallery.store)
+    parts_of(gallery).index.sync(parts_of(gallery).store)
     problems = []
-    index_ids, index_vectors = gallery.index.reconstruct_all()
+    index_ids, index_vectors = parts_of(gallery).index.reconstruct_all()
     order = np.argsort(index_ids)
-    db_ids, db_vectors = gallery.store.faces.embeddings()
+    db_ids, db_vectors = parts_of(gallery).store.faces.embeddings()
     if index_ids[order].tolist() != db_ids.tolist():
         problems.append(f"index ids {len(index_ids)} != database ids {len(db_ids)}")
     elif not np.allclose(index_vectors[order], db_vectors, atol=1e-5):
         problems.append("index vectors differ from the database's")
-    if len(gallery.index) != gallery.store.counts()[1]:
-        problems.append(f"len(index) {len(gallery.index)} != face count {gallery.store.counts()[1]}")
+    if len(parts_of(gallery).index) != parts_of(gallery).store.counts()[1]:
+        problems.append(f"len(index) {len(parts_of(gallery).index)} != face count {parts_of(gallery).store.counts()[1]}")
     return problems
 
 
@@ -128,8 +129,8 @@ def process_main(home: str, work: str, number: int, lfw: str) -> int:
 
     work_dir = Path(work)
     gallery = Gallery(Settings.from_env(home=home))
-    gallery.pipeline.detector.detect(np.zeros((64, 64, 3), np.uint8))  # load both models before the start
-    gallery.pipeline.embedder.embed(np.zeros((112, 112, 3), np.uint8))
+    parts_of(gallery).pipeline.detector.detect(np.zeros((64, 64, 3), np.uint8))  # load both models before the start
+    parts_of(gallery).pipeline.embedder.embed(np.zeros((112, 112, 3), np.uint8))
     (work_dir / f"ready-{number}").touch()
     wait_for_file(work_dir / "go")
 
@@ -144,10 +145,10 @@ def process_main(home: str, work: str, number: int, lfw: str) -> int:
     try:
         log["problems"] = index_agrees_with_database(gallery)
         # Faces written by the other actors are found too.
-        face_ids, vectors = gallery.store.faces.embeddings()
-        labels = gallery.store.faces.labels()
+        face_ids, vectors = parts_of(gallery).store.faces.embeddings()
+        labels = parts_of(gallery).store.faces.labels()
         for row in range(0, len(face_ids), max(1, len(face_ids) // 10)):
-            (candidates,) = gallery.search(vectors[row][None], top_k=1)
+            (candidates,) = parts_of(gallery).searching.search(vectors[row][None], top_k=1)
             if candidates[0].name != labels[int(face_ids[row])][1]:
                 log["problems"].append(f"face {face_ids[row]} found as {candidates[0].name}")
         gallery.close()
@@ -185,10 +186,10 @@ def test_threads_and_processes_enrol_and_search_without_loss(tmp_path, lfw) -> N
         # Real embeddings of the base photos, in one batch through the gallery's own pipeline.
         crops = []
         for person in BASE_PEOPLE:
-            photo, faces = gallery.detect(photo_path(lfw, person))
+            photo, faces = gallery.services().photos.detect(photo_path(lfw, person))
             assert len(faces) == 1, person
             crops.append(align_face(photo.pixels, faces[0].landmarks))
-        bases = gallery.pipeline.embedder.embed(np.stack(crops))
+        bases = parts_of(gallery).pipeline.embedder.embed(np.stack(crops))
         assert bases.shape == (len(BASE_PEOPLE), 512)
         np.save(work / "bases.npy", bases)
 
@@ -261,7 +262,7 @@ def test_threads_and_processes_enrol_and_search_without_loss(tmp_path, lfw) -> N
 
     try:
         assert index_agrees_with_database(gallery) == []
-        assert len(gallery.index) == len(added)
+        assert len(parts_of(gallery).index) == len(added)
     finally:
         gallery.close()
 

@@ -25,6 +25,7 @@ import pytest
 from facerec.gallery import Gallery
 from facerec.faces.pipeline import FacePipeline
 from facerec.settings import Settings
+from facerec.gallery.composition import parts_of
 
 pytestmark = pytest.mark.skipif(not hasattr(signal, "SIGKILL"), reason="needs POSIX SIGKILL")
 
@@ -97,11 +98,11 @@ def check_gallery(home: Path, log: Path, pipeline: FacePipeline, photos: dict[st
 
     gallery = Gallery(Settings.from_env(home=home), pipeline=pipeline)
     try:
-        index_ids, index_vectors = gallery.index.reconstruct_all()
+        index_ids, index_vectors = parts_of(gallery).index.reconstruct_all()
         order = np.argsort(index_ids)
         assert index_ids[order].tolist() == db_ids
-        assert len(gallery.index) == len(db_ids) == gallery.store.counts()[1]
-        _ids, db_vectors = gallery.store.faces.embeddings()
+        assert len(parts_of(gallery).index) == len(db_ids) == parts_of(gallery).store.counts()[1]
+        _ids, db_vectors = parts_of(gallery).store.faces.embeddings()
         np.testing.assert_allclose(index_vectors[order], db_vectors, atol=1e-5)
         if logged:
             name = rng.choice(logged)
@@ -111,7 +112,7 @@ def check_gallery(home: Path, log: Path, pipeline: FacePipeline, photos: dict[st
         if save_index:
             gallery.close()  # the next worker starts from a saved index it must replay
         else:
-            gallery.store.dispose()  # leave whatever index the killed worker saved (or none)
+            parts_of(gallery).store.dispose()  # leave whatever index the killed worker saved (or none)
     return in_db
 
 

@@ -15,6 +15,7 @@ from facerec.openset.model_card import policy_for
 from facerec.gallery import Gallery
 from facerec.vectors.saved_files import INDEX_FILE, INDEX_META_FILE
 from facerec.settings import Settings
+from facerec.gallery.composition import parts_of
 
 from hardening import (  # noqa: F401 - pytest finds the shared fixtures by name in this module
     BUSH, RACERS, REPO_ROOT, assert_cli_refused, assert_one_line, base, display, export, facerec_cli,
@@ -64,9 +65,9 @@ def test_another_gallerys_database_put_in_place_is_that_gallery_and_its_index_is
             gallery.enroll(lfw_photo(person, 1), display(person))
     shutil.copy2(other / "gallery.db", home / "gallery.db")
     with open_gallery(home, pipeline) as gallery:
-        assert "another gallery" in " ".join(gallery.notices)
-        assert sorted(p.name for p in gallery.list()) == sorted(display(p) for p in RACERS[1:])
-        assert len(gallery.index) == len(RACERS) - 1
+        assert "another gallery" in " ".join(gallery.services().maintenance.notices)
+        assert sorted(p.name for p in gallery.people()) == sorted(display(p) for p in RACERS[1:])
+        assert len(parts_of(gallery).index) == len(RACERS) - 1
 
 
 def test_garbage_database_gives_one_line(home, pipeline):
@@ -93,15 +94,15 @@ def test_missing_or_unreadable_model_card_is_an_error(tmp_path, pipeline):
         Gallery(settings, pipeline=pipeline)
     assert not (tmp_path / "home").exists()  # refused before creating anything
     with Gallery(settings.with_(similarity_threshold=0.7), pipeline=pipeline) as gallery:  # explicit: fine
-        assert gallery.threshold == 0.7
+        assert gallery.services().thresholds.in_force().threshold == 0.7
 
 
 def test_corrupt_index_is_rebuilt_and_says_so(home, pipeline):
     (home / INDEX_FILE).write_bytes(b"garbage" * 100)
     with open_gallery(home, pipeline) as gallery:
-        (notice,) = gallery.notices
+        (notice,) = gallery.services().maintenance.notices
         assert "rebuilt it from the database (3 faces)" in assert_one_line(notice)
-        assert len(gallery.index) == 3
+        assert len(parts_of(gallery).index) == 3
     (home / INDEX_FILE).write_bytes(b"garbage again" * 100)
     listed = facerec_cli("list", home=home)
     assert listed.returncode == 0
@@ -132,7 +133,7 @@ def test_gallery_files_are_readable_by_their_owner_only(tmp_path, pipeline, lfw_
 
 def test_commits_and_index_saves_are_durable(home, pipeline, lfw_photo, monkeypatch):
     with open_gallery(home, pipeline) as gallery:
-        for engine in (gallery.store.write_engine, gallery.store.read_engine):
+        for engine in (parts_of(gallery).store.write_engine, parts_of(gallery).store.read_engine):
             with engine.connect() as connection:
                 assert connection.exec_driver_sql("PRAGMA synchronous").scalar() == 2  # FULL
         ddl = sql(home, "SELECT sql FROM sqlite_master WHERE name = 'journal'")[0][0]
@@ -151,15 +152,15 @@ def test_commits_and_index_saves_are_durable(home, pipeline, lfw_photo, monkeypa
             real_fsync(descriptor)
 
         monkeypatch.setattr(os, "fsync", recording_fsync)
-        gallery.index.sync(gallery.store)
-        gallery.index.save(home, gallery.model_id, gallery.store)
+        parts_of(gallery).index.sync(parts_of(gallery).store)
+        parts_of(gallery).index.save(home, gallery.services().maintenance.model_id, parts_of(gallery).store)
         assert any(INDEX_FILE in name for name in synced) and any(INDEX_META_FILE in name for name in synced)
         assert home.name in synced  # the folder too, so the renames survive a power cut
         assert not list(home.glob(".*.tmp"))
         meta = json.loads((home / INDEX_META_FILE).read_text())
-        assert meta["head"] == ["add", gallery.get(display(RACERS[1])).face_ids[0]]
+        assert meta["head"] == ["add", gallery.services().directory.get(display(RACERS[1])).face_ids[0]]
         synced.clear()
-        gallery.index.save(home, gallery.model_id, gallery.store)
+        parts_of(gallery).index.save(home, gallery.services().maintenance.model_id, parts_of(gallery).store)
         assert synced == []  # nothing changed: nothing rewritten
 
 

@@ -17,6 +17,7 @@ from facerec.openset.threshold_policy import ThresholdPolicy
 from facerec.settings import Settings
 from facerec.storage.faces import FacesTable
 from facerec.storage.journal import JournalTable
+from facerec.gallery.composition import parts_of
 
 PEOPLE = ["Alan_Ball", "Biljana_Plavsic", "Art_Hoffmann", "Antonio_Trillanes"]
 STRANGER = "Andy_Griggs"
@@ -38,7 +39,7 @@ def counts(gallery, monkeypatch):
     """Calls of: the model check's query, the index's sync, the policy's decision, the journal read (and those
     made while this thread holds the index lock)."""
     counted: collections.Counter = collections.Counter()
-    lock = getattr(gallery.index, "lock", None)
+    lock = getattr(parts_of(gallery).index, "lock", None)
 
     def counting(owner, name, key):
         method = getattr(owner, name)
@@ -52,14 +53,14 @@ def counts(gallery, monkeypatch):
         monkeypatch.setattr(owner, name, wrapper)
 
     counting(FacesTable, "other_model_ids", "model checks")
-    counting(type(gallery.index), "sync", "syncs")
+    counting(type(parts_of(gallery).index), "sync", "syncs")
     counting(ThresholdPolicy, "_decide", "rules")
     counting(JournalTable, "since", "journal reads")
     return counted
 
 
 def test_one_identify_syncs_once_and_decides_once(gallery, counts, lfw_photo):
-    photo = gallery.read(lfw_photo(PEOPLE[0], 2))
+    photo = gallery.services().photos.read(lfw_photo(PEOPLE[0], 2))
     gallery.identify(photo)  # the model check runs on the first search at this journal position
     counts.clear()
     for _ in range(3):
@@ -69,10 +70,10 @@ def test_one_identify_syncs_once_and_decides_once(gallery, counts, lfw_photo):
 
 
 def test_the_page_without_the_password_asks_once_and_never_loosens_the_rule(gallery, counts, lfw_photo):
-    photo = gallery.read(lfw_photo(STRANGER, 1))
+    photo = gallery.services().photos.read(lfw_photo(STRANGER, 1))
     default = gallery.identify(photo, remember=False)[0].threshold
     counts.clear()
-    at_slider = gallery.identify(photo, fpir=gallery.settings.fpir, not_below_default=True)  # the slider untouched
+    at_slider = gallery.identify(photo, fpir=gallery.services().settings.fpir, not_below_default=True)  # the slider untouched
     assert counts["syncs"] == 1 and counts["rules"] == 1 and at_slider[0].threshold == default
     counts.clear()
     loose = gallery.identify(photo, fpir=0.5, not_below_default=True)
@@ -82,7 +83,7 @@ def test_the_page_without_the_password_asks_once_and_never_loosens_the_rule(gall
 
 
 def test_the_model_is_checked_again_once_the_journal_moves(gallery, counts, lfw_photo):
-    photo = gallery.read(lfw_photo(PEOPLE[1], 2))
+    photo = gallery.services().photos.read(lfw_photo(PEOPLE[1], 2))
     gallery.identify(photo)
     counts.clear()
     gallery.enroll(lfw_photo("Andre_Agassi", 1), "Andre Agassi", allow_lookalike=True, allow_low_quality=True)

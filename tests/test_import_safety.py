@@ -13,6 +13,7 @@ import pytest
 from PIL import Image
 from facerec.gallery.archive import ImportLimits
 from facerec.errors import InvalidArgument
+from facerec.gallery.composition import parts_of
 
 from hardening import (  # noqa: F401 - pytest finds the shared fixtures by name in this module
     BUSH, add_record, assert_cli_refused, assert_one_line, base, display, export, facerec_cli, home, jpeg_bytes,
@@ -32,7 +33,7 @@ def test_import_with_a_10_float_embedding_writes_nothing(unchanged, pipeline, ex
 
 def test_imported_vectors_must_be_finite_unit_vectors(unchanged, pipeline, export, tmp_path, lfw_photo):
     with open_gallery(unchanged, pipeline) as gallery:
-        target = gallery.store.faces.embeddings()[1][0]
+        target = parts_of(gallery).store.faces.embeddings()[1][0]
     for label, vector, word in (("long", target * 1000, "length 1000"), ("nan", np.full(512, np.nan), "finite"),
                                 ("zero", np.zeros(512), "length 0")):
         manifest, vectors = add_record("Mallory", vector)
@@ -41,11 +42,11 @@ def test_imported_vectors_must_be_finite_unit_vectors(unchanged, pipeline, expor
         assert "record 4 ('Mallory')" in message
     with open_gallery(unchanged, pipeline) as gallery:  # the bulk API refuses NaN, and stores unit vectors only
         with pytest.raises(InvalidArgument, match="not finite"):
-            gallery.add_embeddings([{"name": "Mallory", "embedding": np.full(512, np.nan)}])
+            parts_of(gallery).enrollment.add_embeddings([{"name": "Mallory", "embedding": np.full(512, np.nan)}])
     shutil.copytree(unchanged, tmp_path / "bulk")
     with open_gallery(tmp_path / "bulk", pipeline) as gallery:
-        gallery.add_embeddings([{"name": "Mallory", "embedding": target * 1000}])
-        assert np.linalg.norm(gallery.store.faces.embeddings()[1][-1]) == pytest.approx(1, abs=1e-6)
+        parts_of(gallery).enrollment.add_embeddings([{"name": "Mallory", "embedding": target * 1000}])
+        assert np.linalg.norm(parts_of(gallery).store.faces.embeddings()[1][-1]) == pytest.approx(1, abs=1e-6)
         (match,) = gallery.identify(lfw_photo("Colin_Powell", 2))
         assert match.name == "Colin Powell" and match.similarity < 1.01  # no Mallory at similarity 291
 
@@ -126,10 +127,10 @@ def test_imported_crops_must_be_112px_images_and_are_stored_as_jpeg(unchanged, p
     shutil.copytree(unchanged, copy)
     with open_gallery(copy, pipeline) as gallery:
         assert gallery.import_(accepted) == {"added": 1, "skipped": 3}
-        info = gallery.get("Png Crop")
-        stored = gallery.face_crop(info.face_ids[0])
+        info = gallery.services().directory.get("Png Crop")
+        stored = gallery.services().directory.face_crop(info.face_ids[0])
         assert stored[:3] == b"\xff\xd8\xff" and Image.open(io.BytesIO(stored)).size == (112, 112)
-        assert len(gallery.list()) == 4
+        assert len(gallery.people()) == 4
         gallery.health()
 
 
@@ -161,7 +162,7 @@ def test_padded_and_case_duplicate_names_in_one_file(unchanged, pipeline, export
     shutil.copytree(unchanged, copy)
     with open_gallery(copy, pipeline) as gallery:
         gallery.import_(rewrite_export(export, tmp_path / "padded.zip", padded, padded_vectors))
-        assert "Padded Name" in [p.name for p in gallery.list()]
+        assert "Padded Name" in [p.name for p in gallery.people()]
         assert gallery.rename("Padded Name", "Renamed").name == "Renamed"
         assert gallery.delete("Renamed").photos == 1
 

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from facerec.vectors.faiss import FAISS_BLAS_QUERIES, PARALLEL_SCAN_MIN, FaceIndex
+from facerec.gallery.composition import parts_of
 
 
 def unit_vectors(count: int, seed: int) -> np.ndarray:
@@ -95,29 +96,29 @@ def test_hnsw_delete_tombstones_then_compacts_past_the_limit(tmp_path) -> None:
     vectors = unit_vectors(200, seed=7)
     names = [f"person {i:03d}" for i in range(200)]
     with hnsw_gallery(home) as gallery:
-        face_ids = gallery.add_embeddings([{"name": n, "embedding": v} for n, v in zip(names, vectors)])
-        graph = gallery.index.engine.faiss_index
+        face_ids = parts_of(gallery).enrollment.add_embeddings([{"name": n, "embedding": v} for n, v in zip(names, vectors)])
+        graph = parts_of(gallery).index.engine.faiss_index
         for name in names[:10]:  # 5% of the graph: tombstoned, the graph object is kept
             gallery.delete(name)
-        assert gallery.index.engine.faiss_index is graph
-        assert len(gallery.index) == 190 and gallery.index.engine.faiss_index.ntotal == 200
-        _, found = gallery.index.search(vectors[:10], 5)
+        assert parts_of(gallery).index.engine.faiss_index is graph
+        assert len(parts_of(gallery).index) == 190 and parts_of(gallery).index.engine.faiss_index.ntotal == 200
+        _, found = parts_of(gallery).index.search(vectors[:10], 5)
         assert not np.isin(found, face_ids[:10]).any()
-        assert [row[0].name for row in gallery.search(vectors[10:12], 1)] == names[10:12]
-        assert not {row[0].name for row in gallery.search(vectors[:10], 1)} & set(names[:10])
+        assert [row[0].name for row in parts_of(gallery).searching.search(vectors[10:12], 1)] == names[10:12]
+        assert not {row[0].name for row in parts_of(gallery).searching.search(vectors[:10], 1)} & set(names[:10])
     meta = json.loads((home / INDEX_META_FILE).read_text())
     assert meta["tombstones"] == face_ids[:10]
 
     with hnsw_gallery(home) as reopened:  # tombstones come back with the saved graph
-        assert reopened.index.engine.faiss_index.ntotal == 200 and len(reopened.index) == 190
-        _, found = reopened.index.search(vectors[:10], 5)
+        assert parts_of(reopened).index.engine.faiss_index.ntotal == 200 and len(parts_of(reopened).index) == 190
+        _, found = parts_of(reopened).index.search(vectors[:10], 5)
         assert not np.isin(found, face_ids[:10]).any()
         deletions = int(TOMBSTONE_FRACTION * 200) - 10 + 1
         for name in names[10 : 10 + deletions]:  # past the limit: rebuilt from the database
             reopened.delete(name)
-        assert reopened.index.engine.faiss_index.ntotal == len(reopened.index) == 200 - 10 - deletions
-        assert not reopened.index.engine.tombstones
-        assert sorted(reopened.index.reconstruct_ids().tolist()) == face_ids[10 + deletions :]
+        assert parts_of(reopened).index.engine.faiss_index.ntotal == len(parts_of(reopened).index) == 200 - 10 - deletions
+        assert not parts_of(reopened).index.engine.tombstones
+        assert sorted(parts_of(reopened).index.reconstruct_ids().tolist()) == face_ids[10 + deletions :]
 
 
 def test_index_kind_and_search_effort_come_from_the_environment(tmp_path, monkeypatch) -> None:
@@ -127,8 +128,8 @@ def test_index_kind_and_search_effort_come_from_the_environment(tmp_path, monkey
     monkeypatch.setenv("FACEREC_INDEX", "hnsw")
     monkeypatch.setenv("FACEREC_HNSW_EF", "200")
     with Gallery(Settings.from_env(home=tmp_path / "gallery")) as gallery:
-        assert gallery.index.kind == "hnsw" and gallery.index.engine.ef_search == 200
-        assert gallery.stats()["index"] == "hnsw"
+        assert parts_of(gallery).index.kind == "hnsw" and parts_of(gallery).index.engine.ef_search == 200
+        assert gallery.services().maintenance.stats()["index"] == "hnsw"
 
 
 # ----- HNSW over the principal subspace: exact similarities, tombstones, persistence -------------------------
@@ -149,10 +150,10 @@ def test_large_hnsw_gallery_projects_and_returns_exact_similarities(tmp_path) ->
     vectors, queries = vectors[:count], vectors[count:]
     names = [f"person {i:05d}" for i in range(count)]
     with hnsw_gallery(home) as gallery:
-        face_ids = np.array(gallery.add_embeddings([{"name": n, "embedding": v} for n, v in zip(names, vectors)]))
-        gallery.index.sync(gallery.store)
-        assert is_projected(gallery.index.engine.faiss_index)  # rebuilt over the subspace once the gallery got large enough
-        similarities, found = gallery.index.search(queries, 5)
+        face_ids = np.array(parts_of(gallery).enrollment.add_embeddings([{"name": n, "embedding": v} for n, v in zip(names, vectors)]))
+        parts_of(gallery).index.sync(parts_of(gallery).store)
+        assert is_projected(parts_of(gallery).index.engine.faiss_index)  # rebuilt over the subspace once the gallery got large enough
+        similarities, found = parts_of(gallery).index.search(queries, 5)
         expected_scores, expected_ids = brute_force(vectors, face_ids, queries, 5)
         assert np.mean(found[:, 0] == expected_ids[:, 0]) >= 0.95
         hits = found[:, 0] == expected_ids[:, 0]
@@ -160,13 +161,13 @@ def test_large_hnsw_gallery_projects_and_returns_exact_similarities(tmp_path) ->
 
         top = int(expected_ids[0, 0])
         gallery.delete(names[int(np.flatnonzero(face_ids == top)[0])])
-        assert gallery.index.engine.tombstones == {top}
-        _, found = gallery.index.search(queries[:1], 5)
+        assert parts_of(gallery).index.engine.tombstones == {top}
+        _, found = parts_of(gallery).index.search(queries[:1], 5)
         assert top not in found[0]
 
     with hnsw_gallery(home) as reopened:
-        assert is_projected(reopened.index.engine.faiss_index) and reopened.index.engine.tombstones == {top}
-        _, found = reopened.index.search(queries, 5)
+        assert is_projected(parts_of(reopened).index.engine.faiss_index) and parts_of(reopened).index.engine.tombstones == {top}
+        _, found = parts_of(reopened).index.search(queries, 5)
         assert not np.isin(found, [top]).any()
         assert np.mean(found[1:, 0] == expected_ids[1:, 0]) >= 0.95
 
@@ -179,7 +180,7 @@ def _gallery_home_with_index(tmp_path):
 
     home = tmp_path / "home"
     with Gallery(Settings(home=home)) as gallery:
-        gallery.add_embeddings([{"name": "Someone", "embedding": unit_vectors(1, seed=3)[0]}])
+        parts_of(gallery).enrollment.add_embeddings([{"name": "Someone", "embedding": unit_vectors(1, seed=3)[0]}])
     assert (home / "index.faiss").is_file()
     return home
 
@@ -200,7 +201,7 @@ def test_temp_files_of_killed_saves_are_removed_when_the_index_is_opened(tmp_pat
     for path in stale + [live]:
         path.write_bytes(b"\0" * 4096)
     with Gallery(Settings(home=home)) as gallery:
-        assert len(gallery.list()) == 1
+        assert len(gallery.people()) == 1
     assert not any(path.exists() for path in stale) and live.exists()
 
 
@@ -226,7 +227,7 @@ def _bulk_gallery(home, names: list[str], seed: int):
 
     vectors = unit_vectors(len(names), seed=seed)
     with Gallery(Settings(home=home)) as gallery:
-        gallery.add_embeddings([{"name": n, "embedding": v} for n, v in zip(names, vectors)])
+        parts_of(gallery).enrollment.add_embeddings([{"name": n, "embedding": v} for n, v in zip(names, vectors)])
     return vectors
 
 
@@ -245,9 +246,9 @@ def test_another_gallerys_index_copied_in_is_rebuilt_not_searched(tmp_path) -> N
     for name in ("index.faiss", "index.json"):  # the same journal shape ("add", 3): the old check let it in
         shutil.copy(tmp_path / "small" / name, tmp_path / "big" / name)
     with _open(tmp_path / "big") as gallery:
-        assert gallery.notices and "belongs to another gallery" in " ".join(gallery.notices)
-        similarities, ids = gallery.index.search(vectors, 1)
-        assert [gallery.store.faces.labels([int(i)])[int(i)][1] for i in ids[:, 0]] == [f"Big {i}" for i in range(5)]
+        assert gallery.services().maintenance.notices and "belongs to another gallery" in " ".join(gallery.services().maintenance.notices)
+        similarities, ids = parts_of(gallery).index.search(vectors, 1)
+        assert [parts_of(gallery).store.faces.labels([int(i)])[int(i)][1] for i in ids[:, 0]] == [f"Big {i}" for i in range(5)]
         assert np.all(similarities <= 1.0)
 
 
@@ -270,8 +271,8 @@ def test_a_damaged_vector_is_caught_and_no_similarity_exceeds_one(tmp_path, chec
         (home / "index.json").write_text(json.dumps(meta))
     with _open(home) as gallery:
         reason = "is not the file its last save wrote" if checksum else "is not the database's"
-        assert reason in " ".join(gallery.notices), gallery.notices
+        assert reason in " ".join(gallery.services().maintenance.notices), gallery.services().maintenance.notices
         stranger = unit_vectors(1, seed=99)
-        similarities, ids = gallery.index.search(np.vstack([stranger, vectors]), 1)
+        similarities, ids = parts_of(gallery).index.search(np.vstack([stranger, vectors]), 1)
         assert np.all(similarities <= 1.0) and similarities[0, 0] < 0.3  # a stranger matches nobody
-        assert list(ids[1:, 0]) == sorted(gallery.index.reconstruct_ids())
+        assert list(ids[1:, 0]) == sorted(parts_of(gallery).index.reconstruct_ids())

@@ -68,7 +68,7 @@ def test_an_export_of_2000_people_made_through_the_app_imports_back_through_it(t
 
     source = tmp_path / "source"
     with Gallery(Settings(home=source)) as gallery:
-        counts = gallery.import_(archive_of_celeba(celeba112, gallery.model_id, tmp_path / "made.zip"))
+        counts = gallery.import_(archive_of_celeba(celeba112, gallery.services().maintenance.model_id, tmp_path / "made.zip"))
     assert counts["added"] == PEOPLE * PER_PERSON
     key = admin_key(source)
     with running_app(source, admin_password=PASSWORD) as app:

@@ -39,7 +39,7 @@ def test_a_chain_of_confirmed_blends_cannot_walk_a_person_to_someone_else(tmp_pa
                         key=lambda m: m.face.width)
             if match.name != "Tony Blair" or match.sighting_id is None:
                 continue
-            learning = gallery.confirm_sighting(match.sighting_id, learn_by="admin password").learning
+            learning = gallery.services().feedback.confirm(match.sighting_id, learn_by="admin password").learning
             if learning["learned_face_id"] is not None:
                 learned += 1
             else:

@@ -34,7 +34,7 @@ def frames(tmp_path_factory, lfw_photo) -> list[np.ndarray]:
 
 
 def test_the_camera_names_the_enrolled_face_on_the_frame(gallery, frames):
-    camera = LiveCamera(gallery.live(5.0))
+    camera = LiveCamera(gallery.services().video.live(5.0))
     drawn = [camera.frame(pixels) for pixels in frames]
     assert camera.followed == len(frames) and camera.dropped == 0 and camera.faces_now >= 1
     assert all(d is not None and d.shape == frames[0].shape for d in drawn)
@@ -44,7 +44,7 @@ def test_the_camera_names_the_enrolled_face_on_the_frame(gallery, frames):
 
 
 def test_a_frame_arriving_while_one_is_followed_is_dropped_not_queued(gallery, frames):
-    camera = LiveCamera(gallery.live(5.0))
+    camera = LiveCamera(gallery.services().video.live(5.0))
     started, release = threading.Event(), threading.Event()
     see = camera.faces.see
 
@@ -67,7 +67,7 @@ def test_a_frame_arriving_while_one_is_followed_is_dropped_not_queued(gallery, f
 
 
 def test_the_cameras_of_pages_are_bounded_the_idle_longest_forgotten(gallery):
-    cameras = LiveCameras(lambda: gallery.live(5.0), most=2)
+    cameras = LiveCameras(lambda: gallery.services().video.live(5.0), most=2)
     first, second = cameras.of("a"), cameras.of("b")
     assert cameras.of("a") is first  # the same page keeps its camera (and its tracks)
     cameras.of("c")

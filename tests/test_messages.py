@@ -25,6 +25,7 @@ from facerec.faces.image import load_image
 from facerec.messages import percent_text, plural, rate_text, sentence, sentences
 from facerec.settings import Settings
 from facerec.words.threshold import threshold_notes
+from facerec.gallery.composition import parts_of
 from group_photos import group_photo
 
 REPO = Path(__file__).resolve().parents[1]
@@ -94,7 +95,7 @@ def test_a_truncated_jpeg_is_described_without_the_decoders_text(truncated) -> N
 
 
 def test_a_1x1_image_is_too_small_to_contain_a_face(gallery, tiny, lfw_photo) -> None:
-    before = gallery.store.counts()
+    before = parts_of(gallery).store.counts()
     for call in (lambda: gallery.identify(tiny), lambda: gallery.enroll(tiny, "Tiny"),
                  lambda: gallery.verify(tiny, lfw_photo(ANTONIO, 1))):
         with pytest.raises(NoFace) as caught:
@@ -102,7 +103,7 @@ def test_a_1x1_image_is_too_small_to_contain_a_face(gallery, tiny, lfw_photo) ->
         assert "is only 1x1 pixels, too small to contain a face" in str(caught.value), str(caught.value)
     with pytest.raises(NoFace, match="the first photo is only 1x1 pixels"):
         gallery.verify(tiny, lfw_photo(ANTONIO, 1))
-    assert gallery.store.counts() == before
+    assert parts_of(gallery).store.counts() == before
 
 
 def test_the_look_alike_refusal_states_the_facts_in_sentences(gallery, lfw_photo) -> None:
@@ -113,7 +114,7 @@ def test_the_look_alike_refusal_states_the_facts_in_sentences(gallery, lfw_photo
     assert re.fullmatch(r"this face matches already-enrolled Antonio Trillanes \(\d+\.\d{2}\), at or above the "
                         r"threshold \d+\.\d{2} \(set by the accepted stranger-match rate for 1 enrolled face\), so it "
                         r"may be the same person", message), message
-    assert gallery.store.counts()[0] == 1
+    assert parts_of(gallery).store.counts()[0] == 1
 
 
 def test_verify_asks_which_face_of_a_group_photo(gallery, group, lfw_photo) -> None:

@@ -21,6 +21,7 @@ from facerec.openset.population_tail import MIN_PEOPLE, measure_population_tail
 from facerec.settings import Settings
 from facerec.words.threshold import threshold_sentence
 from facerec.openset.threshold_policy import ThresholdPolicy
+from facerec.gallery.composition import parts_of
 
 GALLERY_PEOPLE, STRANGERS = 400, 400
 FPIR = 0.1  # 10%: measurable from 400 strangers (40 expected false matches)
@@ -102,28 +103,28 @@ def test_the_gallery_measures_its_tail_and_measures_again_only_when_it_has_grown
     degraded = faces[1]
     with Gallery.open(tmp_path / "home") as gallery:
         def enroll(rows) -> None:
-            gallery.add_embeddings([{"name": f"person {i}", "embedding": degraded[i], "photo_sha256": f"p{i}"}
+            parts_of(gallery).enrollment.add_embeddings([{"name": f"person {i}", "embedding": degraded[i], "photo_sha256": f"p{i}"}
                                     for i in rows])
 
         enroll(range(MIN_PEOPLE - 1))
-        assert gallery.threshold_in_force().population is None  # too few people
+        assert gallery.services().thresholds.in_force().population is None  # too few people
         enroll(range(MIN_PEOPLE - 1, GALLERY_PEOPLE))
-        rule = gallery.threshold_in_force()
+        rule = gallery.services().thresholds.in_force()
         assert rule.population.people == GALLERY_PEOPLE and rule.raised_from is not None
-        assert gallery.verification_threshold().population is rule.population
+        assert gallery.services().thresholds.for_verification().population is rule.population
         enroll(range(GALLERY_PEOPLE, GALLERY_PEOPLE + 10))  # 2.5% more: the same measurement
-        assert gallery.threshold_in_force().population is rule.population
+        assert gallery.services().thresholds.in_force().population is rule.population
         enroll(range(GALLERY_PEOPLE + 10, GALLERY_PEOPLE + 60))  # 15% more: measured again, beside the request
-        assert gallery.threshold_in_force().population is rule.population  # answered at once with the last tail
-        gallery.thresholds.population.settle()
-        grown = gallery.threshold_in_force().population
+        assert gallery.services().thresholds.in_force().population is rule.population  # answered at once with the last tail
+        parts_of(gallery).thresholds.population.settle()
+        grown = gallery.services().thresholds.in_force().population
         assert grown is not rule.population and grown.people == GALLERY_PEOPLE + 60
         # 40 people replaced by 40 others: the same count, other faces, so measured again (#28 point 2: the
         # face count alone kept the old tail; the journal moved by 80 entries, over 10% of 460 faces).
         for i in range(40):
             gallery.delete(f"person {i}")
         enroll(range(GALLERY_PEOPLE + 60, GALLERY_PEOPLE + 100))
-        gallery.threshold_in_force()
-        gallery.thresholds.population.settle()
-        replaced = gallery.threshold_in_force().population
+        gallery.services().thresholds.in_force()
+        parts_of(gallery).thresholds.population.settle()
+        replaced = gallery.services().thresholds.in_force().population
         assert replaced is not grown and replaced.people == grown.people

@@ -24,6 +24,7 @@ from facerec.gallery import Gallery
 from facerec.settings import Settings
 from facerec.storage import Store, utcnow
 from facerec.vectors.faiss import FaceIndex
+from facerec.gallery.composition import parts_of
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 
@@ -139,7 +140,7 @@ def test_a_password_never_shows_in_stats(postgres, tmp_path):
         connection.execute("CREATE ROLE gallery_owner LOGIN PASSWORD 'not-for-your-eyes' SUPERUSER")
     url = postgres.new_database().replace("postgres:@", "gallery_owner:not-for-your-eyes@")
     with Gallery(Settings.from_env(home=tmp_path / "home", database_url=url)) as gallery:
-        stats = gallery.stats()
+        stats = gallery.services().maintenance.stats()
     assert "not-for-your-eyes" not in json.dumps(stats) and "gallery_owner:***@" in stats["database"]
 
 
@@ -215,16 +216,16 @@ def test_pgvector_search_uses_the_hnsw_index_and_returns_exact_similarities(post
     count = 5000
     vectors = unit_vectors(count, seed=2)
     with Gallery(Settings.from_env(home=tmp_path / "home", database_url=url, store_crops=False)) as gallery:
-        with gallery.store.write_engine.begin() as connection:  # a bulk load: drop the index, load, build it
+        with parts_of(gallery).store.write_engine.begin() as connection:  # a bulk load: drop the index, load, build it
             connection.exec_driver_sql(f"DROP INDEX {VECTOR_INDEX}")
-        face_ids = np.array(gallery.add_embeddings([{"name": f"person {i}", "embedding": v}
+        face_ids = np.array(parts_of(gallery).enrollment.add_embeddings([{"name": f"person {i}", "embedding": v}
                                                     for i, v in enumerate(vectors)]))
-        with gallery.store.write_engine.begin() as connection:
+        with parts_of(gallery).store.write_engine.begin() as connection:
             connection.exec_driver_sql(vector_index_ddl())
             connection.exec_driver_sql("ANALYZE faces")
-        index = gallery.index
+        index = parts_of(gallery).index
         assert index.kind == "pgvector" and len(index) == count
-        with gallery.store.read_engine.connect() as connection:
+        with parts_of(gallery).store.read_engine.connect() as connection:
             plan = " ".join(row[0] for row in connection.exec_driver_sql(
                 "EXPLAIN SELECT id, embedding <#> %(query)s AS distance FROM faces ORDER BY distance LIMIT 20",
                 {"query": vectors[0]}))
@@ -247,7 +248,7 @@ def test_pgvector_search_uses_the_hnsw_index_and_returns_exact_similarities(post
         np.testing.assert_allclose(similarities[0], np.sort(exact[0])[::-1][:1200], atol=1e-5)
 
         gallery.delete("person 0")
-        assert len(gallery.index) == count - 1 and face_ids[0] not in gallery.index.search(vectors[:1], 5)[1]
+        assert len(parts_of(gallery).index) == count - 1 and face_ids[0] not in parts_of(gallery).index.search(vectors[:1], 5)[1]
 
 
 def test_a_second_gallery_counts_the_first_ones_writes(postgres, tmp_path):
@@ -255,12 +256,12 @@ def test_a_second_gallery_counts_the_first_ones_writes(postgres, tmp_path):
     url = postgres.new_database()
     settings = Settings.from_env(home=tmp_path / "home", database_url=url, store_crops=False)
     vectors = unit_vectors(30, seed=4)
-    with Gallery(settings) as writer, Gallery(settings, pipeline=writer.pipeline) as reader:
-        writer.add_embeddings([{"name": f"p{i}", "embedding": v} for i, v in enumerate(vectors[:20])])
+    with Gallery(settings) as writer, Gallery(settings, pipeline=parts_of(writer).pipeline) as reader:
+        parts_of(writer).enrollment.add_embeddings([{"name": f"p{i}", "embedding": v} for i, v in enumerate(vectors[:20])])
         writer.delete("p3")
-        writer.add_embeddings([{"name": "p1", "embedding": vectors[20]}])  # a second face of p1
-        assert reader.threshold_in_force().comparisons == len(reader.index) == 20 == writer.store.counts()[1]
-        assert [c.name for c in reader.search(vectors[20][None], 1)[0]] == ["p1"]
+        parts_of(writer).enrollment.add_embeddings([{"name": "p1", "embedding": vectors[20]}])  # a second face of p1
+        assert reader.services().thresholds.in_force().comparisons == len(parts_of(reader).index) == 20 == parts_of(writer).store.counts()[1]
+        assert [c.name for c in parts_of(reader).searching.search(vectors[20][None], 1)[0]] == ["p1"]
 
 
 def test_api_keys_never_change_the_schema_of_a_postgresql_gallery(postgres, tmp_path):

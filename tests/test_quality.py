@@ -19,6 +19,7 @@ from facerec.faces.quality.calibration import fit, one_shot_outcomes
 from facerec.faces.quality.features import binomial_blur, eye_distance, sharpness, stability, yaw_ratio
 from facerec.faces.quality.score import QualityModel
 from facerec.settings import Settings
+from facerec.gallery.composition import parts_of
 from poor_photos import poor_photo
 
 GOOD = ("Colin_Powell", 1)
@@ -33,7 +34,7 @@ def gallery(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def good_crop(gallery, lfw_photo):
-    photo, faces = gallery.detect(lfw_photo(*GOOD))
+    photo, faces = gallery.services().photos.detect(lfw_photo(*GOOD))
     return align_face(photo.pixels, faces[0].landmarks), faces[0]
 
 
@@ -55,7 +56,7 @@ def test_features_move_the_way_they_should(gallery, good_crop) -> None:
     assert eye_distance(face.landmarks) == pytest.approx(np.linalg.norm(face.landmarks[1] - face.landmarks[0]))
     # Heavy noise (a dark photo's sensor noise) makes the network read the face unreliably; blur does not (a
     # blurred face changes little under more blur): that is what the sharpness feature is for.
-    embedder = gallery.pipeline.embedder
+    embedder = parts_of(gallery).pipeline.embedder
     noisy = np.clip(crop + np.random.default_rng(0).normal(0, 25, crop.shape), 0, 255).astype(np.uint8)
     assert stability(embedder, noisy) < stability(embedder, crop) - 0.03
     assert 0.9 < stability(embedder, crop) <= 1.0
@@ -86,17 +87,17 @@ def test_one_shot_outcomes_count_rank_one_and_the_threshold() -> None:
 
 def test_a_poor_photo_is_refused_with_its_reasons_unless_allowed(gallery, lfw_photo) -> None:
     poor = poor_photo(lfw_photo(*GOOD))
-    counts = gallery.store.counts()
+    counts = parts_of(gallery).store.counts()
     with pytest.raises(LowQuality) as refused:
         gallery.enroll(poor, "Poor Photo")
     assert "blurred" in str(refused.value) and refused.value.quality.low
     assert "\n" not in str(refused.value)
-    assert gallery.store.counts() == counts  # nothing stored
+    assert parts_of(gallery).store.counts() == counts  # nothing stored
     result = gallery.enroll(poor, "Poor Photo", allow_low_quality=True)
     assert result.quality.low and result.to_dict()["quality"]["reasons"]
     good = gallery.enroll(lfw_photo(*GOOD), "Colin Powell", allow_lookalike=True)
     assert not good.quality.low and good.quality.score > result.quality.score + 0.2
-    assert gallery.enrollment_quality(lfw_photo("Colin_Powell", 2)).low is False
+    assert gallery.services().photos.enrollment_quality(lfw_photo("Colin_Powell", 2)).low is False
 
 
 def test_a_poor_photo_added_to_a_person_is_refused_like_a_first_photo(tmp_path, lfw_photo) -> None:
@@ -105,10 +106,10 @@ def test_a_poor_photo_added_to_a_person_is_refused_like_a_first_photo(tmp_path, 
     poor.write_bytes(poor_photo(lfw_photo(*GOOD)))
     with Gallery.open(tmp_path / "home") as gallery:
         gallery.enroll(lfw_photo("Colin_Powell", 2), "Colin Powell")
-        counts = gallery.store.counts()
+        counts = parts_of(gallery).store.counts()
         with pytest.raises(LowQuality) as refused:
             gallery.add_photo("Colin Powell", poor)
-        assert "blurred" in str(refused.value) and gallery.store.counts() == counts
+        assert "blurred" in str(refused.value) and parts_of(gallery).store.counts() == counts
     cli = subprocess.run([sys.executable, "-m", "facerec.cli", "add-photo", "Colin Powell", str(poor), "--home",
                           str(tmp_path / "home")], capture_output=True, text=True, timeout=300)
     assert cli.returncode != 0 and "--allow-low-quality" in cli.stderr and "Traceback" not in cli.stderr
@@ -119,9 +120,9 @@ def test_a_poor_photo_added_to_a_person_is_refused_like_a_first_photo(tmp_path, 
 
 def test_quality_from_a_detection_already_made_equals_a_fresh_one(gallery, lfw_photo) -> None:
     # The Enroll tab hands over the faces it has just drawn instead of detecting twice: same face, same figures.
-    photo, faces = gallery.detect(poor_photo(lfw_photo(*GOOD)))
-    fresh = gallery.enrollment_quality(poor_photo(lfw_photo(*GOOD)))
-    reused = gallery.enrollment_quality(photo, 0, faces)
+    photo, faces = gallery.services().photos.detect(poor_photo(lfw_photo(*GOOD)))
+    fresh = gallery.services().photos.enrollment_quality(poor_photo(lfw_photo(*GOOD)))
+    reused = gallery.services().photos.enrollment_quality(photo, 0, faces)
     assert reused.to_dict() == fresh.to_dict() and reused.low
 
 

@@ -17,6 +17,7 @@ from gallery_backends import PostgresGalleries, SQLiteGalleries
 from facerec.faces.embed import FaceEmbedder
 from facerec.gallery import Gallery
 from facerec.settings import Settings
+from facerec.gallery.composition import parts_of
 
 PEOPLE = ["Alan_Ball", "Biljana_Plavsic", "Art_Hoffmann"]
 NEWCOMER = "Andre_Agassi"
@@ -32,7 +33,7 @@ def test_identify_and_enroll_go_on_during_a_reindex(kind, request, tmp_path, lfw
             gallery.enroll(lfw_photo(person, 1), person.replace("_", " "), allow_lookalike=True,
                            allow_low_quality=True)
         noise = np.random.default_rng(0)
-        gallery.add_embeddings([{"name": f"filler {i}", "embedding": noise.standard_normal(512).astype(np.float32),
+        parts_of(gallery).enrollment.add_embeddings([{"name": f"filler {i}", "embedding": noise.standard_normal(512).astype(np.float32),
                                  "photo_sha256": f"{i:064d}", "box": [0, 0, 10, 10], "landmarks": [],
                                  "crop": noise.integers(0, 255, (112, 112, 3), dtype=np.uint8)}
                                 for i in range(FILLER_FACES)])
@@ -48,7 +49,7 @@ def test_identify_and_enroll_go_on_during_a_reindex(kind, request, tmp_path, lfw
 
         monkeypatch.setattr(FaceEmbedder, "embed", held_after_the_first_batch)
         outcome: dict = {}
-        worker = threading.Thread(target=lambda: outcome.update(count=gallery.reindex()), name="reindex")
+        worker = threading.Thread(target=lambda: outcome.update(count=gallery.services().maintenance.reindex()), name="reindex")
         worker.start()
         try:
             assert first_batch_done.wait(120)
@@ -61,6 +62,6 @@ def test_identify_and_enroll_go_on_during_a_reindex(kind, request, tmp_path, lfw
             go_on.set()
             worker.join(300)
         assert outcome["count"] == len(PEOPLE) + FILLER_FACES + 1  # the newcomer was re-embedded too
-        assert gallery.stats()["gallery_models"] == [gallery.model_id] and gallery.model_warning() is None
+        assert gallery.services().maintenance.stats()["gallery_models"] == [gallery.services().maintenance.model_id] and gallery.services().maintenance.model_warning() is None
         (match,) = gallery.identify(lfw_photo(NEWCOMER, 2), remember=False)
         assert match.name == "Andre Agassi" and enrolled.name == "Andre Agassi"

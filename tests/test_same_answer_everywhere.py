@@ -23,6 +23,7 @@ from gradio_client import Client, handle_file
 from facerec.gallery import Gallery
 from facerec.settings import Settings
 from facerec.ui.threshold_controls import shown_percent, shown_pin
+from facerec.gallery.composition import parts_of
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -73,8 +74,8 @@ def test_untouched_controls_ask_for_the_rule_in_force_exactly(tmp_path, operator
     settings = Settings(home=tmp_path / "home", **operator)
     with Gallery(settings) as gallery:
         fpir, threshold = page_rule(settings, shown_percent(settings), shown_pin(settings))
-        assert gallery.thresholds.is_default(fpir, threshold)
-        assert gallery.threshold_in_force(fpir, threshold).threshold == gallery.threshold_in_force().threshold
+        assert parts_of(gallery).thresholds.is_default(fpir, threshold)
+        assert gallery.services().thresholds.in_force(fpir, threshold).threshold == gallery.services().thresholds.in_force().threshold
         if settings.similarity_threshold is not None:  # the operator's pin emptied: the rate, exactly
             assert page_rule(settings, shown_percent(settings), "") == (settings.fpir, None)
         assert page_rule(settings, 5.0, "") == (0.05, None)  # a moved slider is the rate it shows

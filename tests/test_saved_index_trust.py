@@ -12,6 +12,7 @@ from hardening import display
 
 from facerec.gallery import Gallery
 from facerec.settings import Settings
+from facerec.gallery.composition import parts_of
 
 
 # ----- the saved index ------------------------------------------------------------------------------------------
@@ -27,7 +28,7 @@ def forty(tmp_path_factory, lfw, lfw_photo):
 
     with Gallery(Settings(home=home)) as gallery:
         for person in forty_people(lfw):
-            photo, faces = gallery.detect(lfw_photo(person, 1))
+            photo, faces = gallery.services().photos.detect(lfw_photo(person, 1))
             gallery.enroll(photo, display(person), face_index=largest_face_index(faces), allow_lookalike=True,
                            allow_low_quality=True)
     return home
@@ -54,8 +55,8 @@ def test_a_forged_vector_with_a_recomputed_checksum_is_never_searched(forty, tmp
     home = copy_of(forty, tmp_path / "home")
     stranger = lfw_photo("Art_Hoffmann", 1)  # one photo in LFW: not among the forty
     with Gallery(Settings(home=tmp_path / "scratch")) as scratch:
-        (face,) = scratch.detect(stranger)[1]
-        vector = scratch.pipeline.embed(scratch.read(stranger), [face])[1][0]
+        (face,) = scratch.services().photos.detect(stranger)[1]
+        vector = parts_of(scratch).pipeline.embed(scratch.services().photos.read(stranger), [face])[1][0]
     index = faiss.read_index(str(home / "index.faiss"))
     ids = faiss.vector_to_array(index.id_map)
     sampled = set(np.linspace(0, len(ids) - 1, min(SAMPLED_FACES, len(ids))).astype(int).tolist())
@@ -69,7 +70,7 @@ def test_a_forged_vector_with_a_recomputed_checksum_is_never_searched(forty, tmp
     meta["meta_sha256"] = meta_digest(meta)
     (home / "index.json").write_text(json.dumps(meta))
     with Gallery(Settings(home=home)) as gallery:
-        assert gallery.notices and f"vector of face {victim} is not the database's" in " ".join(gallery.notices)
+        assert gallery.services().maintenance.notices and f"vector of face {victim} is not the database's" in " ".join(gallery.services().maintenance.notices)
         (match,) = gallery.identify(stranger)
     assert match.name is None and match.similarity < 0.9, (match.name, match.similarity)
 
@@ -80,8 +81,8 @@ def test_an_index_json_without_its_digest_is_rebuilt_not_trusted(forty, tmp_path
     del meta["meta_sha256"]
     (home / "index.json").write_text(json.dumps(meta))
     with Gallery(Settings(home=home)) as gallery:
-        assert "damaged" in " ".join(gallery.notices)
-        assert len(gallery.index) == 40
+        assert "damaged" in " ".join(gallery.services().maintenance.notices)
+        assert len(parts_of(gallery).index) == 40
 
 
 def test_a_flipped_bit_or_another_gallerys_index_rebuilds_instead_of_refusing(forty, tmp_path, lfw_photo):
@@ -92,7 +93,7 @@ def test_a_flipped_bit_or_another_gallerys_index_rebuilds_instead_of_refusing(fo
     meta["seq"] ^= 1 << 20
     (flipped / "index.json").write_text(json.dumps(meta))
     with Gallery(Settings(home=flipped)) as gallery:
-        assert "damaged" in " ".join(gallery.notices) and len(gallery.index) == 40
+        assert "damaged" in " ".join(gallery.services().maintenance.notices) and len(parts_of(gallery).index) == 40
 
     small = tmp_path / "small"
     with Gallery(Settings(home=small)) as gallery:
@@ -100,5 +101,5 @@ def test_a_flipped_bit_or_another_gallerys_index_rebuilds_instead_of_refusing(fo
     for name in ("index.faiss", "index.json"):  # the 40-face gallery's index, at a far higher journal position
         (small / name).write_bytes((forty / name).read_bytes())
     with Gallery(Settings(home=small)) as gallery:
-        assert "another gallery" in " ".join(gallery.notices)
-        assert [p.name for p in gallery.list()] == ["Colin Powell"] and len(gallery.index) == 1
+        assert "another gallery" in " ".join(gallery.services().maintenance.notices)
+        assert [p.name for p in gallery.people()] == ["Colin Powell"] and len(parts_of(gallery).index) == 1

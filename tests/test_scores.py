@@ -28,6 +28,7 @@ from facerec.openset.cohort import Cohort, cohort_path
 from facerec.openset.model_card import cosine_calibration_for, policy_for
 from facerec.openset.threshold_policy import ThresholdPolicy
 from facerec.settings import Settings
+from facerec.gallery.composition import parts_of
 from gallery_backends import PostgresGalleries, SQLiteGalleries
 
 HUB = ("Jean_Brumley", 2)  # the protocol's enrolled photo of a face many strangers land on
@@ -53,17 +54,17 @@ def hub_gallery(tmp_path_factory, backend, lfw_photo):
     with Gallery(settings_for(backend, home)) as gallery:
         gallery.enroll(lfw_photo(*HUB), "Jean Brumley", allow_lookalike=True, allow_low_quality=True)
         for name in OTHERS:
-            photo, faces = gallery.detect(lfw_photo(name, 1))
+            photo, faces = gallery.services().photos.detect(lfw_photo(name, 1))
             gallery.enroll(photo, name.replace("_", " "), face_index=largest_face_index(faces), allow_lookalike=True,
                            allow_low_quality=True)
-        return home, gallery.pipeline
+        return home, parts_of(gallery).pipeline
 
 
 def test_strangers_who_land_on_a_hub_are_not_named_and_the_person_still_is(hub_gallery, backend, lfw_photo):
     home, pipeline = hub_gallery
     with Gallery(settings_for(backend, home), pipeline=pipeline) as gallery:
-        rule = gallery.threshold_in_force()
-        raw_rule = ThresholdPolicy(cosine_calibration_for(gallery.settings, gallery.policy)).for_gallery(len(OTHERS) + 1)
+        rule = gallery.services().thresholds.in_force()
+        raw_rule = ThresholdPolicy(cosine_calibration_for(gallery.services().settings, parts_of(gallery).policy)).for_gallery(len(OTHERS) + 1)
         landed = 0
         for stranger in LANDING_STRANGERS:
             match = max(gallery.identify(lfw_photo(stranger, 1), remember=False), key=lambda m: m.face.width)
@@ -78,7 +79,7 @@ def test_strangers_who_land_on_a_hub_are_not_named_and_the_person_still_is(hub_g
         assert again.similarity >= again.threshold and again.stranger_far is not None and again.stranger_far < 1e-3
         # one comparison, same story (at a 0.1% false-match rate, where the raw cosine says "same person")
         verified = gallery.verify(lfw_photo(*HUB), lfw_photo(LANDING_STRANGERS[0], 1), fpir=0.001)
-        raw_verify = ThresholdPolicy(cosine_calibration_for(gallery.settings, gallery.policy)).for_verification(0.001)
+        raw_verify = ThresholdPolicy(cosine_calibration_for(gallery.services().settings, parts_of(gallery).policy)).for_verification(0.001)
         assert not verified.same_person and verified.similarity >= raw_verify.threshold
 
 
@@ -98,17 +99,17 @@ def test_an_old_gallery_gains_its_statistics_when_opened_and_answers_alike(hub_g
     assert backend.sql(old, "SELECT COUNT(*) FROM faces WHERE cohort_sd IS NULL")[0][0] == len(OTHERS) + 1
     with Gallery(settings_for(backend, old), pipeline=pipeline) as gallery:
         assert any(f"computed the cohort statistics of {len(OTHERS) + 1} enrolled face(s)" in n
-                   for n in gallery.notices)
+                   for n in gallery.services().maintenance.notices)
         after = [m.to_dict() for m in gallery.identify(lfw_photo(*HUB_AGAIN), remember=False)]
     assert backend.sql(old, "SELECT COUNT(*) FROM faces WHERE cohort_sd IS NULL")[0][0] == 0
     assert [(f["name"], f["score"]) for f in after] == [(f["name"], f["score"]) for f in before]
     with Gallery(settings_for(backend, old), pipeline=pipeline) as gallery:  # once: the next open has nothing to do
-        assert not any("cohort statistics" in n for n in gallery.notices)
+        assert not any("cohort statistics" in n for n in gallery.services().maintenance.notices)
     # another cohort (a recalibrated model): every face is computed again, none is left on the old one
     backend.sql(old, "UPDATE settings SET value = ? WHERE key = ?", ("another cohort:k1", COHORT_SETTING))
     backend.sql(old, "UPDATE faces SET cohort_mean = 0.9, cohort_sd = 0.5")
     with Gallery(settings_for(backend, old), pipeline=pipeline) as gallery:
-        assert any("cohort statistics" in n for n in gallery.notices)
+        assert any("cohort statistics" in n for n in gallery.services().maintenance.notices)
         again = [m.to_dict() for m in gallery.identify(lfw_photo(*HUB_AGAIN), remember=False)]
     assert [f["score"] for f in again] == [f["score"] for f in before]
 
@@ -118,7 +119,7 @@ def test_a_sqlite_gallery_from_before_the_columns_opens_and_answers(tmp_path, lf
     home = tmp_path / "home"
     with Gallery(Settings.from_env(home=home)) as gallery:
         gallery.enroll(lfw_photo(*HUB), "Jean Brumley")
-        pipeline = gallery.pipeline
+        pipeline = parts_of(gallery).pipeline
     import sqlite3
 
     with sqlite3.connect(home / "gallery.db") as db:
@@ -126,7 +127,7 @@ def test_a_sqlite_gallery_from_before_the_columns_opens_and_answers(tmp_path, lf
         db.execute("ALTER TABLE faces DROP COLUMN cohort_sd")
         db.execute("DELETE FROM settings WHERE key = ?", (COHORT_SETTING,))
     with Gallery(Settings.from_env(home=home), pipeline=pipeline) as gallery:
-        assert any("cohort statistics of 1 enrolled face" in n for n in gallery.notices)
+        assert any("cohort statistics of 1 enrolled face" in n for n in gallery.services().maintenance.notices)
         (match,) = gallery.identify(lfw_photo(*HUB_AGAIN), remember=False)
         assert match.name == "Jean Brumley"
 
@@ -183,8 +184,8 @@ def test_statistics_match_the_cohort_exactly(hub_gallery, backend):
     home, _pipeline = hub_gallery
     rows = backend.sql(home, "SELECT cohort_mean, cohort_sd FROM faces ORDER BY id")
     with Gallery(settings_for(backend, home)) as gallery:
-        ids, vectors = gallery.store.faces.embeddings()
-        expected = gallery.scorer.statistics(vectors)
+        ids, vectors = parts_of(gallery).store.faces.embeddings()
+        expected = parts_of(gallery).scorer.statistics(vectors)
     assert np.allclose([r[0] for r in rows], expected.mean, atol=1e-9)
     assert np.allclose([r[1] for r in rows], expected.sd, atol=1e-9)
 

@@ -26,6 +26,7 @@ from facerec.metrics import MEDIAN_KEYS, ClosestIsPositiveAccuracy, MedianDistan
 from facerec.settings import Settings
 from facerec.words.health import health_in_words
 from facerec.storage import utcnow
+from facerec.gallery.composition import parts_of
 
 PEOPLE = 100
 
@@ -42,7 +43,7 @@ def settings_for(backend, home: Path, **overrides) -> Settings:
 def enrol_and_identify(gallery: Gallery, people: list[tuple[str, list[Path]]]) -> int:
     """Enroll each person from photo 1 (its largest face), identify photo 2; how many faces were named."""
     for name, photos in people:
-        photo, faces = gallery.detect(photos[0])
+        photo, faces = gallery.services().photos.detect(photos[0])
         gallery.enroll(photo, name, face_index=largest_face_index(faces), allow_lookalike=True,
                        allow_low_quality=True)
     return sum(match.name is not None for _name, photos in people for match in gallery.identify(photos[1]))
@@ -60,7 +61,7 @@ def base(tmp_path_factory, backend, lfw_people):
     gallery = Gallery(settings_for(backend, home))
     named = enrol_and_identify(gallery, lfw_people)
     gallery.close()
-    return home, gallery.pipeline, named
+    return home, parts_of(gallery).pipeline, named
 
 
 @pytest.fixture
@@ -115,10 +116,10 @@ def test_one_photo_gallery_gets_defined_metrics_from_its_sightings_and_keeps_the
 
 def test_figures_are_the_spec_metrics_over_enrolled_faces_and_sightings(gallery) -> None:
     """The cross-batch memory scores enrolled + sightings once: the same as the metrics over both together."""
-    face_ids, enrolled = gallery.store.faces.embeddings()
-    labels = gallery.store.faces.labels()
+    face_ids, enrolled = parts_of(gallery).store.faces.embeddings()
+    labels = parts_of(gallery).store.faces.labels()
     enrolled_ids = np.array([labels[int(f)][0] for f in face_ids])
-    seen = gallery.store.sightings.rows(gallery.model_id)
+    seen = parts_of(gallery).store.sightings.rows(gallery.services().maintenance.model_id)
     embeddings = np.concatenate([enrolled, seen.embeddings])
     identities = np.concatenate([enrolled_ids, seen.identity_ids])
     accuracy, medians = ClosestIsPositiveAccuracy(), MedianDistances()
@@ -134,12 +135,12 @@ def test_privacy_mode_keeps_no_sightings_and_forgets_those_kept_before(backend, 
     assert before > 0
     with Gallery(settings_for(backend, home, store_crops=False), pipeline=base[1]) as private:
         assert rows(backend, home, "SELECT COUNT(*) FROM sightings")[0][0] == 0
-        assert f"forgot {before} sighting(s)" in private.notices[-1]
+        assert f"forgot {before} sighting(s)" in private.services().maintenance.notices[-1]
         matches = private.identify(lfw_people[0][1][1])
         assert matches[0].name is not None and matches[0].sighting_id is None
         report = private.health().to_dict()
         with pytest.raises(InvalidArgument, match="privacy mode"):
-            private.confirm_sighting(1)
+            private.services().feedback.confirm(1)
     assert rows(backend, home, "SELECT COUNT(*) FROM sightings")[0][0] == 0
     assert report["sightings"]["enabled"] is False and "privacy mode" in report["sightings"]["reason"]
     assert report["closest_is_positive_accuracy"] is None  # back to the enrolled faces alone
@@ -176,24 +177,24 @@ def test_confirm_correct_and_reject_change_one_sighting_each(backend, gallery, h
     first, second = lfw_people[0][0], lfw_people[1][0]
     match = gallery.identify(lfw_people[0][1][1])[0]
     assert match.name == first and match.sighting_id is not None
-    assert gallery.confirm_sighting(match.sighting_id).source == "confirmed"
-    corrected = gallery.correct_sighting(match.sighting_id, second)
+    assert gallery.services().feedback.confirm(match.sighting_id).source == "confirmed"
+    corrected = gallery.services().feedback.correct(match.sighting_id, second)
     assert corrected.name == second and corrected.source == "corrected" and corrected.similarity < match.similarity
     assert [tuple(r) for r in rows(backend, home, "SELECT identity_id, source FROM sightings WHERE id = ?",
-                                   (match.sighting_id,))] == [(gallery.get(second).id, "corrected")]
+                                   (match.sighting_id,))] == [(gallery.services().directory.get(second).id, "corrected")]
     count = rows(backend, home, "SELECT COUNT(*) FROM sightings")[0][0]
-    gallery.reject_sighting(match.sighting_id)
+    gallery.services().feedback.reject(match.sighting_id)
     assert rows(backend, home, "SELECT COUNT(*) FROM sightings")[0][0] == count - 1
     with pytest.raises(UnknownSighting, match="no sighting"):
-        gallery.confirm_sighting(match.sighting_id)
-    label = gallery.label_face(match.embedding, first)  # a face identify left unnamed, labelled by the user
+        gallery.services().feedback.confirm(match.sighting_id)
+    label = gallery.services().feedback.label(match.embedding, first)  # a face identify left unnamed, labelled by the user
     assert label.source == "corrected" and label.similarity == pytest.approx(match.similarity, abs=1e-4)
     assert gallery.health().sightings["sources"].get("corrected") == 1
 
 
 def test_reindexing_for_another_model_empties_the_memory(backend, gallery, home) -> None:
     assert rows(backend, home, "SELECT COUNT(*) FROM sightings")[0][0] > 0
-    gallery.reindex()
+    gallery.services().maintenance.reindex()
     assert rows(backend, home, "SELECT COUNT(*) FROM sightings")[0][0] == 0
 
 
@@ -201,7 +202,7 @@ def test_drift_and_a_weak_enrollment_show_in_the_trend(gallery, lfw_people) -> N
     """Sightings over three days, each day's faces further from their enrollments (real embeddings mixed with
     other people's, so the distances rise); one person's sightings agree with each other but not with the
     enrollment photo."""
-    store, rng = gallery.store, np.random.default_rng(0)
+    store, rng = parts_of(gallery).store, np.random.default_rng(0)
     with store.writing() as session, session.begin():
         store.sightings.clear(session)
     face_ids, enrolled = store.faces.embeddings()
@@ -214,12 +215,12 @@ def test_drift_and_a_weak_enrollment_show_in_the_trend(gallery, lfw_people) -> N
                 other = enrolled[(row + 7) % len(enrolled)]
                 vector = (1 - mix) * enrolled[row] + mix * other + 0.01 * rng.standard_normal(512)
                 vector /= np.linalg.norm(vector)
-                store.sightings.add(session, owners[row], vector, gallery.model_id, float(enrolled[row] @ vector),
+                store.sightings.add(session, owners[row], vector, gallery.services().maintenance.model_id, float(enrolled[row] @ vector),
                                     "identified", 10_000, start + timedelta(days=day), score=99.0)  # named, as kept
         stranger = enrolled[99] * 0.5 + enrolled[98] * 0.5  # "how they look now": far from person 0's enrollment
         for _ in range(4):
             vector = 0.35 * enrolled[0] + stranger + 0.005 * rng.standard_normal(512)
-            store.sightings.add(session, owners[0], vector / np.linalg.norm(vector), gallery.model_id, 0.5,
+            store.sightings.add(session, owners[0], vector / np.linalg.norm(vector), gallery.services().maintenance.model_id, 0.5,
                                 "confirmed", 10_000, start + timedelta(days=2))
     memory = health_in_words(gallery.health())["sightings"]  # the numbers, and the trend in words
     assert memory["sightings"] == 3 * 60 + 4  # every one above the threshold: Health reads them all
@@ -271,16 +272,16 @@ def test_a_repeat_is_looked_for_among_the_persons_latest_sightings_only(backend,
         return gallery.identify(photos[0])[0].sighting_id == first
 
     assert repeat_is_found(photos_a)  # among the latest 200: the same sighting
-    gallery.sightings.lookback = 1  # only the latest one is looked at: photo 2's, so photo 1 is new again
+    parts_of(gallery).sightings.lookback = 1  # only the latest one is looked at: photo 2's, so photo 1 is new again
     assert not repeat_is_found(photos_b)
 
 
 def test_a_flood_of_identifications_never_evicts_what_a_user_confirmed(backend, home, base, lfw_people) -> None:
     with Gallery(settings_for(backend, home, sightings_memory=4), pipeline=base[1]) as small:
         confirmed = small.identify(lfw_people[0][1][0])[0]
-        small.confirm_sighting(confirmed.sighting_id)
+        small.services().feedback.confirm(confirmed.sighting_id)
         corrected = small.identify(lfw_people[1][1][0])[0]
-        small.correct_sighting(corrected.sighting_id, lfw_people[2][0])
+        small.services().feedback.correct(corrected.sighting_id, lfw_people[2][0])
         flood = [m.sighting_id for _n, photos in lfw_people[3:12] for m in small.identify(photos[0])]
         assert len([f for f in flood if f is not None]) >= 6
         kept = {r[0]: r[1] for r in rows(backend, home, "SELECT id, source FROM sightings")}
@@ -289,7 +290,7 @@ def test_a_flood_of_identifications_never_evicts_what_a_user_confirmed(backend, 
 
 
 def test_health_leaves_out_sightings_kept_under_a_looser_rule(backend, gallery, home) -> None:
-    threshold = gallery.threshold_in_force().threshold
+    threshold = gallery.services().thresholds.in_force().threshold
     before = gallery.health().sightings["sightings"]
     assert before > 0
     lowest = rows(backend, home, "SELECT id FROM sightings ORDER BY id LIMIT 1")[0][0]

@@ -21,6 +21,7 @@ from facerec.api.errors import error_response
 from facerec.errors import StorageFull
 from facerec.gallery import Gallery
 from facerec.settings import Settings
+from facerec.gallery.composition import parts_of
 
 
 @contextlib.contextmanager
@@ -59,12 +60,12 @@ def test_a_full_disk_refuses_writes_in_one_sentence_and_identify_still_answers(t
         try:
             gallery.enroll(lfw_photo("Colin_Powell", 1), "Colin Powell")
             fill(disk)
-            counts = gallery.store.counts()
+            counts = parts_of(gallery).store.counts()
             with pytest.raises(StorageFull) as refused:
                 gallery.enroll(lfw_photo("George_W_Bush", 1), "George W Bush")
             assert str(refused.value) == ("the gallery's disk is full: nothing was saved; free some space and try "
                                           "again")
-            assert gallery.store.counts() == counts
+            assert parts_of(gallery).store.counts() == counts
             (match,) = gallery.identify(lfw_photo("Colin_Powell", 2))  # its sighting cannot be written
             assert match.name == "Colin Powell" and match.sighting_id is None
             assert "not kept as a sighting" in caplog.text

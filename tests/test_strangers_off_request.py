@@ -14,6 +14,7 @@ import pytest
 
 from facerec.gallery import Gallery
 from facerec.settings import Settings
+from facerec.gallery.composition import parts_of
 
 HOPPER, OBAMA = "Grace_Hopper", "Barack_Obama"  # shipped portraits (tests/faces): they run on any clone
 ANSWER_S = 30  # far above an identify on a loaded 2-core machine; the writer is held far longer than this
@@ -29,14 +30,14 @@ def gallery(tmp_path, portrait):
 def held_writer(gallery: Gallery, monkeypatch) -> tuple[threading.Event, threading.Event]:
     """Hold every write of a kept stranger until `release` is set; `writing` is set once a write is waiting."""
     writing, release = threading.Event(), threading.Event()
-    add = gallery.store.strangers.add
+    add = parts_of(gallery).store.strangers.add
 
     def slow_add(*args, **kwargs):
         writing.set()
         assert release.wait(10 * ANSWER_S), "the test never released the writer"
         return add(*args, **kwargs)
 
-    monkeypatch.setattr(gallery.store.strangers, "add", slow_add)
+    monkeypatch.setattr(parts_of(gallery).store.strangers, "add", slow_add)
     return writing, release
 
 
@@ -50,17 +51,17 @@ def test_identify_answers_while_the_unknown_face_is_still_being_kept(gallery, po
         assert not identified.is_alive(), "identify waited for its unknown face to be kept"
         assert [m.name for m in answers[0]] == [None]  # unknown, answered
         assert writing.wait(ANSWER_S), "the unknown face was never handed to the writer"
-        assert gallery.store.strangers.count() == 0  # still being kept: the answer did not wait for it
+        assert parts_of(gallery).store.strangers.count() == 0  # still being kept: the answer did not wait for it
     finally:
         release.set()
         identified.join()
-    assert gallery.strangers.count() == 1  # kept once the writer went on (count waits for what was queued)
+    assert parts_of(gallery).strangers.count() == 1  # kept once the writer went on (count waits for what was queued)
 
 
 def test_the_suggestions_read_after_identify_see_its_faces(gallery, portrait):
     for index in (1, 2, 3):
         assert [m.name for m in gallery.identify(portrait(OBAMA, index))] == [None]
-    (suggestion,) = gallery.suggestions().suggestions  # read at once: it waits for the three faces queued before it
+    (suggestion,) = gallery.services().suggestions.list().suggestions  # read at once: it waits for the three faces queued before it
     assert (suggestion.faces, suggestion.photos) == (3, 3)
 
 
@@ -70,4 +71,4 @@ def test_a_closing_gallery_keeps_what_identify_queued(tmp_path, portrait):
         gallery.enroll(portrait(HOPPER, 1), "Grace Hopper", allow_low_quality=True)
         assert [m.name for m in gallery.identify(portrait(OBAMA, 1))] == [None]
     with Gallery(Settings(home=home, suggestions=True)) as gallery:
-        assert gallery.strangers.count() == 1
+        assert parts_of(gallery).strangers.count() == 1

@@ -26,6 +26,7 @@ from facerec.gallery import Gallery, grouping, suggestions
 from facerec.openset.model_card import cosine_calibration_for, load_policy, scorer_for
 from facerec.settings import Settings
 from facerec.storage import utcnow
+from facerec.gallery.composition import parts_of
 
 ANA, AGASSI = "Ana_Guevara", "Andre_Agassi"
 
@@ -50,8 +51,8 @@ def home(backend, tmp_path, lfw_photo):
 def every_table(gallery: Gallery) -> dict[str, list[tuple]]:
     """Every row of every table of the gallery's database, as the database holds it (once the faces an identify
     queued are kept: keeping runs off the request, `facerec.gallery.strangers`)."""
-    gallery.strangers.settle()
-    with gallery.store.read_engine.connect() as connection:
+    parts_of(gallery).strangers.settle()
+    with parts_of(gallery).store.read_engine.connect() as connection:
         tables = inspect(connection).get_table_names()
         return {table: sorted(map(repr, connection.execute(text(f"SELECT * FROM {table}")).all()))
                 for table in tables}
@@ -60,7 +61,7 @@ def every_table(gallery: Gallery) -> dict[str, list[tuple]]:
 def suggested(gallery: Gallery) -> list:
     """Every suggestion, the faces kept so far grouped first (as the command line does; the app groups them on a
     background thread, `tests/test_suggestions_grouping.py`)."""
-    return gallery.suggestions(limit=100, group_first=True).suggestions
+    return gallery.services().suggestions.list(limit=100, group_first=True).suggestions
 
 
 def seen(gallery: Gallery, lfw_photo, indices=(1, 2, 3, 4)) -> None:
@@ -74,9 +75,9 @@ def test_nothing_about_strangers_is_kept_while_suggestions_are_off(backend, home
         before = every_table(gallery)
         seen(gallery, lfw_photo)
         assert every_table(gallery) == before  # not a row, not a changed value, in any table
-        assert suggested(gallery) == [] and not gallery.suggestions_on
+        assert suggested(gallery) == [] and not gallery.services().strangers.enabled
     with opened(backend, home, suggestions=True, store_crops=False) as gallery:  # privacy mode: never
-        assert any("suggestions stay off: privacy mode" in notice for notice in gallery.notices)
+        assert any("suggestions stay off: privacy mode" in notice for notice in gallery.services().maintenance.notices)
         seen(gallery, lfw_photo)
         assert "strangers" in every_table(gallery) and every_table(gallery)["strangers"] == []
     with opened(backend, home, suggestions=True) as gallery:  # and on, they are (the test above can fail)
@@ -90,18 +91,18 @@ def test_a_stranger_seen_again_and_again_is_suggested_then_named(backend, home, 
         seen(gallery, lfw_photo, [1])  # the same photo again: kept once
         (suggestion,) = suggested(gallery)
         assert (suggestion.faces, suggestion.photos) == (4, 4)
-        assert gallery.suggestion(suggestion.id).face_ids == suggestion.face_ids
-        assert all(jpeg[:3] == b"\xff\xd8\xff" for jpeg in gallery.suggestion_faces(suggestion.face_ids).values())
+        assert gallery.services().suggestions.get(suggestion.id).face_ids == suggestion.face_ids
+        assert all(jpeg[:3] == b"\xff\xd8\xff" for jpeg in gallery.services().suggestions.crops(suggestion.face_ids).values())
         with pytest.raises(NameTaken):
-            gallery.name_suggestion(suggestion.id, "ana guevara")
-        named = gallery.name_suggestion(suggestion.id, "Andre Agassi")
+            gallery.services().suggestions.name(suggestion.id, "ana guevara")
+        named = gallery.services().suggestions.name(suggestion.id, "Andre Agassi")
         assert len(named.face_ids) == 4 and named.forgotten == 0
-        assert [t.origin for t in gallery.templates("Andre Agassi")] == ["enrolled", "added", "added",
+        assert [t.origin for t in gallery.services().templates.of("Andre Agassi")] == ["enrolled", "added", "added",
                                                                                  "added"]
-        assert suggested(gallery) == [] and gallery.strangers.count() == 0  # his faces moved, none left behind
+        assert suggested(gallery) == [] and parts_of(gallery).strangers.count() == 0  # his faces moved, none left behind
         assert [m.name for m in gallery.identify(lfw_photo(AGASSI, 6))] == ["Andre Agassi"]
         with pytest.raises(UnknownSuggestion):
-            gallery.name_suggestion(suggestion.id, "Someone Else")
+            gallery.services().suggestions.name(suggestion.id, "Someone Else")
 
 
 def test_dismissing_forgets_and_two_photos_are_not_enough(backend, home, lfw_photo):
@@ -110,10 +111,10 @@ def test_dismissing_forgets_and_two_photos_are_not_enough(backend, home, lfw_pho
         assert suggested(gallery) == []  # two faces: not yet someone seen again and again
         seen(gallery, lfw_photo, [3])
         (suggestion,) = suggested(gallery)
-        assert gallery.dismiss_suggestion(suggestion.id) == 3
-        assert suggested(gallery) == [] and gallery.strangers.count() == 0
+        assert gallery.services().suggestions.dismiss(suggestion.id) == 3
+        assert suggested(gallery) == [] and parts_of(gallery).strangers.count() == 0
         with pytest.raises(UnknownSuggestion):
-            gallery.dismiss_suggestion(suggestion.id)
+            gallery.services().suggestions.dismiss(suggestion.id)
 
 
 def test_a_group_of_an_enrolled_persons_faces_is_never_suggested(backend, home, lfw_photo):
@@ -127,14 +128,14 @@ def test_a_group_of_an_enrolled_persons_faces_is_never_suggested(backend, home, 
 def test_kept_faces_expire_and_are_forgotten_when_turned_off(backend, home, lfw_photo):
     with opened(backend, home, suggestions=True, suggestions_memory=3) as gallery:
         seen(gallery, lfw_photo)
-        assert gallery.strangers.count() == 3  # the memory's bound: the oldest went
+        assert parts_of(gallery).strangers.count() == 3  # the memory's bound: the oldest went
     old = (utcnow() - timedelta(days=31)).isoformat(sep=" ")
     backend.sql(home, "UPDATE strangers SET seen_at = ? WHERE id = (SELECT MIN(id) FROM strangers)", (old,))
     with opened(backend, home) as gallery:  # unset (another shell's command): keeps none, forgets the expired
-        assert gallery.strangers.count() == 2 and not gallery.notices
+        assert parts_of(gallery).strangers.count() == 2 and not gallery.services().maintenance.notices
     with opened(backend, home, suggestions=False) as gallery:
-        assert gallery.strangers.count() == 0
-        assert any("forgot 2 face(s) of people not enrolled" in n for n in gallery.notices)
+        assert parts_of(gallery).strangers.count() == 0
+        assert any("forgot 2 face(s) of people not enrolled" in n for n in gallery.services().maintenance.notices)
 
 
 
@@ -142,8 +143,8 @@ def test_a_reindex_forgets_the_kept_faces(backend, home, lfw_photo):
     """Another model's embeddings do not compare with these, and kept faces have no photo to re-embed."""
     with opened(backend, home, suggestions=True) as gallery:
         seen(gallery, lfw_photo, [1, 2, 3])
-        assert gallery.strangers.count() == 3
-        gallery.reindex()
+        assert parts_of(gallery).strangers.count() == 3
+        gallery.services().maintenance.reindex()
         assert backend.sql(home, "SELECT COUNT(*) FROM strangers")[0][0] == 0
 
 def test_the_command_line_lists_shows_names_and_dismisses(tmp_path, lfw_photo):
@@ -186,7 +187,7 @@ def test_a_name_is_checked_like_an_enrollment(backend, home, lfw_photo):
         seen(gallery, lfw_photo, [1, 2, 3])
         (suggestion,) = suggested(gallery)
         with pytest.raises(InvalidArgument):
-            gallery.name_suggestion(suggestion.id, "\u202e evil")
+            gallery.services().suggestions.name(suggestion.id, "\u202e evil")
         assert len(suggested(gallery)) == 1  # refused: nothing enrolled, nothing forgotten
 
 

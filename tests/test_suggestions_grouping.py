@@ -19,6 +19,7 @@ from planted_strangers import clustered, plant, some_crop
 from facerec.errors import InvalidArgument
 from facerec.gallery import Gallery, grouping
 from facerec.settings import Settings
+from facerec.gallery.composition import parts_of
 
 STRANGER = "Andre_Agassi"  # not enrolled: his face is kept by identify
 
@@ -35,8 +36,8 @@ def test_the_write_lock_is_free_and_identify_keeps_faces_while_kept_faces_are_gr
     connection takes the write lock at once, and an identify keeps its unknown face. The list asked for it
     answered without waiting for it, saying a grouping is under way."""
     embeddings, photos = clustered(people=5, per_person=3, singles=20)
-    plant(gallery.store, gallery.model_id, embeddings, photos, some_crop())
-    grouping_service = gallery.suggesting.grouping
+    plant(parts_of(gallery).store, gallery.services().maintenance.model_id, embeddings, photos, some_crop())
+    grouping_service = parts_of(gallery).suggesting.grouping
     real, started, release = grouping_service.place, threading.Event(), threading.Event()
 
     def held(rows, stop):
@@ -46,20 +47,20 @@ def test_the_write_lock_is_free_and_identify_keeps_faces_while_kept_faces_are_gr
 
     grouping_service.place = held
     try:
-        page = gallery.suggestions()
+        page = gallery.services().suggestions.list()
         assert started.wait(10) and page.refreshing and page.total == 0  # nothing grouped yet, and it says so
         assert threading.current_thread().ident != grouping_service._thread.ident
-        other = sqlite3.connect(gallery.store.path, timeout=0.5, isolation_level=None)
+        other = sqlite3.connect(parts_of(gallery).store.path, timeout=0.5, isolation_level=None)
         other.execute("BEGIN IMMEDIATE")  # "database is locked" when the grouping holds the write lock
         other.execute("ROLLBACK")
         other.close()
-        kept = gallery.strangers.count()
+        kept = parts_of(gallery).strangers.count()
         assert [m.name for m in gallery.identify(lfw_photo(STRANGER, 1))] == [None]
-        assert gallery.strangers.count() == kept + 1
+        assert parts_of(gallery).strangers.count() == kept + 1
     finally:
         release.set()
     deadline = time.monotonic() + 30
-    while (page := gallery.suggestions()).refreshing and time.monotonic() < deadline:
+    while (page := gallery.services().suggestions.list()).refreshing and time.monotonic() < deadline:
         time.sleep(0.1)
     assert (page.refreshing, page.total) == (False, 5)  # the planted people, grouped once let go
 
@@ -71,37 +72,37 @@ def test_an_identify_completes_while_many_kept_faces_are_grouped(gallery, lfw_ph
     gallery.identify(lfw_photo(STRANGER, 2))
     alone = time.perf_counter() - alone
     embeddings, photos = clustered(people=100, per_person=4, singles=5_600)
-    plant(gallery.store, gallery.model_id, embeddings, photos, some_crop())
+    plant(parts_of(gallery).store, gallery.services().maintenance.model_id, embeddings, photos, some_crop())
     started = time.perf_counter()
-    assert gallery.suggesting.list(wait_s=0).refreshing  # asked of the background thread, not done here
+    assert parts_of(gallery).suggesting.list(wait_s=0).refreshing  # asked of the background thread, not done here
     asked = time.perf_counter() - started
     during = time.perf_counter()
     assert [m.name for m in gallery.identify(lfw_photo(STRANGER, 3))] == [None]
     during = time.perf_counter() - during
-    assert gallery.suggesting.grouping.published is None, "the grouping ended before the identify: too few faces"
+    assert parts_of(gallery).suggesting.grouping.published is None, "the grouping ended before the identify: too few faces"
     assert asked < 1.0 and during < max(3 * alone, 2.0), (asked, alone, during)
     deadline = time.monotonic() + 120
-    while (page := gallery.suggestions()).refreshing and time.monotonic() < deadline:
+    while (page := gallery.services().suggestions.list()).refreshing and time.monotonic() < deadline:
         time.sleep(0.2)
     assert page.total >= 95 and len(page.suggestions) == 20  # the planted people, one page of them
 
 
 def test_suggestions_are_listed_one_bounded_page_at_a_time(gallery):
     embeddings, photos = clustered(people=45, per_person=3, singles=10)
-    plant(gallery.store, gallery.model_id, embeddings, photos, some_crop())
-    first, last = gallery.suggestions(0, 20, group_first=True), gallery.suggestions(40, 20)
+    plant(parts_of(gallery).store, gallery.services().maintenance.model_id, embeddings, photos, some_crop())
+    first, last = gallery.services().suggestions.list(0, 20, group_first=True), gallery.services().suggestions.list(40, 20)
     assert (first.total, len(first.suggestions), len(last.suggestions)) == (45, 20, 5)
-    pages = [gallery.suggestions(offset, 20).suggestions for offset in (0, 20, 40)]
+    pages = [gallery.services().suggestions.list(offset, 20).suggestions for offset in (0, 20, 40)]
     assert len({s.id for page in pages for s in page}) == 45  # every suggestion once, none twice
     for offset, limit in ((-1, 20), (0, 0), (0, 101)):
         with pytest.raises(InvalidArgument):
-            gallery.suggestions(offset, limit)
+            gallery.services().suggestions.list(offset, limit)
 
 
 def test_a_large_group_lists_a_bounded_number_of_its_faces(gallery):
     embeddings, photos = clustered(people=1, per_person=200, singles=0)
-    plant(gallery.store, gallery.model_id, embeddings, photos, some_crop())
-    (suggestion,) = gallery.suggestions(group_first=True).suggestions
+    plant(parts_of(gallery).store, gallery.services().maintenance.model_id, embeddings, photos, some_crop())
+    (suggestion,) = gallery.services().suggestions.list(group_first=True).suggestions
     assert suggestion.faces == 200 and len(suggestion.face_ids) == 30
 
 

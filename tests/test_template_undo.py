@@ -42,7 +42,7 @@ def confirmed(gallery, photo) -> tuple[int, dict]:
     """(sighting id, what its confirmation taught) of the photo's face, named Ana Guevara and confirmed."""
     (match,) = gallery.identify(photo)
     assert match.name == "Ana Guevara" and match.sighting_id is not None
-    return match.sighting_id, gallery.confirm_sighting(match.sighting_id, learn_by="admin password").learning
+    return match.sighting_id, gallery.services().feedback.confirm(match.sighting_id, learn_by="admin password").learning
 
 
 def learned_in_place(gallery, lfw_photo) -> tuple[tuple[int, int], tuple[int, int]]:
@@ -55,7 +55,7 @@ def learned_in_place(gallery, lfw_photo) -> tuple[tuple[int, int], tuple[int, in
 
 
 def templates_of(gallery) -> list[tuple[int, str, int | None]]:
-    return [(t.face_id, t.origin, t.learned_from) for t in gallery.templates("Ana Guevara")]
+    return [(t.face_id, t.origin, t.learned_from) for t in gallery.services().templates.of("Ana Guevara")]
 
 
 def best_similarity(gallery, photo) -> float:
@@ -72,24 +72,24 @@ def test_undo_restores_replaced_template(gallery, lfw_photo, undo):
     assert templates_of(gallery) == [enrolled, (second_face, "learned", second_sighting)]
     assert best_similarity(gallery, lfw_photo(ANA, FIRST)) < 0.99  # its template is out of the search
     if undo == "reject":
-        undone = gallery.reject_sighting(second_sighting).undone
+        undone = gallery.services().feedback.reject(second_sighting).undone
     elif undo == "correct":
-        undone = gallery.correct_sighting(second_sighting, "Alan Ball").undone
+        undone = gallery.services().feedback.correct(second_sighting, "Alan Ball").undone
     else:
-        gallery.remove_template(second_face)
+        gallery.services().templates.remove(second_face)
     assert templates_of(gallery) == [enrolled, (first_face, "learned", first_sighting)]
     if undo != "remove":
         assert undone == {"removed_face_ids": [second_face], "restored_face_ids": [first_face]}
-    assert [t.learned_by for t in gallery.templates("Ana Guevara")] == [None, "admin password"]
+    assert [t.learned_by for t in gallery.services().templates.of("Ana Guevara")] == [None, "admin password"]
     assert best_similarity(gallery, lfw_photo(ANA, FIRST)) > 0.99  # the very face, searched again
     assert best_similarity(gallery, lfw_photo(ANA, SECOND)) < 0.99
 
 
 def test_a_replaced_template_whose_own_face_was_rejected_never_comes_back(gallery, lfw_photo):
     (first_sighting, _first_face), (second_sighting, second_face) = learned_in_place(gallery, lfw_photo)
-    gallery.reject_sighting(first_sighting)  # set aside, and now said to be nobody enrolled: forgotten
+    gallery.services().feedback.reject(first_sighting)  # set aside, and now said to be nobody enrolled: forgotten
     assert [face for face, *_ in templates_of(gallery)][1:] == [second_face]
-    gallery.reject_sighting(second_sighting)
+    gallery.services().feedback.reject(second_sighting)
     assert [origin for _face, origin, _sighting in templates_of(gallery)] == ["enrolled"]
 
 
@@ -103,16 +103,16 @@ def test_a_learned_template_is_undone_after_its_sighting_is_gone(backend, tmp_pa
         learned_sighting, learning = confirmed(gallery, lfw_photo(ANA, SECOND))
         assert learning["learned_face_id"] is not None
         if gone == "cleared":
-            assert gallery.clear_sightings() >= 1
+            assert gallery.services().feedback.clear() >= 1
         else:  # two labelled faces later, the memory of two has let the learned one go
             for number in (3, 4):
                 (match,) = gallery.identify(lfw_photo(ANA, number), remember=False)
-                gallery.label_face(match.embedding, "Ana Guevara")
+                gallery.services().feedback.label(match.embedding, "Ana Guevara")
         assert backend.sql(home, "SELECT COUNT(*) FROM sightings WHERE id = ?", (learned_sighting,))[0][0] == 0
-        info = gallery.reject_sighting(learned_sighting)
+        info = gallery.services().feedback.reject(learned_sighting)
         assert (info.id, info.name, info.source) == (learned_sighting, "Ana Guevara", "rejected")
         assert info.undone["removed_face_ids"] == [learning["learned_face_id"]]
-        assert [t.origin for t in gallery.templates("Ana Guevara")] == ["enrolled"]
+        assert [t.origin for t in gallery.services().templates.of("Ana Guevara")] == ["enrolled"]
         assert best_similarity(gallery, lfw_photo(ANA, SECOND)) < 0.99
 
 

@@ -38,67 +38,67 @@ def sighting_of(gallery, photo) -> int:
 def test_a_confirmed_face_becomes_a_template_and_names_the_next_photo(gallery, lfw_photo):
     assert gallery.identify(lfw_photo(ANA, 2), remember=False)[0].name is None
     sighting = sighting_of(gallery, lfw_photo(ANA, 3))
-    info = gallery.confirm_sighting(sighting, learn_by="admin password")
+    info = gallery.services().feedback.confirm(sighting, learn_by="admin password")
     learned = info.learning["learned_face_id"]
     assert learned is not None and info.learning["not_learned_because"] is None
-    kept = gallery.templates("Ana Guevara")
+    kept = gallery.services().templates.of("Ana Guevara")
     assert [(t.origin, t.learned_from, t.learned_by) for t in kept] == [
         ("enrolled", None, None), ("learned", sighting, "admin password")]
     assert gallery.identify(lfw_photo(ANA, 2), remember=False)[0].name == "Ana Guevara"
-    assert gallery.confirm_sighting(sighting, learn_by="admin password").learning["not_learned_because"] == \
+    assert gallery.services().feedback.confirm(sighting, learn_by="admin password").learning["not_learned_because"] == \
         "already learned"
-    gallery.reject_sighting(sighting)  # it was nobody enrolled after all: what it taught goes with it
-    assert [t.origin for t in gallery.templates("Ana Guevara")] == ["enrolled"]
+    gallery.services().feedback.reject(sighting)  # it was nobody enrolled after all: what it taught goes with it
+    assert [t.origin for t in gallery.services().templates.of("Ana Guevara")] == ["enrolled"]
     assert gallery.identify(lfw_photo(ANA, 2), remember=False)[0].name is None
 
 
 def test_a_confirmation_without_the_admins_say_so_teaches_nothing(gallery, lfw_photo):
     sighting = sighting_of(gallery, lfw_photo(ANA, 3))
-    assert gallery.confirm_sighting(sighting).learning is None
-    assert len(gallery.templates("Ana Guevara")) == 1
+    assert gallery.services().feedback.confirm(sighting).learning is None
+    assert len(gallery.services().templates.of("Ana Guevara")) == 1
 
 
 def test_a_correction_to_someone_else_undoes_what_the_face_taught(gallery, lfw_photo):
     sighting = sighting_of(gallery, lfw_photo(ANA, 3))
-    assert gallery.confirm_sighting(sighting, learn_by="t").learning["learned_face_id"] is not None
-    corrected = gallery.correct_sighting(sighting, "Alan Ball", learn_by="t")
+    assert gallery.services().feedback.confirm(sighting, learn_by="t").learning["learned_face_id"] is not None
+    corrected = gallery.services().feedback.correct(sighting, "Alan Ball", learn_by="t")
     assert corrected.learning["learned_face_id"] is None  # not Alan's face: the checks of add-photo refuse it
     assert "does not match" in corrected.learning["not_learned_because"]
-    assert [t.origin for t in gallery.templates("Ana Guevara")] == ["enrolled"]
-    assert [t.origin for t in gallery.templates("Alan Ball")] == ["enrolled"]
+    assert [t.origin for t in gallery.services().templates.of("Ana Guevara")] == ["enrolled"]
+    assert [t.origin for t in gallery.services().templates.of("Alan Ball")] == ["enrolled"]
 
 
 def test_learned_templates_are_capped_per_person(gallery, lfw_photo, monkeypatch):
     monkeypatch.setattr(templates, "MAX_LEARNED", 1)
-    first = gallery.confirm_sighting(sighting_of(gallery, lfw_photo(ANA, 3)), learn_by="t").learning
-    second = gallery.confirm_sighting(sighting_of(gallery, lfw_photo(ANA, 5)), learn_by="t").learning
+    first = gallery.services().feedback.confirm(sighting_of(gallery, lfw_photo(ANA, 3)), learn_by="t").learning
+    second = gallery.services().feedback.confirm(sighting_of(gallery, lfw_photo(ANA, 5)), learn_by="t").learning
     assert first["learned_face_id"] is not None
-    learned = [t for t in gallery.templates("Ana Guevara") if t.origin == "learned"]
+    learned = [t for t in gallery.services().templates.of("Ana Guevara") if t.origin == "learned"]
     assert len(learned) == 1  # one replaced the other, or was not learned, never both kept
     assert (second["replaced_face_id"] == first["learned_face_id"]) == (second["learned_face_id"] is not None)
 
 
 def test_a_face_kept_without_its_crop_is_not_learned_and_the_last_face_stays(gallery, lfw_photo):
     (match,) = gallery.identify(lfw_photo(ANA, 2), remember=False)
-    labelled = gallery.label_face(match.embedding, "Ana Guevara")  # from the page: no aligned face kept
-    learning = gallery.confirm_sighting(labelled.id, learn_by="t").learning
+    labelled = gallery.services().feedback.label(match.embedding, "Ana Guevara")  # from the page: no aligned face kept
+    learning = gallery.services().feedback.confirm(labelled.id, learn_by="t").learning
     assert learning["learned_face_id"] is None and "Add photo" in learning["not_learned_because"]
-    (only,) = gallery.templates("Ana Guevara")
+    (only,) = gallery.services().templates.of("Ana Guevara")
     with pytest.raises(InvalidArgument, match="last photo"):
-        gallery.remove_template(only.face_id)
+        gallery.services().templates.remove(only.face_id)
 
 
 def test_the_origin_of_a_template_survives_export_and_import(gallery, lfw_photo, tmp_path):
-    gallery.confirm_sighting(sighting_of(gallery, lfw_photo(ANA, 3)), learn_by="API key 7")
+    gallery.services().feedback.confirm(sighting_of(gallery, lfw_photo(ANA, 3)), learn_by="API key 7")
     archive = tmp_path / "gallery.zip"
     gallery.export(archive)
     with Gallery(Settings(home=tmp_path / "other", similarity_threshold=8.0)) as other:
         other.import_(archive)
-        assert [(t.origin, t.learned_by) for t in other.templates("Ana Guevara")] == [
+        assert [(t.origin, t.learned_by) for t in other.services().templates.of("Ana Guevara")] == [
             ("enrolled", None), ("learned", "API key 7")]
-        learned = other.templates("Ana Guevara")[1]
-        other.remove_template(learned.face_id)
-        assert [t.origin for t in other.templates("Ana Guevara")] == ["enrolled"]
+        learned = other.services().templates.of("Ana Guevara")[1]
+        other.services().templates.remove(learned.face_id)
+        assert [t.origin for t in other.services().templates.of("Ana Guevara")] == ["enrolled"]
 
 
 def test_the_command_line_learns_lists_and_removes(tmp_path, lfw_photo):
@@ -133,6 +133,6 @@ def test_a_sqlite_gallery_from_before_templates_gets_their_columns_on_open(tmp_p
                               ("sightings", "crop_jpeg"), ("sightings", "box"), ("sightings", "landmarks")):
             connection.execute(f"ALTER TABLE {table} DROP COLUMN {column}")
     with Gallery(Settings(home=home, similarity_threshold=8.0)) as opened:
-        assert [t.origin for t in opened.templates("Ana Guevara")] == ["enrolled"]
+        assert [t.origin for t in opened.services().templates.of("Ana Guevara")] == ["enrolled"]
         sighting = sighting_of(opened, lfw_photo(ANA, 3))
-        assert opened.confirm_sighting(sighting, learn_by="t").learning["learned_face_id"] is not None
+        assert opened.services().feedback.confirm(sighting, learn_by="t").learning["learned_face_id"] is not None

@@ -25,6 +25,7 @@ from facerec.settings import Settings
 from facerec.words.threshold import threshold_notes, threshold_sentence
 from facerec.openset.tail import fit_generalized_pareto, pareto_quantile, pareto_survival
 from facerec.openset.threshold_policy import ScoreCalibration, ThresholdPolicy
+from facerec.gallery.composition import parts_of
 from face_like import face_like
 
 PERSON = "Abdullah_Gul"  # photo 1 enrolled; photo 2 is the probe (same person, similarity ~0.76, score ~7)
@@ -38,7 +39,7 @@ def shipped_card() -> dict:
 def pad(gallery: Gallery, count: int, seed: int) -> None:
     """Add `count` face-like vectors as enrolled faces of made-up people (see the module docstring)."""
     vectors = face_like(count, seed)
-    gallery.add_embeddings([{"name": f"padding {seed}-{i}", "embedding": v, "photo_sha256": f"pad-{seed}-{i}"}
+    parts_of(gallery).enrollment.add_embeddings([{"name": f"padding {seed}-{i}", "embedding": v, "photo_sha256": f"pad-{seed}-{i}"}
                             for i, v in enumerate(vectors)])
 
 
@@ -173,13 +174,13 @@ def test_gallery_threshold_follows_its_size(gallery_with_person) -> None:
     for added, seed in ((0, 0), (99, 1), (900, 2), (9000, 3)):
         if added:
             pad(gallery, added, seed)
-        rule = gallery.threshold_in_force(with_people=True)
-        assert rule.comparisons == len(gallery.index) == gallery.store.counts()[1] == rule.people
-        assert rule.threshold == gallery.threshold == gallery.policy.for_gallery(rule.comparisons).threshold
+        rule = gallery.services().thresholds.in_force(with_people=True)
+        assert rule.comparisons == len(parts_of(gallery).index) == parts_of(gallery).store.counts()[1] == rule.people
+        assert rule.threshold == gallery.services().thresholds.in_force().threshold == parts_of(gallery).policy.for_gallery(rule.comparisons).threshold
         assert rule.expected_fpir == pytest.approx(0.01, rel=1e-3)
         seen.append(rule.threshold)
     assert seen == sorted(seen) and len(set(seen)) == 4
-    stats = gallery.stats()
+    stats = gallery.services().maintenance.stats()
     assert stats["threshold"] == seen[-1] and stats["threshold_policy"]["comparisons"] == 10_000
     health = gallery.health().to_dict()
     assert health["score_threshold"] == round(seen[-1], 4) and health["threshold_policy"]["threshold"] == round(seen[-1], 4)
@@ -192,21 +193,21 @@ def test_identify_and_the_lookalike_check_decide_alike_at_every_size(gallery_wit
     """Enrolling the probe under a new name is refused exactly when identify would give it the enrolled name,
     at the default policy for a small and a large gallery and at pinned thresholds on both sides of its score."""
     gallery, probe, similarity = gallery_with_person
-    home, pipeline = gallery.settings.home, gallery.pipeline
+    home, pipeline = gallery.services().settings.home, parts_of(gallery).pipeline
     outcomes = set()
     for padding, overrides in ((0, {}), (0, {"similarity_threshold": similarity - 0.5}),
                                (0, {"similarity_threshold": similarity + 0.5}), (20_000, {})):
         if padding:
             pad(gallery, padding, 5)
         with Gallery(Settings.from_env(home=home, **overrides), pipeline=pipeline) as view:
-            rule = view.threshold_in_force(with_people=True)  # identify words its rule with the people
+            rule = view.services().thresholds.in_force(with_people=True)  # identify words its rule with the people
             (match,) = view.identify(probe)
             assert match.score_threshold == rule.threshold and match.rule == rule
             data = match.to_dict()
             assert data["score_threshold"] == round(rule.threshold, 4) and data["expected_fpir"] is not None
             # the cosine this pair had to reach: the similarity reaches it exactly when the face is named
             assert (data["similarity"] >= data["threshold"]) == (match.name is not None)
-            assert data["threshold_policy"]["comparisons"] == len(view.index)
+            assert data["threshold_policy"]["comparisons"] == len(parts_of(view).index)
             identified = match.name == "Enrolled Person"
             assert identified == (similarity >= rule.threshold)
             try:
@@ -221,17 +222,17 @@ def test_identify_and_the_lookalike_check_decide_alike_at_every_size(gallery_wit
     assert outcomes == {True, False}
     # The 20,001-face gallery's threshold is the policy's (or higher, where its own stranger tail raised it),
     # higher than the one-face gallery's.
-    rule = gallery.threshold_in_force()
+    rule = gallery.services().thresholds.in_force()
     card = rule.raised_from if rule.raised_from is not None else rule.threshold
-    assert card == gallery.policy.for_gallery(20_001).threshold > gallery.policy.for_gallery(1).threshold
+    assert card == parts_of(gallery).policy.for_gallery(20_001).threshold > parts_of(gallery).policy.for_gallery(1).threshold
 
 
 def test_verify_uses_the_one_comparison_rule(gallery_with_person, lfw_photo) -> None:
     gallery, probe, similarity = gallery_with_person
     pad(gallery, 5000, 9)  # a large gallery changes nothing for verification: it compares two photos once
     result = gallery.verify(lfw_photo(PERSON, 1), probe)
-    rule = gallery.policy.for_verification()
-    assert result.score_threshold == rule.threshold == gallery.policy.for_gallery(1).threshold < gallery.threshold
+    rule = parts_of(gallery).policy.for_verification()
+    assert result.score_threshold == rule.threshold == parts_of(gallery).policy.for_gallery(1).threshold < gallery.services().thresholds.in_force().threshold
     assert result.same_person == (result.score >= rule.threshold) == (result.similarity >= result.threshold)
     assert result.score == pytest.approx(similarity, abs=1e-3)
     data = result.to_dict()
@@ -245,8 +246,8 @@ def test_verify_uses_the_one_comparison_rule(gallery_with_person, lfw_photo) -> 
 def test_cli_reports_and_uses_the_same_rule(gallery_with_person, lfw_photo) -> None:
     gallery, probe, similarity = gallery_with_person
     pad(gallery, 2000, 11)
-    home = str(gallery.settings.home)
-    expected = gallery.threshold_in_force()  # the CLI runs as another process on the same gallery folder
+    home = str(gallery.services().settings.home)
+    expected = gallery.services().thresholds.in_force()  # the CLI runs as another process on the same gallery folder
 
     found = facerec("identify", str(probe), "--json", "--home", home)
     assert found.returncode == 0, found.stderr
@@ -257,7 +258,7 @@ def test_cli_reports_and_uses_the_same_rule(gallery_with_person, lfw_photo) -> N
 
     loose = facerec("identify", str(probe), "--json", "--fpir", "0.2", "--home", home)
     (loose_face,) = json.loads(loose.stdout)
-    assert loose_face["score_threshold"] == round(gallery.policy.for_gallery(2001, fpir=0.2).threshold, 4)
+    assert loose_face["score_threshold"] == round(parts_of(gallery).policy.for_gallery(2001, fpir=0.2).threshold, 4)
     assert loose_face["score_threshold"] < face["score_threshold"]
 
     pinned = facerec("verify", str(lfw_photo(PERSON, 1)), str(probe), "--threshold", "3", "--home", home)

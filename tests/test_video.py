@@ -19,6 +19,7 @@ from facerec.video.follow import relinked
 from facerec.video.tracker import MIN_OVERLAP, colour_histogram, is_cut, overlap
 from facerec.video.tracks import Track
 from facerec.openset.pooled import PooledCalibration
+from facerec.gallery.composition import parts_of
 from tests.video_clips import Path2D, clip
 
 ALAN, COLIN, STRANGER = "Andre_Agassi", "Colin_Powell", "Andy_Griggs"
@@ -117,7 +118,7 @@ def test_large_frames_shrink_and_faces_come_back_in_the_videos_own_pixels(lfw_ph
 
 def test_the_cli_answers_a_video_with_a_table_files_and_an_annotated_copy(gallery, lfw_photo, tmp_path):
     video = clip(tmp_path / "walk.mp4", [Path2D(lfw_photo(ALAN, 2), (0.2, 0.5), (0.8, 0.5))], frames=30)
-    home = Path(gallery.settings.home)
+    home = Path(gallery.services().settings.home)
     run = subprocess.run([sys.executable, "-m", "facerec.cli", "identify", str(video), "--home", str(home),
                           "--out", str(tmp_path / "who"), "--annotate", str(tmp_path / "seen.webm")],
                          capture_output=True, text=True, timeout=600)
@@ -151,7 +152,7 @@ def test_videos_inside_a_folder_are_answered_per_track(gallery, lfw_photo, tmp_p
     clip(library / "walk.mp4", [Path2D(lfw_photo(ALAN, 2), (0.2, 0.5), (0.8, 0.5))], frames=25)
     (library / "broken.webm").write_bytes(b"\x1a\x45\xdf\xa3" + bytes(100))
     run = subprocess.run([sys.executable, "-m", "facerec.cli", "identify", str(library), "--home",
-                          str(gallery.settings.home), "--out", str(tmp_path / "lib")],
+                          str(gallery.services().settings.home), "--out", str(tmp_path / "lib")],
                          capture_output=True, text=True, timeout=600)
     assert run.returncode == 0, run.stderr
     answers = {entry["photo"]: entry for entry in json.loads((tmp_path / "lib.json").read_text())["photos"]}
@@ -206,7 +207,7 @@ def test_an_unknown_track_is_kept_for_suggestions_only_when_they_are_on(lfw_phot
             answer = opened.identify_video(video)
             assert named(answer) == [] and len(answer.tracks) == 1
             opened.identify_video(video)  # the same video again: the same face of the same photo, kept once
-            assert opened.searching.strangers.count() == kept
+            assert parts_of(opened).searching.strangers.count() == kept
 
 
 def test_a_video_of_exactly_the_most_frames_allowed_is_read_whole(lfw_photo, tmp_path):

@@ -34,7 +34,7 @@ def test_labels_of_faces_side_by_side_never_overlap(tmp_path, lfw_photo):
 
     photo = group_photo(lfw_photo)
     with Gallery(Settings(home=tmp_path / "home")) as gallery:
-        faces = gallery.detect(photo)[1]
+        faces = gallery.services().photos.detect(photo)[1]
     assert len(faces) == 3
     labels = ["#0 unknown", "#1 Serena Williams 0.930", "#2 Colin Powell 0.912"]
     for size, shown in (((750, 250), photo), ((375, 125), None)):  # and the same faces in half the pixels
@@ -72,7 +72,7 @@ def test_health_in_a_terminal_fits_its_width(tmp_path, lfw):
     home = tmp_path / "home"
     with Gallery(Settings(home=home)) as gallery:
         for photos in people:
-            photo, faces = gallery.detect(photos[0])
+            photo, faces = gallery.services().photos.detect(photos[0])
             gallery.enroll(photo, photos[0].parent.name.replace("_", " "), face_index=largest_face_index(faces),
                            allow_lookalike=True, allow_low_quality=True)
         for photos in people:
@@ -96,7 +96,7 @@ def test_the_threshold_sentence_names_people_before_and_after_an_identify(tmp_pa
     with Gallery(Settings(home=tmp_path / "home")) as gallery:
         for person in ("Colin_Powell", "George_W_Bush", "Serena_Williams"):
             gallery.enroll(lfw_photo(person, 1), person.replace("_", " "))
-        before = threshold_sentence(gallery.threshold_in_force(with_people=True))
+        before = threshold_sentence(gallery.services().thresholds.in_force(with_people=True))
         (match,) = gallery.identify(lfw_photo("Colin_Powell", 2))
     after = threshold_sentence(match.rule)
     assert "3 people (3 enrolled faces)" in before and before == after

@@ -14,7 +14,7 @@ from fastapi import FastAPI
 from starlette.exceptions import HTTPException
 from starlette.routing import Mount
 
-from facerec import __version__
+from facerec.version import __version__
 from facerec.gallery import Gallery
 from facerec.api.auth import KEY_HEADER, KeyBeforeBody
 from facerec.api.docs_page import add_docs_page

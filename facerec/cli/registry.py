@@ -8,7 +8,7 @@ import os
 import sys
 from typing import Callable, Protocol
 
-from facerec import __version__
+from facerec.version import __version__
 from facerec.errors import FaceRecError
 from facerec.settings import DEBUG_ENV, debug_requested
 

@@ -3,7 +3,7 @@ holds the rules); a delete also brings the vector index up to date, so the next 
 
 from __future__ import annotations
 
-from facerec.gallery import people
+from facerec.gallery.people import delete, get, list_page, list_people, rename
 from facerec.gallery.results import IdentityInfo
 from facerec.storage import Store
 from facerec.vectors.base import VectorIndex
@@ -15,15 +15,15 @@ class Directory:
 
     def list(self, query: str | None = None) -> list[IdentityInfo]:
         """Enrolled identities by name; `query` filters by case-insensitive substring."""
-        return people.list_people(self._store, query)
+        return list_people(self._store, query)
 
     def page(self, query: str | None = None, offset: int = 0, limit: int = 50) -> tuple[list[IdentityInfo], int]:
         """One page of `list` and how many match in all."""
-        return people.list_page(self._store, query, offset, limit)
+        return list_page(self._store, query, offset, limit)
 
     def get(self, identity: str | int) -> IdentityInfo:
         """One person, by name or id (`UnknownIdentity` when there is none)."""
-        return people.get(self._store, identity)
+        return get(self._store, identity)
 
     def count(self) -> int:
         """How many people are enrolled."""
@@ -34,10 +34,10 @@ class Directory:
         return self._store.faces.crop(face_id)
 
     def rename(self, identity: str | int, new_name: str) -> IdentityInfo:
-        return people.rename(self._store, identity, new_name)
+        return rename(self._store, identity, new_name)
 
     def delete(self, identity: str | int) -> IdentityInfo:
         """Remove a person and all their faces from the database and the index."""
-        info = people.delete(self._store, identity)
+        info = delete(self._store, identity)
         self._index.after_write(self._store)
         return info

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from facerec.faces.embedder_check import EmbedderCheck
 from facerec.faces.pipeline import FacePipeline
-from facerec.gallery import reindex
+from facerec.gallery.reindex import model_warning as other_model_warning, reindex as reembed_every_face
 from facerec.gallery.sightings import SightingsMemory
 from facerec.gallery.thresholds import GalleryThresholds
 from facerec.settings import Settings
@@ -37,7 +37,7 @@ class Maintenance:
 
     def model_warning(self) -> str | None:
         """A sentence when the gallery holds embeddings of another model than the one loaded, else None."""
-        return reindex.model_warning(self._store, self.model_id)
+        return other_model_warning(self._store, self.model_id)
 
     def warnings(self) -> list[str]:
         """One line each for whoever opens the gallery: embeddings of another model, a calibration made for
@@ -51,6 +51,6 @@ class Maintenance:
 
     def reindex(self) -> int:
         """Re-embed every face from its stored crop with the loaded model; how many were re-embedded."""
-        count = reindex.reindex(self._store, self._index, self._pipeline.embedder, self.model_id)
+        count = reembed_every_face(self._store, self._index, self._pipeline.embedder, self.model_id)
         self._thresholds.forget_population()  # the tail of the old embeddings no longer holds
         return count

@@ -23,6 +23,7 @@ from gallery_backends import PostgresGalleries, SQLiteGalleries
 
 from facerec.gallery import Gallery
 from facerec.settings import Settings
+from facerec.gallery.composition import parts_of
 
 PEOPLE = ("Alan_Ball", "Art_Hoffmann", "Biljana_Plavsic")
 STRANGERS = ("Andy_Griggs", "Andy_Rooney", "Andy_Warhol")
@@ -58,27 +59,27 @@ def journal_head(home: Path) -> int:
 
 def assert_index_matches_db(gallery: Gallery) -> None:
     """The FAISS index holds exactly the database's faces, with the database's vectors."""
-    gallery.index.sync(gallery.store)
-    index_ids, index_vectors = gallery.index.reconstruct_all()
-    db_ids, db_vectors = gallery.store.faces.embeddings()
+    parts_of(gallery).index.sync(parts_of(gallery).store)
+    index_ids, index_vectors = parts_of(gallery).index.reconstruct_all()
+    db_ids, db_vectors = parts_of(gallery).store.faces.embeddings()
     order = np.argsort(index_ids)
     assert index_ids[order].tolist() == db_ids.tolist()
-    assert len(gallery.index) == gallery.stats()["faces"] == len(db_ids)
+    assert len(parts_of(gallery).index) == gallery.services().maintenance.stats()["faces"] == len(db_ids)
     if len(db_ids):  # float16 storage (index kinds "flat16", "hnsw") rounds each component by up to ~5e-4
-        tolerance = 1e-3 if gallery.index.kind in ("flat16", "hnsw") else 1e-5
+        tolerance = 1e-3 if parts_of(gallery).index.kind in ("flat16", "hnsw") else 1e-5
         np.testing.assert_allclose(index_vectors[order], db_vectors, atol=tolerance)
 
 
 def snapshot(gallery: Gallery) -> tuple:
     """Everything an operation that must change nothing could have changed."""
-    return (gallery.store.counts(), gallery.store.journal.head(), [(p.name, p.photos) for p in gallery.list()],
-            sorted(gallery.index.reconstruct_ids().tolist()))
+    return (parts_of(gallery).store.counts(), parts_of(gallery).store.journal.head(), [(p.name, p.photos) for p in gallery.people()],
+            sorted(parts_of(gallery).index.reconstruct_ids().tolist()))
 
 
 def embed_photo(gallery: Gallery, path: Path) -> np.ndarray:
-    photo, faces = gallery.detect(path)
+    photo, faces = gallery.services().photos.detect(path)
     assert len(faces) == 1, f"{path.name}: expected one face, found {len(faces)}"
-    return gallery.pipeline.embed(photo, faces)[1][0]
+    return parts_of(gallery).pipeline.embed(photo, faces)[1][0]
 
 
 # ----- fixtures ---------------------------------------------------------------------------------------------
@@ -109,8 +110,8 @@ def base(tmp_path_factory, lfw_photo, backend):
         assert result.name == display(person) and result.photos == 1 and not result.lookalikes
     gallery.close()
     if backend.name == "postgresql":  # and a saved FAISS index beside it, for the `local_index` tests
-        Gallery(settings.with_(index_kind="flat"), pipeline=gallery.pipeline).close()
-    return home, gallery.pipeline
+        Gallery(settings.with_(index_kind="flat"), pipeline=parts_of(gallery).pipeline).close()
+    return home, parts_of(gallery).pipeline
 
 
 @pytest.fixture

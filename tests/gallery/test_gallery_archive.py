@@ -25,11 +25,12 @@ from facerec.errors import (
     InvalidArgument,
 )
 from facerec.gallery import Gallery
+from facerec.gallery.composition import parts_of
 
 
 # ----- export / import ------------------------------------------------------------------------------------
 def _faces_by_name(gallery: Gallery) -> dict[str, list[tuple[str, bytes, bytes | None]]]:
-    rows = sql(gallery.settings.home, "SELECT i.name, f.photo_sha256, f.embedding, f.crop_jpeg "
+    rows = sql(gallery.services().settings.home, "SELECT i.name, f.photo_sha256, f.embedding, f.crop_jpeg "
                                       "FROM faces f JOIN identities i ON i.id = f.identity_id")
     grouped: dict[str, list] = {}
     for name, sha, embedding, crop in rows:
@@ -47,16 +48,16 @@ def test_export_then_import_into_a_fresh_gallery_round_trips(gallery, lfw_photo,
 
     with open_gallery(tmp_path / "imported", pipeline) as fresh:
         assert fresh.import_(archive) == {"added": len(PEOPLE) + 1, "skipped": 0}
-        assert [(p.name, p.photos) for p in fresh.list()] == [(p.name, p.photos) for p in gallery.list()]
+        assert [(p.name, p.photos) for p in fresh.people()] == [(p.name, p.photos) for p in gallery.people()]
         original, copied = _faces_by_name(gallery), _faces_by_name(fresh)
         assert copied == original  # same photos, identical embedding bytes, identical crops
         assert_index_matches_db(fresh)
         for person in PEOPLE[1:]:
             (match,) = fresh.identify(lfw_photo(person, 2))
-            assert match.name == display(person) and match.score >= fresh.threshold
+            assert match.name == display(person) and match.score >= fresh.services().thresholds.in_force().threshold
 
         assert fresh.import_(archive) == {"added": 0, "skipped": len(PEOPLE) + 1}
-        assert fresh.store.counts() == (len(PEOPLE), len(PEOPLE) + 1)
+        assert parts_of(fresh).store.counts() == (len(PEOPLE), len(PEOPLE) + 1)
         assert_index_matches_db(fresh)
 
         not_an_export = tmp_path / "other.zip"
@@ -66,7 +67,7 @@ def test_export_then_import_into_a_fresh_gallery_round_trips(gallery, lfw_photo,
             fresh.import_(not_an_export)
         with pytest.raises(InvalidArgument):
             fresh.import_(lfw_photo(PEOPLE[0], 1))  # not a zip at all
-        assert fresh.store.counts() == (len(PEOPLE), len(PEOPLE) + 1)
+        assert parts_of(fresh).store.counts() == (len(PEOPLE), len(PEOPLE) + 1)
 
 
 # ----- privacy mode ---------------------------------------------------------------------------------------
@@ -79,21 +80,21 @@ def test_export_then_import_keeps_the_history(gallery, tmp_path, pipeline) -> No
     from facerec.storage.schema import Face, Identity
 
     past = datetime(2021, 3, 4, 5, 6, 7, tzinfo=timezone.utc)
-    with gallery.store.writing() as session, session.begin():
+    with parts_of(gallery).store.writing() as session, session.begin():
         for offset, person in enumerate(session.query(Identity).order_by(Identity.id)):
             person.created_at = past + timedelta(days=offset)
             person.updated_at = past + timedelta(days=offset, hours=1)
             person.note = f"note {offset}"
         for offset, face in enumerate(session.query(Face).order_by(Face.id)):
             face.created_at = past + timedelta(days=offset, minutes=30)
-    before = {p.name: p for p in gallery.list()}
-    added_before = sorted(row[0] for row in sql(gallery.settings.home, "SELECT created_at FROM faces"))
+    before = {p.name: p for p in gallery.people()}
+    added_before = sorted(row[0] for row in sql(gallery.services().settings.home, "SELECT created_at FROM faces"))
     gallery.export(tmp_path / "history.zip")
 
     with open_gallery(tmp_path / "receiver", pipeline) as receiver:
         assert receiver.import_(tmp_path / "history.zip")["added"] == len(PEOPLE)
-        after = {p.name: p for p in receiver.list()}
-        added_after = sorted(row[0] for row in sql(receiver.settings.home, "SELECT created_at FROM faces"))
+        after = {p.name: p for p in receiver.people()}
+        added_after = sorted(row[0] for row in sql(receiver.services().settings.home, "SELECT created_at FROM faces"))
 
     def utc(moment: datetime) -> datetime:
         return (moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)).astimezone(timezone.utc)
@@ -116,16 +117,16 @@ def test_privacy_mode_stores_no_face_crops(gallery, lfw_photo, tmp_path, pipelin
         private.add_photo(display(EXTRA_PERSON), lfw_photo(EXTRA_PERSON, 2))
         crop = np.full((112, 112, 3), 100, np.uint8)
         vector = np.ones(512, np.float32) / math.sqrt(512)
-        private.add_embeddings([{"name": "Bulk Person", "embedding": vector, "photo_sha256": "0" * 64,
+        parts_of(private).enrollment.add_embeddings([{"name": "Bulk Person", "embedding": vector, "photo_sha256": "0" * 64,
                                  "box": [0, 0, 10, 10], "landmarks": [], "crop": crop}])
         assert private.import_(archive)["added"] == len(PEOPLE)
-        assert private.stats()["store_crops"] is False
-        assert private.face_crop(result.face_id) is None
+        assert private.services().maintenance.stats()["store_crops"] is False
+        assert private.services().directory.face_crop(result.face_id) is None
         with pytest.raises(FaceRecError, match="no stored crop"):
-            private.reindex()
+            private.services().maintenance.reindex()
         (match,) = private.identify(lfw_photo(PEOPLE[2], 2))
         assert match.name == display(PEOPLE[2])
-        faces = private.stats()["faces"]
+        faces = private.services().maintenance.stats()["faces"]
     assert faces == 2 + 1 + len(PEOPLE)
 
     assert sql(home, "SELECT COUNT(*), COUNT(crop_jpeg) FROM faces") == [(faces, 0)]

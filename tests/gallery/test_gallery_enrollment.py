@@ -32,6 +32,7 @@ from facerec.errors import (
     PossibleDuplicate,
     UnknownIdentity,
 )
+from facerec.gallery.composition import parts_of
 
 
 # ----- enrollment errors ---------------------------------------------------------------------------------------
@@ -51,9 +52,9 @@ def test_multi_face_photo_needs_a_face_index(empty_gallery, lfw_photo, tmp_path)
 
     result = empty_gallery.enroll(group, display(PEOPLE[1]), face_index=1)
     assert 250 <= result.face.center[0] < 500
-    assert empty_gallery.store.counts() == (1, 1)
+    assert parts_of(empty_gallery).store.counts() == (1, 1)
     (match,) = empty_gallery.identify(lfw_photo(PEOPLE[1], 2))
-    assert match.name == display(PEOPLE[1]) and match.score >= empty_gallery.threshold
+    assert match.name == display(PEOPLE[1]) and match.score >= empty_gallery.services().thresholds.in_force().threshold
     assert_index_matches_db(empty_gallery)
 
 
@@ -72,7 +73,7 @@ def test_same_photo_twice_raises_duplicate_photo(gallery, lfw_photo) -> None:
 def test_second_photo_under_a_new_name_raises_possible_duplicate(gallery, lfw_photo) -> None:
     person = PEOPLE[0]
     pair = gallery.verify(lfw_photo(person, 1), lfw_photo(person, 2))
-    assert pair.same_person and pair.score >= gallery.threshold  # the premise: this pair is a real match
+    assert pair.same_person and pair.score >= gallery.services().thresholds.in_force().threshold  # the premise: this pair is a real match
 
     before = snapshot(gallery)
     with pytest.raises(PossibleDuplicate) as caught:
@@ -80,13 +81,13 @@ def test_second_photo_under_a_new_name_raises_possible_duplicate(gallery, lfw_ph
     names = [name for name, _ in caught.value.matches]
     assert names[0] == display(person)
     assert caught.value.matches[0][1] == pytest.approx(pair.score, abs=1e-3)  # the score the check compared
-    assert all(similarity >= gallery.threshold for _, similarity in caught.value.matches)
+    assert all(similarity >= gallery.services().thresholds.in_force().threshold for _, similarity in caught.value.matches)
     assert display(person) in str(caught.value)
     assert snapshot(gallery) == before
 
     result = gallery.enroll(lfw_photo(person, 2), "Not Alan", allow_lookalike=True)
     assert result.name == "Not Alan" and [n for n, _ in result.lookalikes][0] == display(person)
-    assert gallery.store.counts() == (len(PEOPLE) + 1, len(PEOPLE) + 1)
+    assert parts_of(gallery).store.counts() == (len(PEOPLE) + 1, len(PEOPLE) + 1)
     assert_index_matches_db(gallery)
 
 
@@ -119,7 +120,7 @@ def test_non_image_input_raises_invalid_image_and_changes_nothing(gallery, lfw_p
         with pytest.raises(InvalidImage):
             gallery.identify(bad)
     assert snapshot(gallery) == before
-    assert sql(gallery.settings.home, "SELECT COUNT(*) FROM identities WHERE name = 'Bad Input'") == [(0,)]
+    assert sql(gallery.services().settings.home, "SELECT COUNT(*) FROM identities WHERE name = 'Bad Input'") == [(0,)]
 
 
 def test_photo_without_a_face_raises_no_face_and_changes_nothing(gallery, tmp_path) -> None:
@@ -138,35 +139,35 @@ def test_photo_without_a_face_raises_no_face_and_changes_nothing(gallery, tmp_pa
 # ----- management -----------------------------------------------------------------------------------------
 def test_list_get_rename_and_stats(gallery, lfw_photo) -> None:
     names = sorted(display(p) for p in PEOPLE)
-    assert [p.name for p in gallery.list()] == names
-    assert [p.name for p in gallery.list("BALL")] == [display(PEOPLE[0])]
-    assert gallery.list("nobody-matches-this") == []
+    assert [p.name for p in gallery.people()] == names
+    assert [p.name for p in gallery.people("BALL")] == [display(PEOPLE[0])]
+    assert gallery.people("nobody-matches-this") == []
 
-    alan = gallery.get(display(PEOPLE[0]))
+    alan = gallery.services().directory.get(display(PEOPLE[0]))
     assert alan.photos == 1 and len(alan.face_ids) == 1
-    assert gallery.get(alan.id).name == alan.name  # by id as well as by name
+    assert gallery.services().directory.get(alan.id).name == alan.name  # by id as well as by name
     with pytest.raises(UnknownIdentity):
-        gallery.get("Nobody Here")
+        gallery.services().directory.get("Nobody Here")
     with pytest.raises(UnknownIdentity):
-        gallery.get(10_000)
+        gallery.services().directory.get(10_000)
 
     renamed = gallery.rename(display(PEOPLE[0]), "  Alan   Ball Jr ")
     assert renamed.name == "Alan Ball Jr" and renamed.id == alan.id and renamed.face_ids == alan.face_ids
     with pytest.raises(UnknownIdentity):
-        gallery.get(display(PEOPLE[0]))
+        gallery.services().directory.get(display(PEOPLE[0]))
     with pytest.raises(InvalidArgument):
         gallery.rename("Alan Ball Jr", display(PEOPLE[1]))
     assert gallery.rename("Alan Ball Jr", "Alan Ball Jr").name == "Alan Ball Jr"  # to itself: a no-op
     (match,) = gallery.identify(lfw_photo(PEOPLE[0], 2))
     assert match.name == "Alan Ball Jr"
 
-    stats = gallery.stats()
+    stats = gallery.services().maintenance.stats()
     assert stats["identities"] == len(PEOPLE) and stats["faces"] == len(PEOPLE)
     assert stats["index_size"] == len(PEOPLE) and stats["index"] == world.BACKEND.default_index
-    assert stats["model_id"] == gallery.model_id and stats["gallery_models"] == [gallery.model_id]
+    assert stats["model_id"] == gallery.services().maintenance.model_id and stats["gallery_models"] == [gallery.services().maintenance.model_id]
     assert stats["model_id"].startswith("facerec-r18-arcface@")
-    assert stats["threshold"] == gallery.threshold and stats["store_crops"] is True
-    assert stats["model_warning"] is None and Path(stats["home"]) == gallery.settings.home
+    assert stats["threshold"] == gallery.services().thresholds.in_force().threshold and stats["store_crops"] is True
+    assert stats["model_warning"] is None and Path(stats["home"]) == gallery.services().settings.home
     json.dumps(stats)  # the UI and CLI print it as JSON
 
 
@@ -174,13 +175,13 @@ def test_search_takes_percent_underscore_and_backslash_as_letters(gallery, lfw_p
     """LIKE's wildcards were live: '%' listed everyone, and '\\' escaped on PostgreSQL only (#29 row 5)."""
     gallery.rename(display(PEOPLE[0]), "Alan_Ball 100%")
     gallery.rename(display(PEOPLE[1]), "Back\\slash Person")
-    assert [p.name for p in gallery.list("%")] == ["Alan_Ball 100%"]
-    assert [p.name for p in gallery.list("_")] == ["Alan_Ball 100%"]
-    assert [p.name for p in gallery.list("0%")] == ["Alan_Ball 100%"]
-    assert [p.name for p in gallery.list("\\")] == ["Back\\slash Person"]
-    assert [p.name for p in gallery.list("k\\s")] == ["Back\\slash Person"]
-    assert gallery.list("a%b") == [] and gallery.list("/") == []
-    assert gallery.list_page("%", 0, 10) == ([gallery.get("Alan_Ball 100%")], 1)
+    assert [p.name for p in gallery.people("%")] == ["Alan_Ball 100%"]
+    assert [p.name for p in gallery.people("_")] == ["Alan_Ball 100%"]
+    assert [p.name for p in gallery.people("0%")] == ["Alan_Ball 100%"]
+    assert [p.name for p in gallery.people("\\")] == ["Back\\slash Person"]
+    assert [p.name for p in gallery.people("k\\s")] == ["Back\\slash Person"]
+    assert gallery.people("a%b") == [] and gallery.people("/") == []
+    assert gallery.services().directory.page("%", 0, 10) == ([gallery.services().directory.get("Alan_Ball 100%")], 1)
 
 
 def test_add_photo_checks_the_identity_again_inside_its_write(empty_gallery, lfw_photo, tmp_path,
@@ -205,17 +206,17 @@ def test_add_photo_checks_the_identity_again_inside_its_write(empty_gallery, lfw
     monkeypatch.setattr(enrollment, "between_check_and_write", lambda: competing and competing.pop()())
     with pytest.raises(IdentityMismatch, match="Colin Powell"):
         empty_gallery.add_photo("Bob", photo)
-    assert empty_gallery.get("Bob").photos == 1 and empty_gallery.get("Colin Powell").photos == 1
+    assert empty_gallery.services().directory.get("Bob").photos == 1 and empty_gallery.services().directory.get("Colin Powell").photos == 1
 
 
 def test_add_photo_gives_two_photos(gallery, lfw_photo) -> None:
     result = gallery.add_photo(display(PEOPLE[0]), lfw_photo(PEOPLE[0], 2))
     assert result.photos == 2 and result.name == display(PEOPLE[0])
     assert all(name != display(PEOPLE[0]) for name, _ in result.lookalikes)
-    info = gallery.get(display(PEOPLE[0]))
+    info = gallery.services().directory.get(display(PEOPLE[0]))
     assert info.photos == 2 and len(info.face_ids) == 2 and result.face_id in info.face_ids
-    assert gallery.stats()["faces"] == len(PEOPLE) + 1
-    assert set(info.face_ids) <= set(gallery.index.reconstruct_ids().tolist())
+    assert gallery.services().maintenance.stats()["faces"] == len(PEOPLE) + 1
+    assert set(info.face_ids) <= set(parts_of(gallery).index.reconstruct_ids().tolist())
     with pytest.raises(UnknownIdentity):
         gallery.add_photo("Nobody Here", lfw_photo(PEOPLE[1], 2))
     assert_index_matches_db(gallery)
@@ -233,8 +234,8 @@ def test_delete_removes_faces_from_database_and_index(home, pipeline, lfw_photo)
     removals = sql(home, f"SELECT face_id FROM journal WHERE op = 'remove' AND face_id IN ({placeholders})",
                    tuple(removed.face_ids))
     assert sorted(r[0] for r in removals) == sorted(removed.face_ids)
-    assert not set(removed.face_ids) & set(gallery.index.reconstruct_ids().tolist())
-    assert gallery.store.counts() == (len(PEOPLE) - 1, len(PEOPLE) - 1)
+    assert not set(removed.face_ids) & set(parts_of(gallery).index.reconstruct_ids().tolist())
+    assert parts_of(gallery).store.counts() == (len(PEOPLE) - 1, len(PEOPLE) - 1)
     assert_index_matches_db(gallery)
 
     (match,) = gallery.identify(lfw_photo(PEOPLE[1], 2))
@@ -245,7 +246,7 @@ def test_delete_removes_faces_from_database_and_index(home, pipeline, lfw_photo)
 
     # Still gone after a restart (the saved index and the journal agree).
     gallery.close()
-    with open_gallery(home, gallery.pipeline) as reopened:
+    with open_gallery(home, parts_of(gallery).pipeline) as reopened:
         assert_index_matches_db(reopened)
         (match,) = reopened.identify(lfw_photo(PEOPLE[1], 2))
         assert match.name is None

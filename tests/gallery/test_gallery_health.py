@@ -16,6 +16,7 @@ from gallery_world import PEOPLE, display
 
 from facerec.gallery import Gallery
 from facerec.words.health import health_in_words
+from facerec.gallery.composition import parts_of
 
 
 # ----- health ---------------------------------------------------------------------------------------------
@@ -45,7 +46,7 @@ def add_people(gallery: Gallery, people: int, twins_every: int, seed: int = 5) -
     faces = np.repeat(centres, 2, axis=0) + 0.7 * rng.standard_normal((2 * people, 512)).astype(np.float32)
     entries = [{"name": f"person {i // 2:04d}", "embedding": v} for i, v in enumerate(faces)]
     entries += [{"name": f"twin of person {i:04d}", "embedding": faces[2 * i]} for i in range(0, people, twins_every)]
-    gallery.add_embeddings(entries)
+    parts_of(gallery).enrollment.add_embeddings(entries)
     return len(entries) - 2 * people
 
 
@@ -85,7 +86,7 @@ def test_health_command_says_when_it_sampled(empty_gallery) -> None:
     if world.BACKEND.name != "sqlite":
         pytest.skip("the CLI is one shell over the API on both backends; the previous test samples on both")
     add_people(empty_gallery, EXACT_LIMIT // 2 + 50, twins_every=50)
-    home = empty_gallery.settings.home
+    home = empty_gallery.services().settings.home
     empty_gallery.close()
     printed = subprocess.run([sys.executable, "-m", "facerec.cli", "health", "--home", str(home)],
                              capture_output=True, text=True, timeout=300)

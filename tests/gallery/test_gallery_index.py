@@ -29,6 +29,7 @@ from gallery_world import (
 from facerec.errors import ModelMismatch
 from facerec.gallery import Gallery
 from facerec.vectors.saved_files import INDEX_FILE, INDEX_META_FILE
+from facerec.gallery.composition import parts_of
 
 
 # ----- index persistence and recovery (the FAISS index file) -------------------------------------------------
@@ -38,7 +39,7 @@ def _query_vectors(gallery: Gallery, lfw_photo) -> np.ndarray:
 
 
 def _results(gallery: Gallery, queries: np.ndarray) -> list[list[tuple[str, float]]]:
-    return [[(c.name, round(c.similarity, 5)) for c in row] for row in gallery.search(queries, top_k=5)]
+    return [[(c.name, round(c.similarity, 5)) for c in row] for row in parts_of(gallery).searching.search(queries, top_k=5)]
 
 
 @pytest.mark.local_index
@@ -51,10 +52,10 @@ def test_index_survives_close_and_reopen(home, pipeline, lfw_photo) -> None:
 
     meta = json.loads((home / INDEX_META_FILE).read_text())
     assert meta["seq"] == journal_head(home) and meta["count"] == len(PEOPLE) + 1
-    assert meta["model_id"] == gallery.model_id and meta["kind"] == "flat"
+    assert meta["model_id"] == gallery.services().maintenance.model_id and meta["kind"] == "flat"
 
     with open_gallery(home, pipeline) as reopened:
-        assert reopened.index.seq == meta["seq"]
+        assert parts_of(reopened).index.seq == meta["seq"]
         assert _results(reopened, queries) == before
         assert [row[0][0] for row in before[:len(PEOPLE)]] == [display(p) for p in PEOPLE]
         assert_index_matches_db(reopened)
@@ -78,11 +79,11 @@ def test_missing_or_corrupt_index_is_rebuilt_from_the_database(home, pipeline, l
         meta_file.write_text("{not json")
 
     with open_gallery(home, pipeline) as gallery:
-        assert len(gallery.index) == len(PEOPLE)
-        assert gallery.index.seq == journal_head(home)
+        assert len(parts_of(gallery).index) == len(PEOPLE)
+        assert parts_of(gallery).index.seq == journal_head(home)
         assert_index_matches_db(gallery)
         (match,) = gallery.identify(lfw_photo(PEOPLE[2], 2))
-        assert match.name == display(PEOPLE[2]) and match.score >= gallery.threshold
+        assert match.name == display(PEOPLE[2]) and match.score >= gallery.services().thresholds.in_force().threshold
     # ... and close() wrote a good index again.
     assert json.loads(meta_file.read_text())["count"] == len(PEOPLE)
 
@@ -102,35 +103,35 @@ def test_index_saved_at_an_older_database_state_is_caught_up(home, pipeline, lfw
         shutil.copy2(old / name, home / name)
 
     with open_gallery(home, pipeline) as gallery:
-        assert len(gallery.index) == len(PEOPLE) + 1
-        assert gallery.index.seq == journal_head(home)
+        assert len(parts_of(gallery).index) == len(PEOPLE) + 1
+        assert parts_of(gallery).index.seq == journal_head(home)
         assert_index_matches_db(gallery)
         (match,) = gallery.identify(lfw_photo(EXTRA_PERSON, 2))
-        assert match.name == display(EXTRA_PERSON) and match.score >= gallery.threshold
+        assert match.name == display(EXTRA_PERSON) and match.score >= gallery.services().thresholds.in_force().threshold
 
 
 def test_other_model_in_gallery_warns_refuses_search_until_reindex(home, pipeline, lfw_photo) -> None:
     sql(home, "UPDATE faces SET model_id = 'facerec-r18-arcface@0123456789ab'")
     with open_gallery(home, pipeline) as gallery:
-        warning = gallery.stats()["model_warning"]
+        warning = gallery.services().maintenance.stats()["model_warning"]
         assert warning and "facerec-r18-arcface@0123456789ab" in warning and "reindex" in warning
-        assert gallery.model_warning() == warning
-        assert gallery.stats()["gallery_models"] == ["facerec-r18-arcface@0123456789ab"]
+        assert gallery.services().maintenance.model_warning() == warning
+        assert gallery.services().maintenance.stats()["gallery_models"] == ["facerec-r18-arcface@0123456789ab"]
         with pytest.raises(ModelMismatch):
             gallery.identify(lfw_photo(PEOPLE[0], 2))
         with pytest.raises(ModelMismatch):
             gallery.enroll(lfw_photo(EXTRA_PERSON, 1), display(EXTRA_PERSON))  # its look-alike check searches
-        assert gallery.store.counts() == (len(PEOPLE), len(PEOPLE))
+        assert parts_of(gallery).store.counts() == (len(PEOPLE), len(PEOPLE))
 
-        assert gallery.reindex() == len(PEOPLE)
-        assert gallery.model_warning() is None and gallery.stats()["gallery_models"] == [gallery.model_id]
+        assert gallery.services().maintenance.reindex() == len(PEOPLE)
+        assert gallery.services().maintenance.model_warning() is None and gallery.services().maintenance.stats()["gallery_models"] == [gallery.services().maintenance.model_id]
         assert_index_matches_db(gallery)
         for person in PEOPLE:
             (match,) = gallery.identify(lfw_photo(person, 2))
-            assert match.name == display(person) and match.score >= gallery.threshold
+            assert match.name == display(person) and match.score >= gallery.services().thresholds.in_force().threshold
         (match,) = gallery.identify(lfw_photo(PEOPLE[0], 1))  # re-embedded from the stored crop
         assert match.name == display(PEOPLE[0]) and match.similarity > 0.95
-    assert sql(home, "SELECT DISTINCT model_id FROM faces") == [(gallery.model_id,)]
+    assert sql(home, "SELECT DISTINCT model_id FROM faces") == [(gallery.services().maintenance.model_id,)]
 
 
 # ----- approximate (HNSW) and float16 indexes -------------------------------------------------------------
@@ -138,20 +139,20 @@ def test_other_model_in_gallery_warns_refuses_search_until_reindex(home, pipelin
 def test_other_index_kinds_enroll_identify_delete(home, pipeline, lfw_photo, kind) -> None:
     # The copied folder holds a flat index: opening it as another kind rebuilds it from the database.
     with open_gallery(home, pipeline, index_kind=kind) as gallery:
-        assert gallery.stats()["index"] == kind and len(gallery.index) == len(PEOPLE)
+        assert gallery.services().maintenance.stats()["index"] == kind and len(parts_of(gallery).index) == len(PEOPLE)
         result = gallery.enroll(lfw_photo(EXTRA_PERSON, 1), display(EXTRA_PERSON))
         for person in (*PEOPLE, EXTRA_PERSON):
             (match,) = gallery.identify(lfw_photo(person, 2))
-            assert match.name == display(person) and match.score >= gallery.threshold
+            assert match.name == display(person) and match.score >= gallery.services().thresholds.in_force().threshold
         (match,) = gallery.identify(lfw_photo(STRANGERS[1], 1))
         assert match.name is None
 
         gallery.delete(display(PEOPLE[0]))
-        assert len(gallery.index) == len(PEOPLE)
+        assert len(parts_of(gallery).index) == len(PEOPLE)
         assert_index_matches_db(gallery)
         (match,) = gallery.identify(lfw_photo(PEOPLE[0], 2))
         assert match.name is None
-        assert result.face_id in gallery.index.reconstruct_ids().tolist()
+        assert result.face_id in parts_of(gallery).index.reconstruct_ids().tolist()
     assert json.loads((home / INDEX_META_FILE).read_text())["kind"] == kind
 
     with open_gallery(home, pipeline, index_kind=kind) as reopened:
@@ -203,7 +204,7 @@ def test_delete_then_enroll_elsewhere_leaves_no_stale_vector(home, pipeline, lfw
         (match,) = first.identify(lfw_photo(PEOPLE[2], 2))
         assert match.name is None
         (match,) = first.identify(lfw_photo(EXTRA_PERSON, 2))
-        assert match.name == display(EXTRA_PERSON) and match.score >= first.threshold
+        assert match.name == display(EXTRA_PERSON) and match.score >= first.services().thresholds.in_force().threshold
         assert_index_matches_db(first)
     finally:
         second.close()
@@ -223,11 +224,11 @@ def test_reindex_by_another_gallery_reaches_this_gallerys_index(home, pipeline, 
     try:
         with pytest.raises(ModelMismatch):
             first.identify(lfw_photo(PEOPLE[0], 2))
-        assert second.reindex() == len(PEOPLE)  # a remove + add journal pair for every face
-        assert first.model_warning() is None
+        assert second.services().maintenance.reindex() == len(PEOPLE)  # a remove + add journal pair for every face
+        assert first.services().maintenance.model_warning() is None
         assert_index_matches_db(first)
         (match,) = first.identify(lfw_photo(PEOPLE[0], 2))
-        assert match.name == display(PEOPLE[0]) and match.score >= first.threshold
+        assert match.name == display(PEOPLE[0]) and match.score >= first.services().thresholds.in_force().threshold
     finally:
         second.close()
         first.close()

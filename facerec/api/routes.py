@@ -112,6 +112,7 @@ Threshold = Annotated[float | None, Form(ge=-100, le=100, description="pin the t
 
 def build_router(context: ApiContext) -> APIRouter:
     gallery = context.gallery
+    services = gallery.services()  # what the verbs do not offer
     router = APIRouter(route_class=OneLineErrors, responses=_errors(401, 403, 422, 503))
 
     # ----- people ---------------------------------------------------------------------------------------
@@ -139,7 +140,7 @@ def build_router(context: ApiContext) -> APIRouter:
                  responses=_errors(400, 413, 500))
     async def quality(photo: Photo, face_index: FaceIndex = None):
         decoded = await context.photo(photo)
-        found = await context.run(gallery.enrollment_quality, decoded, face_index)
+        found = await context.run(services.photos.enrollment_quality, decoded, face_index)
         if found is None:
             raise UnusableFile("no enrollment-quality calibration ships next to this model")
         return found.to_dict()
@@ -149,14 +150,14 @@ def build_router(context: ApiContext) -> APIRouter:
     async def list_people(search: Annotated[str | None, Query(description="part of the name, any letter case")] = None,
                           offset: Annotated[int, Query(ge=0, le=MAX_ID)] = 0,
                           limit: Annotated[int, Query(ge=1, le=MAX_PAGE)] = 50):
-        people, total = await context.run(gallery.list_page, search or None, offset, limit)
+        people, total = await context.run(services.directory.page, search or None, offset, limit)
         return schemas.PeoplePage(people=[schemas.Person.of(p) for p in people], total=total, offset=offset,
                                   limit=limit)
 
     @router.get("/people/{person_id}", response_model=schemas.Person, dependencies=[READ], tags=["people"],
                 summary="One person, with their photo count", responses=_errors(404))
     async def get_person(person_id: PersonId):
-        return schemas.Person.of(await context.run(gallery.services().directory.get, person_id))
+        return schemas.Person.of(await context.run(services.directory.get, person_id))
 
     @router.patch("/people/{person_id}", response_model=schemas.Person, dependencies=[ADMIN], tags=["people"],
                   summary="Rename a person", responses=_errors(400, 404, 409))
@@ -175,15 +176,15 @@ def build_router(context: ApiContext) -> APIRouter:
                 tags=["people"], summary="The faces a person is searched by, and where each came from",
                 responses=_errors(404))
     async def list_templates(person_id: PersonId):
-        return [t.to_dict() for t in await context.run(gallery.services().templates.of, person_id)]
+        return [t.to_dict() for t in await context.run(services.templates.of, person_id)]
 
     @router.delete("/people/{person_id}/templates/{face_id}", response_model=schemas.Template,
                    dependencies=[ADMIN], tags=["people"], responses=_errors(400, 404),
                    summary="Remove one of a person's faces (a learned template, say; never their last)")
     async def remove_template(person_id: PersonId, face_id: FaceId):
-        if face_id not in [t.face_id for t in await context.run(gallery.services().templates.of, person_id)]:
+        if face_id not in [t.face_id for t in await context.run(services.templates.of, person_id)]:
             raise ApiError(404, f"person {person_id} has no face {face_id}")
-        return (await context.run(gallery.remove_template, face_id)).to_dict()
+        return (await context.run(services.templates.remove, face_id)).to_dict()
 
     @router.post("/people/{person_id}/photos", status_code=201, response_model=schemas.Enrolled,
                  dependencies=[ADMIN], tags=["people"], summary="Add another photo of a person",
@@ -209,7 +210,7 @@ def build_router(context: ApiContext) -> APIRouter:
         decoded = await context.photo(photo)
         matches = await context.run(gallery.identify, decoded, top_k=top_k, threshold=threshold, fpir=fpir)
         rule = matches[0].rule
-        return schemas.Identified.of(matches, top_k, rule, gallery.services().thresholds.typical_cosine(rule.threshold))
+        return schemas.Identified.of(matches, top_k, rule, services.thresholds.typical_cosine(rule.threshold))
 
     @router.post("/videos/identify", dependencies=[READ], tags=["search"], responses=_errors(400, 413),
                  summary="Name every face of a video, followed across its frames: one answer per track")
@@ -220,7 +221,7 @@ def build_router(context: ApiContext) -> APIRouter:
         folder = Path(tempfile.mkdtemp(prefix="api-video-", dir=context.scratch))
         try:
             path = folder / "upload"
-            await save_upload(video, path, gallery.services().settings.video_max_bytes, "the video")
+            await save_upload(video, path, services.settings.video_max_bytes, "the video")
             answer = await anyio.to_thread.run_sync(functools.partial(
                 gallery.identify_video, path, top_k=top_k, fpir=fpir, threshold=threshold,
                 label=upload_label(video) or "the video"), limiter=context.videos)
@@ -245,21 +246,22 @@ def build_router(context: ApiContext) -> APIRouter:
                  summary="The identification kept as this sighting was right (its face learned as a template)",
                  responses=_errors(400, 404))
     async def confirm_sighting(sighting_id: SightingId, key: Annotated[ApiKey, ADMIN], learn: Learn = True):
-        return (await context.run(gallery.confirm_sighting, sighting_id, _learned_by(key) if learn else None)).to_dict()
+        learn_by = _learned_by(key) if learn else None
+        return (await context.run(services.feedback.confirm, sighting_id, learn_by)).to_dict()
 
     @router.post("/sightings/{sighting_id}/correct", response_model=schemas.Sighting, tags=["sightings"],
                  summary="The face kept as this sighting is another enrolled person (learned as theirs)",
                  responses=_errors(400, 404))
     async def correct_sighting(sighting_id: SightingId, correction: schemas.Correction,
                                key: Annotated[ApiKey, ADMIN], learn: Learn = True):
-        return (await context.run(gallery.correct_sighting, sighting_id, correction.person_id,
+        return (await context.run(services.feedback.correct, sighting_id, correction.person_id,
                                   _learned_by(key) if learn else None)).to_dict()
 
     @router.delete("/sightings/{sighting_id}", response_model=schemas.Sighting, dependencies=[ADMIN],
                    tags=["sightings"], summary="The face kept as this sighting is nobody enrolled: forget it",
                    responses=_errors(400, 404))
     async def reject_sighting(sighting_id: SightingId):
-        return (await context.run(gallery.reject_sighting, sighting_id)).to_dict()
+        return (await context.run(services.feedback.reject, sighting_id)).to_dict()
 
     # ----- the gallery ----------------------------------------------------------------------------------
     # ----- suggested people (opt-in: FACEREC_SUGGESTIONS=on) ---------------------------------------------------
@@ -267,15 +269,15 @@ def build_router(context: ApiContext) -> APIRouter:
                 summary="People seen again and again but not enrolled, one page at a time")
     async def list_suggestions(offset: Annotated[int, Query(ge=0, le=MAX_ID)] = 0,
                                limit: Annotated[int, Query(ge=1, le=MAX_SUGGESTIONS_PAGE)] = SUGGESTIONS_PAGE):
-        page = await context.run(gallery.suggestions, offset, limit)
-        on = gallery.services().strangers.enabled
-        return {"on": on, "off_because": None if on else gallery.services().strangers.why_disabled(), **page.to_dict()}
+        page = await context.run(services.suggestions.list, offset, limit)
+        on = services.strangers.enabled
+        return {"on": on, "off_because": None if on else services.strangers.why_disabled(), **page.to_dict()}
 
     @router.get("/suggestions/{suggestion_id}/faces", response_model=schemas.SuggestionFaces, dependencies=[ADMIN],
                 tags=["suggestions"], summary="A suggestion's faces (aligned, JPEG)", responses=_errors(404))
     async def suggestion_faces(suggestion_id: SuggestionId):
-        suggestion = await context.run(gallery.suggestion, suggestion_id)
-        crops = await context.run(gallery.suggestion_faces, suggestion.face_ids)
+        suggestion = await context.run(services.suggestions.get, suggestion_id)
+        crops = await context.run(services.suggestions.crops, suggestion.face_ids)
         return {"id": suggestion.id, "faces": [{"face_id": f, "jpeg_base64": base64.b64encode(crops[f]).decode()}
                                                for f in suggestion.face_ids if f in crops]}
 
@@ -283,12 +285,12 @@ def build_router(context: ApiContext) -> APIRouter:
                  dependencies=[ADMIN], tags=["suggestions"], responses=_errors(404, 409),
                  summary="Enroll a suggested person from their best faces")
     async def name_suggestion(suggestion_id: SuggestionId, naming: schemas.NameSuggestion):
-        return (await context.run(gallery.name_suggestion, suggestion_id, naming.name, naming.note)).to_dict()
+        return (await context.run(services.suggestions.name, suggestion_id, naming.name, naming.note)).to_dict()
 
     @router.delete("/suggestions/{suggestion_id}", response_model=schemas.Dismissed, dependencies=[ADMIN],
                    tags=["suggestions"], responses=_errors(404), summary="Dismiss a suggestion: forget its faces")
     async def dismiss_suggestion(suggestion_id: SuggestionId):
-        return {"id": suggestion_id, "forgotten": await context.run(gallery.dismiss_suggestion, suggestion_id)}
+        return {"id": suggestion_id, "forgotten": await context.run(services.suggestions.dismiss, suggestion_id)}
 
     @router.get("/gallery/health", response_model=schemas.Health, dependencies=[ADMIN], tags=["gallery"],
                 summary="Embedding metrics, confusable pairs and suspected duplicates")
@@ -315,7 +317,7 @@ def build_router(context: ApiContext) -> APIRouter:
         folder = Path(tempfile.mkdtemp(prefix="api-import-", dir=context.scratch))
         try:
             path = folder / "import.zip"
-            await save_upload(archive, path, gallery.services().settings.max_import_bytes, "the archive")
+            await save_upload(archive, path, services.settings.max_import_bytes, "the archive")
             return await context.run(gallery.import_, path)
         finally:
             shutil.rmtree(folder, ignore_errors=True)

@@ -23,12 +23,12 @@ from facerec.ui.uploads import CACHE_MAX_AGE_S
 def build_app(gallery: Gallery, admin_password: str | None = None, api_docs: str | None = None) -> gr.Blocks:
     """The page over `gallery`; `api_docs`: where the REST API's documentation is served (linked at the foot of
     the page, in place of Gradio's own "Use via API" panel, which documents the page's internals instead)."""
-    default_percent = shown_percent(gallery.services().settings)
+    services = gallery.services()  # what the verbs do not offer
+    default_percent = shown_percent(services.settings)
     needs_password = bool(admin_password)
     keep_no_event_values()  # what anonymous events send is not kept in their sessions (facerec.ui.page_sessions)
     with gr.Blocks(title="facerec", delete_cache=(60, CACHE_MAX_AGE_S)) as app:
         context = AppContext(gallery, AdminGuard(admin_password), app)
-        services = gallery.services()
         where = "" if admin_password else f"; gallery {markdown_text(services.settings.home)}"  # no server paths
         gr.Markdown(f"# facerec\nEnroll a person from one photo, then find them in any photo. Model "
                     f"{markdown_text(services.maintenance.model_id)}{where}.")

@@ -20,6 +20,7 @@ LOW_QUALITY_BOX = "Enroll anyway if the photo is a poor enrollment photo"
 def build(context: AppContext, password: gr.Textbox) -> None:
     """The Enroll tab; `password`: the page's one admin password field."""
     gallery = context.gallery
+    services = gallery.services()  # what the verbs do not offer
     with gr.Tab("Enroll", id="enroll"):
         ok = gr.State(False)
         kept = context.kept_state()  # the photo last detected, decoded, kept in memory for this page
@@ -43,15 +44,15 @@ def build(context: AppContext, password: gr.Textbox) -> None:
 
     def detect(photo):
         # kept by the page for Enroll
-        answered = received_photo(photo, gallery.services().photos.read, context.web_cache)
+        answered = received_photo(photo, services.photos.read, context.web_cache)
         if answered is None:
             return {faces: None, face_choice: gr.update(choices=[], value=None), kept: None,
                     detect_status: "Upload a photo to see the faces found in it.", quality_note: ""}
-        found = gallery.services().photos.detect(answered.photo)
+        found = services.photos.detect(answered.photo)
         picture, choices, text, count = faces_view(gallery, *found, preselect_largest=True)
         # The preselected face's enrollment quality, from the same detection, before the user presses Enroll
         # (the check repeats then).
-        quality = (gallery.services().photos.enrollment_quality(found[0], chosen_face(choices["value"]), found[1])
+        quality = (services.photos.enrollment_quality(found[0], chosen_face(choices["value"]), found[1])
                    if count else None)
         return {faces: picture, face_choice: choices, detect_status: text, kept: context.keep(answered),
                 quality_note: markdown_text(quality.sentence()) if quality else ""}
@@ -60,13 +61,13 @@ def build(context: AppContext, password: gr.Textbox) -> None:
                allow_low_quality=False, answered=None, request: gr.Request = None):
         try:
             context.require_admin(password, request)
-            answered = photo_to_answer(photo, answered, gallery.services().photos.read)
+            answered = photo_to_answer(photo, answered, services.photos.read)
             result = gallery.enroll(answered.photo, name, face_index=chosen_face(face_choice, "face to enroll"),
                                     allow_lookalike=bool(allow_lookalike), note=note or None,
                                     allow_low_quality=bool(allow_low_quality))
         finally:  # stored or refused, the upload leaves the server (the page keeps the photo to try again)
             forget_upload(photo, context.web_cache)
-        people = gallery.services().directory.count()
+        people = services.directory.count()
         message = (f"Enrolled **{markdown_text(result.name)}** ({result.photos} photo). The gallery now has "
                    f"{plural(people, 'person', 'people')}.")
         if result.lookalikes:

@@ -50,6 +50,7 @@ class PeopleList:
 def build(context: AppContext, password: gr.Textbox) -> tuple[gr.Tab, PeopleList]:
     """The Gallery tab; `password`: the page's one admin password field (Enter there shows the people)."""
     gallery = context.gallery
+    services = gallery.services()  # what the verbs do not offer
     with gr.Tab("Gallery", id="gallery") as tab:
         add_kept = context.kept_state()  # the photo chosen for Add photo, decoded, in memory
         ok = gr.State(False)
@@ -97,9 +98,9 @@ def build(context: AppContext, password: gr.Textbox) -> tuple[gr.Tab, PeopleList
         people = gallery.people(query or None)
         rows = [[p.id, p.name, p.photos - p.learned, p.learned, p.created_at.strftime("%Y-%m-%d")]
                 for p in people]
-        tiles = [(gallery.services().directory.face_crop(p.face_ids[0]) if p.face_ids else None,
+        tiles = [(services.directory.face_crop(p.face_ids[0]) if p.face_ids else None,
                   f"{p.name} ({faces_text(p.photos, p.learned)})") for p in people[:THUMBNAILS_SHOWN]]
-        total = gallery.services().directory.count()
+        total = services.directory.count()
         if not total:
             summary = "Nobody is enrolled yet: enroll someone in the Enroll tab."
         elif query:
@@ -141,13 +142,13 @@ def build(context: AppContext, password: gr.Textbox) -> tuple[gr.Tab, PeopleList
     def received(photo):
         """A photo chosen for Add photo: decoded into the page's memory at once, its file deleted (a refusal then
         asks again about the same photo without another upload)."""
-        return {add_kept: context.keep(received_photo(photo, gallery.services().photos.read, context.web_cache))}
+        return {add_kept: context.keep(received_photo(photo, services.photos.read, context.web_cache))}
 
     def add_photo(name, photo, password="", allow_mismatch=False, allow_low_quality=False, answered=None,
                   request: gr.Request = None):
         try:
             context.require_admin(password, request)
-            answered = photo_to_answer(photo, answered, gallery.services().photos.read)
+            answered = photo_to_answer(photo, answered, services.photos.read)
             result = gallery.add_photo(name, answered.photo, allow_mismatch=bool(allow_mismatch),
                                        allow_low_quality=bool(allow_low_quality))
         finally:

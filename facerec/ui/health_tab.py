@@ -28,6 +28,7 @@ WEAK_SHOWN = 20  # weak enrollments shown with their face (all are in the JSON)
 def build(context: AppContext, password: gr.Textbox) -> gr.Tab:
     """The Health tab; `password`: the page's one admin password field."""
     gallery = context.gallery
+    services = gallery.services()  # what the verbs do not offer
     with gr.Tab("Health", id="health") as tab:
         ok = gr.State(False)
         button = gr.Button("Check gallery health", variant="primary")
@@ -44,7 +45,7 @@ def build(context: AppContext, password: gr.Textbox) -> gr.Tab:
     def health(password="", request: gr.Request = None):
         context.require_admin(password, request)
         report = gallery.health()
-        people = gallery.services().directory
+        people = services.directory
         heading, shown = confusable_pairs_in_words(report.confusable_pairs, report.threshold)
         pairs = []
         for pair in shown:
@@ -60,7 +61,7 @@ def build(context: AppContext, password: gr.Textbox) -> gr.Tab:
                  f"{w['name']}: {w['median_similarity']:.3f} over {plural(w['sightings'], 'sighting')}")
                 for w in memory.get("weak_enrollments", [])[:WEAK_SHOWN]]
         trend = memory.get("trend") or []
-        page = report_html(report, worded["readings"]) + embedder_html(gallery.services().maintenance.embedder_check)
+        page = report_html(report, worded["readings"]) + embedder_html(services.maintenance.embedder_check)
         return {report_view: page, plot: figure, sightings_view: sightings_html(memory, weak),
                 trend_plot: sightings_trend_plot(trend, memory["trend_unit"], report.threshold) if trend else None,
                 pairs_view: heading + pair_tiles(pairs), details: worded,
@@ -78,8 +79,8 @@ def build(context: AppContext, password: gr.Textbox) -> gr.Tab:
         if not succeeded or (context.password_needed and not password):
             return {growth_text: "", growth_plot: None}
         context.require_admin(password, request)
-        rule = gallery.services().thresholds.in_force(with_people=True)
-        rows = gallery.services().thresholds.growth()
+        rule = services.thresholds.in_force(with_people=True)
+        rows = services.thresholds.growth()
         shown = [r for r in rows if r.comparisons in (1, 10, 100, 1000, 10_000, 100_000, 1_000_000)]
         lines = ["**The threshold as the gallery grows.** A stranger is compared with every enrolled face, so the "
                  "more faces, the more chances of a wrong match: to keep the stranger-match rate at the accepted "

@@ -26,6 +26,7 @@ MAX_NAMES = 1000  # names offered for a correction (any enrolled name may be typ
 def build(context: AppContext, default_percent: float, password: gr.Textbox) -> gr.Tab:
     """The Identify tab; `password` (the page's one field, optional here) shows every candidate."""
     gallery = context.gallery
+    services = gallery.services()  # what the verbs do not offer
     with gr.Tab("Identify", id="identify") as tab:
         seen = gr.State(None)  # per face of the last identification (admin only): [sighting id or None, embedding]
         learned = gr.State(False)  # whether the last Confirm, Correct or Reject went through
@@ -38,7 +39,7 @@ def build(context: AppContext, default_percent: float, password: gr.Textbox) -> 
             fpir, pinned = rate_and_pin(
                 default_percent, "Accepted stranger-match rate (%)",
                 "Of people who are NOT enrolled, the share that may wrongly be given a name. The threshold is "
-                "set from it for this gallery's size.", gallery.services().settings.similarity_threshold)
+                "set from it for this gallery's size.", services.settings.similarity_threshold)
             top_k = gr.Slider(1, 10, value=3, step=1, label="Candidates per face")
         threshold_note = gr.Markdown(elem_id="identify-threshold-note")
         button = gr.Button("Identify", variant="primary")
@@ -64,8 +65,8 @@ def build(context: AppContext, default_percent: float, password: gr.Textbox) -> 
 
     def policy(fpir_percent, pinned_threshold):
         """The threshold identify would use now, for this gallery, in plain words."""
-        rate, threshold = page_rule(gallery.services().settings, fpir_percent, pinned_threshold)
-        rule = gallery.services().thresholds.in_force(fpir=rate, threshold=threshold, with_people=True)
+        rate, threshold = page_rule(services.settings, fpir_percent, pinned_threshold)
+        rule = services.thresholds.in_force(fpir=rate, threshold=threshold, with_people=True)
         return {threshold_note: threshold_sentence(rule)}
 
     def identify(photo, pinned_threshold=None, top_k=3, password="", fpir_percent=None, answered=None,
@@ -82,8 +83,8 @@ def build(context: AppContext, default_percent: float, password: gr.Textbox) -> 
             admin, unchecked = context.is_admin(password, request), ""
         except LockedOut as error:  # identify needs no password: answered as for anyone, and said why
             admin, unchecked = False, f"The admin password was not checked. {error}"
-        rate, threshold = page_rule(gallery.services().settings, fpir_percent, pinned_threshold)
-        answered = photo_to_answer(photo, answered, gallery.services().photos.read)
+        rate, threshold = page_rule(services.settings, fpir_percent, pinned_threshold)
+        answered = photo_to_answer(photo, answered, services.photos.read)
         # Without the password: no threshold below the one in force for the gallery (a pinned one, or one from a
         # looser accepted rate, falls back to it), and nothing about faces that do not match.
         matches = gallery.identify(answered.photo, top_k=int(top_k), threshold=threshold, fpir=rate,
@@ -140,11 +141,11 @@ def build(context: AppContext, default_percent: float, password: gr.Textbox) -> 
             raise InvalidArgument(f"face #{index} was not named, so there is nothing to confirm: pick who it is "
                                   "and press Correct")
         if sighting_id is None:  # named, but not kept (past the pace of automatic sightings): kept now, confirmed
-            info = gallery.services().feedback.label(embedding, name, confirmed=True, learn_by=learner(),
+            info = services.feedback.label(embedding, name, confirmed=True, learn_by=learner(),
                                                      **where(answered, found))
             faces_seen[index][0] = info.id
         else:
-            info = gallery.services().feedback.confirm(sighting_id, learn_by=learner())
+            info = services.feedback.confirm(sighting_id, learn_by=learner())
         return {seen: faces_seen, feedback_status: f"Confirmed face #{index} as **{markdown_text(info.name)}**."
                                                    + learning_sentence(info.learning)}
 
@@ -152,8 +153,8 @@ def build(context: AppContext, default_percent: float, password: gr.Textbox) -> 
         index, (sighting_id, embedding, _name, found) = chosen(face, faces_seen, password, request)
         if not name:
             raise InvalidArgument("pick who the face really is, then press Correct")
-        info = (gallery.services().feedback.correct(sighting_id, name, learn_by=learner()) if sighting_id is not None
-                else gallery.services().feedback.label(embedding, name, learn_by=learner(), **where(answered, found)))
+        info = (services.feedback.correct(sighting_id, name, learn_by=learner()) if sighting_id is not None
+                else services.feedback.label(embedding, name, learn_by=learner(), **where(answered, found)))
         faces_seen[index][0] = info.id
         return {seen: faces_seen, feedback_status: f"Face #{index} is **{markdown_text(info.name)}** (similarity "
                                                    f"{info.similarity:.3f} to their enrollment); kept as a sighting."
@@ -172,7 +173,7 @@ def build(context: AppContext, default_percent: float, password: gr.Textbox) -> 
         index, (sighting_id, _embedding, _name, _found) = chosen(face, faces_seen, password, request)
         if sighting_id is None:
             raise InvalidArgument(f"face #{index} was not kept as a sighting: nothing to forget")
-        info = gallery.services().feedback.reject(sighting_id)
+        info = services.feedback.reject(sighting_id)
         faces_seen[index][0] = None
         return {seen: faces_seen, feedback_status: f"Face #{index} is not {markdown_text(info.name)}: forgotten."
                                                    + undo_sentence(info.undone)}

@@ -21,6 +21,7 @@ PAGE_SIZE = 20  # suggestions a page shows: 20 faces as tiles, each a small data
 
 def build(context: AppContext, password: gr.Textbox) -> None:
     gallery = context.gallery
+    services = gallery.services()  # what the verbs do not offer
     with gr.Accordion("Suggested people: seen again and again, not enrolled", open=False):
         gr.Markdown("Faces that come back as unknown, grouped by person. Pick one, look at its faces, then name "
                     "the person (they are enrolled from their best photos) or dismiss it (its faces are forgotten).")
@@ -38,12 +39,12 @@ def build(context: AppContext, password: gr.Textbox) -> None:
 
     def listed(number=1, password="", request: gr.Request = None):
         context.require_admin(password, request)
-        shown = gallery.services().suggestions.list(offset=PAGE_SIZE * (_page_number(number) - 1), limit=PAGE_SIZE)
+        shown = services.suggestions.list(offset=PAGE_SIZE * (_page_number(number) - 1), limit=PAGE_SIZE)
         found = shown.suggestions
         captions = [_caption(s) for s in found]
         everyone = plural(shown.total, "suggested person", "suggested people")
-        if not gallery.services().strangers.enabled:
-            line = f"Suggestions are off: {markdown_text(gallery.services().strangers.why_disabled())}."
+        if not services.strangers.enabled:
+            line = f"Suggestions are off: {markdown_text(services.strangers.why_disabled())}."
         elif not shown.total:
             line = "No suggestions yet: someone must come back unknown at least 3 times, in at least 2 photos."
         elif not found:
@@ -55,20 +56,20 @@ def build(context: AppContext, password: gr.Textbox) -> None:
                     "Pick one to see their faces.")
         if shown.refreshing:
             line += " Faces kept since are being grouped: press Show suggestions again in a moment."
-        return {overview: face_tiles([(gallery.services().suggestions.crops(s.face_ids[:1]).get(s.face_ids[0]), c)
+        return {overview: face_tiles([(services.suggestions.crops(s.face_ids[:1]).get(s.face_ids[0]), c)
                                       for s, c in zip(found, captions)]),
                 choice: gr.update(choices=captions, value=None), faces: "", status: line}
 
     def opened(picked, password="", request: gr.Request = None):
         context.require_admin(password, request)
-        suggestion = gallery.services().suggestions.get(_id_of(picked))
-        crops = gallery.services().suggestions.crops(suggestion.face_ids)
+        suggestion = services.suggestions.get(_id_of(picked))
+        crops = services.suggestions.crops(suggestion.face_ids)
         return {faces: face_tiles([(crops.get(f), f"face {f}") for f in suggestion.face_ids]),
                 status: f"{_caption(suggestion)}: type their name to enroll them, or dismiss them."}
 
     def named(picked, new_name, number=1, password="", request: gr.Request = None):
         context.require_admin(password, request)
-        result = gallery.services().suggestions.name(_id_of(picked), new_name)
+        result = services.suggestions.name(_id_of(picked), new_name)
         shown = listed(number, password, request)
         shown[status] = (f"Enrolled **{markdown_text(result.name)}** from {plural(len(result.face_ids), 'photo')}. "
                          + shown[status])
@@ -76,7 +77,7 @@ def build(context: AppContext, password: gr.Textbox) -> None:
 
     def dismissed(picked, number=1, password="", request: gr.Request = None):
         context.require_admin(password, request)
-        count = gallery.services().suggestions.dismiss(_id_of(picked))
+        count = services.suggestions.dismiss(_id_of(picked))
         shown = listed(number, password, request)
         shown[status] = f"Dismissed: {plural(count, 'face')} forgotten. " + shown[status]
         return shown

@@ -22,6 +22,7 @@ class TemplatesPanel:
 
 def build(context: AppContext, password: gr.Textbox) -> TemplatesPanel:
     gallery = context.gallery
+    services = gallery.services()  # what the verbs do not offer
     with gr.Accordion("Templates: the faces a person is recognised by", open=False):
         gr.Markdown("Enrolled and added photos, and faces learned when you confirmed or corrected an "
                     "identification (Identify tab). Remove one that should not be there.")
@@ -37,10 +38,10 @@ def build(context: AppContext, password: gr.Textbox) -> TemplatesPanel:
         context.require_admin(password, request)
         if not name:
             raise InvalidArgument("type a name (or click a person in the table above), then press Show templates")
-        kept = gallery.services().templates.of(name)
+        kept = services.templates.of(name)
         captions = [_caption(t) for t in kept]
         learned = sum(t.origin == "learned" for t in kept)
-        crops = [gallery.services().directory.face_crop(t.face_id) for t in kept]
+        crops = [services.directory.face_crop(t.face_id) for t in kept]
         return {tiles: face_tiles(list(zip(crops, captions))),
                 face_choice: gr.update(choices=captions, value=None),
                 status: f"**{markdown_text(name)}**: {faces_text(len(kept), learned)}."}
@@ -50,9 +51,9 @@ def build(context: AppContext, password: gr.Textbox) -> TemplatesPanel:
         if not face:
             raise InvalidArgument("pick the face to remove first")
         face_id = int(str(face).split()[1])
-        if face_id not in [t.face_id for t in gallery.services().templates.of(name)]:
+        if face_id not in [t.face_id for t in services.templates.of(name)]:
             raise InvalidArgument(f"'{name}' has no face {face_id}: press Show templates again")
-        gone = gallery.services().templates.remove(face_id)
+        gone = services.templates.remove(face_id)
         shown = listed(name, password, request)
         shown[status] = f"Removed face {gone.face_id} ({origin_text(gone.origin)}). " + shown[status]
         return shown

@@ -16,6 +16,7 @@ from facerec.ui.uploads import forget_upload, photo_input, photo_to_answer, rece
 
 def build(context: AppContext, default_percent: float) -> None:
     gallery = context.gallery
+    services = gallery.services()  # what the verbs do not offer
     with gr.Tab("Verify", id="verify"):
         with gr.Row():
             side_a = _side("first", "verify-a", context)
@@ -24,15 +25,15 @@ def build(context: AppContext, default_percent: float) -> None:
             fpir, pinned = rate_and_pin(
                 default_percent, "Accepted false-match rate (%)",
                 "Verify compares two photos once, so this is the share of pairs of different people that may be "
-                "called the same person.", gallery.services().settings.similarity_threshold)
+                "called the same person.", services.settings.similarity_threshold)
         threshold_note = gr.Markdown(elem_id="verify-threshold-note")
         button = gr.Button("Compare", variant="primary")
         status = gr.Markdown(elem_id="verify-status")
         details = gr.JSON(visible=False)
 
     def policy(fpir_percent, pinned_threshold):
-        rate, threshold = page_rule(gallery.services().settings, fpir_percent, pinned_threshold)
-        rule = gallery.services().thresholds.for_verification(fpir=rate, threshold=threshold)
+        rate, threshold = page_rule(services.settings, fpir_percent, pinned_threshold)
+        rule = services.thresholds.for_verification(fpir=rate, threshold=threshold)
         return {threshold_note: threshold_sentence(rule)}
 
     def verify(photo_a, photo_b, pinned_threshold=None, fpir_percent=None, face_a=None, face_b=None,
@@ -44,10 +45,10 @@ def build(context: AppContext, default_percent: float) -> None:
                 forget_upload(photo, context.web_cache)
 
     def _verify(photo_a, photo_b, pinned_threshold, fpir_percent, face_a, face_b, answered_a, answered_b):
-        rate, threshold = page_rule(gallery.services().settings, fpir_percent, pinned_threshold)
+        rate, threshold = page_rule(services.settings, fpir_percent, pinned_threshold)
         index_a, index_b = chosen_face(face_a, "face_a"), chosen_face(face_b, "face_b")
-        answered_a = photo_to_answer(photo_a, answered_a, gallery.services().photos.read, "upload two photos")
-        answered_b = photo_to_answer(photo_b, answered_b, gallery.services().photos.read, "upload two photos")
+        answered_a = photo_to_answer(photo_a, answered_a, services.photos.read, "upload two photos")
+        answered_b = photo_to_answer(photo_b, answered_b, services.photos.read, "upload two photos")
         result = gallery.verify(answered_a.photo, answered_b.photo, threshold=threshold, fpir=rate, face_a=index_a,
                                 face_b=index_b)
         verdict = "Same person" if result.same_person else "Different people"
@@ -62,9 +63,9 @@ def build(context: AppContext, default_percent: float) -> None:
 
         def detect(photo, picture=picture, choice=choice, note=note, which=side["which"], kept=side["kept"]):
             # kept by the page for Compare
-            answered = received_photo(photo, gallery.services().photos.read, context.web_cache)
+            answered = received_photo(photo, services.photos.read, context.web_cache)
             annotated, choices, text, count = (
-                faces_view(gallery, *gallery.services().photos.detect(answered.photo), preselect_largest=False,
+                faces_view(gallery, *services.photos.detect(answered.photo), preselect_largest=False,
                            which=which)
                 if answered else (None, gr.update(choices=[], value=None), "", 0))
             several = count > 1  # one face needs no choice; the picture and the picker appear only to choose

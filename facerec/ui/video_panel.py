@@ -39,6 +39,7 @@ def build(context: AppContext, password: gr.Textbox, pinned: gr.Textbox, top_k: 
           fpir: gr.Number) -> None:
     """The video half of the Identify tab, sharing its threshold controls and candidates slider."""
     gallery = context.gallery
+    services = gallery.services()  # what the verbs do not offer
     seen = gr.State(None)  # per track (admin only): [sighting id or None, pooled embedding, name]
     learned = gr.State(False)
     gr.Markdown(f"### Or a video\n{CONTAINERS}; each face is followed across the frames and named once.",
@@ -76,7 +77,7 @@ def build(context: AppContext, password: gr.Textbox, pinned: gr.Textbox, top_k: 
         if not path:
             raise InvalidArgument("upload a video first")
         limits = None if admin else ANONYMOUS_LIMITS
-        rate, threshold = page_rule(gallery.services().settings, fpir_percent, pinned_threshold)  # as the photo's rule
+        rate, threshold = page_rule(services.settings, fpir_percent, pinned_threshold)  # as the photo's rule
         answer = gallery.identify_video(path, top_k=int(top_k), threshold=threshold, fpir=rate,
                                         not_below_default=not admin, limits=limits, label=Path(path).name)
         matches = [t.match if admin else t.match.redacted() for t in answer.tracks]
@@ -101,7 +102,7 @@ def build(context: AppContext, password: gr.Textbox, pinned: gr.Textbox, top_k: 
         """The video with each track's box and label, in a folder of the web cache deleted with its other files."""
         folder = Path(tempfile.mkdtemp(prefix="video-", dir=context.web_cache))
         delete_later(folder, CACHE_MAX_AGE_S)
-        bounds = VideoLimits.of(gallery.services().settings)
+        bounds = VideoLimits.of(services.settings)
         bounds = bounds if limits is None else bounds.tighter(limits)
         drawn = [(t.track, label, t.match.name is not None) for t, label in zip(answer.tracks, labels)]
         return str(write_annotated(path, folder / "identified.webm", drawn, bounds))
@@ -121,8 +122,8 @@ def build(context: AppContext, password: gr.Textbox, pinned: gr.Textbox, top_k: 
         if sighting_id is None and name is None:
             raise InvalidArgument(f"track #{index} was not named, so there is nothing to confirm: pick who it is "
                                   "and press Correct")
-        info = (gallery.services().feedback.confirm(sighting_id, learn_by=learner()) if sighting_id is not None
-                else gallery.services().feedback.label(pooled, name, confirmed=True, learn_by=learner()))
+        info = (services.feedback.confirm(sighting_id, learn_by=learner()) if sighting_id is not None
+                else services.feedback.label(pooled, name, confirmed=True, learn_by=learner()))
         tracks_seen[index][0] = info.id
         return {seen: tracks_seen, feedback: f"Confirmed track #{index} as **{markdown_text(info.name)}**."
                                              + learning_sentence(info.learning)}
@@ -131,8 +132,8 @@ def build(context: AppContext, password: gr.Textbox, pinned: gr.Textbox, top_k: 
         index, (sighting_id, pooled, _name) = chosen(track, tracks_seen, password, request)
         if not name:
             raise InvalidArgument("pick who the track's face really is, then press Correct")
-        info = (gallery.services().feedback.correct(sighting_id, name, learn_by=learner()) if sighting_id is not None
-                else gallery.services().feedback.label(pooled, name, learn_by=learner()))
+        info = (services.feedback.correct(sighting_id, name, learn_by=learner()) if sighting_id is not None
+                else services.feedback.label(pooled, name, learn_by=learner()))
         tracks_seen[index][0] = info.id
         return {seen: tracks_seen, feedback: f"Track #{index} is **{markdown_text(info.name)}**; kept as a sighting."
                                              + undo_sentence(info.undone) + learning_sentence(info.learning)}
@@ -141,7 +142,7 @@ def build(context: AppContext, password: gr.Textbox, pinned: gr.Textbox, top_k: 
         index, (sighting_id, _pooled, _name) = chosen(track, tracks_seen, password, request)
         if sighting_id is None:
             raise InvalidArgument(f"track #{index} was not kept as a sighting: nothing to forget")
-        info = gallery.services().feedback.reject(sighting_id)
+        info = services.feedback.reject(sighting_id)
         tracks_seen[index][0] = None
         return {seen: tracks_seen, feedback: f"Track #{index} is not {markdown_text(info.name)}: forgotten."
                                              + undo_sentence(info.undone)}

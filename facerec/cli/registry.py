@@ -8,9 +8,9 @@ import os
 import sys
 from typing import Callable, Protocol
 
-from facerec.version import __version__
 from facerec.errors import FaceRecError
 from facerec.settings import DEBUG_ENV, debug_requested
+from facerec.version import __version__
 
 
 class CommandAdder(Protocol):

@@ -101,9 +101,10 @@ class Gallery:
         return self._parts.searching.identify(photo, top_k, threshold, fpir, remember, not_below_default)
 
     def identify_video(self, path: str | Path, **options) -> VideoAnswer:
-        """Every face of the video file at `path` followed across frames -> a `VideoAnswer` with one answer per
-        track (a name or unknown, the first and last second seen). Raises `InvalidVideo`, `VideoTooLarge`.
-        The contract: `VideoSearch.identify`, which lists the `options`."""
+        """Every face of the video file at `path` followed across frames -> a `VideoAnswer` whose `tracks` hold
+        one `TrackMatch` per face followed (its `name`, None when unknown, and its `FaceMatch`). `options`: `top_k`,
+        `fpir`, `threshold`, `remember` as for `identify`. Raises `InvalidVideo`, `VideoTooLarge`. The contract:
+        `VideoSearch.identify`."""
         return self._parts.videos.identify(path, **options)
 
     def verify(self, photo_a: ImageInput | Photo, photo_b: ImageInput | Photo,
@@ -143,9 +144,9 @@ class Gallery:
         return transfer.export(self._parts.store, path, include_crops)
 
     def import_(self, path: str | Path, limits: ImportLimits = ImportLimits()) -> dict:
-        """Add the people of a zip written by `export`, all or nothing -> {"identities": n, "faces": n, ...}.
-        Raises `InvalidArgument` (not an export, past `limits`, or a name taken), `ModelMismatch`. The contract:
-        `transfer.import_`."""
+        """Add the people of a zip written by `export`, all or nothing -> {"added": faces added,
+        "skipped": faces already here (same photo and face)}. Raises `InvalidArgument` (not an export, past
+        `limits`, or a name taken), `ModelMismatch`. The contract: `transfer.import_`."""
         parts = self._parts
         return transfer.import_(parts.store, parts.index, parts.pipeline.embedder, parts.model_id,
                                 parts.settings.store_crops, path, limits)

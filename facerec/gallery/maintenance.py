@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from facerec.faces.embedder_check import EmbedderCheck
 from facerec.faces.pipeline import FacePipeline
-from facerec.gallery.reindex import model_warning as other_model_warning, reindex as reembed_every_face
+from facerec.gallery.reindex import model_warning as other_model_warning
+from facerec.gallery.reindex import reindex as reembed_every_face
 from facerec.gallery.sightings import SightingsMemory
 from facerec.gallery.thresholds import GalleryThresholds
 from facerec.settings import Settings

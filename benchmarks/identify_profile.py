@@ -43,13 +43,13 @@ from rest_throughput import one_face_queries  # noqa: E402
 
 from facerec.access.api_keys import ApiKeys  # noqa: E402
 from facerec.gallery import Gallery  # noqa: E402
+from facerec.gallery.composition import parts_of  # noqa: E402
 from facerec.openset.threshold_policy import ThresholdPolicy  # noqa: E402
 from facerec.provenance import write_result  # noqa: E402
 from facerec.settings import Settings  # noqa: E402
 from facerec.storage.faces import FacesTable  # noqa: E402
 from facerec.storage.journal import JournalTable  # noqa: E402
 from facerec.vectors.following import JournalFollowingIndex  # noqa: E402
-from facerec.gallery.composition import parts_of  # noqa: E402
 
 WARM_UP = 10
 QUIET_MS = 1500  # the Identify tab unchanged this long: the answer is drawn

@@ -34,9 +34,9 @@ from postgres_server import PostgresServer  # noqa: E402 - the tests' private Po
 from rest_throughput import one_face_queries  # noqa: E402
 
 from facerec.gallery import Gallery  # noqa: E402
+from facerec.gallery.composition import parts_of  # noqa: E402
 from facerec.provenance import write_result  # noqa: E402
 from facerec.settings import Settings  # noqa: E402
-from facerec.gallery.composition import parts_of  # noqa: E402
 
 
 def milliseconds(seconds: list[float]) -> dict:

@@ -33,9 +33,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from facerec.datasets.folders import list_identities  # noqa: E402
 from facerec.errors import FaceRecError  # noqa: E402
 from facerec.gallery import Gallery  # noqa: E402
+from facerec.gallery.composition import parts_of  # noqa: E402
 from facerec.provenance import write_result  # noqa: E402
 from facerec.settings import Settings  # noqa: E402
-from facerec.gallery.composition import parts_of  # noqa: E402
 
 MIN_PHOTOS, STREAM, SEED, ERROR_RATE = 6, 4, 41, 0.05
 CHECKPOINTS = (0, 1, 2, 4)

@@ -40,9 +40,9 @@ from app_server import running_app  # noqa: E402 - starts app.py the way the tes
 from facerec.access.api_keys import ApiKeys  # noqa: E402
 from facerec.datasets.folders import list_identities  # noqa: E402
 from facerec.gallery import Gallery  # noqa: E402
+from facerec.gallery.composition import parts_of  # noqa: E402
 from facerec.provenance import write_result  # noqa: E402
 from facerec.settings import Settings  # noqa: E402
-from facerec.gallery.composition import parts_of  # noqa: E402
 
 WARM_UP = 8
 

@@ -30,10 +30,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from facerec.gallery import Gallery  # noqa: E402
 from facerec.gallery import search as search_module  # noqa: E402
+from facerec.gallery.composition import parts_of  # noqa: E402
 from facerec.openset.cohort import RawCosine, normalised  # noqa: E402
 from facerec.provenance import write_result  # noqa: E402
 from facerec.settings import Settings  # noqa: E402
-from facerec.gallery.composition import parts_of  # noqa: E402
 
 REPEATS = 300
 IDENTIFY_REPEATS = 60

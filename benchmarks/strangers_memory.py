@@ -35,9 +35,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 from facerec.datasets.folders import list_identities  # noqa: E402
 from facerec.faces.choice import largest_face_index  # noqa: E402
 from facerec.gallery import Gallery  # noqa: E402
+from facerec.gallery.composition import parts_of  # noqa: E402
 from facerec.provenance import write_result  # noqa: E402
 from facerec.settings import Settings  # noqa: E402
-from facerec.gallery.composition import parts_of  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 PASSWORD = "strangers"
@@ -94,9 +94,8 @@ def main() -> None:
     parser.add_argument("--out", required=True)
     args = parser.parse_args()
     import httpx
-    from gradio_client import Client, handle_file
-
     from app_server import running_app
+    from gradio_client import Client, handle_file
 
     identities = [photos for photos in list_identities(args.data / "lfw").values() if len(photos) >= 2]
     people, strangers = identities[:20], [photos[0] for photos in identities[20:80]]

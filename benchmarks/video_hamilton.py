@@ -35,8 +35,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from facerec.gallery import Gallery  # noqa: E402
-from facerec.provenance import write_result  # noqa: E402
 from facerec.gallery.composition import parts_of  # noqa: E402
+from facerec.provenance import write_result  # noqa: E402
 
 SOURCE = "ageitgey/face_recognition"
 SOURCE_COMMIT = "2e2dccea9dd0ce730c8d464d0f67c6eebb40c9d1"

@@ -34,9 +34,9 @@ from video_clips import Path2D, clip  # noqa: E402 - the clips the tests build
 
 from facerec.access.api_keys import ApiKeys  # noqa: E402
 from facerec.gallery import Gallery  # noqa: E402
+from facerec.gallery.composition import parts_of  # noqa: E402
 from facerec.provenance import write_result  # noqa: E402
 from facerec.settings import Settings  # noqa: E402
-from facerec.gallery.composition import parts_of  # noqa: E402
 
 ENROLLED, STRANGER = "Andre_Agassi", "Andy_Griggs"
 

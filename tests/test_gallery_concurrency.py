@@ -21,6 +21,7 @@ import traceback
 from pathlib import Path
 
 import numpy as np
+
 from facerec.gallery.composition import parts_of
 
 KNOWN_RACE = (

@@ -8,8 +8,8 @@ import json
 import numpy as np
 import pytest
 
-from facerec.vectors.faiss import FAISS_BLAS_QUERIES, PARALLEL_SCAN_MIN, FaceIndex
 from facerec.gallery.composition import parts_of
+from facerec.vectors.faiss import FAISS_BLAS_QUERIES, PARALLEL_SCAN_MIN, FaceIndex
 
 
 def unit_vectors(count: int, seed: int) -> np.ndarray:

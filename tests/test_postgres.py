@@ -21,10 +21,10 @@ from sqlalchemy import create_engine, text
 
 from facerec.errors import UnusableFile
 from facerec.gallery import Gallery
+from facerec.gallery.composition import parts_of
 from facerec.settings import Settings
 from facerec.storage import Store, utcnow
 from facerec.vectors.faiss import FaceIndex
-from facerec.gallery.composition import parts_of
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 
@@ -293,9 +293,9 @@ def test_identify_does_not_wait_for_the_gallerys_write_lock(postgres, tmp_path, 
     import threading
 
     import psycopg
+    from postgres_server import libpq_uri
 
     from facerec.storage.backends.postgresql import WRITE_LOCK
-    from postgres_server import libpq_uri
 
     url = postgres.new_database()
     with Gallery(Settings.from_env(home=tmp_path / "home", database_url=url)) as gallery:

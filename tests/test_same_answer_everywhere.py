@@ -21,9 +21,9 @@ from app_server import running_app
 from gradio_client import Client, handle_file
 
 from facerec.gallery import Gallery
+from facerec.gallery.composition import parts_of
 from facerec.settings import Settings
 from facerec.ui.threshold_controls import shown_percent, shown_pin
-from facerec.gallery.composition import parts_of
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -11,8 +11,8 @@ import pytest
 from hardening import display
 
 from facerec.gallery import Gallery
-from facerec.settings import Settings
 from facerec.gallery.composition import parts_of
+from facerec.settings import Settings
 
 
 # ----- the saved index ------------------------------------------------------------------------------------------

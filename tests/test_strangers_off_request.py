@@ -13,8 +13,8 @@ import threading
 import pytest
 
 from facerec.gallery import Gallery
-from facerec.settings import Settings
 from facerec.gallery.composition import parts_of
+from facerec.settings import Settings
 
 HOPPER, OBAMA = "Grace_Hopper", "Barack_Obama"  # shipped portraits (tests/faces): they run on any clone
 ANSWER_S = 30  # far above an identify on a loaded 2-core machine; the writer is held far longer than this

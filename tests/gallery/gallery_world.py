@@ -22,8 +22,8 @@ import pytest
 from gallery_backends import PostgresGalleries, SQLiteGalleries
 
 from facerec.gallery import Gallery
-from facerec.settings import Settings
 from facerec.gallery.composition import parts_of
+from facerec.settings import Settings
 
 PEOPLE = ("Alan_Ball", "Art_Hoffmann", "Biljana_Plavsic")
 STRANGERS = ("Andy_Griggs", "Andy_Rooney", "Andy_Warhol")

@@ -15,8 +15,8 @@ import pytest
 from gallery_world import PEOPLE, display
 
 from facerec.gallery import Gallery
-from facerec.words.health import health_in_words
 from facerec.gallery.composition import parts_of
+from facerec.words.health import health_in_words
 
 
 # ----- health ---------------------------------------------------------------------------------------------

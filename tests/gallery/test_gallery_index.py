@@ -28,8 +28,8 @@ from gallery_world import (
 
 from facerec.errors import ModelMismatch
 from facerec.gallery import Gallery
-from facerec.vectors.saved_files import INDEX_FILE, INDEX_META_FILE
 from facerec.gallery.composition import parts_of
+from facerec.vectors.saved_files import INDEX_FILE, INDEX_META_FILE
 
 
 # ----- index persistence and recovery (the FAISS index file) -------------------------------------------------

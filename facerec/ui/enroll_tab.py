@@ -25,7 +25,7 @@ def build(context: AppContext, password: gr.Textbox) -> None:
         ok = gr.State(False)
         kept = context.kept_state()  # the photo last detected, decoded, kept in memory for this page
         with gr.Row():
-            photo = photo_input("Photo (upload or webcam)", context.gallery.services().settings.max_upload_bytes,
+            photo = photo_input("Photo (upload or webcam)", services.settings.max_upload_bytes,
                                sources=["upload", "webcam", "clipboard"])
             faces = captioned_picture("Faces found", "enroll-faces")
             crop = captioned_picture("Aligned face (what is stored)", "enroll-crop")
@@ -43,8 +43,7 @@ def build(context: AppContext, password: gr.Textbox) -> None:
             details = gr.JSON()
 
     def detect(photo):
-        # kept by the page for Enroll
-        answered = received_photo(photo, services.photos.read, context.web_cache)
+        answered = received_photo(photo, services.photos.read, context.web_cache)  # kept by the page for Enroll
         if answered is None:
             return {faces: None, face_choice: gr.update(choices=[], value=None), kept: None,
                     detect_status: "Upload a photo to see the faces found in it.", quality_note: ""}

@@ -75,7 +75,7 @@ def build(context: AppContext, password: gr.Textbox) -> tuple[gr.Tab, PeopleList
             delete_status = gr.Markdown(elem_id="delete-status")
         with gr.Accordion("Add a photo to a person", open=False):
             add_name = gr.Textbox(label="Name", elem_id="add-photo-name")
-            add_image = photo_input("Photo", context.gallery.services().settings.max_upload_bytes)
+            add_image = photo_input("Photo", services.settings.max_upload_bytes)
             add_anyway = gr.Checkbox(label=MISMATCH_BOX)
             add_low_quality = gr.Checkbox(label=ADD_LOW_QUALITY_BOX)
             add_button = gr.Button("Add photo")

@@ -32,7 +32,7 @@ def build(context: AppContext, default_percent: float, password: gr.Textbox) -> 
         learned = gr.State(False)  # whether the last Confirm, Correct or Reject went through
         kept = context.kept_state()  # the photo last answered about, in memory only
         with gr.Row():
-            photo = photo_input("Photo", context.gallery.services().settings.max_upload_bytes,
+            photo = photo_input("Photo", services.settings.max_upload_bytes,
                                sources=["upload", "webcam", "clipboard"])
             picture = page_picture("Who is who")
         with gr.Row():
@@ -142,7 +142,7 @@ def build(context: AppContext, default_percent: float, password: gr.Textbox) -> 
                                   "and press Correct")
         if sighting_id is None:  # named, but not kept (past the pace of automatic sightings): kept now, confirmed
             info = services.feedback.label(embedding, name, confirmed=True, learn_by=learner(),
-                                                     **where(answered, found))
+                                           **where(answered, found))
             faces_seen[index][0] = info.id
         else:
             info = services.feedback.confirm(sighting_id, learn_by=learner())

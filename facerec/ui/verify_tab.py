@@ -62,11 +62,9 @@ def build(context: AppContext, default_percent: float) -> None:
         picture, choice, note = side["faces"], side["choice"], side["note"]
 
         def detect(photo, picture=picture, choice=choice, note=note, which=side["which"], kept=side["kept"]):
-            # kept by the page for Compare
-            answered = received_photo(photo, services.photos.read, context.web_cache)
+            answered = received_photo(photo, services.photos.read, context.web_cache)  # kept for Compare
             annotated, choices, text, count = (
-                faces_view(gallery, *services.photos.detect(answered.photo), preselect_largest=False,
-                           which=which)
+                faces_view(gallery, *services.photos.detect(answered.photo), preselect_largest=False, which=which)
                 if answered else (None, gr.update(choices=[], value=None), "", 0))
             several = count > 1  # one face needs no choice; the picture and the picker appear only to choose
             return {picture: gr.update(value=annotated, visible=several), choice: {**choices, "visible": several},

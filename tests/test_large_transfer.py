@@ -97,5 +97,5 @@ def test_an_export_of_2000_people_made_through_the_app_imports_back_through_it(t
                 added = counts["added"]
         assert added == PEOPLE * PER_PERSON, route
         with Gallery(Settings(home=home)) as copy:
-            assert copy.stats()["identities"] == PEOPLE and copy.stats()["faces"] == PEOPLE * PER_PERSON
+            assert copy.services().maintenance.stats()["identities"] == PEOPLE and copy.services().maintenance.stats()["faces"] == PEOPLE * PER_PERSON
 

@@ -149,7 +149,7 @@ def test_privacy_mode_keeps_no_sightings_and_forgets_those_kept_before(backend, 
 def test_a_memory_of_zero_keeps_none(backend, home, base, lfw_people) -> None:
     with Gallery(settings_for(backend, home, sightings_memory=0), pipeline=base[1]) as off:
         assert off.identify(lfw_people[1][1][1])[0].sighting_id is None
-        assert off.stats()["sightings"] == 0 and off.stats()["sightings_memory"] == 0
+        assert off.services().maintenance.stats()["sightings"] == 0 and off.services().maintenance.stats()["sightings_memory"] == 0
     assert rows(backend, home, "SELECT COUNT(*) FROM sightings")[0][0] == 0
 
 

@@ -55,7 +55,7 @@ def facerec_train(*args: str) -> subprocess.CompletedProcess:
 @pytest.fixture(scope="module")
 def pipeline(tmp_path_factory):
     with Gallery(Settings.from_env(home=tmp_path_factory.mktemp("loader"))) as loader:
-        return loader.pipeline
+        return parts_of(loader).pipeline
 
 
 @pytest.fixture

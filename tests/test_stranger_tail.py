@@ -90,7 +90,7 @@ def test_the_card_and_the_gallery_measure_the_same_faces_alike() -> None:
     faces = (faces / np.linalg.norm(faces, axis=1, keepdims=True)).astype(np.float32)
     card = calibrate(faces, labels, resamples=20)["tail"]
     gallery = measure_population_tail(faces, labels).fit
-    assert gallery.services().thresholds.in_force().threshold == pytest.approx(card["threshold"], abs=1e-5)
+    assert gallery.threshold == pytest.approx(card["threshold"], abs=1e-5)
     assert gallery.rate == pytest.approx(card["rate"], rel=1e-3)
     assert (gallery.shape, gallery.scale) == pytest.approx((card["shape"], card["scale"]), abs=1e-4)
     assert gallery.clusters == card["clusters"] < gallery.exceedances == card["exceedances"]  # declustered

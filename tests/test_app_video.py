@@ -88,3 +88,25 @@ def test_without_the_password_a_video_meets_the_tighter_bounds(browser, lfw_phot
                 assert "Traceback" not in status.inner_text()
         finally:
             context.close()
+
+
+def test_correcting_an_unknown_track_learns_its_face(app, page, lfw_photo, tmp_path):
+    """A track left unknown (here: a pinned score no track reaches) was kept as no sighting: Correct labels the
+    track's best aligned face with its pool, which is learned as a template as a photo's face would be."""
+    alone = clip(tmp_path / "alone.webm", [Path2D(lfw_photo(ALAN, 3), (0.3, 0.5), (0.7, 0.5))], frames=40,
+                 fourcc="VP90")
+    panel = open_tab(page, "Identify")
+    panel.get_by_label("Or pin a score threshold (optional)").fill("50")
+    panel.locator("#identify-video input[type=file]").set_input_files(str(alone))
+    expect(panel.locator("#identify-video video")).to_have_count(1)
+    panel.get_by_role("button", name="Identify video", exact=True).click()
+    expect(page.locator("#identify-video-status")).to_contain_text("1 face followed")
+    page.locator("#video-feedback-track input").click()
+    page.get_by_role("option", name="#0 unknown").click()
+    page.locator("#video-feedback-name input").click()
+    page.get_by_role("option", name="Andre Agassi").click()
+    panel.get_by_role("button", name="Correct", exact=True).nth(1).click()  # the photo's Correct is the first
+    feedback = page.locator("#video-sighting-status")
+    expect(feedback).to_contain_text("Track #0 is Andre Agassi")
+    expect(feedback).to_contain_text("Learned as a template of this person")
+    assert_no_traceback(page)

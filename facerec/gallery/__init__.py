@@ -269,15 +269,15 @@ class Gallery:
         return self.learning.remove(face_id)
 
     def label_face(self, embedding: np.ndarray, identity: str | int, confirmed: bool = False,
-                   photo: Photo | None = None, face: DetectedFace | None = None,
-                   learn_by: str | None = None) -> SightingInfo:
-        """A face identify did not keep (its `FaceMatch.embedding`) is `identity`: kept as a corrected sighting, or
-        with `confirmed` as a confirmed one (a named face past the pace of automatic sightings). With the `photo`
-        it was found in and its `face`, its aligned face is kept too, and with `learn_by` learned as a template."""
-        kept = None
-        if photo is not None and face is not None:
-            crops, _embeddings = self.pipeline.embed(photo, [face])
-            kept = kept_face(face, crops[0])
+                   photo: Photo | None = None, face: DetectedFace | None = None, learn_by: str | None = None,
+                   crop: np.ndarray | None = None) -> SightingInfo:
+        """A face identify did not keep (its `FaceMatch.embedding`, or a video track's pool) is `identity`: kept as a
+        corrected sighting, or with `confirmed` as a confirmed one (a named face past the pace of automatic
+        sightings). With its `face` and the `photo` it was found in, or its aligned `crop` (a track's best view: a
+        video keeps no photo), the aligned face is kept too, and with `learn_by` learned as a template."""
+        if crop is None and photo is not None and face is not None:
+            crop = self.pipeline.embed(photo, [face])[0][0]
+        kept = None if face is None else kept_face(face, crop)
         info = self.sightings.label_face(embedding, identity, CONFIRMED if confirmed else CORRECTED, kept)
         if learn_by:
             info.learning = self.learning.learn(info.id, learn_by).to_dict()

@@ -2,8 +2,9 @@
 one row per face followed (a track) with its best face, and Confirm / Correct / Nobody enrolled per track.
 
 A track is one sighting (`facerec.gallery.video`), so the answers are the photo rows' own Gallery actions
-(`confirm_sighting`, `correct_sighting`, `reject_sighting`, `label_face`) on the track's sighting or pooled
-embedding. Without the admin password a page user gets what a photo gives them (names only of tracks that match,
+(`confirm_sighting`, `correct_sighting`, `reject_sighting`, `label_face`) on the track's sighting, or on its pooled
+embedding with its best aligned face when it was not kept (unknown, or past the pace of sightings): either way a
+confirmation learns the track's face as a photo's (`facerec.gallery.templates`). Without the admin password a page user gets what a photo gives them (names only of tracks that match,
 no looser threshold) and the tighter bounds of `ANONYMOUS_LIMITS`: an upload is anonymous, so its cost must be
 bounded by what an outsider may send. The uploaded video leaves the server once answered; the annotated copy is
 kept with the page's other served files, for as long.
@@ -39,7 +40,7 @@ def build(context: AppContext, password: gr.Textbox, pinned: gr.Textbox, top_k: 
           fpir: gr.Number) -> None:
     """The video half of the Identify tab, sharing its threshold controls and candidates slider."""
     gallery = context.gallery
-    seen = gr.State(None)  # per track (admin only): [sighting id or None, pooled embedding, name]
+    seen = gr.State(None)  # per track (admin only): [sighting id or None, pooled embedding, name, best face, crop]
     learned = gr.State(False)
     gr.Markdown(f"### Or a video\n{CONTAINERS}; each face is followed across the frames and named once.",
                 elem_id="identify-video-intro")
@@ -93,7 +94,8 @@ def build(context: AppContext, password: gr.Textbox, pinned: gr.Textbox, top_k: 
         return {annotated: annotated_copy(path, answer, labels, limits), table: rows,
                 faces: [(t.track.best_crop, label) for t, label in zip(answer.tracks, labels)],
                 status: markdown_text(text) + unchecked,
-                seen: [[t.match.sighting_id, t.track.pooled, t.match.name] for t in answer.tracks] if admin else None,
+                seen: [[t.match.sighting_id, t.track.pooled, t.match.name, t.track.best_face, t.track.best_crop]
+                       for t in answer.tracks] if admin else None,
                 track_choice: gr.update(choices=labels if admin else [], value=labels[0] if admin and labels else None),
                 name_choice: gr.update(choices=names, value=None)}
 
@@ -117,28 +119,28 @@ def build(context: AppContext, password: gr.Textbox, pinned: gr.Textbox, top_k: 
         return "admin password" if context.password_needed else "the page (no admin password set)"
 
     def confirm_track(track, tracks_seen, password="", request: gr.Request = None):
-        index, (sighting_id, pooled, name) = chosen(track, tracks_seen, password, request)
+        index, (sighting_id, pooled, name, face, crop) = chosen(track, tracks_seen, password, request)
         if sighting_id is None and name is None:
             raise InvalidArgument(f"track #{index} was not named, so there is nothing to confirm: pick who it is "
                                   "and press Correct")
         info = (gallery.confirm_sighting(sighting_id, learn_by=learner()) if sighting_id is not None
-                else gallery.label_face(pooled, name, confirmed=True, learn_by=learner()))
+                else gallery.label_face(pooled, name, confirmed=True, face=face, crop=crop, learn_by=learner()))
         tracks_seen[index][0] = info.id
         return {seen: tracks_seen, feedback: f"Confirmed track #{index} as **{markdown_text(info.name)}**."
                                              + learning_sentence(info.learning)}
 
     def correct_track(track, name, tracks_seen, password="", request: gr.Request = None):
-        index, (sighting_id, pooled, _name) = chosen(track, tracks_seen, password, request)
+        index, (sighting_id, pooled, _name, face, crop) = chosen(track, tracks_seen, password, request)
         if not name:
             raise InvalidArgument("pick who the track's face really is, then press Correct")
         info = (gallery.correct_sighting(sighting_id, name, learn_by=learner()) if sighting_id is not None
-                else gallery.label_face(pooled, name, learn_by=learner()))
+                else gallery.label_face(pooled, name, face=face, crop=crop, learn_by=learner()))
         tracks_seen[index][0] = info.id
         return {seen: tracks_seen, feedback: f"Track #{index} is **{markdown_text(info.name)}**; kept as a sighting."
                                              + undo_sentence(info.undone) + learning_sentence(info.learning)}
 
     def reject_track(track, tracks_seen, password="", request: gr.Request = None):
-        index, (sighting_id, _pooled, _name) = chosen(track, tracks_seen, password, request)
+        index, (sighting_id, *_track) = chosen(track, tracks_seen, password, request)
         if sighting_id is None:
             raise InvalidArgument(f"track #{index} was not kept as a sighting: nothing to forget")
         info = gallery.reject_sighting(sighting_id)

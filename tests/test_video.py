@@ -87,6 +87,23 @@ def test_a_face_replaced_by_another_in_the_same_place_is_two_tracks(gallery, lfw
     assert overlap(first.boxes[-1], second.boxes[0]) > MIN_OVERLAP
 
 
+def test_a_stranger_stepping_where_a_face_left_moments_ago_never_joins_its_track(gallery, lfw_photo, tmp_path):
+    """Andre Agassi leaves just after his once-a-second check; 0.4 s later a stranger appears in his very place.
+    His lost track is still open (a face may be missed for a moment) and its predicted box overlaps the stranger's,
+    so by boxes alone the stranger continued it until the next check, most of a second later. A lost track is
+    continued only by a face its pool confirms: the stranger's frames are the stranger's own track from the start."""
+    video = clip(tmp_path / "left.mp4", [Path2D(lfw_photo(ALAN, 3), (0.5, 0.5), (0.5, 0.5), frames=(0, 30)),
+                                          Path2D(lfw_photo(STRANGER, 1), (0.5, 0.5), (0.5, 0.5), frames=(40, 89))],
+                 frames=90)
+    answer = gallery.identify_video(video, remember=False)
+    alan = [t.track for t in answer.tracks if t.name == "Andre Agassi"]
+    assert len(alan) == 1 and alan[0].first_frame == 0
+    assert alan[0].last_frame <= 30, alan[0].frames  # none of the stranger's frames
+    stranger = [t for t in answer.tracks if t.track.last_frame > 30]
+    assert len(stranger) == 1 and stranger[0].name is None
+    assert stranger[0].track.first_frame <= 42, stranger[0].track.frames  # from the first frame detected on
+
+
 def test_bad_videos_are_one_line_each(gallery, lfw_photo, tmp_path):
     text = tmp_path / "notes.mp4"
     text.write_text("#EXTM3U\n#EXT-X-TARGETDURATION:1\nhttp://example.invalid/a.ts\n")

@@ -15,7 +15,7 @@ import pytest
 from facerec.errors import InvalidVideo, VideoTooLarge
 from facerec.gallery import Gallery
 from facerec.video.decode import VideoFile, VideoLimits
-from facerec.video.follow import relinked
+from facerec.video.follow import MAX_VIEWS, relinked
 from facerec.video.tracker import MIN_OVERLAP, colour_histogram, is_cut, overlap
 from facerec.video.tracks import Track
 from facerec.openset.pooled import PooledCalibration
@@ -235,3 +235,20 @@ def test_a_video_of_exactly_the_most_frames_allowed_is_read_whole(lfw_photo, tmp
     with pytest.raises(VideoTooLarge):
         with VideoFile(video, VideoLimits(max_frames=39)) as opened:
             list(opened.frames(1))
+
+
+def test_views_are_bounded_by_max_views_per_stretch_followed_as_the_docs_say(gallery, lfw_photo, tmp_path):
+    """`MAX_VIEWS` bounds the views pooled while a face is followed without a gap; a track re-linked after one pools
+    each stretch's (its `views` may reach a multiple of it): the code's bound, and the docs say the same. At 5
+    frames a second a still face earns a view at every once-a-second refresh, so 16 s of it fill the bound."""
+    photo = lfw_photo(ALAN, 3)
+    still = clip(tmp_path / "still.mp4", [Path2D(photo, (0.5, 0.5), (0.5, 0.5))], frames=80, fps=5)
+    (track,) = [t.track for t in gallery.identify_video(still, remember=False).tracks]
+    assert track.views == MAX_VIEWS
+    back = clip(tmp_path / "back.mp4", [Path2D(photo, (0.5, 0.5), (0.5, 0.5), frames=(0, 79)),
+                                        Path2D(photo, (0.5, 0.5), (0.5, 0.5), frames=(88, 167))], frames=168, fps=5)
+    answer = gallery.identify_video(back, remember=False)  # gone for 1.6 s: past the gap a track survives
+    (track,) = [t.track for t in answer.tracks]
+    assert answer.counts.relinked == 1 and track.views == 2 * MAX_VIEWS
+    docs = " ".join((Path(__file__).parents[1] / "docs" / "architecture.md").read_text().split())
+    assert f"at most {MAX_VIEWS} views while the face is followed without a gap" in docs

@@ -55,7 +55,9 @@ LIVE_NOTE = ("Point the camera at faces: each face is followed from frame to fra
              "you see stays current.")
 
 
-def live_status(followed: int, dropped: int, faces: int) -> str:
-    """How the live camera is keeping up: frames followed and dropped, faces on the last frame."""
-    return (f"{plural(faces, 'face')} on this frame; {plural(followed, 'frame')} followed, {dropped:,} dropped "
-            "while the server was busy.")
+def live_status(followed: int, dropped: int, names: list[str]) -> str:
+    """Who is on the last frame (each face's name or "unknown", as drawn on it: in words too, for a screen reader
+    and for anyone who cannot see the frame) and how the live camera is keeping up: frames followed and dropped."""
+    who = f": {', '.join(names)}" if names else ""
+    return (f"{plural(len(names), 'face')} on this frame{who}; {plural(followed, 'frame')} followed, {dropped:,} "
+            "dropped while the server was busy.")

@@ -110,3 +110,18 @@ def test_correcting_an_unknown_track_learns_its_face(app, page, lfw_photo, tmp_p
     expect(feedback).to_contain_text("Track #0 is Andre Agassi")
     expect(feedback).to_contain_text("Learned as a template of this person")
     assert_no_traceback(page)
+
+
+def test_a_video_the_browser_cannot_preview_says_so_and_is_answered(app, page, lfw_photo, tmp_path):
+    """MPEG-4 Part 2 in MP4 (what OpenCV writes everywhere): the browser's player shows an error of its own for the
+    upload; the page says why under the button, and Identify video answers it with a video that plays."""
+    mp4v = clip(tmp_path / "walk.mp4", [Path2D(lfw_photo(ALAN, 3), (0.3, 0.5), (0.7, 0.5))], frames=40)
+    panel = open_tab(page, "Identify")
+    panel.locator("#identify-video input[type=file]").set_input_files(str(mp4v))
+    status = page.locator("#identify-video-status")
+    expect(status).to_contain_text("Browsers cannot play MPEG-4 Part 2 video, so the preview above shows an error")
+    panel.get_by_role("button", name="Identify video", exact=True).click()
+    expect(status).to_contain_text("1 person named: Andre Agassi")
+    source = page.locator("#identify-video-annotated video").get_attribute("src") or ""
+    assert source.endswith(".webm"), source
+    assert_no_traceback(page)

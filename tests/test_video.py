@@ -19,6 +19,7 @@ from facerec.video.follow import MAX_VIEWS, relinked
 from facerec.video.tracker import MIN_OVERLAP, colour_histogram, is_cut, overlap
 from facerec.video.tracks import Track
 from facerec.openset.pooled import PooledCalibration
+from facerec.words.video import preview_note
 from tests.video_clips import Path2D, clip
 
 ALAN, COLIN, STRANGER = "Andre_Agassi", "Colin_Powell", "Andy_Griggs"
@@ -252,3 +253,15 @@ def test_views_are_bounded_by_max_views_per_stretch_followed_as_the_docs_say(gal
     assert answer.counts.relinked == 1 and track.views == 2 * MAX_VIEWS
     docs = " ".join((Path(__file__).parents[1] / "docs" / "architecture.md").read_text().split())
     assert f"at most {MAX_VIEWS} views while the face is followed without a gap" in docs
+
+
+def test_the_codec_and_container_say_whether_a_browser_can_preview_the_video(tmp_path):
+    """What the page tells a user whose upload its player cannot play (`preview_note`): OpenCV's MP4 is MPEG-4
+    Part 2, which no browser plays; VP9 WebM plays; an AVI never does, whatever it holds."""
+    for name, fourcc, container, codec, note in (("a.mp4", "mp4v", "mp4", "fmp4", "MPEG-4 Part 2 video"),
+                                                 ("a.webm", "VP90", "matroska", "vp90", ""),
+                                                 ("a.avi", "MJPG", "avi", "mjpg", "an AVI file")):
+        with VideoFile(clip(tmp_path / name, [], frames=3, size=(64, 64), fourcc=fourcc)) as opened:
+            assert (opened.info.container, opened.info.codec) == (container, codec)
+            said = preview_note(opened.info.container, opened.info.codec)
+        assert (note in said) if note else said == ""

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import gradio as gr
 
-from facerec.errors import InvalidArgument, LockedOut
+from facerec.errors import FaceRecError, InvalidArgument, LockedOut
 from facerec.gallery.video import VideoAnswer
 from facerec.messages import score_text
 from facerec.ui.actions import expose
@@ -26,9 +26,9 @@ from facerec.ui.text import markdown_text
 from facerec.ui.threshold_controls import page_rule
 from facerec.ui.uploads import CACHE_MAX_AGE_S, delete_later, forget_upload
 from facerec.video.annotate import write_annotated
-from facerec.video.decode import CONTAINERS, VideoLimits
+from facerec.video.decode import CONTAINERS, VideoFile, VideoLimits
 from facerec.words.templates import learning_sentence, undo_sentence
-from facerec.words.video import pooled_sentence, span, video_summary
+from facerec.words.video import pooled_sentence, preview_note, span, video_summary
 
 HEADERS = ["track", "name", "score", "on screen", "frames seen", "best candidates"]
 MAX_NAMES = 1000  # names offered for a correction (any enrolled name may be typed)
@@ -99,6 +99,16 @@ def build(context: AppContext, password: gr.Textbox, pinned: gr.Textbox, top_k: 
                 track_choice: gr.update(choices=labels if admin else [], value=labels[0] if admin and labels else None),
                 name_choice: gr.update(choices=names, value=None)}
 
+    def preview(path):
+        """A note under the button when the browser cannot preview the upload (its player shows an error of its
+        own: MPEG-4 Part 2, which OpenCV writes into MP4 everywhere, or any AVI); one the reader refuses is said
+        by Identify video."""
+        try:
+            with VideoFile(path, VideoLimits.of(gallery.settings)) as opened:
+                return preview_note(opened.info.container, opened.info.codec)
+        except FaceRecError:
+            return ""
+
     def annotated_copy(path, answer: VideoAnswer, labels: list[str], limits: VideoLimits | None) -> str:
         """The video with each track's box and label, in a folder of the web cache deleted with its other files."""
         folder = Path(tempfile.mkdtemp(prefix="video-", dir=context.web_cache))
@@ -153,6 +163,7 @@ def build(context: AppContext, password: gr.Textbox, pinned: gr.Textbox, top_k: 
     expose([button.click], identify_video, [video, pinned, top_k, password, fpir], [annotated, table, faces, status],
            status, also_clear=[seen, feedback], extra_outputs=[track_choice, name_choice],
            concurrency_limit=1)  # one video at a time (others wait in the queue), as over REST
+    video.upload(preview, [video], [status], api_visibility="private")
     events = [expose([confirm_button.click], confirm_track, [track_choice, seen, password], [], feedback,
                      extra_outputs=[seen], ok=learned),
               expose([correct_button.click], correct_track, [track_choice, name_choice, seen, password], [], feedback,

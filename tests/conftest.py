@@ -56,14 +56,33 @@ def portrait() -> Callable[[str, int], Path]:
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus, config) -> None:
-    """Say how many tests did not run for want of the research datasets, and how to run them: a fresh clone's
-    run must not look complete when it is not."""
+    """Name the tests that did not run for want of the research datasets, file by file, and how to run them: a
+    fresh clone's run must not look complete when it is not."""
     skipped = [report for report in terminalreporter.stats.get("skipped", [])
                if NEEDS_DATA in str(getattr(report, "longrepr", ""))]
-    if skipped:
-        terminalreporter.write_sep("-", "tests that need the research datasets", yellow=True)
-        terminalreporter.write_line(f"{len(skipped)} test(s) did not run: each {NEEDS_DATA} (LFW, celeba112), "
-                                    f"which are not in the repository. To run them: {HOW_TO_RUN}.")
+    if not skipped:
+        return
+    terminalreporter.write_sep("-", "tests that need the research datasets", yellow=True)
+    terminalreporter.write_line(f"{len(skipped)} test(s) did not run: each {NEEDS_DATA} (LFW, celeba112), "
+                                f"which are not in the repository. To run them: {HOW_TO_RUN}.")
+    for line in not_run_lines([report.nodeid for report in skipped]):
+        terminalreporter.write_line(line)
+
+
+def not_run_lines(node_ids: list[str], names_shown: int = 4) -> list[str]:
+    """One line per test file: how many of its tests did not run, and their names (the first few, then how many
+    more), so that a reader sees what is missing without a line per test."""
+    by_file: dict[str, list[str]] = {}
+    for node_id in node_ids:
+        path, _, name = node_id.partition("::")
+        by_file.setdefault(path, []).append(name.split("[")[0])
+    lines = []
+    for path, names in sorted(by_file.items()):
+        distinct = list(dict.fromkeys(names))
+        shown = ", ".join(distinct[:names_shown]) + (f" and {len(distinct) - names_shown} more"
+                                                     if len(distinct) > names_shown else "")
+        lines.append(f"  {path}: {len(names)} not run ({shown})")
+    return lines
 
 
 def configured_data_dir() -> Path:

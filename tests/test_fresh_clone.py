@@ -21,7 +21,8 @@ PORTRAIT_TESTS = ("tests/test_image.py::test_path_as_str_and_pathlike",
 DATASET_TEST = "tests/test_model_accuracy.py::test_the_whole_pipeline_stays_above_both_floors"
 # Files whose every test must run on a fresh clone: checked without running them (pytest --setup-plan).
 PORTRAIT_FILES = ("tests/test_image.py", "tests/test_strangers_off_request.py", "tests/test_same_answer_everywhere.py",
-                  "tests/test_import_safety.py", "tests/test_names.py")
+                  "tests/test_import_safety.py", "tests/test_names.py", "tests/test_app_uploads_bounded.py",
+                  "tests/test_startup_errors.py")
 
 
 def pytest_without_data(tmp_path: Path, *args: str, ci: bool = False) -> subprocess.CompletedProcess:

@@ -8,7 +8,7 @@ Two sources of real faces:
   `FACEREC_DATA`; README, "Test data"), for the tests that need many people: accuracy floors, evaluation,
   training. They are never copied into the repository; tests read them in place and write anything derived from
   them only under pytest's `tmp_path`. When they are missing, those tests FAIL under CI (`CI=true`); elsewhere
-  they are skipped and counted: the run ends with how many did not run and how to run them.
+  they are skipped and counted: the run ends by naming them, file by file, and saying how to run them.
 - `postgres`: a real PostgreSQL + pgvector server for the session, for the tests that run on both backends.
 
 The browser tests' fixtures (`browser`, `page`, `shots`, `shoot`) are here too; what they share otherwise is in
@@ -29,8 +29,8 @@ DEFAULT_DATA_DIR = REPO_ROOT.parent / "shared" / "data"
 DATA_ENV_VAR = "FACEREC_DATA"
 PORTRAITS = Path(__file__).resolve().parent / "faces"  # public-domain portraits that ship (tests/faces/README.md)
 NEEDS_DATA = "needs the research face datasets"  # how a skip for missing data starts: counted at the end
-HOW_TO_RUN = (f"set {DATA_ENV_VAR} to the folder holding lfw/ and celeba112/ (README.md, 'Test data'), then run "
-              "pytest again")
+HOW_TO_RUN = (f"set {DATA_ENV_VAR} to the folder holding lfw/ and celeba112/ (README.md, 'Test data', says where "
+              "to get them), then run pytest again")
 
 
 def missing_data(message: str) -> None:

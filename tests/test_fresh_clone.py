@@ -37,7 +37,7 @@ def pytest_without_data(tmp_path: Path, *args: str, ci: bool = False) -> subproc
     env["FACEREC_DATA"] = str(tmp_path / "no-such-data")
     if ci:
         env["CI"] = "true"
-    return subprocess.run([sys.executable, "-m", "pytest", "-q", "-rs", "-p", "no:cacheprovider", *args],
+    return subprocess.run([sys.executable, "-m", "pytest", "-q", "-rs", "-p", "no:cacheprovider", "-n", "0", *args],
                           check=False, cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=300)
 
 

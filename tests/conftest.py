@@ -8,7 +8,7 @@ Two sources of real faces:
   `FACEREC_DATA`; README, "Test data"), for the tests that need many people: accuracy floors, evaluation,
   training. They are never copied into the repository; tests read them in place and write anything derived from
   them only under pytest's `tmp_path`. When they are missing, those tests FAIL under CI (`CI=true`); elsewhere
-  they are skipped and counted: the run ends with how many did not run and how to run them.
+  they are skipped and counted: the run ends by naming them, file by file, and saying how to run them.
 - `postgres`: a real PostgreSQL + pgvector server for the session, for the tests that run on both backends.
 
 The browser tests' fixtures (`browser`, `page`, `shots`, `shoot`) are here too; what they share otherwise is in
@@ -29,8 +29,8 @@ DEFAULT_DATA_DIR = REPO_ROOT.parent / "shared" / "data"
 DATA_ENV_VAR = "FACEREC_DATA"
 PORTRAITS = Path(__file__).resolve().parent / "faces"  # public-domain portraits that ship (tests/faces/README.md)
 NEEDS_DATA = "needs the research face datasets"  # how a skip for missing data starts: counted at the end
-HOW_TO_RUN = (f"set {DATA_ENV_VAR} to the folder holding lfw/ and celeba112/ (README.md, 'Test data'), then run "
-              "pytest again")
+HOW_TO_RUN = (f"set {DATA_ENV_VAR} to the folder holding lfw/ and celeba112/ (README.md, 'Test data', says where "
+              "to get them), then run pytest again")
 
 
 def missing_data(message: str) -> None:
@@ -56,14 +56,33 @@ def portrait() -> Callable[[str, int], Path]:
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus, config) -> None:
-    """Say how many tests did not run for want of the research datasets, and how to run them: a fresh clone's
-    run must not look complete when it is not."""
+    """Name the tests that did not run for want of the research datasets, file by file, and how to run them: a
+    fresh clone's run must not look complete when it is not."""
     skipped = [report for report in terminalreporter.stats.get("skipped", [])
                if NEEDS_DATA in str(getattr(report, "longrepr", ""))]
-    if skipped:
-        terminalreporter.write_sep("-", "tests that need the research datasets", yellow=True)
-        terminalreporter.write_line(f"{len(skipped)} test(s) did not run: each {NEEDS_DATA} (LFW, celeba112), "
-                                    f"which are not in the repository. To run them: {HOW_TO_RUN}.")
+    if not skipped:
+        return
+    terminalreporter.write_sep("-", "tests that need the research datasets", yellow=True)
+    terminalreporter.write_line(f"{len(skipped)} test(s) did not run: each {NEEDS_DATA} (LFW, celeba112), "
+                                f"which are not in the repository. To run them: {HOW_TO_RUN}.")
+    for line in not_run_lines([report.nodeid for report in skipped]):
+        terminalreporter.write_line(line)
+
+
+def not_run_lines(node_ids: list[str], names_shown: int = 4) -> list[str]:
+    """One line per test file: how many of its tests did not run, and their names (the first few, then how many
+    more), so that a reader sees what is missing without a line per test."""
+    by_file: dict[str, list[str]] = {}
+    for node_id in node_ids:
+        path, _, name = node_id.partition("::")
+        by_file.setdefault(path, []).append(name.split("[")[0])
+    lines = []
+    for path, names in sorted(by_file.items()):
+        distinct = list(dict.fromkeys(names))
+        shown = ", ".join(distinct[:names_shown]) + (f" and {len(distinct) - names_shown} more"
+                                                     if len(distinct) > names_shown else "")
+        lines.append(f"  {path}: {len(names)} not run ({shown})")
+    return lines
 
 
 def configured_data_dir() -> Path:

@@ -1,6 +1,7 @@
-"""What the hardening tests share: a small real gallery (LFW photo 1 of three people, the shipped model, real
-SQLite and FAISS files) copied fresh for each test, an export of it, and the checks that a refusal is one line
-and changed nothing (`unchanged`: the gallery folder byte for byte as before)."""
+"""What the hardening tests share: a small real gallery (the shipped portraits of three people, tests/faces, so it
+is there on any clone; the shipped model, real SQLite and FAISS files) copied fresh for each test, an export of it,
+and the checks that a refusal is one line and changed nothing (`unchanged`: the gallery folder byte for byte as
+before)."""
 
 from __future__ import annotations
 import hashlib
@@ -24,10 +25,12 @@ from gallery_backends import SQLiteGalleries
 REPO_ROOT = Path(__file__).resolve().parents[1]
 
 
-BUSH, SERENA = "George_W_Bush", "Serena_Williams"  # Serena's photo 3 is -0.10 from Bush's photo 1; Bush 1~2: 0.92
+BUSH, SERENA = "George_W_Bush", "Serena_Williams"  # LFW: Serena's photo 3 is -0.10 from Bush's photo 1; Bush 1~2: 0.92
 
 
-ENROLLED = (BUSH, "Colin_Powell", "Alan_Ball")  # photo 1 of each is in the base gallery
+ENROLLED = ("Barack_Obama", "Joe_Biden", "Eileen_Collins")  # shipped portraits: photo 1 of each is in the base gallery
+OBAMA = ENROLLED[0]  # his photos 2 and 3 (tests/faces) are not in the base gallery: 0.78 and 0.77 from photo 1
+HOPPER = "Grace_Hopper"  # a shipped portrait of someone not in the base gallery (at most 0.43 from any of them)
 
 
 RACERS = ("Abdullah_Gul", "Alejandro_Toledo", "Biljana_Plavsic")  # photo 1 of each: one face, not enrolled, and
@@ -121,12 +124,12 @@ def jpeg_bytes(pixels: np.ndarray) -> bytes:
 
 
 @pytest.fixture(scope="module")
-def base(tmp_path_factory, lfw_photo):
+def base(tmp_path_factory, portrait):
     """(home, pipeline, export): a closed gallery holding photo 1 of each ENROLLED, and an export of it."""
     home = tmp_path_factory.mktemp("security") / "base"
     gallery = Gallery(Settings.from_env(home=home))
     for person in ENROLLED:
-        gallery.enroll(lfw_photo(person, 1), display(person))
+        gallery.enroll(portrait(person, 1), display(person))
     export = home.parent / "base-export.zip"
     gallery.export(export)
     gallery.close()

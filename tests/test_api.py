@@ -236,9 +236,11 @@ def test_identify_keeps_sightings_an_admin_confirms_corrects_or_rejects(api, key
     delete(api, keys, arroyo["identity_id"])
 
 
-def test_a_thousand_read_key_identifies_at_a_pinned_minus_one_leave_health_unchanged(api, keys, lfw, lfw_photo):
+def test_many_read_key_identifies_at_a_pinned_minus_one_leave_health_unchanged(api, keys, lfw, lfw_photo):
     """The poisoning of #28: strangers named at a pin of -1 (-10 on today's normalised score) were kept as sightings
-    under wrong names, and Health then listed the people they were pinned on as weak enrollments."""
+    under wrong names, and Health then listed the people they were pinned on as weak enrollments. #28 reported a
+    thousand calls; 250 (five of each of 50 strangers) are far past every bound on kept sightings (ten per person
+    an hour), which is all a thousand added, in a quarter of the time."""
     admin, read = {"X-API-Key": keys.admin}, {"X-API-Key": keys.read}
     enrolled = [enroll(api, keys, lfw_photo(name, 1), name) for name in (POWELL, BLAIR, ANISTON, SERENA)]
     for name in (POWELL, BLAIR):  # two honest sightings, so that Health has figures to change
@@ -247,12 +249,12 @@ def test_a_thousand_read_key_identifies_at_a_pinned_minus_one_leave_health_uncha
     strangers = [folder for folder in sorted(lfw.iterdir()) if len(list(folder.glob("*.jpg"))) == 1][:50]
     uploads = [photo(next(folder.glob("*.jpg"))) for folder in strangers]
     named = 0
-    for call in range(1000):
+    for call in range(250):
         answer = api.post("/identify", files={"photo": uploads[call % len(uploads)]}, data={"threshold": "-10"},
                           headers=read)
         assert answer.status_code == 200, answer.text
         named += sum(face["name"] is not None for face in answer.json()["faces"])
-    assert named >= 1000  # the pin answered every call: every stranger was named
+    assert named >= 250  # the pin answered every call: every stranger was named
     after = api.get("/gallery/health", headers=admin).json()
     for key in ("sightings", "closest_is_positive_accuracy", "median_distances", "faces", "identities"):
         assert after[key] == before[key], key

@@ -2,8 +2,9 @@
 time from LFW photos (`tests/video_clips.py`).
 
 One JSON answer per video with one entry per track (a face followed across frames), each track one sighting an
-admin confirms as a photo's face; the same keys as photo identify; the upload leaves the server with the answer;
-a file that is no video, a video over the limits and a body over the video limit are one-line refusals.
+admin confirms as a photo's face (learning the track's best face); the same keys as photo identify; the upload
+leaves the server with the answer; a file that is no video, a video over the limits and a body over the video
+limit are one-line refusals.
 """
 
 from __future__ import annotations
@@ -94,6 +95,7 @@ def test_a_video_is_one_answer_with_a_track_per_face_each_one_sighting(server, a
     confirmed = api.post(f"/sightings/{alan['sighting_id']}/confirm", headers={"X-API-Key": keys["admin"]})
     assert confirmed.status_code == 200, confirmed.text
     assert confirmed.json()["name"] == "Andre Agassi"
+    assert confirmed.json()["learning"]["learned_face_id"] is not None, confirmed.json()  # the track's face
     # The same keys as photo identify: none, or a wrong one, is refused before the body is read.
     refused(api.post(ROUTE, files=video(walk)), 401, "unauthorized")
     refused(api.post(ROUTE, files=video(walk), headers={"X-API-Key": "frk_" + "x" * 43}), 401, "unauthorized")

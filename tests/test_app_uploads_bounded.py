@@ -26,7 +26,7 @@ ADMIN_PASSWORD = "uploads bounded"
 
 # ----- against the running app ------------------------------------------------------------------------------------
 @pytest.fixture(scope="module")
-def app(tmp_path_factory, lfw_photo):
+def app(tmp_path_factory, portrait):
     """The real app, with an admin password, a stub Ghostscript on its PATH, an upload quota of 2 MB, one person
     enrolled and an admin API key."""
     from app_server import running_app
@@ -35,7 +35,7 @@ def app(tmp_path_factory, lfw_photo):
     record = stub_ghostscript(root / "bin")
     home = root / "home"
     with Gallery(Settings(home=home)) as gallery:
-        gallery.enroll(lfw_photo("Colin_Powell", 1), "Colin Powell")
+        gallery.enroll(portrait("Barack_Obama", 1), "Barack Obama")
     created = subprocess.run([sys.executable, "-m", "facerec.cli", "api-key", "create", "--role", "admin", "--json",
                               "--home", str(home)], capture_output=True, text=True, timeout=120, cwd=REPO_ROOT,
                              check=True)
@@ -137,7 +137,7 @@ def test_a_request_without_a_key_is_refused_before_its_body(app):
     assert " 401 " in raw_request(app, head.replace("Host:", "X-API-Key: frk_guess\nHost:"), timeout=10)
 
 
-def test_uploads_and_pictures_leave_the_server_when_answered_or_refused(app, client, lfw_photo, tmp_path):
+def test_uploads_and_pictures_leave_the_server_when_answered_or_refused(app, client, portrait, tmp_path):
     """Row 9: uploads stayed after a detect answer and failed identifies, and an annotated image.webp of the whole
     photo stayed after a successful one."""
     from gradio_client import handle_file
@@ -146,7 +146,7 @@ def test_uploads_and_pictures_leave_the_server_when_answered_or_refused(app, cli
     not_an_image.write_text("not a photo")
     blank = tmp_path / "blank.png"
     Image.new("RGB", (200, 200), "white").save(blank)
-    photo = str(lfw_photo("Colin_Powell", 2))
+    photo = str(portrait("Barack_Obama", 2))
     earlier = set(cached_files(app))  # uploads of other tests, never asked about (they expire)
     attempts = [(handle_file(photo), "wrong password"), (handle_file(str(not_an_image)), ""),
                 (handle_file(str(blank)), "")]
@@ -157,12 +157,12 @@ def test_uploads_and_pictures_leave_the_server_when_answered_or_refused(app, cli
     client.predict(handle_file(photo), api_name="/detect")
     assert set(cached_files(app)) == earlier
     picture, _table, status, _details = client.predict(handle_file(photo), None, 3, "", api_name="/identify")
-    assert "Colin Powell" in status
+    assert "Barack Obama" in status
     assert str(picture["url"]).startswith("data:image/webp;base64,") and not picture.get("path")
     assert set(cached_files(app)) == earlier
 
 
-def test_a_locked_out_address_is_answered_as_anonymous_by_identify(app, client, lfw_photo):
+def test_a_locked_out_address_is_answered_as_anonymous_by_identify(app, client, portrait):
     """Row 11: while locked out, identify with the password filled in (even correctly) was refused. Runs last
     against this app: it locks the test client out."""
     from gradio_client import handle_file
@@ -170,12 +170,12 @@ def test_a_locked_out_address_is_answered_as_anonymous_by_identify(app, client, 
     for _ in range(5):
         with pytest.raises(Exception):
             client.predict("", "wrong", api_name="/list")
-    _picture, _table, status, _details = client.predict(handle_file(str(lfw_photo("Colin_Powell", 2))), None, 3,
+    _picture, _table, status, _details = client.predict(handle_file(str(portrait("Barack_Obama", 2))), None, 3,
                                                         ADMIN_PASSWORD, api_name="/identify")
-    assert "Colin Powell" in status and "password was not checked" in status and "Too many" in status
+    assert "Barack Obama" in status and "password was not checked" in status and "Too many" in status
 
 
-def test_a_full_disk_refuses_an_upload_in_one_line_and_identify_goes_on(tmp_path, lfw_photo):
+def test_a_full_disk_refuses_an_upload_in_one_line_and_identify_goes_on(tmp_path, portrait):
     """Row 8: with the disk full, Gradio's upload was a bare 500 (so Identify in the page could not run) and left
     0-byte files. An upload that would not fit is refused (507 `storage_full`) before a byte is written; with the
     uploads on another filesystem than the gallery (the app's default puts them in memory), a full gallery disk
@@ -190,11 +190,11 @@ def test_a_full_disk_refuses_an_upload_in_one_line_and_identify_goes_on(tmp_path
         uploads.mkdir()
         home = tmp_path / "home"
         with Gallery(Settings(home=home)) as gallery:
-            gallery.enroll(lfw_photo("Colin_Powell", 1), "Colin Powell")
+            gallery.enroll(portrait("Barack_Obama", 1), "Barack Obama")
         with running_app(home, extra_env={"GRADIO_TEMP_DIR": str(uploads)}) as app:
             fill(disk)
             answer = httpx.post(f"{app.url}gradio_api/upload",
-                                files={"files": ("photo.jpg", lfw_photo("Colin_Powell", 2).read_bytes(),
+                                files={"files": ("photo.jpg", portrait("Barack_Obama", 2).read_bytes(),
                                                  "image/jpeg")}, timeout=60)
             assert answer.status_code == 507 and answer.json()["code"] == "storage_full", answer.text
             assert "disk is full" in assert_one_line(answer.json()["error"])
@@ -203,19 +203,21 @@ def test_a_full_disk_refuses_an_upload_in_one_line_and_identify_goes_on(tmp_path
     with small_disk(tmp_path / "gallery-disk", megabytes=24) as disk:
         home = disk / "home"
         with Gallery(Settings(home=home)) as gallery:
-            gallery.enroll(lfw_photo("Colin_Powell", 1), "Colin Powell")
+            gallery.enroll(portrait("Barack_Obama", 1), "Barack Obama")
         with running_app(home, extra_env={"GRADIO_TEMP_DIR": str(tmp_path / "elsewhere")}) as app:
             fill(disk)
             _picture, _table, status, _details = Client(app.url, verbose=False, download_files=False).predict(
-                handle_file(str(lfw_photo("Colin_Powell", 2))), None, 3, "", api_name="/identify")
-            assert "Colin Powell" in status
+                handle_file(str(portrait("Barack_Obama", 2))), None, 3, "", api_name="/identify")
+            assert "Barack Obama" in status
 
 
 def test_a_photo_over_the_working_size_is_shrunk_while_decoding_and_answered_in_its_own_coordinates(tmp_path,
-                                                                                                    lfw_photo):
+                                                                                                    portrait):
     """A 40 MP photo held 120 MB (and more in copies) for the whole request, in each of the requests at once: it is
     now decoded at (or shrunk to) 16 MP, and its faces are still reported where they are in the photo."""
-    face = Image.open(lfw_photo("Colin_Powell", 1)).convert("RGB").resize((1500, 1500))
+    face = Image.open(portrait("Eileen_Collins", 1)).convert("RGB")  # 512 px square
+    scale = 1500 / face.width
+    face = face.resize((1500, 1500))
     canvas = Image.new("RGB", (7200, 4800), (90, 90, 90))
     canvas.paste(face, (4000, 1500))
     path = tmp_path / "large.jpg"
@@ -225,12 +227,13 @@ def test_a_photo_over_the_working_size_is_shrunk_while_decoding_and_answered_in_
         assert photo.scale < 0.7 and photo.pixels.shape[0] * photo.pixels.shape[1] <= Settings().working_pixels
         assert photo.shape == (4800, 7200, 3)
         (found,) = gallery.services().photos.detect(photo)[1]
-        (small,) = gallery.services().photos.detect(lfw_photo("Colin_Powell", 1))[1]  # the same face in the 250 px original
-        expected = [6 * small.box[0] + 4000, 6 * small.box[1] + 1500, 6 * small.box[2] + 4000, 6 * small.box[3] + 1500]
+        (small,) = gallery.services().photos.detect(portrait("Eileen_Collins", 1))[1]  # the same face in the 512 px original
+        expected = [scale * small.box[0] + 4000, scale * small.box[1] + 1500, scale * small.box[2] + 4000,
+                    scale * small.box[3] + 1500]
         assert np.allclose(found.box, expected, atol=40), (found.box, expected)
-        gallery.enroll(lfw_photo("Colin_Powell", 1), "Colin Powell")
+        gallery.enroll(portrait("Eileen_Collins", 1), "Eileen Collins")
         (match,) = gallery.identify(photo)
-    assert match.name == "Colin Powell" and match.similarity > 0.9
+    assert match.name == "Eileen Collins" and match.similarity > 0.9
 
 
 def test_an_upload_deleted_before_it_is_read_says_so_without_a_server_path(tmp_path):

@@ -88,3 +88,40 @@ def test_without_the_password_a_video_meets_the_tighter_bounds(browser, lfw_phot
                 assert "Traceback" not in status.inner_text()
         finally:
             context.close()
+
+
+def test_correcting_an_unknown_track_learns_its_face(app, page, lfw_photo, tmp_path):
+    """A track left unknown (here: a pinned score no track reaches) was kept as no sighting: Correct labels the
+    track's best aligned face with its pool, which is learned as a template as a photo's face would be."""
+    alone = clip(tmp_path / "alone.webm", [Path2D(lfw_photo(ALAN, 3), (0.3, 0.5), (0.7, 0.5))], frames=40,
+                 fourcc="VP90")
+    panel = open_tab(page, "Identify")
+    panel.get_by_label("Or pin a score threshold (optional)").fill("50")
+    panel.locator("#identify-video input[type=file]").set_input_files(str(alone))
+    expect(panel.locator("#identify-video video")).to_have_count(1)
+    panel.get_by_role("button", name="Identify video", exact=True).click()
+    expect(page.locator("#identify-video-status")).to_contain_text("1 face followed")
+    page.locator("#video-feedback-track input").click()
+    page.get_by_role("option", name="#0 unknown").click()
+    page.locator("#video-feedback-name input").click()
+    page.get_by_role("option", name="Andre Agassi").click()
+    panel.get_by_role("button", name="Correct", exact=True).nth(1).click()  # the photo's Correct is the first
+    feedback = page.locator("#video-sighting-status")
+    expect(feedback).to_contain_text("Track #0 is Andre Agassi")
+    expect(feedback).to_contain_text("Learned as a template of this person")
+    assert_no_traceback(page)
+
+
+def test_a_video_the_browser_cannot_preview_says_so_and_is_answered(app, page, lfw_photo, tmp_path):
+    """MPEG-4 Part 2 in MP4 (what OpenCV writes everywhere): the browser's player shows an error of its own for the
+    upload; the page says why under the button, and Identify video answers it with a video that plays."""
+    mp4v = clip(tmp_path / "walk.mp4", [Path2D(lfw_photo(ALAN, 3), (0.3, 0.5), (0.7, 0.5))], frames=40)
+    panel = open_tab(page, "Identify")
+    panel.locator("#identify-video input[type=file]").set_input_files(str(mp4v))
+    status = page.locator("#identify-video-status")
+    expect(status).to_contain_text("Browsers cannot play MPEG-4 Part 2 video, so the preview above shows an error")
+    panel.get_by_role("button", name="Identify video", exact=True).click()
+    expect(status).to_contain_text("1 person named: Andre Agassi")
+    source = page.locator("#identify-video-annotated video").get_attribute("src") or ""
+    assert source.endswith(".webm"), source
+    assert_no_traceback(page)

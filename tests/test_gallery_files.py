@@ -3,28 +3,44 @@ line (and the saved index is never replaced over a database that lost it); files
 only; commits and index saves are durable; the web cache is private per run."""
 
 from __future__ import annotations
+
 import importlib.util
 import json
 import os
 import shutil
 import stat
 from pathlib import Path
-import pytest
-from facerec.errors import UnusableFile
-from facerec.openset.model_card import policy_for
-from facerec.gallery import Gallery
-from facerec.vectors.saved_files import INDEX_FILE, INDEX_META_FILE
-from facerec.settings import Settings
-from facerec.gallery.composition import parts_of
 
+import pytest
 from hardening import (  # noqa: F401 - pytest finds the shared fixtures by name in this module
-    BUSH, RACERS, REPO_ROOT, assert_cli_refused, assert_one_line, base, display, export, facerec_cli,
-    folder_digest, home, open_gallery, pipeline, sql, unchanged,
+    HOPPER,
+    OBAMA,
+    RACERS,
+    REPO_ROOT,
+    assert_cli_refused,
+    assert_one_line,
+    base,
+    display,
+    export,
+    facerec_cli,
+    folder_digest,
+    home,
+    open_gallery,
+    pipeline,
+    sql,
+    unchanged,
 )
+
+from facerec.errors import UnusableFile
+from facerec.gallery import Gallery
+from facerec.gallery.composition import parts_of
+from facerec.openset.model_card import policy_for
+from facerec.settings import Settings
+from facerec.vectors.saved_files import INDEX_FILE, INDEX_META_FILE
 
 
 @pytest.mark.parametrize("accident", ["deleted", "emptied_file", "emptied_tables", "older_backup"])
-def test_database_lost_or_replaced_refuses_and_keeps_the_index(home, pipeline, lfw_photo, tmp_path, accident):
+def test_database_lost_or_replaced_refuses_and_keeps_the_index(home, pipeline, portrait, tmp_path, accident):
     database = home / "gallery.db"
     if accident == "deleted":
         database.unlink()
@@ -39,7 +55,7 @@ def test_database_lost_or_replaced_refuses_and_keeps_the_index(home, pipeline, l
         backup = tmp_path / "backup.db"
         shutil.copy2(database, backup)
         with open_gallery(home, pipeline) as gallery:
-            gallery.enroll(lfw_photo(RACERS[0], 1), display(RACERS[0]))
+            gallery.enroll(portrait(HOPPER, 1), display(HOPPER), allow_low_quality=True)
         shutil.copy2(backup, database)
     before = folder_digest(home)
     with pytest.raises(UnusableFile) as caught:
@@ -109,12 +125,12 @@ def test_corrupt_index_is_rebuilt_and_says_so(home, pipeline):
     assert [line for line in listed.stderr.splitlines() if "rebuilt" in line][0].startswith("warning: ")
 
 
-def test_gallery_files_are_readable_by_their_owner_only(tmp_path, pipeline, lfw_photo, home):
+def test_gallery_files_are_readable_by_their_owner_only(tmp_path, pipeline, portrait, home):
     old_umask = os.umask(0o022)  # what a typical shell gives
     try:
         fresh = tmp_path / "fresh"
         with open_gallery(fresh, pipeline) as gallery:
-            gallery.enroll(lfw_photo(BUSH, 1), display(BUSH))
+            gallery.enroll(portrait(OBAMA, 1), display(OBAMA))
             gallery.export(tmp_path / "export.zip")
             assert {p.name for p in fresh.iterdir()} >= {"gallery.db", "gallery.db-wal", "gallery.db-shm"}
             modes = {p.name: stat.S_IMODE(p.stat().st_mode) for p in fresh.iterdir()}
@@ -131,7 +147,7 @@ def test_gallery_files_are_readable_by_their_owner_only(tmp_path, pipeline, lfw_
         os.umask(old_umask)
 
 
-def test_commits_and_index_saves_are_durable(home, pipeline, lfw_photo, monkeypatch):
+def test_commits_and_index_saves_are_durable(home, pipeline, portrait, monkeypatch):
     with open_gallery(home, pipeline) as gallery:
         for engine in (parts_of(gallery).store.write_engine, parts_of(gallery).store.read_engine):
             with engine.connect() as connection:
@@ -141,7 +157,7 @@ def test_commits_and_index_saves_are_durable(home, pipeline, lfw_photo, monkeypa
         # Sequence numbers are never handed out twice, even when the newest journal rows disappear.
         newest = sql(home, "SELECT MAX(seq) FROM journal")[0][0]
         sql(home, "DELETE FROM journal WHERE seq = ?", (newest,))
-        gallery.enroll(lfw_photo(RACERS[1], 1), display(RACERS[1]))
+        gallery.enroll(portrait(HOPPER, 1), display(HOPPER), allow_low_quality=True)
         assert sql(home, "SELECT MAX(seq) FROM journal")[0][0] == newest + 1
 
         synced = []
@@ -158,7 +174,7 @@ def test_commits_and_index_saves_are_durable(home, pipeline, lfw_photo, monkeypa
         assert home.name in synced  # the folder too, so the renames survive a power cut
         assert not list(home.glob(".*.tmp"))
         meta = json.loads((home / INDEX_META_FILE).read_text())
-        assert meta["head"] == ["add", gallery.services().directory.get(display(RACERS[1])).face_ids[0]]
+        assert meta["head"] == ["add", gallery.services().directory.get(display(HOPPER)).face_ids[0]]
         synced.clear()
         parts_of(gallery).index.save(home, gallery.services().maintenance.model_id, parts_of(gallery).store)
         assert synced == []  # nothing changed: nothing rewritten

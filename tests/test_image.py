@@ -1,7 +1,8 @@
 """facerec.faces.image.load_image: every accepted input becomes an upright RGB uint8 [H, W, 3] array; everything else is
 refused with InvalidImage and a one-line reason.
 
-Inputs are made from a real LFW photo (read in place from the dataset); derived files go only to tmp_path.
+Inputs are made from a real photo: a shipped public-domain portrait (tests/faces), scaled once to LFW's 250x250
+into tmp_path, so the suite runs on any clone; derived files go only to tmp_path.
 """
 
 from __future__ import annotations
@@ -22,12 +23,16 @@ from PIL import Image, ImageFile
 from facerec.errors import FaceRecError, InvalidImage
 from facerec.faces.image import load_image
 
-PERSON, INDEX = "George_W_Bush", 1
+PERSON, INDEX = "Eileen_Collins", 1
 
 
 @pytest.fixture(scope="module")
-def photo_path(lfw_photo) -> Path:
-    return lfw_photo(PERSON, INDEX)
+def photo_path(portrait, tmp_path_factory) -> Path:
+    """The portrait as a 250x250 JPEG (LFW's size, which the shapes below assume), written once for the module."""
+    path = tmp_path_factory.mktemp("photo") / f"{PERSON}_{INDEX:04d}.jpg"
+    with Image.open(portrait(PERSON, INDEX)) as original:
+        original.convert("RGB").resize((250, 250), Image.Resampling.LANCZOS).save(path, "JPEG", quality=90)
+    return path
 
 
 @pytest.fixture(scope="module")

@@ -41,6 +41,7 @@ def test_the_camera_names_the_enrolled_face_on_the_frame(gallery, frames):
     assert not np.array_equal(drawn[-1], frames[-1])  # boxes and names drawn on it
     answers = [match for _box, match, _id in camera.faces.see(frames[-1]) if match is not None]
     assert [m.name for m in answers if m.name] == ["Andre Agassi"]
+    assert camera.names_now == ["Andre Agassi"]  # what the status under the frame says (`live_status`)
 
 
 def test_a_frame_arriving_while_one_is_followed_is_dropped_not_queued(gallery, frames):

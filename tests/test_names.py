@@ -6,32 +6,32 @@ import pytest
 from facerec.errors import InvalidArgument
 
 from hardening import (  # noqa: F401 - pytest finds the shared fixtures by name in this module
-    RACERS, assert_one_line, base, export, facerec_cli, home, open_gallery, pipeline, sql, unchanged,
+    HOPPER, assert_one_line, base, export, facerec_cli, home, open_gallery, pipeline, sql, unchanged,
 )
 
 
-def test_invisible_and_control_characters_are_refused(unchanged, pipeline, lfw_photo):
+def test_invisible_and_control_characters_are_refused(unchanged, pipeline, portrait):
     with open_gallery(unchanged, pipeline) as gallery:
         for name in ("Bo\u200bb", "Bob\u202egnirtS", "Bob\x1b[31m", "Bob\ufeff", "Bob\x07", "Bob\ue000"):
             with pytest.raises(InvalidArgument, match="U\\+") as caught:
-                gallery.enroll(lfw_photo(RACERS[2], 1), name)
+                gallery.enroll(portrait(HOPPER, 1), name)
             assert_one_line(caught.value)
             with pytest.raises(InvalidArgument, match="U\\+"):
-                gallery.rename("Alan Ball", name)
+                gallery.rename("Eileen Collins", name)
 
 
-def test_names_that_need_joiners_and_accents_are_kept(home, pipeline, lfw_photo):
+def test_names_that_need_joiners_and_accents_are_kept(home, pipeline):
     with open_gallery(home, pipeline) as gallery:
         persian = "\u0645\u06cc\u200c\u062e\u0648\u0627\u0647\u0645"  # a zero-width non-joiner between letters
-        assert gallery.rename("Alan Ball", persian).name == persian
+        assert gallery.rename("Eileen Collins", persian).name == persian
         assert gallery.rename(persian, "Ame\u0301lie  Poulain").name == "Amélie Poulain"  # NFKC, spaces
 
 
 def test_cli_prints_names_stored_by_an_older_version_escaped(home):
-    sql(home, "UPDATE identities SET name = ? WHERE name = 'Alan Ball'", ("Alan\x1b[2J\x1b[31mBall\u202e",))
+    sql(home, "UPDATE identities SET name = ? WHERE name = 'Eileen Collins'", ("Eileen\x1b[2J\x1b[31mCollins\u202e",))
     listed = facerec_cli("list", home=home)
     assert listed.returncode == 0
     assert "\x1b" not in listed.stdout and "\u202e" not in listed.stdout
-    assert "Alan\\x1b[2J\\x1b[31mBall\\u202e" in listed.stdout
-    deleted = facerec_cli("delete", "Alan\x1b[2J\x1b[31mBall\u202e", home=home)  # it can still be removed
+    assert "Eileen\\x1b[2J\\x1b[31mCollins\\u202e" in listed.stdout
+    deleted = facerec_cli("delete", "Eileen\x1b[2J\x1b[31mCollins\u202e", home=home)  # it can still be removed
     assert deleted.returncode == 0 and "\x1b" not in deleted.stdout

@@ -76,7 +76,7 @@ def test_the_command_line_calls_a_bug_a_bug():
     assert "\n" not in line and "bug" in line and "ValueError" in line and "FACEREC_DEBUG" in line, line
 
 
-def test_a_full_disk_export_says_so_and_leaves_nothing(tmp_path, lfw_photo):
+def test_a_full_disk_export_says_so_and_leaves_nothing(tmp_path, portrait):
     """Row 8: an export that met a full disk was a 500 `internal_error`, leaving a partial file."""
     from test_storage_full import fill, small_disk
 
@@ -84,7 +84,7 @@ def test_a_full_disk_export_says_so_and_leaves_nothing(tmp_path, lfw_photo):
 
     with small_disk(tmp_path / "disk", megabytes=8) as disk:
         with Gallery(Settings(home=tmp_path / "home")) as gallery:
-            gallery.enroll(lfw_photo("Colin_Powell", 1), "Colin Powell")
+            gallery.enroll(portrait("Barack_Obama", 1), "Barack Obama")
             fill(disk)
             with pytest.raises(StorageFull) as refused:
                 gallery.export(disk / "gallery.zip")

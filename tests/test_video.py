@@ -14,12 +14,13 @@ import pytest
 
 from facerec.errors import InvalidVideo, VideoTooLarge
 from facerec.gallery import Gallery
+from facerec.gallery.composition import parts_of
+from facerec.openset.pooled import PooledCalibration
 from facerec.video.decode import VideoFile, VideoLimits
-from facerec.video.follow import relinked
+from facerec.video.follow import MAX_VIEWS, relinked
 from facerec.video.tracker import MIN_OVERLAP, colour_histogram, is_cut, overlap
 from facerec.video.tracks import Track
-from facerec.openset.pooled import PooledCalibration
-from facerec.gallery.composition import parts_of
+from facerec.words.video import preview_note
 from tests.video_clips import Path2D, clip
 
 ALAN, COLIN, STRANGER = "Andre_Agassi", "Colin_Powell", "Andy_Griggs"
@@ -86,6 +87,23 @@ def test_a_face_replaced_by_another_in_the_same_place_is_two_tracks(gallery, lfw
     assert names(answer) == ["Andre Agassi", "Colin Powell"]
     first, second = (t.track for t in answer.tracks)
     assert overlap(first.boxes[-1], second.boxes[0]) > MIN_OVERLAP
+
+
+def test_a_stranger_stepping_where_a_face_left_moments_ago_never_joins_its_track(gallery, lfw_photo, tmp_path):
+    """Andre Agassi leaves just after his once-a-second check; 0.4 s later a stranger appears in his very place.
+    His lost track is still open (a face may be missed for a moment) and its predicted box overlaps the stranger's,
+    so by boxes alone the stranger continued it until the next check, most of a second later. A lost track is
+    continued only by a face its pool confirms: the stranger's frames are the stranger's own track from the start."""
+    video = clip(tmp_path / "left.mp4", [Path2D(lfw_photo(ALAN, 3), (0.5, 0.5), (0.5, 0.5), frames=(0, 30)),
+                                          Path2D(lfw_photo(STRANGER, 1), (0.5, 0.5), (0.5, 0.5), frames=(40, 89))],
+                 frames=90)
+    answer = gallery.identify_video(video, remember=False)
+    alan = [t.track for t in answer.tracks if t.name == "Andre Agassi"]
+    assert len(alan) == 1 and alan[0].first_frame == 0
+    assert alan[0].last_frame <= 30, alan[0].frames  # none of the stranger's frames
+    stranger = [t for t in answer.tracks if t.track.last_frame > 30]
+    assert len(stranger) == 1 and stranger[0].name is None
+    assert stranger[0].track.first_frame <= 42, stranger[0].track.frames  # from the first frame detected on
 
 
 def test_bad_videos_are_one_line_each(gallery, lfw_photo, tmp_path):
@@ -219,3 +237,32 @@ def test_a_video_of_exactly_the_most_frames_allowed_is_read_whole(lfw_photo, tmp
     with pytest.raises(VideoTooLarge):
         with VideoFile(video, VideoLimits(max_frames=39)) as opened:
             list(opened.frames(1))
+
+
+def test_views_are_bounded_by_max_views_per_stretch_followed_as_the_docs_say(gallery, lfw_photo, tmp_path):
+    """`MAX_VIEWS` bounds the views pooled while a face is followed without a gap; a track re-linked after one pools
+    each stretch's (its `views` may reach a multiple of it): the code's bound, and the docs say the same. At 5
+    frames a second a still face earns a view at every once-a-second refresh, so 16 s of it fill the bound."""
+    photo = lfw_photo(ALAN, 3)
+    still = clip(tmp_path / "still.mp4", [Path2D(photo, (0.5, 0.5), (0.5, 0.5))], frames=80, fps=5)
+    (track,) = [t.track for t in gallery.identify_video(still, remember=False).tracks]
+    assert track.views == MAX_VIEWS
+    back = clip(tmp_path / "back.mp4", [Path2D(photo, (0.5, 0.5), (0.5, 0.5), frames=(0, 79)),
+                                        Path2D(photo, (0.5, 0.5), (0.5, 0.5), frames=(88, 167))], frames=168, fps=5)
+    answer = gallery.identify_video(back, remember=False)  # gone for 1.6 s: past the gap a track survives
+    (track,) = [t.track for t in answer.tracks]
+    assert answer.counts.relinked == 1 and track.views == 2 * MAX_VIEWS
+    docs = " ".join((Path(__file__).parents[1] / "docs" / "architecture.md").read_text().split())
+    assert f"at most {MAX_VIEWS} views while the face is followed without a gap" in docs
+
+
+def test_the_codec_and_container_say_whether_a_browser_can_preview_the_video(tmp_path):
+    """What the page tells a user whose upload its player cannot play (`preview_note`): OpenCV's MP4 is MPEG-4
+    Part 2, which no browser plays; VP9 WebM plays; an AVI never does, whatever it holds."""
+    for name, fourcc, container, codec, note in (("a.mp4", "mp4v", "mp4", "fmp4", "MPEG-4 Part 2 video"),
+                                                 ("a.webm", "VP90", "matroska", "vp90", ""),
+                                                 ("a.avi", "MJPG", "avi", "mjpg", "an AVI file")):
+        with VideoFile(clip(tmp_path / name, [], frames=3, size=(64, 64), fourcc=fourcc)) as opened:
+            assert (opened.info.container, opened.info.codec) == (container, codec)
+            said = preview_note(opened.info.container, opened.info.codec)
+        assert (note in said) if note else said == ""

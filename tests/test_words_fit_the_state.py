@@ -89,24 +89,24 @@ def test_health_in_a_terminal_fits_its_width(tmp_path, lfw):
     assert '"closest_is_positive_accuracy"' in done.stdout  # the whole report, unwrapped, in --json
 
 
-def test_the_threshold_sentence_names_people_before_and_after_an_identify(tmp_path, lfw_photo):
+def test_the_threshold_sentence_names_people_before_and_after_an_identify(tmp_path, portrait):
     """Item 6: the sentence read "5 people (5 enrolled faces)" before Identify and "5 enrolled faces" after."""
     from facerec.words.threshold import threshold_sentence
 
     with Gallery(Settings(home=tmp_path / "home")) as gallery:
-        for person in ("Colin_Powell", "George_W_Bush", "Serena_Williams"):
-            gallery.enroll(lfw_photo(person, 1), person.replace("_", " "))
+        for person in ("Barack_Obama", "Joe_Biden", "Eileen_Collins"):  # shipped portraits (tests/faces)
+            gallery.enroll(portrait(person, 1), person.replace("_", " "))
         before = threshold_sentence(gallery.services().thresholds.in_force(with_people=True))
-        (match,) = gallery.identify(lfw_photo("Colin_Powell", 2))
+        (match,) = gallery.identify(portrait("Barack_Obama", 2))
     after = threshold_sentence(match.rule)
     assert "3 people (3 enrolled faces)" in before and before == after
 
 
-def test_confusable_pairs_are_never_unrelated_faces(tmp_path, lfw_photo):
+def test_confusable_pairs_are_never_unrelated_faces(tmp_path, portrait):
     """Item 6: "Most confusable pairs" listed pairs at negative similarity (-0.166)."""
     with Gallery(Settings(home=tmp_path / "home")) as gallery:
-        gallery.enroll(lfw_photo("George_W_Bush", 1), "George W Bush")
-        gallery.enroll(lfw_photo("Alan_Ball", 1), "Alan Ball")  # -0.18 from Bush's photo 1
+        gallery.enroll(portrait("Barack_Obama", 3), "Barack Obama")  # shipped portraits (tests/faces)
+        gallery.enroll(portrait("Eileen_Collins", 1), "Eileen Collins")  # -0.03 from Obama's photo 3
         report = gallery.health()
     assert report.confusable_pairs == []
 

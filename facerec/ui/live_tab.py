@@ -1,4 +1,5 @@
-"""Live: the webcam followed frame by frame (`Gallery.live`), names drawn on the frame as tracks are decided.
+"""Live: the webcam followed frame by frame (`Gallery.live`), names drawn on the frame as tracks are decided, and
+said in the status under it (who is on the frame, in words).
 
 Frames are dropped, never queued, when the server falls behind: a page's camera follows one frame at a time, and a
 frame that arrives while the previous one is still being followed is skipped at once (a non-blocking lock), so the
@@ -22,6 +23,7 @@ from facerec.faces.detect import DetectedFace
 from facerec.faces.drawing import KNOWN, UNKNOWN, annotate
 from facerec.gallery.video import LiveFaces
 from facerec.ui.context import AppContext
+from facerec.ui.text import markdown_text
 from facerec.ui.video_panel import ANONYMOUS_LIMITS
 from facerec.words.video import LIVE_NOTE, live_status
 
@@ -36,6 +38,7 @@ class LiveCamera:
     def __init__(self, faces: LiveFaces) -> None:
         self.faces, self.busy = faces, threading.Lock()
         self.followed = self.dropped = self.faces_now = 0
+        self.names_now: list[str] = []  # each face's name on the last frame followed, or "unknown"
         self.used = time.monotonic()
 
     def frame(self, pixels: np.ndarray) -> np.ndarray | None:
@@ -53,6 +56,7 @@ class LiveCamera:
             faces = [DetectedFace(tuple(box), 1.0, NO_LANDMARKS) for box, _match, _id in found]
             labels = [match.label if match is not None and match.name is not None else "unknown"
                       for _box, match, _id in found]
+            self.names_now = labels
             colours = [KNOWN if label != "unknown" else UNKNOWN for label in labels]
             return annotate(pixels, faces, labels, colours) if faces else pixels
         finally:
@@ -106,7 +110,7 @@ def build(context: AppContext) -> gr.Tab:
         drawn = live.frame(pixels)
         if drawn is None:  # dropped: the page keeps showing the last answer
             return gr.skip(), gr.skip()
-        return drawn, live_status(live.followed, live.dropped, live.faces_now)
+        return drawn, live_status(live.followed, live.dropped, [markdown_text(name) for name in live.names_now])
 
     camera.stream(see, [camera], [shown, status], stream_every=1 / FPS, time_limit=600, concurrency_limit=MAX_CAMERAS,
                   api_visibility="private")

@@ -1,9 +1,10 @@
 """Identify in a video, on the Identify tab beside the photo: the annotated video (VP9 WebM, which browsers play),
 one row per face followed (a track) with its best face, and Confirm / Correct / Nobody enrolled per track.
 
-A track is one sighting (`facerec.gallery.video`), so the answers are the photo rows' own Gallery actions
-(`confirm_sighting`, `correct_sighting`, `reject_sighting`, `label_face`) on the track's sighting or pooled
-embedding. Without the admin password a page user gets what a photo gives them (names only of tracks that match,
+A track is one sighting (`facerec.gallery.video`), so the answers are the photo rows' own sightings
+feedback (`SightingsFeedback`: `confirm`, `correct`, `reject`, `label`) on the track's sighting, or on its pooled
+embedding with its best aligned face when it was not kept (unknown, or past the pace of sightings): either way a
+confirmation learns the track's face as a photo's (`facerec.gallery.templates`). Without the admin password a page user gets what a photo gives them (names only of tracks that match,
 no looser threshold) and the tighter bounds of `ANONYMOUS_LIMITS`: an upload is anonymous, so its cost must be
 bounded by what an outsider may send. The uploaded video leaves the server once answered; the annotated copy is
 kept with the page's other served files, for as long.
@@ -16,7 +17,7 @@ from pathlib import Path
 
 import gradio as gr
 
-from facerec.errors import InvalidArgument, LockedOut
+from facerec.errors import FaceRecError, InvalidArgument, LockedOut
 from facerec.gallery.video import VideoAnswer
 from facerec.messages import score_text
 from facerec.ui.actions import expose
@@ -25,9 +26,9 @@ from facerec.ui.text import markdown_text
 from facerec.ui.threshold_controls import page_rule
 from facerec.ui.uploads import CACHE_MAX_AGE_S, delete_later, forget_upload
 from facerec.video.annotate import write_annotated
-from facerec.video.decode import CONTAINERS, VideoLimits
+from facerec.video.decode import CONTAINERS, VideoFile, VideoLimits
 from facerec.words.templates import learning_sentence, undo_sentence
-from facerec.words.video import pooled_sentence, span, video_summary
+from facerec.words.video import pooled_sentence, preview_note, span, video_summary
 
 HEADERS = ["track", "name", "score", "on screen", "frames seen", "best candidates"]
 MAX_NAMES = 1000  # names offered for a correction (any enrolled name may be typed)
@@ -40,7 +41,7 @@ def build(context: AppContext, password: gr.Textbox, pinned: gr.Textbox, top_k: 
     """The video half of the Identify tab, sharing its threshold controls and candidates slider."""
     gallery = context.gallery
     services = gallery.services()  # what the verbs do not offer
-    seen = gr.State(None)  # per track (admin only): [sighting id or None, pooled embedding, name]
+    seen = gr.State(None)  # per track (admin only): [sighting id or None, pooled embedding, name, best face, crop]
     learned = gr.State(False)
     gr.Markdown(f"### Or a video\n{CONTAINERS}; each face is followed across the frames and named once.",
                 elem_id="identify-video-intro")
@@ -94,9 +95,20 @@ def build(context: AppContext, password: gr.Textbox, pinned: gr.Textbox, top_k: 
         return {annotated: annotated_copy(path, answer, labels, limits), table: rows,
                 faces: [(t.track.best_crop, label) for t, label in zip(answer.tracks, labels)],
                 status: markdown_text(text) + unchecked,
-                seen: [[t.match.sighting_id, t.track.pooled, t.match.name] for t in answer.tracks] if admin else None,
+                seen: [[t.match.sighting_id, t.track.pooled, t.match.name, t.track.best_face, t.track.best_crop]
+                       for t in answer.tracks] if admin else None,
                 track_choice: gr.update(choices=labels if admin else [], value=labels[0] if admin and labels else None),
                 name_choice: gr.update(choices=names, value=None)}
+
+    def preview(path):
+        """A note under the button when the browser cannot preview the upload (its player shows an error of its
+        own: MPEG-4 Part 2, which OpenCV writes into MP4 everywhere, or any AVI); one the reader refuses is said
+        by Identify video."""
+        try:
+            with VideoFile(path, VideoLimits.of(services.settings)) as opened:
+                return preview_note(opened.info.container, opened.info.codec)
+        except FaceRecError:
+            return ""
 
     def annotated_copy(path, answer: VideoAnswer, labels: list[str], limits: VideoLimits | None) -> str:
         """The video with each track's box and label, in a folder of the web cache deleted with its other files."""
@@ -118,28 +130,28 @@ def build(context: AppContext, password: gr.Textbox, pinned: gr.Textbox, top_k: 
         return "admin password" if context.password_needed else "the page (no admin password set)"
 
     def confirm_track(track, tracks_seen, password="", request: gr.Request = None):
-        index, (sighting_id, pooled, name) = chosen(track, tracks_seen, password, request)
+        index, (sighting_id, pooled, name, face, crop) = chosen(track, tracks_seen, password, request)
         if sighting_id is None and name is None:
             raise InvalidArgument(f"track #{index} was not named, so there is nothing to confirm: pick who it is "
                                   "and press Correct")
         info = (services.feedback.confirm(sighting_id, learn_by=learner()) if sighting_id is not None
-                else services.feedback.label(pooled, name, confirmed=True, learn_by=learner()))
+                else services.feedback.label(pooled, name, confirmed=True, face=face, crop=crop, learn_by=learner()))
         tracks_seen[index][0] = info.id
         return {seen: tracks_seen, feedback: f"Confirmed track #{index} as **{markdown_text(info.name)}**."
                                              + learning_sentence(info.learning)}
 
     def correct_track(track, name, tracks_seen, password="", request: gr.Request = None):
-        index, (sighting_id, pooled, _name) = chosen(track, tracks_seen, password, request)
+        index, (sighting_id, pooled, _name, face, crop) = chosen(track, tracks_seen, password, request)
         if not name:
             raise InvalidArgument("pick who the track's face really is, then press Correct")
         info = (services.feedback.correct(sighting_id, name, learn_by=learner()) if sighting_id is not None
-                else services.feedback.label(pooled, name, learn_by=learner()))
+                else services.feedback.label(pooled, name, face=face, crop=crop, learn_by=learner()))
         tracks_seen[index][0] = info.id
         return {seen: tracks_seen, feedback: f"Track #{index} is **{markdown_text(info.name)}**; kept as a sighting."
                                              + undo_sentence(info.undone) + learning_sentence(info.learning)}
 
     def reject_track(track, tracks_seen, password="", request: gr.Request = None):
-        index, (sighting_id, _pooled, _name) = chosen(track, tracks_seen, password, request)
+        index, (sighting_id, *_track) = chosen(track, tracks_seen, password, request)
         if sighting_id is None:
             raise InvalidArgument(f"track #{index} was not kept as a sighting: nothing to forget")
         info = services.feedback.reject(sighting_id)
@@ -152,6 +164,7 @@ def build(context: AppContext, password: gr.Textbox, pinned: gr.Textbox, top_k: 
     expose([button.click], identify_video, [video, pinned, top_k, password, fpir], [annotated, table, faces, status],
            status, also_clear=[seen, feedback], extra_outputs=[track_choice, name_choice],
            concurrency_limit=1)  # one video at a time (others wait in the queue), as over REST
+    video.upload(preview, [video], [status], api_visibility="private")
     events = [expose([confirm_button.click], confirm_track, [track_choice, seen, password], [], feedback,
                      extra_outputs=[seen], ok=learned),
               expose([correct_button.click], correct_track, [track_choice, name_choice, seen, password], [], feedback,

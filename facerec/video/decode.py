@@ -49,14 +49,18 @@ class VideoLimits:
 
 @dataclass(frozen=True)
 class VideoInfo:
-    """What the container says: frames (0 when it does not say), frames per second, the video's own size, and
-    `scale`, the factor the decoded frames are shrunk by (1 when within `max_side`)."""
+    """What the container says: frames (0 when it does not say), frames per second, the video's own size,
+    `scale`, the factor the decoded frames are shrunk by (1 when within `max_side`), and `codec`, the video
+    stream's four-character code in lower case ('fmp4' for MPEG-4 Part 2, 'avc1', 'vp90'; '' when unknown) in its
+    `container` (`container_of`: 'mp4', 'matroska' or 'avi')."""
 
     frames: int
     fps: float
     width: int
     height: int
     scale: float
+    codec: str = ""
+    container: str = ""
 
     @property
     def seconds(self) -> float:
@@ -111,7 +115,8 @@ class VideoFile:
         if size > limits.max_bytes:
             raise VideoTooLarge(f"{self.label} is {size / (1 << 20):,.0f} MiB, over the {limits.max_bytes >> 20} MiB "
                                 "a video may have here")
-        if container_of(head) is None:
+        self.container = container_of(head)
+        if self.container is None:
             raise InvalidVideo(f"{self.label} is not an {CONTAINERS} video (by its first bytes)")
         self._capture = cv2.VideoCapture(str(self.path), cv2.CAP_FFMPEG)
         if not self._capture.isOpened():
@@ -131,7 +136,10 @@ class VideoFile:
             self.close()
             raise VideoTooLarge(f"{self.label} has {width} x {height} frames, over the "
                                 f"{MAX_FRAME_PIXELS / 1e6:.0f} megapixels a frame may have")
-        info = VideoInfo(frames, fps, width, height, min(1.0, limits.max_side / max(width, height, 1)))
+        code = int(capture.get(cv2.CAP_PROP_FOURCC) or 0)
+        codec = "".join(chr((code >> shift) & 0xFF) for shift in (0, 8, 16, 24)).strip("\x00 ").lower()
+        info = VideoInfo(frames, fps, width, height, min(1.0, limits.max_side / max(width, height, 1)),
+                         codec if codec.isprintable() else "", self.container)
         self._check(frames, info.seconds)
         return info
 

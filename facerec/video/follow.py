@@ -3,13 +3,17 @@ better view arrives, pool the views.
 
 The budget (a video should be followed faster than it plays, on two cores): detection runs on every `every`-th
 frame only, and a face is embedded only (1) when its track starts, (2) when a view scores higher than the track's
-best by `BETTER_BY` on the enrollment quality score (`facerec.video.tracks.ViewQuality`), (3) at most once a `REFRESH_SECONDS` for
-a view at least as good as its best (more independent views pool better), (4) when two faces' boxes overlap and
-only their looks can tell them apart (`facerec.video.tracker`), never more than `MAX_VIEWS` views per track. Once a
-`REFRESH_SECONDS` a track's face is embedded even when the view is not pooled: a check that it is still the same
-face (another person can step into the very place of the last, which boxes cannot tell); a view farther than
-`SAME_FACE_COSINE` from the track's pool ends the track and starts another. What was skipped is counted in the
-answer (`FollowCounts`), never hidden.
+best by `BETTER_BY` on the enrollment quality score (`facerec.video.tracks.ViewQuality`), (3) at most once a
+`REFRESH_SECONDS` for a view at least as good as its best (more independent views pool better), (4) when two
+faces' boxes overlap and only their looks can tell them apart (`facerec.video.tracker`), (5) when a track missed on
+the previous detected frame is found again. At most `MAX_VIEWS` views are pooled while a face is followed without
+a gap; a track re-linked after one (below) pools the views of each stretch. Once a `REFRESH_SECONDS` a track's face
+is embedded even when the view is not pooled: a check that it is still the same face (another person can step into
+the very place of the last, which boxes cannot tell); a view farther than `SAME_FACE_COSINE` from the track's pool
+ends the track and starts another. A track found again (5) is continued only by a face its pool confirms (at least
+`SAME_FACE_COSINE`), embedded before anything of it joins the track: a face that left is often replaced in its very
+place a moment later (someone stepping up to a door, a desk), and boxes alone would give the newcomer the track
+until the next check. What was skipped is counted in the answer (`FollowCounts`), never hidden.
 
 A track not seen for `MAX_GAP_SECONDS` ends, and every track ends at a cut. At the end, a track that starts within
 `RELINK_SECONDS` of another's end and whose pool is strong evidence of the same face (`relinked`; the caller says
@@ -33,7 +37,7 @@ from facerec.video.tracks import Track, ViewQuality
 
 BETTER_BY = 0.05  # on the quality score in [0, 1]: a view this much better than the track's best is embedded
 REFRESH_SECONDS = 1.0
-MAX_VIEWS = 12
+MAX_VIEWS = 12  # views pooled while a face is followed without a gap (a re-linked track: per stretch)
 RELINK_SECONDS = 3.0
 SAME_FACE_COSINE = 0.3  # an ambiguous detection continues the track it is at least this close to
 
@@ -67,6 +71,7 @@ class FaceFollower:
         self.ended: list[Track] = []
         self._next_id = 1
         self._histogram: np.ndarray | None = None
+        self._previous: int | None = None  # the last frame detected on
 
     def see(self, frame: Frame) -> list[Track]:
         """Take one frame; returns the tracks that gained a view on it (a live caller searches those again)."""
@@ -81,6 +86,11 @@ class FaceFollower:
         self._histogram = histogram
         boxes = [face.box for face in faces]
         assigned, ambiguous = matches(self.motions, boxes, frame.index)
+        lost = [d for d, t in assigned.items() if self._previous is not None and self.motions[t].frame < self._previous]
+        if lost:  # found again after a frame without it (5): its face decides, as where boxes are ambiguous
+            ambiguous = sorted(set(ambiguous) | set(lost))
+            assigned = {d: t for d, t in assigned.items() if d not in lost}
+        self._previous = frame.index
         crops: dict[int, np.ndarray] = {}
         if ambiguous:
             embedded = self._embedded(frame, faces, ambiguous, crops)

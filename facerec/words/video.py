@@ -55,7 +55,27 @@ LIVE_NOTE = ("Point the camera at faces: each face is followed from frame to fra
              "you see stays current.")
 
 
-def live_status(followed: int, dropped: int, faces: int) -> str:
-    """How the live camera is keeping up: frames followed and dropped, faces on the last frame."""
-    return (f"{plural(faces, 'face')} on this frame; {plural(followed, 'frame')} followed, {dropped:,} dropped "
-            "while the server was busy.")
+def live_status(followed: int, dropped: int, names: list[str]) -> str:
+    """Who is on the last frame (each face's name or "unknown", as drawn on it: in words too, for a screen reader
+    and for anyone who cannot see the frame) and how the live camera is keeping up: frames followed and dropped."""
+    who = f": {', '.join(names)}" if names else ""
+    return (f"{plural(len(names), 'face')} on this frame{who}; {plural(followed, 'frame')} followed, {dropped:,} "
+            "dropped while the server was busy.")
+
+
+# Codecs (OpenCV's four-character codes) that no browser plays in a <video>; AVI, whatever it holds, neither.
+UNPLAYABLE_CODECS = {"fmp4": "MPEG-4 Part 2", "mp4v": "MPEG-4 Part 2", "xvid": "MPEG-4 Part 2 (Xvid)",
+                     "divx": "MPEG-4 Part 2 (DivX)", "dx50": "MPEG-4 Part 2 (DivX)", "mjpg": "Motion JPEG"}
+
+
+def preview_note(container: str, codec: str) -> str:
+    """What to tell a user whose uploaded video the browser cannot preview (its player then shows an error that is
+    not ours), or '' when browsers play it."""
+    if container == "avi":
+        what = "an AVI file"
+    elif codec in UNPLAYABLE_CODECS:
+        what = f"{UNPLAYABLE_CODECS[codec]} video"
+    else:
+        return ""
+    return (f"Browsers cannot play {what}, so the preview above shows an error; Identify video reads it all the "
+            "same, and its answer comes back as a video that plays.")

@@ -1,0 +1,83 @@
+"""#50: the Live tab in a real browser against `python app.py` on localhost, its camera Chromium's fake one fed a
+video built at test time from an LFW photo (a Y4M file: `--use-file-for-fake-video-capture`): the page streams the
+camera's frames to the server, which names the enrolled face on the frame it shows and in the status under it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from app_server import running_app
+from browser_helpers import (
+    CHROMIUM,
+    CHROMIUM_ARGS,
+    TIMEOUT_MS,
+    VIEWPORT,
+    assert_no_traceback,
+    expect,
+    open_tab,
+)
+from PIL import Image
+
+from facerec.gallery import Gallery
+from tests.video_clips import paste
+
+ALAN = "Andre_Agassi"
+WIDTH, HEIGHT, FPS = 640, 480, 10
+
+
+def y4m(out: Path, photo: Path, frames: int = 20) -> Path:
+    """A camera's view as YUV4MPEG2 (4:2:0, what Chromium's fake camera reads): the photo drifting to the right over
+    a plain background, looped by the browser."""
+    import cv2
+
+    face = np.asarray(Image.open(photo).convert("RGB").resize((200, 200), Image.BILINEAR))
+    with open(out, "wb") as handle:
+        handle.write(f"YUV4MPEG2 W{WIDTH} H{HEIGHT} F{FPS}:1 Ip A1:1 C420jpeg\n".encode())
+        for index in range(frames):
+            canvas = np.zeros((HEIGHT, WIDTH, 3), np.uint8) + np.array((90, 100, 110), np.uint8)
+            paste(canvas, face, 200 + 2 * index, 140)
+            handle.write(b"FRAME\n" + cv2.cvtColor(canvas, cv2.COLOR_RGB2YUV_I420).tobytes())
+    return out
+
+
+@pytest.fixture(scope="module")
+def app(tmp_path_factory, lfw_photo):
+    home = tmp_path_factory.mktemp("live-page") / "home"
+    with Gallery.open(home=home) as gallery:  # enrolled before the app starts: the page reads the same gallery
+        gallery.enroll(lfw_photo(ALAN, 1), "Andre Agassi", allow_low_quality=True)
+    with running_app(home) as running:
+        yield running
+
+
+@pytest.fixture
+def camera_page(browser, app, lfw_photo, tmp_path):
+    """A page of a second Chromium (the `browser` fixture's, so skipped or failed as it is) whose camera is the
+    Y4M file; the camera is granted without a prompt, as a user's click would."""
+    feed = y4m(tmp_path / "camera.y4m", lfw_photo(ALAN, 3))
+    chromium = browser.browser_type.launch(executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS + [
+        "--use-fake-device-for-media-stream", "--use-fake-ui-for-media-stream",
+        f"--use-file-for-fake-video-capture={feed}"])
+    try:
+        context = chromium.new_context(viewport=VIEWPORT)
+        context.set_default_timeout(TIMEOUT_MS)
+        page = context.new_page()
+        page.goto(app.url, timeout=TIMEOUT_MS)  # http://127.0.0.1: a secure context, where browsers allow cameras
+        yield page
+    finally:
+        chromium.close()
+
+
+def test_the_live_tab_names_the_enrolled_face_in_front_of_the_camera(camera_page, shots):
+    page = camera_page
+    panel = open_tab(page, "Live")
+    camera = panel.locator("#live-camera")
+    camera.get_by_text("Click to Access Webcam").click()
+    camera.get_by_role("button", name="capture photo").click()  # Gradio's Record: frames stream from now on
+    status = page.locator("#live-status")
+    expect(status).to_contain_text("1 face on this frame: Andre Agassi")
+    expect(page.locator("#live-shown img")).to_have_count(1)  # the frame with his box and name drawn on it
+    assert "dropped while the server was busy" in status.inner_text()
+    assert_no_traceback(page)
+    page.screenshot(path=str(shots / "01-live.png"))

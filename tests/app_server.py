@@ -97,3 +97,16 @@ def running_app(home: Path, admin_password: str | None = None, timeout_s: float 
             except subprocess.TimeoutExpired:
                 process.kill()
                 process.wait(timeout=10)
+
+
+@contextlib.contextmanager
+def running_app_with(home: Path, people: dict[str, Path]) -> Iterator[RunningApp]:
+    """`running_app` on a gallery where `people` (name -> photo) were enrolled before the app started, so the page
+    reads the same gallery the test filled."""
+    from facerec import Gallery
+
+    with Gallery.open(home=home) as gallery:
+        for name, photo in people.items():
+            gallery.enroll(photo, name, allow_low_quality=True)
+    with running_app(home) as running:
+        yield running

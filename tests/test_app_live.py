@@ -8,7 +8,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from app_server import running_app
+from app_server import running_app_with
 from browser_helpers import (
     CHROMIUM,
     CHROMIUM_ARGS,
@@ -20,7 +20,6 @@ from browser_helpers import (
 )
 from PIL import Image
 
-from facerec.gallery import Gallery
 from tests.video_clips import paste
 
 ALAN = "Andre_Agassi"
@@ -44,10 +43,7 @@ def y4m(out: Path, photo: Path, frames: int = 20) -> Path:
 
 @pytest.fixture(scope="module")
 def app(tmp_path_factory, lfw_photo):
-    home = tmp_path_factory.mktemp("live-page") / "home"
-    with Gallery.open(home=home) as gallery:  # enrolled before the app starts: the page reads the same gallery
-        gallery.enroll(lfw_photo(ALAN, 1), "Andre Agassi", allow_low_quality=True)
-    with running_app(home) as running:
+    with running_app_with(tmp_path_factory.mktemp("live-page") / "home", {"Andre Agassi": lfw_photo(ALAN, 1)}) as running:
         yield running
 
 

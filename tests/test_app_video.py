@@ -6,9 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from app_server import running_app
+from app_server import running_app, running_app_with
 from browser_helpers import assert_no_toast, assert_no_traceback, expect, open_tab
-from facerec.gallery import Gallery
 from tests.video_clips import Path2D, clip
 
 ALAN, STRANGER = "Andre_Agassi", "Andy_Griggs"  # Andy Griggs is never enrolled
@@ -16,10 +15,7 @@ ALAN, STRANGER = "Andre_Agassi", "Andy_Griggs"  # Andy Griggs is never enrolled
 
 @pytest.fixture(scope="module")
 def app(tmp_path_factory, lfw_photo):
-    home = tmp_path_factory.mktemp("video-page") / "home"
-    with Gallery.open(home=home) as gallery:  # enrolled before the app starts: the page reads the same gallery
-        gallery.enroll(lfw_photo(ALAN, 1), "Andre Agassi", allow_low_quality=True)
-    with running_app(home) as running:
+    with running_app_with(tmp_path_factory.mktemp("video-page") / "home", {"Andre Agassi": lfw_photo(ALAN, 1)}) as running:
         yield running
 
 

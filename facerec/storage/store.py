@@ -4,10 +4,16 @@
 The queries live with their aggregate: `store.people` (identities), `store.faces` (embeddings, photos, crops),
 `store.journal` (the commit-ordered change log the vector index follows), `store.sightings` (the memory of
 recent identifications), `store.replaced` (templates a learned face took the place of, kept for its undo) and
-`store.strangers` (faces of people not enrolled, for suggestions). Their methods
+`store.strangers` (faces of people not enrolled, for suggestions) and `store.api_keys` (the REST API's keys).
+Their methods
 that take a `session` run inside the caller's transaction, so a check and the write it guards see the same state;
 the others open their own read session. Embeddings go in and come out as float32 NumPy vectors: how a backend
 stores them is the storage package's business.
+
+One transaction owner: only the store opens sessions and commits them. SQL lives in facerec/storage/ (and the vector
+engines' folders, facerec/vectors/); services above it call named methods of these table objects and never create
+a session or commit themselves (tests/test_sql_boundary.py). Some gallery services still pass a store session
+around while their queries move here (issue #49, item 2; the test lists them).
 """
 
 from __future__ import annotations
@@ -21,6 +27,7 @@ from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session, sessionmaker
 
 from facerec.errors import StorageFull, UnusableFile
+from facerec.storage.api_keys import ApiKeysTable
 from facerec.storage.backends import backend_for
 from facerec.storage.faces import FacesTable
 from facerec.storage.journal import JournalTable
@@ -59,6 +66,7 @@ class Store:
         self.sightings = SightingsTable(self.session)
         self.strangers = StrangersTable(self.session)
         self.replaced = ReplacedFacesTable(self.faces)
+        self.api_keys = ApiKeysTable(self.writing, self.session)
         self.people = PeopleTable(self.session, self.backend.name_key, self.sightings, self.faces, self.replaced)
 
     @property

@@ -4,6 +4,11 @@ SQLAlchemy or runs SQL, so a schema change means reading one folder (issue #49, 
 Checked on the syntax tree, not by a text search: `import sqlalchemy`, `from sqlalchemy... import ...`,
 `importlib.import_module("sqlalchemy...")` and `__import__("sqlalchemy")` all count, and so do calls of `text(...)`,
 `select(...)` imported from sqlalchemy and any `.execute(...)` call.
+
+One transaction owner: only the store opens and ends transactions. Outside storage/ and vectors/ no module calls
+`.begin()`, `.commit()` or `.rollback()`, nor the store's raw write sessions (`.writing()`,
+`.writing_sightings()`): a service writes inside `with store.transaction() as session:` (or
+`store.sightings_transaction()`), and the store commits when the block ends.
 """
 
 from __future__ import annotations
@@ -14,18 +19,7 @@ from pathlib import Path
 PACKAGE = Path(__file__).resolve().parents[1] / "facerec"
 ALLOWED = ("storage", "vectors")  # folders directly under facerec/ that may speak SQL
 SQL_CALLS = {"text", "select"}  # when imported from sqlalchemy
-
-# Modules that still run queries of their own, each to move into storage/ (issue #49, item 2). The list only shrinks:
-# a module outside it that speaks SQL fails the test, and so does a listed module that no longer does.
-STILL_TO_MOVE = {
-    "gallery/enrollment.py",
-    "gallery/people.py",
-    "gallery/sightings.py",
-    "gallery/strangers.py",
-    "gallery/suggestions.py",
-    "gallery/templates.py",
-}
-
+TRANSACTION_CALLS = {"begin", "commit", "rollback", "writing", "writing_sightings"}  # the store's business
 
 def _is_sqlalchemy(name: str | None) -> bool:
     return bool(name) and (name == "sqlalchemy" or name.startswith("sqlalchemy."))
@@ -55,6 +49,8 @@ def sql_in(path: Path) -> list[str]:
             found.append(f"{node.lineno}: {name}(...)")
         elif isinstance(func, ast.Attribute) and name == "execute":
             found.append(f"{node.lineno}: .execute(...)")
+        elif isinstance(func, ast.Attribute) and name in TRANSACTION_CALLS:
+            found.append(f"{node.lineno}: .{name}() (only the store opens and ends transactions)")
     return found
 
 
@@ -71,11 +67,8 @@ def sql_outside_storage() -> dict[str, list[str]]:
 
 
 def test_no_sql_outside_storage() -> None:
-    offenders = sql_outside_storage()
-    new = {module: where for module, where in offenders.items() if module not in STILL_TO_MOVE}
-    assert new == {}, "SQL belongs in facerec/storage/: add a named method to the store and call it"
-    moved = STILL_TO_MOVE - offenders.keys()
-    assert moved == set(), "these modules no longer speak SQL: take them off STILL_TO_MOVE"
+    assert sql_outside_storage() == {}, ("SQL and transactions belong to facerec/storage/: add a named method to "
+                                         "the store's table object and call it inside store.transaction()")
 
 
 def test_the_check_sees_every_form(tmp_path: Path) -> None:
@@ -83,8 +76,10 @@ def test_the_check_sees_every_form(tmp_path: Path) -> None:
     module.write_text("import importlib\nimport sqlalchemy as sa\nfrom sqlalchemy.orm import Session\n"
                       "from sqlalchemy import select, text\n"
                       "importlib.import_module('sqlalchemy.orm')\n__import__('sqlalchemy')\n"
-                      "select(1)\ntext('x')\nsession.execute(q)\n", encoding="utf-8")
-    assert [line.split(":")[0] for line in sql_in(module)] == ["2", "3", "4", "5", "6", "7", "8", "9"]
+                      "select(1)\ntext('x')\nsession.execute(q)\n"
+                      "with store.writing() as s, s.begin():\n    s.commit()\n", encoding="utf-8")
+    assert [line.split(":")[0] for line in sql_in(module)] == ["2", "3", "4", "5", "6", "7", "8", "9", "10", "10",
+                                                              "11"]
     clean = tmp_path / "clean.py"
     clean.write_text("def select(x):\n    return x\n\nselect(1)\n", encoding="utf-8")
     assert sql_in(clean) == []

@@ -3,9 +3,10 @@ database library themselves (SQL and SQLAlchemy stay in facerec/storage/, tests/
 
 from __future__ import annotations
 
-from sqlalchemy.exc import SQLAlchemyError
+from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 
 DatabaseFailure = SQLAlchemyError  # any error the database or its driver raised
+ConflictingWrite = IntegrityError  # a write a constraint refused (a unique name taken by a concurrent writer)
 
 
 def failure_reason(error: BaseException) -> BaseException:

@@ -12,14 +12,16 @@ stores them is the storage package's business.
 
 One transaction owner: only the store opens sessions and commits them. SQL lives in facerec/storage/ (and the vector
 engines' folders, facerec/vectors/); services above it call named methods of these table objects and never create
-a session or commit themselves (tests/test_sql_boundary.py). Some gallery services still pass a store session
-around while their queries move here (issue #49, item 2; the test lists them).
+a session or commit themselves: they write inside `with store.transaction() as session:` (or
+`sightings_transaction()`) and hand that session only to the table objects' methods (tests/test_sql_boundary.py).
 """
 
 from __future__ import annotations
 
 import errno
 import json
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 from sqlalchemy import event, func, select
 from sqlalchemy.engine import make_url
@@ -74,12 +76,27 @@ class Store:
         return display_url(self.url)
 
     def writing(self) -> Session:
-        """A session for one write transaction: use as `with store.writing() as s, s.begin(): ...`."""
+        """A session for one write transaction, for the storage layer itself (`with store.writing() as s,
+        s.begin(): ...`); services use `transaction()`."""
         return self._writes()
 
     def session(self) -> Session:
         """A session for reads."""
         return self._reads()
+
+    @contextmanager
+    def transaction(self) -> Iterator[Session]:
+        """One write transaction, the way services write: `with store.transaction() as session: ...` commits when
+        the block ends and rolls back if it raises. The session is for the table objects' methods only."""
+        with self._writes() as session, session.begin():
+            yield session
+
+    @contextmanager
+    def sightings_transaction(self) -> Iterator[Session]:
+        """One write transaction of sightings (and strangers) only, like `transaction()`, on the engine that on
+        PostgreSQL does not queue for the gallery's write lock (`writing_sightings`)."""
+        with self._sighting_writes() as session, session.begin():
+            yield session
 
     def writing_sightings(self) -> Session:
         """A session for one write transaction of sightings only, which on PostgreSQL does not queue for the

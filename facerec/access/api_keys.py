@@ -19,11 +19,9 @@ import secrets
 from dataclasses import dataclass
 from datetime import datetime
 
-from sqlalchemy import func, select
-
 from facerec.errors import InvalidArgument
 from facerec.names import clean_name
-from facerec.storage import Store, as_utc, utcnow
+from facerec.storage import Store, as_utc
 from facerec.storage.schema import ApiKeyRow
 
 ROLES = ("read", "admin")
@@ -65,42 +63,31 @@ class ApiKeys:
             raise InvalidArgument(f"the role must be one of {', '.join(ROLES)}; got '{role}'")
         label = clean_name(name) if name else f"{role} key"
         key = KEY_PREFIX + secrets.token_urlsafe(32)
-        with self.store.writing() as session, session.begin():
-            row = ApiKeyRow(name=label, role=role, key_sha256=_digest(key),
-                            shown=key[: len(KEY_PREFIX) + SHOWN_CHARACTERS])
-            session.add(row)
-            session.flush()
-            record = _record(row)
-        return record, key
+        row = self.store.api_keys.add(label, role, _digest(key), key[: len(KEY_PREFIX) + SHOWN_CHARACTERS])
+        return _record(row), key
 
     def list(self) -> list[ApiKey]:
         """Every key ever created, revoked ones included (they say when), oldest first."""
-        with self.store.session() as session:
-            return [_record(row) for row in session.scalars(select(ApiKeyRow).order_by(ApiKeyRow.id))]
+        return [_record(row) for row in self.store.api_keys.all()]
 
     def revoke(self, key_id: int) -> ApiKey:
         """Stop a key from working, from the next request on (in every app on this database)."""
-        with self.store.writing() as session, session.begin():
-            row = session.get(ApiKeyRow, key_id)
-            if row is None:
-                raise InvalidArgument(f"there is no API key {key_id}; `facerec api-key list` shows them")
-            if row.revoked_at is None:
-                row.revoked_at = utcnow()
-            return _record(row)
+        row = self.store.api_keys.revoke(key_id)
+        if row is None:
+            raise InvalidArgument(f"there is no API key {key_id}; `facerec api-key list` shows them")
+        return _record(row)
 
     def authenticate(self, key: str) -> ApiKey | None:
         """The active key `key` is, or None (unknown or revoked)."""
         digest = _digest(key)
-        with self.store.session() as session:
-            row = session.scalar(select(ApiKeyRow).where(ApiKeyRow.key_sha256 == digest))
-            if row is None or row.revoked_at is not None or not hmac.compare_digest(row.key_sha256, digest):
-                return None
-            return _record(row)
+        row = self.store.api_keys.by_digest(digest)
+        if row is None or row.revoked_at is not None or not hmac.compare_digest(row.key_sha256, digest):
+            return None
+        return _record(row)
 
     def any_active(self) -> bool:
         """Whether any key works: with none, the REST API is off."""
-        with self.store.session() as session:
-            return bool(session.scalar(select(func.count(ApiKeyRow.id)).where(ApiKeyRow.revoked_at.is_(None))))
+        return self.store.api_keys.count_active() > 0
 
 
 def _digest(key: str) -> str:

@@ -55,9 +55,8 @@ INTERNAL_ERROR = 70  # EX_SOFTWARE: not the user's input, facerec's own failure
 
 def run_parser(parser: argparse.ArgumentParser, argv: list[str] | None = None) -> int:
     """Parse and run one command; what reaches the user on failure is one line on stderr."""
-    from sqlalchemy.exc import SQLAlchemyError
-
     from facerec.cli.output import error_line, terminal_text
+    from facerec.storage.failures import DatabaseFailure, failure_reason
 
     os.umask(0o077)  # galleries and exports hold faces: owner only
     args = parser.parse_args(argv)
@@ -72,8 +71,8 @@ def run_parser(parser: argparse.ArgumentParser, argv: list[str] | None = None) -
     except (FileNotFoundError, NotADirectoryError) as error:
         print(f"error: {terminal_text(error)}", file=sys.stderr)
         return 1
-    except SQLAlchemyError as error:
-        print(f"error: the gallery database failed ({terminal_text(getattr(error, 'orig', None) or error)})",
+    except DatabaseFailure as error:
+        print(f"error: the gallery database failed ({terminal_text(failure_reason(error))})",
               file=sys.stderr)
         return 1
     except KeyboardInterrupt:

@@ -8,7 +8,6 @@ writer can commit: two simultaneous enrollments cannot both pass it. A write tha
 from __future__ import annotations
 
 import numpy as np
-from sqlalchemy.exc import IntegrityError
 
 from facerec.gallery.archive import encode_crop
 from facerec.faces.detect import DetectedFace
@@ -27,6 +26,7 @@ from facerec.gallery.match_check import is_best_match, lookalikes as lookalikes_
 from facerec.gallery.search import Search
 from facerec.gallery.thresholds import GalleryThresholds
 from facerec.storage import Store
+from facerec.storage.failures import ConflictingWrite
 from facerec.vectors.base import VectorIndex
 from facerec.gallery.people import find_identity, learned_count, refuse_taken_name
 
@@ -65,7 +65,7 @@ class Enrollment:
             raise _possible_duplicate(lookalikes, rule)
         between_check_and_write()
         try:
-            with store.writing() as session, session.begin():
+            with store.transaction() as session:
                 # The same checks again, now that no other writer can commit: the earlier ones only spared us
                 # taking the lock for a doomed write.
                 refuse_taken_name(store, session, name)
@@ -79,7 +79,7 @@ class Enrollment:
                 lookalikes = _merged(lookalikes, late)
                 identity_id, face_id = store.people.add(session, name, note, self._face_row(photo, face, crop,
                                                                                        embedding, "enrolled"))
-        except IntegrityError:
+        except ConflictingWrite:
             raise NameTaken(f"'{name}' is already enrolled; add this photo to that person instead", name) from None
         self.index.after_write(store)
         return EnrollResult(identity_id, name, face_id, 1, face, crop, lookalikes, rule, quality,
@@ -106,7 +106,7 @@ class Enrollment:
         if not allow_mismatch and not is_best_match(lookalikes, name):
             raise self._mismatch(name, own_faces, embedding, lookalikes, rule)
         between_check_and_write()
-        with store.writing() as session, session.begin():
+        with store.transaction() as session:
             person = find_identity(store, session, identity)
             self.refuse_duplicate_photo(photo, face, session)
             # The identity check again, now that no other writer can commit: a face of someone else committed since
@@ -139,7 +139,7 @@ class Enrollment:
         except (TypeError, ValueError):
             raise InvalidArgument("every embedding must be a list of numbers, all of one length") from None
         vectors = checked_embeddings(vectors, self.index.dimension, normalise=True)
-        with store.writing() as session, session.begin():
+        with store.transaction() as session:
             ids = store.people.ids(session, names)
             new = [n for n in dict.fromkeys(names) if n not in ids]
             ids.update(store.people.create(session, [{"name": n} for n in new], now))

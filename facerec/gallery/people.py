@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import numpy as np
-from sqlalchemy.exc import IntegrityError
 
 from facerec.errors import InvalidArgument, NameTaken, UnknownIdentity
-from facerec.names import clean_name, name_key
 from facerec.gallery.results import IdentityInfo
+from facerec.names import clean_name, name_key
 from facerec.storage import Identity, Store, as_utc
+from facerec.storage.failures import ConflictingWrite
 
 
 def find_identity(store: Store, session, identity: str | int) -> Identity:
@@ -62,19 +62,19 @@ def get(store: Store, identity: str | int) -> IdentityInfo:
 def rename(store: Store, identity: str | int, new_name: str) -> IdentityInfo:
     new_name = clean_name(new_name)
     try:
-        with store.writing() as session, session.begin():
+        with store.transaction() as session:
             person = find_identity(store, session, identity)
             refuse_taken_name(store, session, new_name, person.id)
             store.people.rename(session, person, new_name)
             renamed = info(person)
-    except IntegrityError:
+    except ConflictingWrite:
         raise NameTaken(f"'{new_name}' is already enrolled", new_name) from None
     return renamed
 
 
 def delete(store: Store, identity: str | int) -> IdentityInfo:
     """The person and their faces, from the database (the caller brings the index up to date)."""
-    with store.writing() as session, session.begin():
+    with store.transaction() as session:
         person = find_identity(store, session, identity)
         deleted = info(person)
         store.people.delete(session, person)

@@ -41,7 +41,7 @@ def reindex(store: Store, index: VectorIndex, embedder: FaceEmbedder, model_id: 
             break
         for start in range(0, len(pending), BATCH):
             embedded.update(_embedded(store.faces.crops(pending[start : start + BATCH]), embedder))
-    with store.writing() as session, session.begin():
+    with store.transaction() as session:
         faces = store.faces.for_update(session)
         late = {face.id: face.crop_jpeg for face in faces if face.id not in embedded}
         embedded.update(_embedded(late, embedder))

@@ -35,13 +35,13 @@ from dataclasses import dataclass
 from datetime import timedelta
 
 import numpy as np
-from sqlalchemy.exc import SQLAlchemyError
 
 from facerec.errors import InvalidArgument, StorageFull, UnknownSighting
 from facerec.gallery.archive import encode_crop
 from facerec.gallery.people import find_identity
 from facerec.gallery.results import FaceMatch
 from facerec.storage import Store, utcnow
+from facerec.storage.failures import DatabaseFailure
 from facerec.storage.sightings import SightingRows
 
 IDENTIFIED, CONFIRMED, CORRECTED = "identified", "confirmed", "corrected"
@@ -100,7 +100,7 @@ class SightingsMemory:
             return
         store = self.store
         try:
-            with store.writing_sightings() as session, session.begin():
+            with store.sightings_transaction() as session:
                 for match, embedding, crop in named:
                     person = store.people.by_id(session, match.candidates[0].identity_id)
                     if person is None:  # deleted since the search
@@ -113,7 +113,7 @@ class SightingsMemory:
                                                                 match.similarity, IDENTIFIED, self.capacity,
                                                                 face=kept_face(match.face, crop),
                                                                 score=match.score)
-        except (StorageFull, SQLAlchemyError) as error:  # best effort: the answer matters more than its memory
+        except (StorageFull, DatabaseFailure) as error:  # best effort: the answer matters more than its memory
             for match, _embedding, _crop in named:
                 match.sighting_id = None
             log.warning("facerec: an identification was answered but not kept as a sighting (%s)",
@@ -146,7 +146,7 @@ class SightingsMemory:
     def reject(self, sighting_id: int) -> SightingInfo:
         """The user says the face is nobody enrolled: it is forgotten."""
         store = self.store
-        with store.writing_sightings() as session, session.begin():
+        with store.sightings_transaction() as session:
             sighting = self._sighting(session, sighting_id)
             info = SightingInfo(sighting.id, store.people.names([sighting.identity_id])[sighting.identity_id], "rejected",
                                 sighting.similarity)
@@ -160,7 +160,7 @@ class SightingsMemory:
         `face`: its aligned crop, box and landmarks (`kept_face`), so that it can be learned as a template."""
         self._refuse_when_disabled()
         store = self.store
-        with store.writing_sightings() as session, session.begin():
+        with store.sightings_transaction() as session:
             person = find_identity(store, session, identity)
             similarity = self._similarity_to(person.id, embedding)
             sighting_id = store.sightings.add(session, person.id, embedding, self.model_id, similarity, source,
@@ -175,7 +175,7 @@ class SightingsMemory:
 
     def clear(self) -> int:
         """Forget every sighting (the model changed, or the user asked); how many went."""
-        with self.store.writing_sightings() as session, session.begin():
+        with self.store.sightings_transaction() as session:
             return self.store.sightings.clear(session)
 
     def count(self) -> int:
@@ -192,7 +192,7 @@ class SightingsMemory:
 
     def _relabel(self, sighting_id: int, identity: str | int | None, source: str) -> SightingInfo:
         store = self.store
-        with store.writing_sightings() as session, session.begin():
+        with store.sightings_transaction() as session:
             sighting = self._sighting(session, sighting_id)
             person = (store.people.by_id(session, sighting.identity_id) if identity is None
                       else find_identity(store, session, identity))

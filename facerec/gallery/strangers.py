@@ -33,12 +33,12 @@ import threading
 from datetime import timedelta
 
 import numpy as np
-from sqlalchemy.exc import SQLAlchemyError
 
 from facerec.errors import StorageFull
 from facerec.gallery.results import FaceMatch
 from facerec.gallery.sightings import SAME_PHOTO_COSINE, kept_face
 from facerec.storage import Store, utcnow
+from facerec.storage.failures import DatabaseFailure
 
 MIN_FACE_WIDTH = 40.0
 QUEUED_PHOTOS = 256  # photos whose unknown faces wait to be kept (~40 kB a face): bounded memory under a burst
@@ -128,7 +128,7 @@ class StrangersMemory:
         """Keep the faces of one photo (`unknown`: (face, embedding, crop)), once per photo; how many were kept."""
         store, kept = self.store, 0
         try:
-            with store.writing_sightings() as session, session.begin():
+            with store.sightings_transaction() as session:
                 self.forget_expired(session)
                 before = store.strangers.of_photo(session, self.model_id, photo_sha256)
                 for face, embedding, crop in unknown:
@@ -137,7 +137,7 @@ class StrangersMemory:
                     store.strangers.add(session, embedding, self.model_id, photo_sha256, kept_face(face, crop),
                                         self.capacity)
                     kept += 1
-        except (StorageFull, SQLAlchemyError) as error:  # best effort: the answer matters more than its memory
+        except (StorageFull, DatabaseFailure) as error:  # best effort: the answer matters more than its memory
             log.warning("facerec: unknown faces were answered but not kept for suggestions (%s)",
                         " ".join(str(error).split())[:200])
             return 0
@@ -154,13 +154,13 @@ class StrangersMemory:
         if not self.store.strangers.count():
             return 0
         everything = not self.store_crops or (self.wanted is not None and not self.enabled)
-        with self.store.writing_sightings() as session, session.begin():
+        with self.store.sightings_transaction() as session:
             return self.store.strangers.clear(session) if everything else self.forget_expired(session)
 
     def clear(self) -> int:
         """Forget every kept stranger (the operator asked); how many went."""
         self.settle()
-        with self.store.writing_sightings() as session, session.begin():
+        with self.store.sightings_transaction() as session:
             return self.store.strangers.clear(session)
 
     def count(self) -> int:

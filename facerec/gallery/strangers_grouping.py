@@ -106,7 +106,7 @@ class StrangersGrouping(Generic[Result]):
         Raises GroupingStopped when the gallery closes meanwhile."""
         with self._round:
             self.memory.settle()  # the faces identifies queued before this round are kept first
-            with self.store.writing_sightings() as session, session.begin():
+            with self.store.sightings_transaction() as session:
                 self.memory.forget_expired(session)
             with self.store.session() as session:
                 head = self.store.journal.head(session)
@@ -114,7 +114,7 @@ class StrangersGrouping(Generic[Result]):
             placed = self.place(rows, lambda: self._closing)
             wanted = len(placed)
             if placed:
-                with self.store.writing_sightings() as session, session.begin():
+                with self.store.sightings_transaction() as session:
                     placed = self.store.strangers.place(session, self.model_id, placed)
             groups = np.array([placed.get(int(face), int(group)) for face, group in zip(rows.ids, rows.groups)],
                               np.int64)

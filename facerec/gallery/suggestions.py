@@ -26,7 +26,6 @@ from datetime import datetime
 from typing import Callable
 
 import numpy as np
-from sqlalchemy.exc import IntegrityError
 
 from facerec.errors import InvalidArgument, NameTaken, UnknownSuggestion
 from facerec.faces.detect import DetectedFace
@@ -40,6 +39,7 @@ from facerec.gallery.thresholds import GalleryThresholds
 from facerec.names import clean_name
 from facerec.openset.threshold_policy import ScoreCalibration
 from facerec.storage import Store, as_utc
+from facerec.storage.failures import ConflictingWrite
 from facerec.storage.schema import Stranger
 from facerec.storage.strangers import StrangerRows
 from facerec.vectors.base import VectorIndex
@@ -167,12 +167,12 @@ class Suggestions:
                 raise UnknownSuggestion(f"no suggestion {suggestion.id} is kept any more")
             rows = [_face_row(face, self.model_id, "enrolled" if i == 0 else "added") for i, face in enumerate(chosen)]
         try:
-            with store.writing() as session, session.begin():
+            with store.transaction() as session:
                 refuse_taken_name(store, session, name)
                 identity_id, first = store.people.add(session, name, note, rows[0])
                 person = store.people.by_id(session, identity_id)
                 face_ids = [first] + [store.people.add_face(session, person, row) for row in rows[1:]]
-        except IntegrityError:
+        except ConflictingWrite:
             raise NameTaken(f"'{name}' is already enrolled; pick another name", name) from None
         self.index.after_write(store)
         try:
@@ -183,7 +183,7 @@ class Suggestions:
 
     def dismiss(self, suggestion_id: int) -> int:
         """Forget every face of the group; how many went (UnknownSuggestion when there is no such group)."""
-        with self.store.writing_sightings() as session, session.begin():
+        with self.store.sightings_transaction() as session:
             removed = self.store.strangers.remove_group(session, self.model_id, int(suggestion_id))
         if not removed:
             raise UnknownSuggestion(f"no suggestion {int(suggestion_id)} is kept")

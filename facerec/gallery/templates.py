@@ -28,7 +28,6 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 import numpy as np
-from sqlalchemy import select
 
 from facerec.errors import InvalidArgument, UnknownIdentity
 from facerec.faces.detect import DetectedFace
@@ -122,7 +121,7 @@ class Templates:
         why_not = self._refusal(identity_id, embedding, face, decode_crop(crop_jpeg))
         if why_not:
             return Learning(why_not=why_not)
-        with store.writing() as session, session.begin():
+        with store.transaction() as session:
             person = store.people.by_id(session, identity_id)
             if person is None:
                 return Learning(why_not="the person was deleted meanwhile")
@@ -150,7 +149,7 @@ class Templates:
         """Remove one template, bringing back the one it replaced, if any; a person's last one cannot go (delete
         the person instead)."""
         store = self.store
-        with store.writing() as session, session.begin():
+        with store.transaction() as session:
             face = session.get(Face, int(face_id))
             if face is None:
                 raise UnknownIdentity(f"no enrolled face has the id {int(face_id)}")
@@ -166,9 +165,9 @@ class Templates:
         from it and bring back those they replaced; a face learned from it that is set aside is forgotten. Works
         from the templates alone, so also after the sighting was cleared or evicted."""
         store = self.store
-        with store.writing() as session, session.begin():
+        with store.transaction() as session:
             store.replaced.forget(session, store.replaced.learned_from(session, sighting_id))
-            faces = list(session.scalars(select(Face).where(Face.learned_from == int(sighting_id))))
+            faces = store.faces.learned_from(session, sighting_id)
             undone = self._undo(session, faces)
         if undone.removed:
             self.index.after_write(store)

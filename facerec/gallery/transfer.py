@@ -70,7 +70,7 @@ def import_(store: Store, index: VectorIndex, embedder: FaceEmbedder, model_id: 
         for face, vector in zip(others, embedder.embed(crops)):
             face.vector = vector
     now, added, skipped = utcnow(), [], 0
-    with store.writing() as session, session.begin():
+    with store.transaction() as session:
         names = sorted({face.name for face in faces})
         ids = store.people.ids(session, names)
         _refuse_case_clashes(store, session, [name for name in names if name not in ids])

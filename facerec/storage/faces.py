@@ -176,6 +176,10 @@ class FacesTable:
     def for_update(self, session: Session) -> list[Face]:
         return list(session.scalars(select(Face)))
 
+    def learned_from(self, session: Session, sighting_id: int) -> list[Face]:
+        """The templates learned from sighting `sighting_id` (inside the caller's transaction)."""
+        return list(session.scalars(select(Face).where(Face.learned_from == int(sighting_id))))
+
     def replace_embedding(self, session: Session, face: Face, embedding: np.ndarray, model_id: str) -> None:
         """A face re-embedded by another model: journalled as a remove and an add of the same face."""
         face.embedding, face.model_id = encoded(embedding), model_id

@@ -4,16 +4,24 @@
 The queries live with their aggregate: `store.people` (identities), `store.faces` (embeddings, photos, crops),
 `store.journal` (the commit-ordered change log the vector index follows), `store.sightings` (the memory of
 recent identifications), `store.replaced` (templates a learned face took the place of, kept for its undo) and
-`store.strangers` (faces of people not enrolled, for suggestions). Their methods
+`store.strangers` (faces of people not enrolled, for suggestions) and `store.api_keys` (the REST API's keys).
+Their methods
 that take a `session` run inside the caller's transaction, so a check and the write it guards see the same state;
 the others open their own read session. Embeddings go in and come out as float32 NumPy vectors: how a backend
 stores them is the storage package's business.
+
+One transaction owner: only the store opens sessions and commits them. SQL lives in facerec/storage/ (and the vector
+engines' folders, facerec/vectors/); services above it call named methods of these table objects and never create
+a session or commit themselves: they write inside `with store.transaction() as session:` (or
+`sightings_transaction()`) and hand that session only to the table objects' methods (tests/test_sql_boundary.py).
 """
 
 from __future__ import annotations
 
 import errno
 import json
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 from sqlalchemy import event, func, select
 from sqlalchemy.engine import make_url
@@ -21,6 +29,7 @@ from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session, sessionmaker
 
 from facerec.errors import StorageFull, UnusableFile
+from facerec.storage.api_keys import ApiKeysTable
 from facerec.storage.backends import backend_for
 from facerec.storage.faces import FacesTable
 from facerec.storage.journal import JournalTable
@@ -59,6 +68,7 @@ class Store:
         self.sightings = SightingsTable(self.session)
         self.strangers = StrangersTable(self.session)
         self.replaced = ReplacedFacesTable(self.faces)
+        self.api_keys = ApiKeysTable(self.writing, self.session)
         self.people = PeopleTable(self.session, self.backend.name_key, self.sightings, self.faces, self.replaced)
 
     @property
@@ -66,12 +76,27 @@ class Store:
         return display_url(self.url)
 
     def writing(self) -> Session:
-        """A session for one write transaction: use as `with store.writing() as s, s.begin(): ...`."""
+        """A session for one write transaction, for the storage layer itself (`with store.writing() as s,
+        s.begin(): ...`); services use `transaction()`."""
         return self._writes()
 
     def session(self) -> Session:
         """A session for reads."""
         return self._reads()
+
+    @contextmanager
+    def transaction(self) -> Iterator[Session]:
+        """One write transaction, the way services write: `with store.transaction() as session: ...` commits when
+        the block ends and rolls back if it raises. The session is for the table objects' methods only."""
+        with self._writes() as session, session.begin():
+            yield session
+
+    @contextmanager
+    def sightings_transaction(self) -> Iterator[Session]:
+        """One write transaction of sightings (and strangers) only, like `transaction()`, on the engine that on
+        PostgreSQL does not queue for the gallery's write lock (`writing_sightings`)."""
+        with self._sighting_writes() as session, session.begin():
+            yield session
 
     def writing_sightings(self) -> Session:
         """A session for one write transaction of sightings only, which on PostgreSQL does not queue for the

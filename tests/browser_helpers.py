@@ -68,13 +68,18 @@ def toast_text(page, timeout_ms: int = TIMEOUT_MS) -> str:
     return toast.inner_text()
 
 
+def upload(panel, photo: Path) -> None:
+    """Put `photo` in the panel's photo box and wait until the box shows it, from the server's copy. A button
+    pressed before the upload is in sends no photo, or the one before (which an answered add or identify has
+    already deleted: seen in CI on a busy machine)."""
+    panel.locator(IMAGE_INPUT).set_input_files(str(photo))
+    expect(panel.locator(f"img[src*='{photo.name}']").first).to_be_visible()
+
+
 def identify_one_face(page, photo: Path) -> str:
     """Identify a photo of one face on the Identify tab, at the page's default rate; the status line it says."""
     panel = open_tab(page, "Identify")
-    panel.locator(IMAGE_INPUT).set_input_files(str(photo))
-    # Pressed before the upload is in, Identify would answer about no photo (or the one before): wait until the
-    # photo box shows this photo, from the server's copy of it.
-    expect(panel.locator(f"img[src*='{photo.name}']").first).to_be_visible()
+    upload(panel, photo)
     expect(page.locator("#identify-status")).to_have_text("")
     panel.get_by_role("button", name="Identify", exact=True).click()
     expect(page.locator("#identify-status")).to_contain_text("1 face(s)")

@@ -16,7 +16,7 @@ import pytest
 from app_server import running_app
 from facerec.ui.password_field import LABEL as PASSWORD_LABEL
 from facerec.words.people import faces_text
-from browser_helpers import IMAGE_INPUT, assert_no_toast, assert_no_traceback, below, enroll, expect, lfw, open_tab
+from browser_helpers import assert_no_toast, assert_no_traceback, below, enroll, expect, lfw, open_tab, upload
 
 ALAN, BILJANA, ART = "Alan_Ball", "Biljana_Plavsic", "Art_Hoffmann"  # single-face LFW photos (tests/gallery/)
 
@@ -92,7 +92,7 @@ def test_the_gallery_view_follows_every_change(page, shoot, data_dir, tmp_path):
     panel.get_by_role("button", name="Add a photo to a person").click()
     pick(page, "Alan W Ball")  # picked, not typed
     expect(page.locator("#add-photo-name").get_by_label("Name")).to_have_value("Alan W Ball")
-    panel.locator(IMAGE_INPUT).set_input_files(str(lfw(data_dir, ALAN, 2)))
+    upload(panel, lfw(data_dir, ALAN, 2))
     panel.get_by_role("button", name="Add photo", exact=True).click()
     expect(page.locator("#add-photo-status")).to_have_text("Added a photo to Alan W Ball (2 photos).")
     expect(page.locator("#rename-status")).to_have_text("")

@@ -20,6 +20,7 @@ from PIL import Image
 from app_server import running_app
 from browser_helpers import (
     IMAGE_INPUT, assert_no_toast, assert_no_traceback, below, enroll, expect, group_photo, lfw, open_tab,
+    upload,
 )
 
 # Single-face LFW photos, photo 1 and 2 of each ~0.9 apart (tests/gallery/); Andy Griggs is never enrolled.
@@ -184,11 +185,7 @@ def test_thumbnails_numbers_and_health_at_sane_sizes(page, shoot, data_dir, grou
     panel.get_by_role("button", name="Add a photo to a person").click()
     for person in (ALAN, ART):
         page.locator("#add-photo-name").get_by_label("Name").fill(person.replace("_", " "))
-        second = lfw(data_dir, person, 2)
-        panel.locator(IMAGE_INPUT).set_input_files(str(second))
-        # Pressed before the upload is in, Add photo sends the previous photo, which the last add already
-        # deleted (seen in CI with two test workers): wait until the photo box shows this photo.
-        expect(panel.locator(f"img[src*='{second.name}']").first).to_be_visible()
+        upload(panel, lfw(data_dir, person, 2))
         panel.get_by_role("button", name="Add photo", exact=True).click()
         # The person's own line: "(2 photos)" alone was still there from the previous person, so the loop ran
         # ahead of the second add (and Health counted 5 faces: seen in CI once adding a photo also scored it).

@@ -88,13 +88,12 @@ LAYERS = [
     ("interfaces", {"ui", "api", "cli", "pipeline"}),
     ("offline", {"evaluation"}),
     ("data", {"datasets"}),
-    ("words", {"words"}),
     ("the gallery", {"gallery"}),
     ("access", {"access"}),
     ("search", {"vectors"}),
     ("video", {"video"}),
     ("parts", {"faces", "openset", "metrics", "storage"}),
-    ("shared", {"settings", "names", "messages", "provenance"}),
+    ("shared", {"settings", "names", "words", "provenance"}),
     ("base", {"errors", "cpu", "allocator", "version"}),
 ]
 

@@ -23,7 +23,7 @@ from facerec.datasets import training_identities
 from facerec.datasets.folders import training_identity_keys
 from facerec.evaluation.oneshot import evaluate_one_shot
 from facerec.evaluation.report import cmc_figure, roc_det_figure, write_one_shot_report
-from facerec.messages import rate_text
+from facerec.words.phrasing import rate_text
 from facerec.settings import Settings
 
 TRAINED = ["Abdullah_Gul", "Adam_Sandler", "Alec_Baldwin", "Ali_Naimi", "Alejandro_Toledo"]  # >= 3 LFW photos

@@ -50,7 +50,7 @@ def test_a_photo_of_hundreds_of_faces_is_answered_for_its_largest_faces_only(tmp
         gallery.enroll(lfw_photo("Colin_Powell", 1), "Colin Powell")
         matches = gallery.identify(picture)
     assert len(matches) == 50 and matches.found > 100, (len(matches), matches.found)
-    from facerec.messages import faces_left_out_message
+    from facerec.words.phrasing import faces_left_out_message
 
     assert f"has {matches.found} faces; only the 50 largest were identified" in \
         faces_left_out_message(matches.found, len(matches))

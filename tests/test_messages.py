@@ -22,7 +22,7 @@ from facerec.errors import InvalidImage, MultipleFaces, NoFace, PossibleDuplicat
 from facerec.faces.image import load_image
 from facerec.gallery import Gallery
 from facerec.gallery.composition import parts_of
-from facerec.messages import percent_text, plural, rate_text, sentence, sentences
+from facerec.words.phrasing import percent_text, plural, rate_text, sentence, sentences
 from facerec.openset.model_card import policy_for
 from facerec.settings import Settings
 from facerec.words.threshold import threshold_notes

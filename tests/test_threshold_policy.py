@@ -20,7 +20,7 @@ from facerec.openset.calibrate import FAR_LEVELS, legacy_fields
 from facerec.openset.cohort import Cohort
 from facerec.errors import InvalidArgument, PossibleDuplicate
 from facerec.gallery import Gallery
-from facerec.messages import score_text
+from facerec.words.phrasing import score_text
 from facerec.settings import Settings
 from facerec.words.threshold import threshold_notes, threshold_sentence
 from facerec.openset.tail import fit_generalized_pareto, pareto_quantile, pareto_survival
@@ -291,7 +291,7 @@ def test_calibrate_command_writes_the_card(data_dir, tmp_path) -> None:
     assert 10 <= calibration["bootstrap"]["fitted"] <= 20  # resamples of very few distinct people are skipped
     assert set(card["thresholds"]) == {f"far_1e-{e}" for e in range(2, 8)}
     assert "only 8 identities" in ScoreCalibration.from_card(card).warning
-    assert "calibrated" in result.stdout and "1e-7" in result.stdout  # one format for rates (facerec.messages)
+    assert "calibrated" in result.stdout and "1e-7" in result.stdout  # one format for rates (facerec.words.phrasing)
 
 
 def test_eval_open_set_reports_fpir_and_dir_at_the_policy_per_gallery_size(lfw, tmp_path) -> None:

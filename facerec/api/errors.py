@@ -30,7 +30,7 @@ from facerec.errors import (
     LowQuality, MultipleFaces, NameTaken, NoFace, PossibleDuplicate, StorageFull, UnknownIdentity, UnknownSighting,
     UnknownSuggestion, UnusableFile,
 )
-from facerec.messages import sentence
+from facerec.words.phrasing import sentence
 
 log = logging.getLogger("facerec.api")
 

@@ -10,7 +10,7 @@ from facerec.gallery.results import EnrollResult, IdentityInfo
 from facerec.gallery.suggestions import SHOWN_FACES
 from facerec.openset.threshold_policy import ThresholdInForce
 from facerec.words.threshold import with_sentence, worded
-from facerec.messages import faces_left_out_message
+from facerec.words.phrasing import faces_left_out_message
 
 
 class Error(BaseModel):

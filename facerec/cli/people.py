@@ -11,7 +11,7 @@ from pathlib import Path
 from facerec.cli.output import emit, error_line, open_gallery, pick_face_hint, progress_bar
 from facerec.cli.registry import CommandAdder
 from facerec.errors import FaceRecError, IdentityMismatch, InvalidArgument, LowQuality, MultipleFaces, PossibleDuplicate
-from facerec.messages import faces_left_out_message, plural, score_text
+from facerec.words.phrasing import faces_left_out_message, plural, score_text
 from facerec.words.people import faces_text
 from facerec.words.templates import learning_sentence, undo_sentence
 from facerec.words.threshold import (compared, score_name, shown_score, strangers_scoring, threshold_sentence,

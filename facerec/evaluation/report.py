@@ -110,7 +110,7 @@ def roc_det_figure(genuine, impostor, threshold: float | None = None, threshold_
 
 def _rate(rate: float, pairs: int) -> str:
     """A measured rate: '0 of N' when no error was seen, else short scientific notation."""
-    from facerec.messages import rate_text
+    from facerec.words.phrasing import rate_text
 
     return f"0 of {pairs:,}" if rate == 0 else rate_text(rate)
 

@@ -14,7 +14,8 @@ from facerec.faces.detect import DetectedFace
 from facerec.faces.embed import checked_embeddings
 from facerec.errors import DuplicatePhoto, IdentityMismatch, InvalidArgument, LowQuality, NameTaken, PossibleDuplicate
 from facerec.faces.image import ImageInput
-from facerec.messages import low_quality_message, score_text
+from facerec.words import refusals
+from facerec.words.quality import low_quality_message
 from facerec.names import clean_name
 from facerec.faces.pipeline import FacePipeline, Photo
 from facerec.faces.quality import QualityCheck
@@ -206,13 +207,8 @@ class Enrollment:
         _ids, vectors = self.store.faces.embeddings(own_faces)
         own = float(np.max(self.search.scores_against(embedding, vectors))) if len(vectors) else float("nan")
         others = [(n, s) for n, s in lookalikes if n != name]
-        if others:
-            listed = ", ".join(f"{n} ({score_text(s)})" for n, s in others[:3])
-            problem = f"this face matches {listed} better than '{name}' ({score_text(own)})"
-        else:
-            problem = (f"this face does not match '{name}' (score {score_text(own)}, threshold "
-                       f"{score_text(rule.threshold)}, {_how_set(rule)})")
-        return IdentityMismatch(f"{problem}; nothing was added", others)  # what to do: each shell says
+        sentence = refusals.mismatch(name, own, others, rule.threshold, _how_set(rule))
+        return IdentityMismatch(sentence, others)  # what to do: each shell says
 
 
 def between_check_and_write() -> None:
@@ -222,11 +218,7 @@ def between_check_and_write() -> None:
 
 
 def _possible_duplicate(lookalikes: list[tuple[str, float]], rule: ThresholdInForce) -> PossibleDuplicate:
-    # Facts only: each shell adds what to do there (a tick box, --force, allow_lookalike=True).
-    listed = ", ".join(f"{n} ({score_text(s)})" for n, s in lookalikes[:3])
-    return PossibleDuplicate(
-        f"this face matches already-enrolled {listed}, at or above the threshold "
-        f"{score_text(rule.threshold)} ({_how_set(rule)}), so it may be the same person", lookalikes)
+    return PossibleDuplicate(refusals.possible_duplicate(lookalikes, rule.threshold, _how_set(rule)), lookalikes)
 
 
 def _merged(*lists: list[tuple[str, float]]) -> list[tuple[str, float]]:
@@ -238,9 +230,7 @@ def _merged(*lists: list[tuple[str, float]]) -> list[tuple[str, float]]:
 
 
 def _how_set(rule: ThresholdInForce) -> str:
-    """How the threshold in a refusal was set, in a few words."""
-    faces = f"{rule.comparisons:,} enrolled face{'' if rule.comparisons == 1 else 's'}"
-    return "pinned" if rule.pinned else f"set by the accepted stranger-match rate for {faces}"
+    return refusals.how_set(rule.pinned, rule.comparisons)
 
 
 def same_face(sha_a: str, box_a: list, sha_b: str, box_b: list) -> bool:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from facerec.faces.detect import DetectedFace
 from facerec.errors import InvalidArgument, MultipleFaces, NoFace
-from facerec.messages import no_face_message
+from facerec.words.phrasing import no_face_message
 from facerec.faces.image import ImageInput
 from facerec.faces.pipeline import FacePipeline, Photo
 

@@ -14,7 +14,7 @@ from facerec.gallery.results import Candidate, FaceMatch, VerifyResult
 from facerec.gallery.sightings import SightingsMemory
 from facerec.gallery.strangers import StrangersMemory
 from facerec.gallery.thresholds import GalleryThresholds
-from facerec.messages import no_face_message
+from facerec.words.phrasing import no_face_message
 from facerec.openset.cohort import CohortStatistics, Scorer, cosine_for_score, normalised
 from facerec.openset.threshold_policy import ScoreCalibration, ThresholdInForce
 from facerec.storage import Store

@@ -37,7 +37,7 @@ from facerec.gallery.match_check import is_best_match, lookalikes
 from facerec.gallery.people import find_identity
 from facerec.gallery.search import Search
 from facerec.gallery.thresholds import GalleryThresholds
-from facerec.messages import score_text
+from facerec.words import refusals
 from facerec.storage import Store
 from facerec.storage.journal import JournalTable
 from facerec.storage.schema import Face, Sighting
@@ -191,20 +191,19 @@ class Templates:
         """Why this face is not learned for this person (the checks of add-photo: `match_check`), or None."""
         quality = self.quality.assess(face, crop)
         if quality is not None and quality.low:
-            return "a poor photo of the face (" + "; ".join(quality.reasons or ["low enrollment quality"]) + ")"
+            return refusals.not_learned_poor_photo(quality.reasons)
         rule = self.thresholds.in_force()  # syncs the index too
         name = self.store.people.names([identity_id]).get(identity_id)
         found = lookalikes(self.search, embedding, rule)
         if not is_best_match(found, name):
             if any(other == name for other, _similarity in found):
-                return "it matches someone else better"
-            return f"it does not match this person's photos at the threshold in force ({score_text(rule.threshold)})"
+                return refusals.NOT_LEARNED_BETTER_MATCH
+            return refusals.not_learned_no_match(rule.threshold)
         # Only what the person was enrolled from vouches for a new face: matching a learned face is not enough,
         # or a chain of confirmations could walk the person, face by face, towards someone else (#48 row 4).
         _ids, own = self.store.faces.of_origin(identity_id, ("enrolled", "added"))
         if not len(own) or float(np.max(self.search.scores_against(embedding, own))) < rule.threshold:
-            return ("it matches only faces learned before, not a photo this person was enrolled or added from, at "
-                    f"the threshold in force ({score_text(rule.threshold)})")
+            return refusals.not_learned_only_learned(rule.threshold)
         return None
 
     def _remove(self, session, faces: list[Face]) -> None:

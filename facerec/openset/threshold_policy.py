@@ -33,7 +33,7 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
-from facerec.messages import rate_text
+from facerec.words import card_warnings
 from facerec.openset.cohort import COSINE
 from facerec.openset.per_person import effective_comparisons
 from facerec.openset.population_tail import PopulationTail
@@ -41,7 +41,6 @@ from facerec.openset.stranger_tail import TailFit
 
 DEFAULT_FPIR = 0.01
 NEVER = 1e-15  # a rate below this (beyond the end of a bounded tail: 0) is reported as this: "never"
-RECALIBRATE = "run `facerec-train calibrate` to calibrate this model"
 
 
 @dataclass(frozen=True)
@@ -84,10 +83,9 @@ class ScoreCalibration:
             intervals = all("far_interval" in r for r in rows)
             warnings = []
             if model_sha256 and calibration.get("model_sha256") not in (None, model_sha256):
-                warnings.append(f"the model card's calibration was made for another model file; {RECALIBRATE}")
+                warnings.append(card_warnings.for_another_model())
             if calibration.get("partial"):
-                warnings.append(f"the model card's calibration used only {calibration.get('identities')} "
-                                f"identities (a quick check); {RECALIBRATE}")
+                warnings.append(card_warnings.partial(calibration.get("identities")))
             per_person = calibration.get("photos_per_person") or {}
             tail = calibration.get("tail") or {}
             fitted = TailFit.from_dict(tail) if {"threshold", "rate", "shape", "scale"} <= set(tail) else None
@@ -101,12 +99,10 @@ class ScoreCalibration:
         if len(curve) >= 2:
             lowest = min(far for _, far in curve)
             return cls._of([c for c, _ in curve], [far for _, far in curve],
-                           warning=f"the model card has no tail calibration: false-accept rates below {rate_text(lowest)} "
-                                   f"are extrapolated from its last two points; {RECALIBRATE}")
+                           warning=card_warnings.no_tail(lowest))
         fixed = float(card.get("thresholds", {}).get("far_1e-3", {}).get("cosine", 0.5))
         return cls(np.array([fixed]), np.array([-3.0]), fixed_threshold=fixed,
-                   warning=f"the model card has no false-accept curve: the threshold is fixed at {fixed:.3f} and the "
-                           f"stranger-match rate cannot be estimated; {RECALIBRATE}")
+                   warning=card_warnings.no_curve(fixed))
 
     @classmethod
     def _of(cls, cosines, fars, far_low=None, far_high=None, tar=None, warning=None,
@@ -186,6 +182,11 @@ class ThresholdInForce:
     lowest_calibrated_far: float | None = None
     effective_comparisons: float | None = None  # None: the face count (one photo each, or no per-person rule)
     scale: str = COSINE  # what `threshold` is: a raw cosine, or an AS_NORM score (`facerec.openset.cohort`)
+
+    @property
+    def on_cosines(self) -> bool:
+        """The threshold is a raw cosine (a model calibrated on cosines), not a cohort-normalised score."""
+        return self.scale == COSINE
 
     def to_dict(self) -> dict:
         data = asdict(self)

@@ -16,7 +16,7 @@ from pathlib import Path
 from facerec.cli.output import emit, progress_bar, settings_from
 from facerec.cli.registry import CommandAdder, run_parser
 from facerec.errors import FaceRecError
-from facerec.messages import rate_text
+from facerec.words.phrasing import rate_text
 
 
 def main(argv: list[str] | None = None) -> int:

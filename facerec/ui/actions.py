@@ -20,7 +20,7 @@ from collections.abc import Callable, Sequence
 import gradio as gr
 
 from facerec.errors import FaceRecError
-from facerec.messages import sentences
+from facerec.words.phrasing import sentences
 from facerec.ui.text import error_line
 
 log = logging.getLogger("facerec.ui")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import gradio as gr
 
 from facerec.errors import LowQuality, MultipleFaces, PossibleDuplicate
-from facerec.messages import plural
+from facerec.words.phrasing import plural
 from facerec.ui.actions import Instead, expose
 from facerec.ui.context import AppContext
 from facerec.ui.face_picker import chosen_face, faces_view

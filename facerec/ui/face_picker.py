@@ -15,7 +15,7 @@ from facerec.faces.detect import DetectedFace
 from facerec.faces.drawing import annotate
 from facerec.errors import InvalidArgument
 from facerec.gallery import Gallery
-from facerec.messages import no_face_message, sentence
+from facerec.words.phrasing import no_face_message, sentence
 from facerec.faces.pipeline import Photo
 from facerec.ui.page_pictures import MAX_SIDE
 

@@ -15,7 +15,7 @@ from pathlib import Path
 import gradio as gr
 
 from facerec.errors import IdentityMismatch, InvalidArgument, LowQuality, MultipleFaces
-from facerec.messages import plural
+from facerec.words.phrasing import plural
 from facerec.ui.suggestions_panel import build as suggestions_panel_build
 from facerec.ui.templates_panel import build as templates_panel_build
 from facerec.ui.actions import expose, page_door

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from facerec.messages import percent_text
+from facerec.words.phrasing import percent_text
 
 
 def similarity_histogram(similarities: list[float], threshold: float, title: str):

@@ -14,7 +14,7 @@ from facerec.ui.health_charts import policy_growth_plot, sightings_trend_plot, s
 from facerec.faces.embedder_check import EmbedderCheck
 from facerec.gallery.health import HealthReport
 from facerec.words.health import confusable_pairs_in_words, figure_text, health_in_words
-from facerec.messages import plural
+from facerec.words.phrasing import plural
 from facerec.metrics import MEDIAN_KEYS
 from facerec.ui.actions import expose, page_door
 from facerec.ui.context import AppContext

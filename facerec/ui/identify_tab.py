@@ -9,7 +9,7 @@ from facerec.words.templates import learning_sentence, undo_sentence
 from facerec.words.threshold import shown_score, strangers_scoring, threshold_sentence
 from facerec.faces.drawing import KNOWN, UNKNOWN, annotate
 from facerec.errors import InvalidArgument, LockedOut
-from facerec.messages import faces_left_out_message
+from facerec.words.phrasing import faces_left_out_message
 from facerec.ui.actions import expose, page_door
 from facerec.ui.context import AppContext
 import facerec.ui.video_panel as video_panel

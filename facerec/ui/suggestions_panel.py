@@ -10,7 +10,7 @@ from __future__ import annotations
 import gradio as gr
 
 from facerec.errors import InvalidArgument
-from facerec.messages import plural
+from facerec.words.phrasing import plural
 from facerec.ui.actions import expose
 from facerec.ui.context import AppContext
 from facerec.ui.text import markdown_text

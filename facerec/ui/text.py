@@ -10,7 +10,7 @@ from __future__ import annotations
 import html
 import re
 
-from facerec.messages import sentence
+from facerec.words.phrasing import sentence
 
 # Characters Markdown (or the HTML it may hold) could read as markup, escaped by `markdown_text`.
 _MARKDOWN_SPECIAL = re.compile(r"([\\`*_\[\](){}!|~$:#])")

@@ -19,7 +19,7 @@ import gradio as gr
 
 from facerec.errors import FaceRecError, InvalidArgument, LockedOut
 from facerec.gallery.video import VideoAnswer
-from facerec.messages import score_text
+from facerec.words.phrasing import score_text
 from facerec.ui.actions import expose
 from facerec.ui.context import AppContext
 from facerec.ui.text import markdown_text

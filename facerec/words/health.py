@@ -10,10 +10,7 @@ from __future__ import annotations
 
 import math
 
-
-from facerec.gallery.health.sightings import DRIFT, MIN_BLOCK
-from facerec.gallery.health.distances import similarity_to_distance
-from facerec.messages import plural
+from facerec.words.phrasing import plural
 
 
 def figure_text(value: float | None) -> str:
@@ -22,11 +19,12 @@ def figure_text(value: float | None) -> str:
     return "undefined" if value is None or math.isnan(value) else f"{value:.3f}"
 
 
-def readings(cipa: float, distances: dict[str, float], threshold: float, count: int,
+def readings(cipa: float, distances: dict[str, float], threshold_distance: float, count: int,
              nearest_other: float = math.nan, twins: int = 0, people: int = 0) -> dict[str, str]:
-    """Each figure in plain words (the figures are computed by `facerec.gallery.health`: `nearest_other`, the
-    typical distance to the nearest other person; `twins` of `people` reach the threshold with theirs)."""
-    threshold_distance = figure_text(similarity_to_distance(threshold))
+    """Each figure in plain words (the figures are computed by `facerec.gallery.health`: `threshold_distance`, the
+    match threshold as a distance; `nearest_other`, the typical distance to the nearest other person; `twins` of
+    `people` reach the threshold with theirs)."""
+    limit, threshold_distance = threshold_distance, figure_text(threshold_distance)
     found: dict[str, str] = {}
     if math.isnan(cipa):
         found["closest_is_positive_accuracy"] = (
@@ -58,13 +56,13 @@ def readings(cipa: float, distances: dict[str, float], threshold: float, count: 
     else:
         found["MedianClosestDistance"] = (
             f"Typical distance from a face to its nearest other face (always another person here, as everyone "
-            f"has one photo): {figure_text(mc)}. " + _look_alike_reading(mc, threshold, threshold_distance))
+            f"has one photo): {figure_text(mc)}. " + _look_alike_reading(mc, limit))
     positive = distances["MedianClosestPositiveDistance"]
     found["MedianClosestPositiveDistance"] = (
         _no_positives() if not has_positives else
         f"Typical distance from a face to the nearest other photo of the same person: {figure_text(positive)}. "
         + (f"Below the threshold distance {threshold_distance}: a person's photos usually match each other, so a "
-           "new photo of them is usually recognised." if positive < similarity_to_distance(threshold) else
+           "new photo of them is usually recognised." if positive < limit else
            f"Above the threshold distance {threshold_distance}: a person's own photos often do not match each "
            "other, so a new photo of them may not be recognised."))
     gap = distances["MedianClosestVsClosestPositiveDistance"]
@@ -75,7 +73,7 @@ def readings(cipa: float, distances: dict[str, float], threshold: float, count: 
     found["NearestOtherPerson"] = (
         "Undefined: fewer than two people." if math.isnan(nearest_other) else
         f"Typical distance from a person to the nearest face of anyone else: {figure_text(nearest_other)}. "
-        + (_look_alike_reading(nearest_other, threshold, threshold_distance) if not twins else
+        + (_look_alike_reading(nearest_other, limit) if not twins else
            f"{twins} of {people} people have a near-twin in the gallery: another person at or above "
            "the match threshold (see the suspected duplicates)."))
     return found
@@ -86,7 +84,8 @@ def memory_readings(seen: dict, report) -> dict[str, str]:
     faces, a sighting counting as another photo of its person), each saying what it rests on and its bias; `seen`:
     the report's `sightings` numbers; `report` gives the threshold and the nearest-other figures."""
     found = readings(_number(seen["closest_is_positive_accuracy"]),
-                     {key: _number(value) for key, value in seen["median_distances"].items()}, report.threshold,
+                     {key: _number(value) for key, value in seen["median_distances"].items()},
+                     report.threshold_distance,
                      seen["enrolled_faces"] + seen["sightings"], *_nearest_other(report))
     by_user = seen["sources"].get("confirmed", 0) + seen["sources"].get("corrected", 0)
     basis = (f"Over {plural(seen['enrolled_faces'], 'enrolled face')} and {plural(seen['sightings'], 'sighting')} "
@@ -100,10 +99,11 @@ def memory_readings(seen: dict, report) -> dict[str, str]:
     return found
 
 
-def _look_alike_reading(distance: float, threshold: float, threshold_distance: str) -> str:
-    if distance > similarity_to_distance(threshold):
-        return f"Well above the threshold distance {threshold_distance}: different people are clearly distinct."
-    return (f"Below the threshold distance {threshold_distance}: many people have a near-twin in the gallery "
+def _look_alike_reading(distance: float, threshold_distance: float) -> str:
+    shown = figure_text(threshold_distance)
+    if distance > threshold_distance:
+        return f"Well above the threshold distance {shown}: different people are clearly distinct."
+    return (f"Below the threshold distance {shown}: many people have a near-twin in the gallery "
             "(see the suspected duplicates).")
 
 
@@ -111,26 +111,27 @@ def _no_positives() -> str:
     return "Undefined: needs people with at least two photos (a one-photo-per-person gallery has no positives)."
 
 
-def trend_reading(trend: list[dict], unit: str) -> str:
-    """The sightings' trend in one sentence: drifting, improving or steady."""
+def trend_reading(trend: list[dict], unit: str, drift: float, min_block: int) -> str:
+    """The sightings' trend in one sentence: drifting (the median distance rose by `drift` or more), improving or
+    steady; a trend needs two windows, each a day or a block of at least `min_block` sightings."""
     key = "MedianClosestPositiveDistance"
     points = [(t["window"], t[key]) for t in trend if t[key] is not None]
     if len(points) < 2:
         return ("Not enough sightings for a trend yet: it needs two windows (days, or blocks of at least "
-                f"{MIN_BLOCK} sightings).")
+                f"{min_block} sightings).")
     (first_window, first), (last_window, last) = points[0], points[-1]
     per = "day" if unit == "day" else "block of sightings"
     change = last - first
-    if change >= DRIFT:
+    if change >= drift:
         return (f"Drifting: faces seen now sit farther from their people's enrollments than at first "
                 f"(MedianClosestPositiveDistance {first:.3f} in {first_window} -> {last:.3f} in {last_window}, per "
                 f"{per}). A new camera, different light, or enrollment photos growing out of date do this; the weak "
                 "enrollments below say whose photo to replace.")
-    if change <= -DRIFT:
+    if change <= -drift:
         return (f"Improving: faces seen now sit closer to their enrollments than at first ({first:.3f} -> "
                 f"{last:.3f}, per {per}).")
     return (f"Steady: faces seen sit as close to their enrollments as at first (MedianClosestPositiveDistance "
-            f"{first:.3f} -> {last:.3f}, per {per}; a rise of {DRIFT} or more would be drift).")
+            f"{first:.3f} -> {last:.3f}, per {per}; a rise of {drift} or more would be drift).")
 
 
 def pair_text(pair: dict) -> str:
@@ -167,12 +168,13 @@ def health_in_words(report) -> dict:
     data = report.to_dict()
     alone = report.enrolled_only or {"closest_is_positive_accuracy": report.closest_is_positive_accuracy,
                                      "median_distances": report.median_distances}
-    data["readings"] = readings(alone["closest_is_positive_accuracy"], alone["median_distances"], report.threshold,
-                                report.faces, *_nearest_other(report))
+    data["readings"] = readings(alone["closest_is_positive_accuracy"], alone["median_distances"],
+                                report.threshold_distance, report.faces, *_nearest_other(report))
     memory = data["sightings"]
     if memory.get("sightings"):
         data["readings"].update(memory_readings(memory, report))
-        memory["trend_reading"] = trend_reading(memory["trend"], memory["trend_unit"])
+        memory["trend_reading"] = trend_reading(memory["trend"], memory["trend_unit"], memory["drift"],
+                                                memory["min_block"])
     return data
 
 

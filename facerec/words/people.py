@@ -7,7 +7,7 @@ user reads says "1 photo, 1 learned". (The JSON's `photos` keeps its meaning, ev
 
 from __future__ import annotations
 
-from facerec.messages import plural
+from facerec.words.phrasing import plural
 
 
 def faces_text(faces: int, learned: int = 0) -> str:

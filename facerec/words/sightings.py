@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from facerec.messages import plural
+from facerec.words.phrasing import plural
 
 
 @dataclass(frozen=True)

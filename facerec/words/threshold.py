@@ -6,18 +6,36 @@ so the three interfaces say the same thing the same way.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Protocol
 
-from facerec.messages import percent_text, rate_text, score_text
-from facerec.openset.cohort import COSINE
+from facerec.words.phrasing import percent_text, rate_text, score_text
 
-if TYPE_CHECKING:
-    from facerec.openset.threshold_policy import ThresholdInForce
+
+class ThresholdInForce(Protocol):
+    """What these sentences read of `facerec.openset.threshold_policy.ThresholdInForce` (words sit below the
+    policy, so they name the fields they read rather than import it)."""
+
+    threshold: float
+    pinned: bool
+    verification: bool
+    on_cosines: bool
+    target_fpir: float
+    expected_fpir: float | None
+    expected_fpir_interval: tuple[float, float] | None
+    true_match_rate: float | None
+    comparisons: int
+    people: int | None
+    effective_comparisons: float | None
+    extrapolated_far: float | None
+    lowest_calibrated_far: float | None
+    raised_from: float | None
+    population: object | None  # a PopulationTail: its `pairs`
+    warning: str | None
 
 
 def score_name(rule: ThresholdInForce | None) -> str:
     """What the number a decision compares is called: "score" (cohort-normalised) or "similarity" (cosine)."""
-    return "similarity" if rule is None or rule.scale == COSINE else "score"
+    return "similarity" if rule is None or rule.on_cosines else "score"
 
 
 def strangers_scoring(far: float | None) -> str:
@@ -54,7 +72,7 @@ def threshold_sentence(rule: ThresholdInForce) -> str:
     rate = "false-match" if rule.verification else "stranger-match"
     how = (f"pinned at {score_text(rule.threshold)}" if rule.pinned else
            f"{score_text(rule.threshold)}, set for an accepted {rate} rate of {percent_text(rule.target_fpir)}")
-    what = "Similarity threshold" if rule.scale == COSINE else "Score threshold"
+    what = "Similarity threshold" if rule.on_cosines else "Score threshold"
     interval = (f" (95% interval {percent_text(rule.expected_fpir_interval[0])} to "
                 f"{percent_text(rule.expected_fpir_interval[1])})" if rule.expected_fpir_interval else "")
     if rule.verification:

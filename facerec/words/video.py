@@ -5,7 +5,7 @@ Numbers come from `facerec.gallery.video.VideoAnswer`; every interface (CLI, pag
 
 from __future__ import annotations
 
-from facerec.messages import plural, score_text
+from facerec.words.phrasing import plural, score_text
 
 
 def clock(seconds: float) -> str:

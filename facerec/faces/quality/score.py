@@ -23,6 +23,7 @@ from pathlib import Path
 import numpy as np
 
 from facerec.errors import UnusableFile
+from facerec.words.quality import quality_reason, quality_sentence
 from facerec.faces.quality.features import TEMPLATE_EYE_DISTANCE, QualityFeatures, effective_eye_distance
 
 FEATURES = ("size", "yaw", "sharpness", "stability")
@@ -49,9 +50,7 @@ class EnrollmentQuality:
     notes: list[str] = field(default_factory=list)
 
     def sentence(self) -> str:
-        verdict = "low: " + "; ".join(self.reasons) if self.low and self.reasons else ("low" if self.low else "good")
-        return (f"Enrollment quality {self.score:.2f} (estimated chance that a later photo of this person is "
-                f"recognised as them first): {verdict}.")
+        return quality_sentence(self)
 
     def to_dict(self) -> dict:
         return {"score": round(self.score, 4), "low": self.low, "reasons": self.reasons,
@@ -119,11 +118,4 @@ class QualityModel:
 
 
 def _reason(name: str, features: QualityFeatures, face_width_px: float) -> str:
-    if name == "size":
-        return (f"face is {face_width_px:.0f} px wide (eyes {features.eye_distance_px:.0f} px apart; the model "
-                f"sees faces with eyes {TEMPLATE_EYE_DISTANCE:.0f} px apart)")
-    if name == "yaw":
-        return "strong profile (the face is turned away from the camera)"
-    if name == "sharpness":
-        return "blurred"
-    return "unstable (its embedding changes under small shifts, blur or mirroring: occlusion, odd light or pose)"
+    return quality_reason(name, face_width_px, features.eye_distance_px, TEMPLATE_EYE_DISTANCE)

@@ -30,7 +30,7 @@ from facerec.metrics import ClosestIsPositiveAccuracy, MedianDistances
 from facerec.gallery.sightings import SightingsMemory
 from facerec.gallery.thresholds import GalleryThresholds
 from facerec.gallery.people_sample import draw_whole_people, people_reaching
-from facerec.gallery.health.distances import nearest_other_person_distance
+from facerec.gallery.health.distances import nearest_other_person_distance, similarity_to_distance
 from facerec.gallery.health.sightings import sightings_health
 from facerec.storage import Store
 from facerec.vectors.base import VectorIndex
@@ -191,6 +191,11 @@ class HealthReport:
     def nearest_other_person(self) -> float:
         """The typical distance from a person to the nearest face of anyone else (NaN under two people)."""
         return nearest_other_person_distance(self.nearest_other_similarities)
+
+    @property
+    def threshold_distance(self) -> float:
+        """The match threshold as the distance the figures are read against (d = sqrt(2 - 2 cos))."""
+        return similarity_to_distance(self.threshold)
 
     @property
     def near_twins(self) -> int:

@@ -57,7 +57,7 @@ class SightingsHealth:
                 "capacity": self.capacity, "sources": self.sources,
                 "closest_is_positive_accuracy": _clean(self.closest_is_positive_accuracy),
                 "median_distances": {k: _clean(v) for k, v in self.median_distances.items()},
-                "trend_unit": self.trend_unit, "trend": self.trend,
+                "trend_unit": self.trend_unit, "trend": self.trend, "drift": DRIFT, "min_block": MIN_BLOCK,
                 "weak_enrollments": self.weak_enrollments, "people": self.people}
 
 

@@ -77,14 +77,6 @@ def no_face_message(pixels_shape: tuple[int, ...], min_face_size: float, photo: 
     return f"no face found in {photo}; use a clear, front-facing photo"
 
 
-def low_quality_message(quality) -> str:
-    """Why a face is a poor enrollment photo (`facerec.faces.quality.EnrollmentQuality`), as one sentence without the
-    shell's way to proceed."""
-    why = "; ".join(quality.reasons) if quality.reasons else "several small problems together"
-    return (f"this face is a poor enrollment photo ({why}): a later photo of this person would be recognised with "
-            f"an estimated chance of {quality.score:.0%}; a sharper, larger, front-facing photo is better")
-
-
 def faces_left_out_message(found: int, kept: int) -> str | None:
     """The sentence an answer adds when a photo had more faces than facerec identifies in one photo (the largest
     `kept`), or None when every face was answered."""

@@ -19,7 +19,7 @@ Arms (extra arguments to `facerec-train train` on top of `COMMON`):
 - lookalike: no_structure, with half of each batch made of look-alike identities (each one's nearest other
   identities by the teacher's descriptors, `facerec.train.lookalikes`);
 - tail: no_structure, with the tail term (each anchor against a bank of the teacher's descriptors of the whole
-  training set, positives and hardest negatives, `facerec.train.tail`);
+  training set, positives and hardest negatives, `facerec.train.strict_threshold_loss`);
 - lookalike_tail: both;
 - ema: no_structure, scored on an exponential moving average of its weights (`--ema-decay`);
 - flip_targets: no_structure, with flip-invariant teacher targets (`--flip-invariant-targets`).

@@ -40,7 +40,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from facerec.datasets.folders import list_identities  # noqa: E402
 from facerec.errors import FaceRecError  # noqa: E402
 from facerec.gallery import Gallery  # noqa: E402
-from facerec.gallery import grouping, suggestions as suggesting  # noqa: E402
+from facerec.algorithms import grouping  # noqa: E402
+from facerec.gallery import suggestions as suggesting  # noqa: E402
 from facerec.openset.model_card import cosine_calibration_for  # noqa: E402
 from facerec.provenance import write_result  # noqa: E402
 from facerec.settings import Settings  # noqa: E402

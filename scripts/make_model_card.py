@@ -148,7 +148,7 @@ def main() -> None:
                              "between the batch's embedding cosines and its teacher targets' cosines, pair by pair"
                              if config.get("structure_weight") else "")
                           + (f"; + threshold crossings x {config['tail_weight']}: pairs that cross the thresholds at "
-                             "FAR 1e-2, 1e-3 and 1e-4 against a memory of recent embeddings (facerec.train.tail)"
+                             "FAR 1e-2, 1e-3 and 1e-4 against a memory of recent embeddings (facerec.train.strict_threshold_loss)"
                              if config.get("tail_weight") else "")
                           + ("; the teacher target of a crop and of its mirror: the normalised mean of the two"
                              if config.get("flip_invariant_targets") else "")),

@@ -92,7 +92,8 @@ LAYERS = [
     ("access", {"access"}),
     ("search", {"vectors"}),
     ("video", {"video"}),
-    ("parts", {"faces", "openset", "metrics", "storage"}),
+    ("formats", {"formats"}),
+    ("parts", {"faces", "openset", "metrics", "storage", "algorithms"}),
     ("shared", {"settings", "names", "words", "provenance"}),
     ("base", {"errors", "cpu", "allocator", "version"}),
 ]

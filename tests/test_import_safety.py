@@ -33,7 +33,7 @@ from hardening import (  # noqa: F401 - pytest finds the shared fixtures by name
 from PIL import Image
 
 from facerec.errors import InvalidArgument
-from facerec.gallery.archive import ImportLimits
+from facerec.formats.archive import ImportLimits
 from facerec.gallery.composition import parts_of
 
 

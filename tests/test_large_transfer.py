@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 
 from facerec.gallery import Gallery
-from facerec.gallery.archive import EMBEDDINGS, EXPORT_FORMAT, MANIFEST
+from facerec.formats.archive import EMBEDDINGS, EXPORT_FORMAT, MANIFEST
 from facerec.settings import Settings
 
 REPO_ROOT = Path(__file__).resolve().parents[1]

@@ -1,9 +1,9 @@
-"""Whole-people samples (facerec.gallery.people_sample): the health report reaches its face budget, the
+"""Whole-people samples (facerec.algorithms.people_sample): the health report reaches its face budget, the
 gallery's own stranger tail never exceeds its cap, and no person is ever split."""
 
 import numpy as np
 
-from facerec.gallery.people_sample import draw_whole_people, people_reaching
+from facerec.algorithms.people_sample import draw_whole_people, people_reaching
 
 
 def test_people_reaching_counts_the_person_who_reaches_the_budget():

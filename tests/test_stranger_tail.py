@@ -13,7 +13,7 @@ from facerec.openset.calibrate import calibrate
 from facerec.openset.population_tail import MIN_PEOPLE, measure_population_tail
 from facerec.openset.stranger_tail import (StrangerPairs, cutoff_rank, empirical_threshold, fit_tail,
                                            measure_stranger_tail)
-from facerec.openset.tail import fit_generalized_pareto, pareto_quantile
+from facerec.openset.pareto import fit_generalized_pareto, pareto_quantile
 from facerec.openset.threshold_policy import ScoreCalibration
 
 

@@ -22,7 +22,8 @@ from sqlalchemy import inspect, text
 from gallery_backends import PostgresGalleries, SQLiteGalleries
 
 from facerec.errors import InvalidArgument, NameTaken, UnknownSuggestion
-from facerec.gallery import Gallery, grouping, suggestions
+from facerec.algorithms import grouping
+from facerec.gallery import Gallery, suggestions
 from facerec.openset.model_card import cosine_calibration_for, load_policy, scorer_for
 from facerec.settings import Settings
 from facerec.storage import utcnow
@@ -194,7 +195,7 @@ def test_a_name_is_checked_like_an_enrollment(backend, home, lfw_photo):
 
 def test_in_a_memory_of_many_strangers_look_alikes_stay_apart_and_people_still_group(celeba112):
     """From COHORT_MEMORY kept faces on, two faces match only when they also stand out from their cohorts of
-    look-alikes (`facerec.gallery.grouping`). Real faces: one aligned CelebA photo of each of 1,200 people, then
+    look-alikes (`facerec.algorithms.grouping`). Real faces: one aligned CelebA photo of each of 1,200 people, then
     three photos each of the next 10 people whose photos clearly match (cosine 0.08 above the threshold). Some of
     the 1,200 look enough alike to be merged on the cosine alone; the cohort test merges no more of them (with
     model v8 it merged fewer; v9's cosine threshold already keeps most apart), and still groups the people seen

@@ -17,7 +17,8 @@ import pytest
 from planted_strangers import clustered, plant, some_crop
 
 from facerec.errors import InvalidArgument
-from facerec.gallery import Gallery, grouping
+from facerec.algorithms import grouping
+from facerec.gallery import Gallery
 from facerec.settings import Settings
 from facerec.gallery.composition import parts_of
 

@@ -1,4 +1,4 @@
-"""Model v9's recipe parts (facerec.train.lookalikes, facerec.train.tail, the moving average, flip-invariant
+"""Model v9's recipe parts (facerec.train.lookalikes, facerec.train.strict_threshold_loss, the moving average, flip-invariant
 targets): each does what its docstring says on real teacher targets, and a short training run with all of them
 logs its terms. Their effect at the same steps is measured by benchmarks/recipe_diagnostic.py, not here."""
 
@@ -14,7 +14,7 @@ torch = pytest.importorskip("torch")
 
 from facerec.train.loop import TrainConfig, flip_invariant, moving_average, train  # noqa: E402
 from facerec.train.lookalikes import LookalikeRows, nearest_identities  # noqa: E402
-from facerec.train.tail import EmbeddingMemory, tail_loss  # noqa: E402
+from facerec.train.strict_threshold_loss import EmbeddingMemory, tail_loss  # noqa: E402
 from test_train import tiny_faces  # noqa: E402,F401 - the shared fixture
 
 

@@ -23,7 +23,7 @@ from facerec.gallery import Gallery
 from facerec.words.phrasing import score_text
 from facerec.settings import Settings
 from facerec.words.threshold import threshold_notes, threshold_sentence
-from facerec.openset.tail import fit_generalized_pareto, pareto_quantile, pareto_survival
+from facerec.openset.pareto import fit_generalized_pareto, pareto_quantile, pareto_survival
 from facerec.openset.threshold_policy import ScoreCalibration, ThresholdPolicy
 from facerec.gallery.composition import parts_of
 from face_like import face_like

@@ -29,7 +29,7 @@ from pathlib import Path
 from facerec.faces.image import ImageInput
 from facerec.faces.pipeline import FacePipeline, Photo
 from facerec.gallery import transfer
-from facerec.gallery.archive import ImportLimits
+from facerec.formats.archive import ImportLimits
 from facerec.gallery.composition import Services, compose
 from facerec.gallery.health import HealthReport
 from facerec.gallery.results import EnrollResult, FaceMatch, IdentityInfo, VerifyResult

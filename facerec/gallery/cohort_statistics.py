@@ -22,6 +22,6 @@ def bring_statistics_up_to_date(store: Store, scorer: Scorer) -> int:
     computed (0 when they are current)."""
     if store.get_setting(COHORT_SETTING) == scorer.cohort_id:
         return 0
-    filled = store.faces.fill_statistics(store.writing)
+    filled = store.faces.fill_statistics(store.transaction)
     store.set_setting(COHORT_SETTING, scorer.cohort_id)
     return filled

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from facerec.gallery.archive import encode_crop
+from facerec.formats.archive import encode_crop
 from facerec.faces.detect import DetectedFace
 from facerec.faces.embed import checked_embeddings
 from facerec.errors import DuplicatePhoto, IdentityMismatch, InvalidArgument, LowQuality, NameTaken, PossibleDuplicate
@@ -22,7 +22,7 @@ from facerec.faces.quality import QualityCheck
 from facerec.gallery.results import Candidate, EnrollResult
 from facerec.storage import utcnow
 from facerec.openset.threshold_policy import ThresholdInForce
-from facerec.gallery.face_choice import chosen_face, decoded_faces
+from facerec.faces.choice import chosen_face, decoded_faces
 from facerec.gallery.match_check import is_best_match, lookalikes as lookalikes_of
 from facerec.gallery.search import Search
 from facerec.gallery.thresholds import GalleryThresholds

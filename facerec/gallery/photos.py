@@ -8,7 +8,7 @@ from facerec.faces.image import ImageInput
 from facerec.faces.pipeline import FacePipeline, Photo
 from facerec.faces.quality import EnrollmentQuality, QualityCheck
 from facerec.gallery.enrollment import Enrollment
-from facerec.gallery.face_choice import decoded_faces
+from facerec.faces.choice import decoded_faces
 
 
 class Photos:

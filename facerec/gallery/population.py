@@ -26,7 +26,7 @@ from facerec.openset.cohort import CohortStatistics
 from facerec.openset.population_tail import (
     MIN_PEOPLE, SAMPLE_FACES, SAMPLE_SEED, PopulationTail, measure_population_tail,
 )
-from facerec.gallery.people_sample import draw_whole_people
+from facerec.algorithms.people_sample import draw_whole_people
 
 REMEASURE_SHARE = 0.10
 REMEASURE_FACES = 10

@@ -7,7 +7,7 @@ import numpy as np
 
 from facerec.errors import FaceRecError
 from facerec.faces.embed import FaceEmbedder
-from facerec.gallery.archive import decode_crop
+from facerec.formats.archive import decode_crop
 from facerec.storage import Store
 from facerec.vectors.base import VectorIndex
 

@@ -8,7 +8,7 @@ from facerec.errors import InvalidArgument, ModelMismatch, NoFace
 from facerec.faces.detect import DetectedFace, FoundFaces
 from facerec.faces.image import ImageInput
 from facerec.faces.pipeline import FacePipeline, Photo
-from facerec.gallery.face_choice import chosen_face, decoded_faces
+from facerec.faces.choice import chosen_face, decoded_faces
 from facerec.gallery.reindex import model_warning
 from facerec.gallery.results import Candidate, FaceMatch, VerifyResult
 from facerec.gallery.sightings import SightingsMemory

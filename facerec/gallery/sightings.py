@@ -37,7 +37,7 @@ from datetime import timedelta
 import numpy as np
 
 from facerec.errors import InvalidArgument, StorageFull, UnknownSighting
-from facerec.gallery.archive import encode_crop
+from facerec.formats.archive import encode_crop
 from facerec.gallery.people import find_identity
 from facerec.gallery.results import FaceMatch
 from facerec.storage import Store, utcnow

@@ -1,6 +1,6 @@
 """Grouping the strangers memory off every request's thread and outside every write transaction.
 
-Grouping compares each new kept face with every kept face (`facerec.gallery.grouping`): seconds of CPU at 20,000
+Grouping compares each new kept face with every kept face (`facerec.algorithms.grouping`): seconds of CPU at 20,000
 faces. It used to run inside the write transaction of the admin's list request, so that request took as long, and
 every identify that wanted to keep an unknown face queued behind the same lock. Now a round of grouping:
 1. reads the kept faces in one short read (no lock; a snapshot of at most `Settings.suggestions_memory` faces),
@@ -30,7 +30,7 @@ from typing import Callable, Generic, TypeVar
 
 import numpy as np
 
-from facerec.gallery.grouping import GroupingStopped
+from facerec.algorithms.grouping import GroupingStopped
 from facerec.gallery.strangers import StrangersMemory
 from facerec.storage import Store, utcnow
 from facerec.storage.strangers import StrangerRows

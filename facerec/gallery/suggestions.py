@@ -2,7 +2,7 @@
 enrolled: name them?").
 
 The strangers memory (`facerec.gallery.strangers`, opt-in) keeps the faces; here they are grouped
-(`facerec.gallery.grouping`: enough of a group's faces must match at a strict pairwise threshold, the model card's
+(`facerec.algorithms.grouping`: enough of a group's faces must match at a strict pairwise threshold, the model card's
 cosine at GROUPING_FAR, and stand out from each face's cohort of look-alikes, so two strangers are rarely merged),
 and a group of at least MIN_FACES faces
 from at least MIN_PHOTOS photos becomes a suggestion. A group most of whose faces have one enrolled person as
@@ -30,8 +30,8 @@ import numpy as np
 from facerec.errors import InvalidArgument, NameTaken, UnknownSuggestion
 from facerec.faces.detect import DetectedFace
 from facerec.faces.quality import QualityCheck
-from facerec.gallery.archive import decode_crop
-from facerec.gallery.grouping import assign_groups, centrality
+from facerec.formats.archive import decode_crop
+from facerec.algorithms.grouping import assign_groups, centrality
 from facerec.gallery.people import refuse_taken_name
 from facerec.gallery.strangers import StrangersMemory
 from facerec.gallery.strangers_grouping import FRESH_WAIT_S, Published, StrangersGrouping
@@ -191,7 +191,7 @@ class Suggestions:
         return removed
 
     def _place(self, rows: StrangerRows, stop: Callable[[], bool]) -> dict[int, int]:
-        """Groups for the kept faces not grouped yet (`facerec.gallery.grouping`), outside any transaction."""
+        """Groups for the kept faces not grouped yet (`facerec.algorithms.grouping`), outside any transaction."""
         return assign_groups(rows.ids, rows.embeddings, rows.groups, self.grouping_threshold, stop=stop)
 
     def _suggestions_of(self, rows: StrangerRows, groups: np.ndarray) -> list[Suggestion]:

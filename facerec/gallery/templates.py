@@ -32,7 +32,7 @@ import numpy as np
 from facerec.errors import InvalidArgument, UnknownIdentity
 from facerec.faces.detect import DetectedFace
 from facerec.faces.quality import QualityCheck
-from facerec.gallery.archive import decode_crop
+from facerec.formats.archive import decode_crop
 from facerec.gallery.match_check import is_best_match, lookalikes
 from facerec.gallery.people import find_identity
 from facerec.gallery.search import Search

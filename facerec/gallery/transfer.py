@@ -1,4 +1,4 @@
-"""Export and import: the portable gallery file (`facerec.gallery.archive`) written from, and read into, a gallery."""
+"""Export and import: the portable gallery file (`facerec.formats.archive`) written from, and read into, a gallery."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from pathlib import Path
 
 import numpy as np
 
-from facerec.gallery.archive import EXPORT_FORMAT, ImportLimits, decode_crop, open_private, read_export
+from facerec.formats.archive import EXPORT_FORMAT, ImportLimits, decode_crop, open_private, read_export
 from facerec.errors import InvalidArgument, StorageFull
 from facerec.names import name_key
 from facerec.storage import Store, as_utc, utcnow
@@ -60,7 +60,7 @@ def _write_export(store: Store, path: str | Path, include_crops: bool) -> int:
 def import_(store: Store, index: VectorIndex, embedder: FaceEmbedder, model_id: str, store_crops: bool,
             path: str | Path, limits: ImportLimits = ImportLimits()) -> dict:
     """Add the people of an exported zip, all or nothing. The whole file is checked first (names, vectors, crops,
-    within `limits`; `facerec.gallery.archive`), then one transaction adds every face. Faces already present
+    within `limits`; `facerec.formats.archive`), then one transaction adds every face. Faces already present
     (same photo and face) are skipped; faces from another model are re-embedded by `embedder` (whose model is
     `model_id`) from their crops; crops are kept only where `store_crops`."""
     faces = read_export(path, model_id, index.dimension, limits)

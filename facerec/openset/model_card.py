@@ -58,7 +58,7 @@ def scorer_for(settings: Settings, policy: ThresholdPolicy) -> Scorer:
 def cosine_calibration_for(settings: Settings, policy: ThresholdPolicy) -> ScoreCalibration:
     """The card's calibration of raw cosines (`calibration_cosine` beside a normalised one; the policy's own on a
     card calibrated on cosines), for what still compares raw cosines: the suggestions' grouping, which scores
-    pairs of unknown faces against the strangers memory as its own cohort (`facerec.gallery.grouping`)."""
+    pairs of unknown faces against the strangers memory as its own cohort (`facerec.algorithms.grouping`)."""
     if not policy.calibration.normalised:
         return policy.calibration
     raw = settings.model_card().get("calibration_cosine")

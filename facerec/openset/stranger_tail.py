@@ -28,7 +28,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from facerec.openset.tail import fit_generalized_pareto, pareto_quantile, pareto_survival
+from facerec.openset.pareto import fit_generalized_pareto, pareto_quantile, pareto_survival
 
 TAIL_RATE = 1e-3  # the tail is fitted to the pairs above the top 0.1% ...
 MIN_EXCEEDANCES = 100  # ... and above it at least 100 pairs of people (their peaks are what is fitted)

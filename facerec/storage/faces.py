@@ -7,7 +7,7 @@ remove or re-embed (`facerec.storage.journal`), so the vector index can follow.
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Callable, Iterator
+from typing import Callable, ContextManager, Iterator
 
 import numpy as np
 from sqlalchemy import func, insert, select, update
@@ -207,15 +207,16 @@ class FacesTable:
                    np.frombuffer(b"".join(r[1] for r in rows), np.float32).reshape(len(rows), -1))
             after = int(rows[-1][0])
 
-    def fill_statistics(self, writing: Callable[[], Session]) -> int:
+    def fill_statistics(self, transaction: Callable[[], ContextManager[Session]]) -> int:
         """Compute the cohort statistics of every face (the cohort changed, or the gallery is from before them), in
-        batches of FILL_BATCH faces, each its own short write; returns how many were filled."""
+        batches of FILL_BATCH faces, each its own short write transaction (`Store.transaction`); returns how many
+        were filled."""
         if self.statistics_of is None:
             return 0
         filled = 0
         for face_ids, embeddings in self.batches(FILL_BATCH):
             means, sds = self.statistics_of(embeddings)
-            with writing() as session, session.begin():
+            with transaction() as session:
                 self.set_statistics(session, face_ids.tolist(), means, sds)
             filled += len(face_ids)
         return filled

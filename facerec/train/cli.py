@@ -66,7 +66,7 @@ def register(command: CommandAdder, sub, common: argparse.ArgumentParser) -> Non
     p.add_argument("--lookalike-share", type=float, default=0.0,
                    help="share of each batch made of look-alike identities, by the teacher (facerec.train.lookalikes)")
     p.add_argument("--tail-weight", type=float, default=0.0,
-                   help="weight of the threshold-crossing term against a memory of embeddings (facerec.train.tail)")
+                   help="weight of the threshold-crossing term against a memory of embeddings (facerec.train.strict_threshold_loss)")
     p.add_argument("--ema-decay", type=float, default=0.0,
                    help="keep, validate and save a moving average of the weights with this decay (e.g. 0.999)")
     p.add_argument("--flip-invariant-targets", action="store_true",

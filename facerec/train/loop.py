@@ -26,7 +26,7 @@ from facerec.train.heads import build_head, needs_identity_batches
 from facerec.train.lookalikes import LookalikeRows, nearest_identities
 from facerec.train.precision import use_bf16
 from facerec.train.reference import ReferenceEmbedder, reference_loss
-from facerec.train.tail import EmbeddingMemory, tail_loss
+from facerec.train.strict_threshold_loss import EmbeddingMemory, tail_loss
 from facerec.train.validate import validate
 
 CHECKPOINT_FILE, LOG_FILE, WEIGHTS_FILE, BEST_FILE = "last.ckpt", "train_log.jsonl", "embedder.pt", "best.pt"
@@ -68,7 +68,7 @@ class TrainConfig:
     #                               crops shown one of them (`facerec.train.augmented_targets.StoredAugmentations`)
     lookalike_share: float = 0.0  # share of each batch made of look-alike identities (`facerec.train.lookalikes`)
     lookalike_neighbours: int = 5  # each identity's nearest identities (by the teacher) its look-alikes come from
-    tail_weight: float = 0.0  # weight of the threshold-crossing term against a memory (`facerec.train.tail`)
+    tail_weight: float = 0.0  # weight of the threshold-crossing term against a memory (`facerec.train.strict_threshold_loss`)
     tail_memory: int = 8192  # embeddings that memory holds
     ema_decay: float = 0.0  # > 0: keep, validate and save an exponential moving average of the weights
     flip_invariant_targets: bool = False  # the teacher target of a crop and of its mirror: their normalised mean

@@ -29,7 +29,7 @@ import numpy as np
 from facerec.metrics import ClosestIsPositiveAccuracy, MedianDistances
 from facerec.gallery.sightings import SightingsMemory
 from facerec.gallery.thresholds import GalleryThresholds
-from facerec.gallery.people_sample import draw_whole_people, people_reaching
+from facerec.algorithms.people_sample import draw_whole_people, people_reaching
 from facerec.gallery.health.distances import nearest_other_person_distance, similarity_to_distance
 from facerec.gallery.health.sightings import sightings_health
 from facerec.storage import Store

@@ -58,13 +58,6 @@ class PopulationCache:
                 self._refreshing.start()
             return self._tail
 
-    def settle(self, timeout: float | None = None) -> None:
-        """Wait for a measurement under way (for callers that must see the newest tail: tests, benchmarks)."""
-        with self._lock:
-            running = self._refreshing
-        if running is not None:
-            running.join(timeout)
-
     def invalidate(self) -> None:
         """Measure again on the next call (the embeddings were replaced: another model, a reindex)."""
         with self._lock:

@@ -26,3 +26,27 @@ def yardstick_block() -> str:
             f"of one of {result['people_to_find']} celeba112 people whose other photos are in the gallery). The "
             f"padding gives the lower recall at {harder} of {len(found)} settings and the higher at {easier}. "
             f"Measured on: {cpu_text(result)}, model {model_text(result)}.")
+
+
+def pgvector_choices_block() -> str:
+    """pgvector's engine choices at a million faces against the shipped default, on identify's final answer
+    (benchmarks/pgvector_choices.py)."""
+    result = load("pgvector_choices")
+    if not result:
+        return ("(not measured yet: `python benchmarks/pgvector_choices.py --out "
+                "benchmarks/results/pgvector_choices.json`)")
+    names = {"shipped": "full `vector(512)`", "projected-m16": f"{result['dims']}-d projection (`halfvec`)",
+             "projected-m32": f"{result['dims']}-d projection (`halfvec`)"}
+    lines = ["| HNSW over | m, ef_construction | build | index per face | shared_buffers | ef_search | identify's "
+             "answer = exact | raw top-1 = exact | search p50 / p99 |", "|---|---|---|---|---|---|---|---|---|"]
+    for row in result["rows"]:
+        lines.append(f"| {names[row['variant']]} | {row['m']}, {row['ef_construction']} | {row['build_s']:,.0f} s | "
+                     f"{row['index_bytes'] / result['size']:,.0f} B | {row['shared_buffers']} | {row['ef_search']} | "
+                     f"{row['final_answer_agreement']:.3f} | {row['raw_recall_at_1']:.3f} | "
+                     f"{row['search_p50_ms']:.1f} / {row['search_p99_ms']:.1f} ms |")
+    return ("\n".join(lines) + f"\n\n{result['size']:,} faces, {result['queries']} queries (a held-out photo of each "
+            f"of {result['queries']} celeba112 people whose other photos are enrolled); exact search names "
+            f"{result['exact_named']} of them at the threshold the model card gives this gallery "
+            f"({result['threshold']:.2f}); the others are unknown, as a photo of a stranger is. The table with the "
+            f"embedding and the projection: {result['rows'][0]['table_bytes'] / result['size']:,.0f} B per face. "
+            f"Measured on: {cpu_text(result)}, model {model_text(result)}.")

@@ -33,6 +33,11 @@ from facerec.settings import Settings
 SHIPPED = Settings().model_path
 # sha256 of reference_faces(8)'s bytes: the card's reference embeddings are only valid for exactly these inputs.
 REFERENCE_FACES_SHA256 = "42f16585d59e592305c8d1dde7717d9b6d67f304d173331fb5c198541c5ce75a"
+# Real faces embedded on the emulated CPU: each costs about three seconds per model there (the suite's longest
+# test), so the first 20 of the 40: on an emulated Haswell they hold the twin's worst face (cosine 0.93 with the
+# exact graph; seven of the 40 fall below 0.95, three of them here), while the shipped model agrees to 0.999 on all
+# 40. ../shared/tools/cpu_agreement.py checks every face.
+EMULATED_REAL_FACES = 20
 
 
 @pytest.fixture(scope="module")
@@ -166,11 +171,11 @@ def test_on_an_avx2_cpu_without_vnni(tmp_path: Path, lfw_crops: np.ndarray) -> N
             pytest.fail(message, pytrace=False)
         pytest.skip(message)
     twin = eight_bit_twin(SHIPPED, tmp_path / "twin.onnx")
-    synthetic = reference_faces(8)
-    exact = {"lfw": exact_embeddings(SHIPPED, lfw_crops), "synthetic": exact_embeddings(SHIPPED, synthetic)}
+    synthetic, real = reference_faces(8), lfw_crops[:EMULATED_REAL_FACES]
+    exact = {"lfw": exact_embeddings(SHIPPED, real), "synthetic": exact_embeddings(SHIPPED, synthetic)}
     assert (exact_embeddings(twin, synthetic) * exact["synthetic"]).sum(axis=1).min() >= 0.995  # nearly the same function
     fused = emulated_cpu.fused_embeddings({"shipped": SHIPPED, "twin": twin},
-                                          {"lfw": lfw_crops, "synthetic": synthetic}, native=native)
+                                          {"lfw": real, "synthetic": synthetic}, native=native)
     lowest = {key: float((fused[key] * exact[key.split("/")[1]]).sum(axis=1).min()) for key in fused}
     assert lowest["shipped/lfw"] >= MIN_COSINE and lowest["shipped/synthetic"] >= MIN_COSINE, lowest
     assert lowest["twin/lfw"] < 0.95, lowest  # the saturation users of model v8 met (min 0.85 on a real EPYC)

@@ -27,6 +27,11 @@ from facerec.ui.views import FACES_CSS, PEOPLE_TABLE_HEAD, PEOPLE_TABLE_WIDTHS, 
 from facerec.words.people import faces_text
 
 THUMBNAILS_SHOWN = 60
+# Every event that writes the people list runs in one queue, one at a time, in the order it was sent: a listing the
+# tab started on opening (the whole list) once landed after the search typed just after it and replaced the
+# search's answer (the clean-clone browser test saw the whole list stay for a minute). In order, the last one sent
+# is the last one shown. A listing takes milliseconds, so the queue costs nothing a person can feel.
+PEOPLE_LIST_QUEUE = {"concurrency_id": "people-list", "concurrency_limit": 1}
 DELETE_BOX = "Yes, delete this person and all their photos"
 MISMATCH_BOX = "Add anyway if the face does not match this person"
 ADD_LOW_QUALITY_BOX = "Add anyway if the photo is a poor photo to recognise them by"
@@ -44,7 +49,7 @@ class PeopleList:
     def refresh_after(self, event, ok: gr.State, password: gr.Textbox) -> None:
         """After `event` (which wrote `ok`), show the list again if it succeeded, with the password it used."""
         event.then(page_door(self.refresh, self.outputs[:-1], self.outputs[-1]), [ok, self.search, password],
-                   self.outputs, api_visibility="private")
+                   self.outputs, api_visibility="private", **PEOPLE_LIST_QUEUE)
 
 
 def build(context: AppContext, password: gr.Textbox) -> tuple[gr.Tab, PeopleList]:
@@ -195,7 +200,8 @@ def build(context: AppContext, password: gr.Textbox) -> tuple[gr.Tab, PeopleList
     table.select(picked, None, [rename_from, delete_name, add_name, templates.name], api_visibility="private")
     people = PeopleList(search, password, [table, thumbnails, people_json, people_status], refresh)
     expose([tab.select, search.submit, password.submit], list_people, [search, password],
-           [table, thumbnails, people_json], people_status, api_name="list", page_core=list_on_page)
+           [table, thumbnails, people_json], people_status, api_name="list", page_core=list_on_page,
+           **PEOPLE_LIST_QUEUE)
 
     def action(button, core, inputs, outputs, status, api_name, extra=(), **hints):
         event = expose([button.click], core, inputs, outputs, status, api_name=api_name,

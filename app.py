@@ -192,7 +192,7 @@ def main(argv: list[str] | None = None) -> int:
     except FaceRecError as error:
         print(f"error: {error}", file=sys.stderr)
         return 1
-    for notice in gallery.services().maintenance.notices:
+    for notice in [*gallery.services().maintenance.notices, *gallery.services().maintenance.server_warnings()]:
         print(f"warning: {notice}", file=sys.stderr, flush=True)
     web_cache, quota = None, upload_quota_bytes(server)
     if server.temp_dir:

@@ -312,3 +312,30 @@ def test_identify_does_not_wait_for_the_gallerys_write_lock(postgres, tmp_path, 
     assert finished_while_held, "identify waited for the gallery's write lock"
     assert [m.name for m in answers] == ["Abdullah Gul"] and answers[0].sighting_id is not None
     assert postgres.sql(url, "SELECT COUNT(*) FROM sightings") == [(1,)]
+
+
+def test_the_index_and_shared_buffers_are_read_and_a_server_too_small_for_the_index_is_said(postgres, tmp_path):
+    """#52: with PostgreSQL's default shared_buffers every search at a million faces copied the graph's pages in
+    from the operating system's cache (benchmarks/pgvector_choices.py: the same index several times slower). The
+    gallery reads both sizes from the server, and tells the operator (the CLI, the terminal that started the app;
+    never the page) when the index outgrows them."""
+    import json as json_module
+
+    from facerec.words.engines import index_outgrows_buffers
+
+    url = postgres.new_database()
+    with Gallery(Settings.from_env(home=tmp_path / "home", database_url=url, store_crops=False)) as gallery:
+        maintenance = gallery.services().maintenance
+        empty = maintenance.stats()["index_memory"]
+        parts_of(gallery).enrollment.add_embeddings([{"name": f"p{i}", "embedding": v}
+                                                     for i, v in enumerate(unit_vectors(2000, seed=5))])
+        grown = maintenance.stats()["index_memory"]
+        assert grown["index_bytes"] > empty["index_bytes"] > 0
+        assert grown["shared_buffers_bytes"] == 128 * 1024 ** 2  # the test server runs PostgreSQL's default
+        assert maintenance.server_warnings() == []  # a small index fits
+    measured = json_module.loads((Path(__file__).resolve().parents[1] / "benchmarks" / "results" /
+                                  "pgvector_choices.json").read_text())
+    shipped = next(row for row in measured["rows"] if row["variant"] == "shipped")  # a million faces' index
+    warning = index_outgrows_buffers({"index_bytes": shipped["index_bytes"], "shared_buffers_bytes": 128 * 1024 ** 2})
+    assert warning.startswith("PostgreSQL's shared_buffers (128 MB) is smaller than the faces' search index (2.5 GB)")
+    assert index_outgrows_buffers({"index_bytes": shipped["index_bytes"], "shared_buffers_bytes": 3 * 1024 ** 3}) is None

@@ -7,6 +7,7 @@ import argparse
 from facerec.cli.output import emit, open_gallery, settings_from
 from facerec.cli.registry import CommandAdder
 from facerec.words.phrasing import plural, score_text
+from facerec.words.engines import size_text
 from facerec.words.health import confusable_pairs_line, figure_text, health_in_words, pair_text
 from facerec.words.sightings import sightings_in_words
 from facerec.words.threshold import with_sentence
@@ -65,9 +66,12 @@ def cmd_stats(args) -> int:
         stats = gallery.services().maintenance.stats()
         rule = gallery.services().thresholds.in_force(with_people=True)
     stats["threshold_policy"] = with_sentence(stats["threshold_policy"], rule)
-    rows = [[k, v] for k, v in stats.items() if k not in ("threshold_policy", "embedder")]
-    embedder = stats["embedder"]
+    rows = [[k, v] for k, v in stats.items() if k not in ("threshold_policy", "embedder", "index_memory")]
+    embedder, memory = stats["embedder"], stats["index_memory"]
     rows.append(["embedder", f"{embedder['path']}: {embedder['reason']}"])
+    if memory:  # a server's index (pgvector): its size against the page cache that should hold it
+        held = f"{size_text(memory['index_bytes'])} index, {size_text(memory['shared_buffers_bytes'])} shared_buffers"
+        rows.append(["index memory", held])
     emit(args, stats, rows, ["key", "value"], text=stats["threshold_policy"]["sentence"])
     return 0
 

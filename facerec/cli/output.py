@@ -42,7 +42,8 @@ def open_gallery(args):
     overrides = {"home": args.home, "similarity_threshold": args.threshold, "model_path": args.model,
                  "fpir": args.fpir, "database_url": args.db}
     gallery = Gallery.open(**{k: v for k, v in overrides.items() if v is not None and k != "home"}, home=args.home)
-    for warning in [*gallery.services().maintenance.notices, *gallery.services().maintenance.warnings()]:
+    maintenance = gallery.services().maintenance
+    for warning in [*maintenance.notices, *maintenance.warnings(), *maintenance.server_warnings()]:
         if warning:
             print(f"warning: {terminal_text(warning)}", file=sys.stderr)
     return gallery

@@ -12,6 +12,7 @@ from facerec.gallery.thresholds import GalleryThresholds
 from facerec.settings import Settings
 from facerec.storage import Store
 from facerec.vectors.base import VectorIndex
+from facerec.words.engines import index_outgrows_buffers
 
 
 class Maintenance:
@@ -29,7 +30,7 @@ class Maintenance:
         return {"identities": identities, "faces": faces, "model_id": self.model_id,
                 "gallery_models": self._store.faces.model_ids(),
                 "threshold": rule.threshold, "threshold_policy": rule.to_dict(),
-                "index": self._index.kind, "index_size": len(self._index),
+                "index": self._index.kind, "index_size": len(self._index), "index_memory": self._index.memory(),
                 "home": str(self._settings.home), "database": self._store.display_url,
                 "store_crops": self._settings.store_crops, "model_warning": self.model_warning(),
                 "sightings": self._sightings.count(),
@@ -44,6 +45,11 @@ class Maintenance:
         """One line each for whoever opens the gallery: embeddings of another model, a calibration made for
         another model file."""
         return [w for w in (self.model_warning(), self._thresholds.policy.calibration.warning) if w]
+
+    def server_warnings(self) -> list[str]:
+        """One line each for the operator only (the terminal that started the app, the CLI), never the page: a
+        PostgreSQL whose shared_buffers cannot hold the faces' search index."""
+        return [w for w in (index_outgrows_buffers(self._index.memory()),) if w]
 
     @property
     def embedder_check(self) -> EmbedderCheck:

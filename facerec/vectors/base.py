@@ -60,6 +60,11 @@ class VectorIndex(FaceVectors):
     def reconstruct_ids(self) -> np.ndarray:
         return self.reconstruct_all()[0]
 
+    def memory(self) -> dict | None:
+        """What the engine needs in memory against what it has, where a server holds it (pgvector: the HNSW index
+        against PostgreSQL's `shared_buffers`), for stats and the operator's warning; None in this process."""
+        return None
+
     def after_write(self, store: Store) -> None:
         """This process committed a write: take it in now, so it reads its own writes."""
         self.sync(store)

@@ -19,6 +19,7 @@ from sqlalchemy import text
 
 from facerec.errors import UnusableFile
 from facerec.storage import Store
+from facerec.storage.backends.postgresql import VECTOR_INDEX
 from facerec.vectors.base import VectorIndex
 
 MAX_EF_SEARCH = 1000  # pgvector's limit; an index scan returns at most ef_search rows
@@ -90,6 +91,16 @@ class PgVectorIndex(VectorIndex):
                     ids[row, column], similarities[row, column] = face_id, -distance
         width = max(1, min(k, int((ids >= 0).sum(axis=1).max(initial=0))))
         return np.minimum(similarities[:, :width], np.float32(1.0)), ids[:, :width]  # rounding never above 1
+
+    def memory(self) -> dict:
+        """{"index_bytes": the HNSW index on disk, "shared_buffers_bytes": PostgreSQL's page cache}: a search walks
+        the graph's pages, and when they do not fit in `shared_buffers` each one is copied in from the operating
+        system's cache again (several times slower at a million faces: benchmarks/pgvector_choices.py)."""
+        with self.store.read_engine.connect() as connection:
+            index, buffers = connection.exec_driver_sql(
+                f"SELECT coalesce(pg_relation_size(to_regclass('{VECTOR_INDEX}')), 0), "
+                "pg_size_bytes(current_setting('shared_buffers'))").one()
+        return {"index_bytes": int(index), "shared_buffers_bytes": int(buffers)}
 
     def reconstruct_all(self) -> tuple[np.ndarray, np.ndarray]:
         """The table's own vectors: there is no other copy."""

@@ -24,7 +24,7 @@ def readings(cipa: float, distances: dict[str, float], threshold_distance: float
     """Each figure in plain words (the figures are computed by `facerec.gallery.health`: `threshold_distance`, the
     match threshold as a distance; `nearest_other`, the typical distance to the nearest other person; `twins` of
     `people` reach the threshold with theirs)."""
-    limit, threshold_distance = threshold_distance, figure_text(threshold_distance)
+    shown = figure_text(threshold_distance)
     found: dict[str, str] = {}
     if math.isnan(cipa):
         found["closest_is_positive_accuracy"] = (
@@ -41,7 +41,7 @@ def readings(cipa: float, distances: dict[str, float], threshold_distance: float
     found["MedianDistance"] = (
         "Undefined: fewer than two faces." if math.isnan(md) else
         f"Typical distance between any two faces: {figure_text(md)}. Unrelated faces sit near 1.41; the match "
-        f"threshold corresponds to distance {threshold_distance}."
+        f"threshold corresponds to distance {shown}."
     )
     mc = distances["MedianClosestDistance"]
     has_positives = not math.isnan(distances["MedianClosestPositiveDistance"])
@@ -56,14 +56,14 @@ def readings(cipa: float, distances: dict[str, float], threshold_distance: float
     else:
         found["MedianClosestDistance"] = (
             f"Typical distance from a face to its nearest other face (always another person here, as everyone "
-            f"has one photo): {figure_text(mc)}. " + _look_alike_reading(mc, limit))
+            f"has one photo): {figure_text(mc)}. " + _look_alike_reading(mc, threshold_distance))
     positive = distances["MedianClosestPositiveDistance"]
     found["MedianClosestPositiveDistance"] = (
         _no_positives() if not has_positives else
         f"Typical distance from a face to the nearest other photo of the same person: {figure_text(positive)}. "
-        + (f"Below the threshold distance {threshold_distance}: a person's photos usually match each other, so a "
-           "new photo of them is usually recognised." if positive < limit else
-           f"Above the threshold distance {threshold_distance}: a person's own photos often do not match each "
+        + (f"Below the threshold distance {shown}: a person's photos usually match each other, so a "
+           "new photo of them is usually recognised." if positive < threshold_distance else
+           f"Above the threshold distance {shown}: a person's own photos often do not match each "
            "other, so a new photo of them may not be recognised."))
     gap = distances["MedianClosestVsClosestPositiveDistance"]
     found["MedianClosestVsClosestPositiveDistance"] = (
@@ -73,7 +73,7 @@ def readings(cipa: float, distances: dict[str, float], threshold_distance: float
     found["NearestOtherPerson"] = (
         "Undefined: fewer than two people." if math.isnan(nearest_other) else
         f"Typical distance from a person to the nearest face of anyone else: {figure_text(nearest_other)}. "
-        + (_look_alike_reading(nearest_other, limit) if not twins else
+        + (_look_alike_reading(nearest_other, threshold_distance) if not twins else
            f"{twins} of {people} people have a near-twin in the gallery: another person at or above "
            "the match threshold (see the suspected duplicates)."))
     return found

@@ -6,8 +6,7 @@ import argparse
 
 from facerec.cli.output import emit, open_gallery, settings_from
 from facerec.cli.registry import CommandAdder
-from facerec.words.phrasing import plural, score_text
-from facerec.words.engines import size_text
+from facerec.words.phrasing import plural, score_text, size_text
 from facerec.words.health import confusable_pairs_line, figure_text, health_in_words, pair_text
 from facerec.words.sightings import sightings_in_words
 from facerec.words.threshold import with_sentence

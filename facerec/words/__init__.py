@@ -2,7 +2,8 @@
 how numbers, counts and sentences are written (`phrasing`), the threshold's sentence (`threshold`), what is wrong
 with a model card's calibration (`card_warnings`), an enrollment photo's quality (`quality`), why a face was
 refused (`refusals`), Health's readings and trend (`health`), the sightings paragraph (`sightings`), what a
-confirmation taught (`templates`), people and video answers (`people`, `video`).
+confirmation taught (`templates`), people and video answers (`people`, `video`), what the operator should know
+about the database server (`engines`).
 
 The parts decide with numbers; words phrase them. Words sit low in the layers (beside `facerec.settings`) so any
 part can take its sentence from here, and import nothing of facerec's but themselves: what they phrase they read

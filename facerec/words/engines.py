@@ -2,14 +2,7 @@
 
 from __future__ import annotations
 
-
-def size_text(count: int) -> str:
-    """Bytes as a person reads them, in PostgreSQL's units: '128 MB', '2.6 GB', '900 kB'."""
-    for unit, scale in (("GB", 1024 ** 3), ("MB", 1024 ** 2), ("kB", 1024)):
-        if count >= scale:
-            value = count / scale
-            return f"{value:.1f} {unit}" if value < 10 else f"{value:,.0f} {unit}"
-    return f"{count:,} bytes"
+from facerec.words.phrasing import size_text
 
 
 def index_outgrows_buffers(memory: dict | None) -> str | None:

@@ -3,7 +3,8 @@
 The Gallery API raises `FaceRecError`s whose messages state what is wrong; each shell (web app, CLI) adds the one
 sentence that says what to do there (tick a box, pass `--force`), because only the shell knows its own controls.
 Numbers are written the same way everywhere a person reads them: similarities and thresholds to three decimals,
-small rates in short scientific notation (`1e-3`, `9.9e-4`), so the same value never appears as two strings.
+small rates in short scientific notation (`1e-3`, `9.9e-4`), sizes in PostgreSQL's units (`2.5 GB`), so the same
+value never appears as two strings.
 """
 
 from __future__ import annotations
@@ -65,6 +66,15 @@ def percent_text(rate: float | None) -> str:
         return "unknown"
     percent = 100 * rate
     return f"{percent:.2g}%" if percent >= 0.001 or percent == 0 else "<0.001%"
+
+
+def size_text(count: int) -> str:
+    """Bytes as a person reads them, in PostgreSQL's units: '128 MB', '2.6 GB', '900 kB'."""
+    for unit, scale in (("GB", 1024 ** 3), ("MB", 1024 ** 2), ("kB", 1024)):
+        if count >= scale:
+            value = count / scale
+            return f"{value:.1f} {unit}" if value < 10 else f"{value:,.0f} {unit}"
+    return f"{count:,} bytes"
 
 
 def no_face_message(pixels_shape: tuple[int, ...], min_face_size: float, photo: str = "the photo") -> str:

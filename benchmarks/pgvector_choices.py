@@ -52,6 +52,7 @@ from facerec.openset.cohort import Cohort, cohort_path, normalised  # noqa: E402
 from facerec.openset.threshold_policy import ThresholdPolicy  # noqa: E402
 from facerec.provenance import write_result  # noqa: E402
 from facerec.settings import Settings  # noqa: E402
+from facerec.vectors.faiss.hnsw import principal_directions  # noqa: E402
 
 CANDIDATES = 50  # identify's re-rank depth (facerec.gallery.search.RERANK_DEPTH)
 TABLE, INDEX = "bench_faces", "bench_faces_hnsw"
@@ -63,8 +64,8 @@ VARIANTS = {  # name: (indexed expression and operator class, the ORDER BY that 
 
 
 def gallery_bed(data: Path, lfw_cache: Path, cache: Path, people: int, size: int):
-    """(vectors [size, 512], the person of each row, queries [people, 512], the person of each query, the
-    celeba112 embeddings the subspace is fitted on)."""
+    """(vectors [size, 512], the person of each row, queries [people, 512], the celeba112 embeddings the subspace
+    is fitted on)."""
     embedder = FaceEmbedder(Settings().model_path)
     celeba = list_identities(data / "celeba112")
     paths = [photo for name in sorted(celeba) for photo in celeba[name]]
@@ -80,14 +81,7 @@ def gallery_bed(data: Path, lfw_cache: Path, cache: Path, people: int, size: int
     real_people = [f"celeba:{o}" for o in owner[enrolled]] + [f"lfw:{p}" for p in lfw_people]
     bed = face_like_bed(size, {"enrolled": real, "queries": celeba_vectors[query_rows], "fit": lfw_vectors[lfw_single]})
     person = np.array(real_people[:size] + [f"padding:{i}" for i in range(size - min(size, len(real)))])
-    return bed.vectors, person, bed.queries, np.array([f"celeba:{n}" for n in chosen]), celeba_vectors
-
-
-def principal_subspace(vectors: np.ndarray, dims: int) -> np.ndarray:
-    """The `dims` uncentred principal directions of `vectors`, [dims, 512] float32 (as facerec.vectors.faiss.hnsw)."""
-    energy, directions = np.linalg.eigh(vectors.astype(np.float64).T @ vectors.astype(np.float64))
-    order = np.argsort(energy)[::-1][:dims]
-    return np.ascontiguousarray(directions[:, order].T, dtype=np.float32)
+    return bed.vectors, person, bed.queries, celeba_vectors
 
 
 class Server:
@@ -140,9 +134,8 @@ def load(connection, vectors: np.ndarray, subspace: np.ndarray) -> dict:
     """The table, loaded once by COPY (a rerun with the same size reuses it)."""
     from pgvector import HalfVector
 
-    found = connection.execute(f"SELECT count(*) FROM {TABLE}").fetchone()[0] if connection.execute(
-        "SELECT to_regclass(%s)", (TABLE,)).fetchone()[0] else None
-    if found == len(vectors):
+    exists = connection.execute("SELECT to_regclass(%s)", (TABLE,)).fetchone()[0]
+    if exists and connection.execute(f"SELECT count(*) FROM {TABLE}").fetchone()[0] == len(vectors):
         return {"load_s": None}
     connection.execute(f"DROP TABLE IF EXISTS {TABLE}")
     connection.execute(f"CREATE TABLE {TABLE} (id bigint PRIMARY KEY, embedding vector(512), "
@@ -238,9 +231,8 @@ def main() -> None:
     parser.add_argument("--pgdata", type=Path, default=Path("cache/pgvector-choices"))
     parser.add_argument("--out", type=Path, required=True)
     args = parser.parse_args()
-    vectors, person, queries, _query_people, celeba = gallery_bed(args.data, args.lfw_cache, args.cache,
-                                                                   args.people, args.size)
-    subspace = principal_subspace(celeba, args.dims)
+    vectors, person, queries, celeba = gallery_bed(args.data, args.lfw_cache, args.cache, args.people, args.size)
+    subspace = np.ascontiguousarray(principal_directions(celeba)[0][: args.dims], dtype=np.float32)
     truth, judge = exact_candidates(vectors, queries), Judge(vectors, person, queries)
     exact_named = sum(judge.answer(i, *truth[i]) is not None for i in range(len(queries)))
     server = Server(args.pgdata)

@@ -32,15 +32,21 @@ def principal_subspace(vectors: np.ndarray) -> np.ndarray | None:
         return None
     rng = np.random.default_rng(0)
     sample = vectors[np.sort(rng.choice(len(vectors), min(len(vectors), _SUBSPACE_SAMPLE), replace=False))]
-    sample = sample.astype(np.float64)
-    energy, directions = np.linalg.eigh(sample.T @ sample)
-    order = np.argsort(energy)[::-1]
-    kept = np.cumsum(energy[order]) / energy.sum()
+    directions, kept = principal_directions(sample)
     dims = int(np.searchsorted(kept, PROJECTION_ENERGY)) + 1
     dims = -(-dims // 16) * 16
     if dims > PROJECTION_MAX_DIMS:
         return None
-    return np.ascontiguousarray(directions[:, order[:dims]].T, dtype=np.float32)
+    return np.ascontiguousarray(directions[:dims], dtype=np.float32)
+
+
+def principal_directions(vectors: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(the uncentred principal directions of `vectors` [D, D] float64, one per row, most energy first; the share of
+    the energy the first k of them hold, [D]): uncentred, so inner products are kept up to the energy left out."""
+    sample = vectors.astype(np.float64)
+    energy, directions = np.linalg.eigh(sample.T @ sample)
+    order = np.argsort(energy)[::-1]
+    return directions[:, order].T, np.cumsum(energy[order]) / energy.sum()
 
 
 def new_graph_index(dimension: int, hnsw_m: int, training: np.ndarray | None):

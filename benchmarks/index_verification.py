@@ -40,7 +40,7 @@ def fill(store: Store, count: int, seed: int = 0) -> None:
         size = min(BATCH, count - start)
         vectors = rng.standard_normal((size, 512)).astype(np.float32)
         vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
-        with store.writing() as session, session.begin():
+        with store.transaction() as session:
             people = store.people.create(session, [{"name": f"person {start + i}"} for i in range(size)], now)
             store.faces.add_many(session, [
                 {"identity_id": people[f"person {start + i}"], "embedding": vector, "model_id": MODEL_ID,

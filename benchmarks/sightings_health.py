@@ -67,7 +67,7 @@ def main() -> None:
         memory = after["sightings"]
         seen = parts_of(gallery).store.sightings.rows(gallery.services().maintenance.model_id)
         rng = np.random.default_rng(0)
-        with parts_of(gallery).store.writing() as session, session.begin():
+        with parts_of(gallery).store.transaction() as session:
             for row in range(10_000 - len(seen)):
                 vector = seen.embeddings[row % len(seen)] + 0.02 * rng.standard_normal(512).astype(np.float32)
                 parts_of(gallery).store.sightings.add(session, int(seen.identity_ids[row % len(seen)]),

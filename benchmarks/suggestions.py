@@ -90,7 +90,7 @@ def regrouped(gallery: Gallery, far: float, near_far: float, pair_test: str = "c
     service's thresholds are). `pair_test`: "cosine" (the shipped rule: the cosine at `far` and the memory's
     z-score), "score and memory" (the model cohort's normalised score at `far` in place of the cosine) or "score"
     (that score alone, no memory z-score): one normalisation for identify and grouping, measured beside two."""
-    with parts_of(gallery).store.writing() as session, session.begin():
+    with parts_of(gallery).store.transaction() as session:
         session.query(Stranger).update({Stranger.group_id: None})
     service = parts_of(gallery).suggesting
     kept = service.grouping_threshold, service.near_threshold

@@ -46,7 +46,7 @@ def plant(store, model_id: str, embeddings: np.ndarray, photos: list[str], crop_
     """Write the faces as kept, ungrouped, seen now (in transactions of `batch` rows)."""
     landmarks = [[40.0, 50.0], [72.0, 50.0], [56.0, 66.0], [44.0, 84.0], [68.0, 84.0]]
     for start in range(0, len(embeddings), batch):
-        with store.writing_sightings() as session, session.begin():
+        with store.sightings_transaction() as session:
             session.add_all([Stranger(embedding=np.asarray(vector, np.float32).tobytes(), model_id=model_id,
                                       photo_sha256=photo, crop_jpeg=crop_jpeg, box=[10.0, 10.0, 110.0, 130.0],
                                       landmarks=landmarks, seen_at=utcnow())

@@ -160,11 +160,11 @@ def test_writers_queue_so_journal_order_is_commit_order(postgres):
     vectors = unit_vectors(2, seed=1)
     second_done = threading.Event()
     try:
-        with first.writing() as session, session.begin():
+        with first.transaction() as session:
             early = _one_face(first, session, "early writer", vectors[0])  # holds the write lock from here
 
             def second_writer() -> None:
-                with second.writing() as other, other.begin():
+                with second.transaction() as other:
                     _one_face(second, other, "late writer", vectors[1])
                 second_done.set()
 

@@ -203,13 +203,13 @@ def test_drift_and_a_weak_enrollment_show_in_the_trend(gallery, lfw_people) -> N
     other people's, so the distances rise); one person's sightings agree with each other but not with the
     enrollment photo."""
     store, rng = parts_of(gallery).store, np.random.default_rng(0)
-    with store.writing() as session, session.begin():
+    with store.transaction() as session:
         store.sightings.clear(session)
     face_ids, enrolled = store.faces.embeddings()
     labels = store.faces.labels()
     owners = [labels[int(f)][0] for f in face_ids]
     start = utcnow() - timedelta(days=3)
-    with store.writing() as session, session.begin():
+    with store.transaction() as session:
         for day, mix in enumerate((0.1, 0.25, 0.4)):  # automatic sightings: all above the threshold, as kept
             for row in range(1, 61):
                 other = enrolled[(row + 7) % len(enrolled)]

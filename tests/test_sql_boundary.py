@@ -6,8 +6,8 @@ Checked on the syntax tree, not by a text search: `import sqlalchemy`, `from sql
 `select(...)` imported from sqlalchemy and any `.execute(...)` call.
 
 One transaction owner: only the store opens and ends transactions. Outside storage/ and vectors/ no module calls
-`.begin()`, `.commit()` or `.rollback()`, nor the store's raw write sessions (`.writing()`,
-`.writing_sightings()`): a service writes inside `with store.transaction() as session:` (or
+`.begin()`, `.commit()` or `.rollback()`, nor a raw write session (`.writing()`, `.writing_sightings()`, which
+the store once offered beside `transaction()` and no longer does): a service writes inside `with store.transaction() as session:` (or
 `store.sightings_transaction()`), and the store commits when the block ends.
 """
 

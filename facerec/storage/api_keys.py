@@ -1,13 +1,14 @@
 """The api_keys table's queries: the REST API's keys, kept by the SHA-256 of each key (`facerec.access.api_keys`
 says why and does the hashing; here are only the reads and writes).
 
-Each write is one short transaction of its own, opened here through the store (`Store.writing`): services never
+Each write is one short transaction of its own, opened here through the store (`Store.transaction`): services never
 open sessions or commit.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import ContextManager
 
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
@@ -16,12 +17,12 @@ from facerec.storage.schema import ApiKeyRow, utcnow
 
 
 class ApiKeysTable:
-    def __init__(self, writing: Callable[[], Session], reading: Callable[[], Session]) -> None:
-        self._writing, self._reading = writing, reading  # `Store.writing` and `Store.session`
+    def __init__(self, transaction: Callable[[], ContextManager[Session]], reading: Callable[[], Session]) -> None:
+        self._transaction, self._reading = transaction, reading  # `Store.transaction` and `Store.session`
 
     def add(self, name: str, role: str, key_sha256: str, shown: str) -> ApiKeyRow:
         """Store a new key (committed on return); the row comes back with its id and creation time."""
-        with self._writing() as session, session.begin():
+        with self._transaction() as session:
             row = ApiKeyRow(name=name, role=role, key_sha256=key_sha256, shown=shown)
             session.add(row)
             session.flush()
@@ -35,7 +36,7 @@ class ApiKeysTable:
     def revoke(self, key_id: int) -> ApiKeyRow | None:
         """Mark key `key_id` revoked now, unless it already was (its first revocation time stays); None if there is
         no such key."""
-        with self._writing() as session, session.begin():
+        with self._transaction() as session:
             row = session.get(ApiKeyRow, key_id)
             if row is not None and row.revoked_at is None:
                 row.revoked_at = utcnow()

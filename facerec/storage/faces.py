@@ -159,7 +159,7 @@ class FacesTable:
             return sorted(session.scalars(select(Face.model_id).where(Face.model_id != model_id)
                                           .distinct().limit(limit)))
 
-    # ----- writes (inside the caller's `writing()` transaction) -----------------------------------------------
+    # ----- writes (inside the caller's `transaction()`) -----------------------------------------------
     def add_many(self, session: Session, rows: list[dict], now: datetime) -> list[int]:
         """Faces in one statement, journalled; each row: identity_id, embedding (float32 vector), model_id,
         photo_sha256, box, landmarks, crop_jpeg (or None), optional created_at (else `now`). Returns the new

@@ -72,7 +72,7 @@ class PeopleTable:
         return [str(name) for chunk in chunked(keys)
                 for name, in session.execute(select(Identity.name).where(self.name_key(Identity.name).in_(chunk)))]
 
-    # ----- writes (inside the caller's `writing()` transaction) -----------------------------------------------
+    # ----- writes (inside the caller's `transaction()`) -----------------------------------------------
     def add(self, session: Session, name: str, note: str | None, face: dict) -> tuple[int, int]:
         """A new person with one face (`face`: `FacesTable.add_many`'s row keys but identity_id); (identity id,
         face id)."""

@@ -1,6 +1,6 @@
 """The queries of the sightings table (`facerec.storage.schema.Sighting`): the recent-identifications memory.
 
-Writes take the caller's write transaction (`Store.writing_sightings()`), so a sighting and the trim that keeps the memory
+Writes take the caller's write transaction (`Store.sightings_transaction()`), so a sighting and the trim that keeps the memory
 at its capacity commit together; reads open their own session. Rows of another model than the one asked for are
 never returned: their embeddings live in another space.
 """

@@ -1,6 +1,6 @@
 """The store: the gallery's database, its sessions, and one table object per aggregate.
 
-`writing()` is one write transaction (writers queue for one lock, see the backend), `session()` a read session.
+`transaction()` is one write transaction (writers queue for one lock, see the backend), `session()` a read session.
 The queries live with their aggregate: `store.people` (identities), `store.faces` (embeddings, photos, crops),
 `store.journal` (the commit-ordered change log the vector index follows), `store.sightings` (the memory of
 recent identifications), `store.replaced` (templates a learned face took the place of, kept for its undo) and
@@ -41,7 +41,7 @@ from facerec.storage.strangers import StrangersTable
 
 
 class Store:
-    """Thin access layer over the tables. `writing()` is one write transaction; `session()` a read session."""
+    """Thin access layer over the tables. `transaction()` is one write transaction; `session()` a read session."""
 
     def __init__(self, url: str) -> None:
         self.url = url
@@ -68,17 +68,12 @@ class Store:
         self.sightings = SightingsTable(self.session)
         self.strangers = StrangersTable(self.session)
         self.replaced = ReplacedFacesTable(self.faces)
-        self.api_keys = ApiKeysTable(self.writing, self.session)
+        self.api_keys = ApiKeysTable(self.transaction, self.session)
         self.people = PeopleTable(self.session, self.backend.name_key, self.sightings, self.faces, self.replaced)
 
     @property
     def display_url(self) -> str:
         return display_url(self.url)
-
-    def writing(self) -> Session:
-        """A session for one write transaction, for the storage layer itself (`with store.writing() as s,
-        s.begin(): ...`); services use `transaction()`."""
-        return self._writes()
 
     def session(self) -> Session:
         """A session for reads."""
@@ -94,14 +89,9 @@ class Store:
     @contextmanager
     def sightings_transaction(self) -> Iterator[Session]:
         """One write transaction of sightings (and strangers) only, like `transaction()`, on the engine that on
-        PostgreSQL does not queue for the gallery's write lock (`writing_sightings`)."""
+        PostgreSQL does not queue for the gallery's write lock (`Backend.sightings_engine`)."""
         with self._sighting_writes() as session, session.begin():
             yield session
-
-    def writing_sightings(self) -> Session:
-        """A session for one write transaction of sightings only, which on PostgreSQL does not queue for the
-        gallery's write lock (`Backend.sightings_engine`)."""
-        return self._sighting_writes()
 
     def dispose(self) -> None:
         self.backend.dispose()
@@ -113,11 +103,11 @@ class Store:
             return row.value if row else default
 
     def set_setting(self, key: str, value) -> None:
-        with self.writing() as session, session.begin():
+        with self.transaction() as session:
             session.merge(Setting(key=key, value=value if isinstance(value, str) else json.dumps(value)))
 
     def delete_setting(self, key: str) -> None:
-        with self.writing() as session, session.begin():
+        with self.transaction() as session:
             row = session.get(Setting, key)
             if row is not None:
                 session.delete(row)
@@ -128,7 +118,7 @@ class Store:
         found = self.get_setting(key)
         if found is not None:
             return found
-        with self.writing() as session, session.begin():
+        with self.transaction() as session:
             row = session.get(Setting, key)
             if row is None:
                 row = Setting(key=key, value=make())

@@ -80,7 +80,7 @@ def test_export_then_import_keeps_the_history(gallery, tmp_path, pipeline) -> No
     from facerec.storage.schema import Face, Identity
 
     past = datetime(2021, 3, 4, 5, 6, 7, tzinfo=timezone.utc)
-    with parts_of(gallery).store.writing() as session, session.begin():
+    with parts_of(gallery).store.transaction() as session:
         for offset, person in enumerate(session.query(Identity).order_by(Identity.id)):
             person.created_at = past + timedelta(days=offset)
             person.updated_at = past + timedelta(days=offset, hours=1)

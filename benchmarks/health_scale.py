@@ -75,7 +75,9 @@ def postgres_run(names: list[str], vectors: np.ndarray) -> dict:
     from sqlalchemy.engine import make_url
 
     from facerec.storage import upgrade
-    from facerec.storage.backends.postgresql import VECTOR_INDEX, vector_index_ddl
+
+    from facerec.vectors.pgvector.projection import model_projection
+    from facerec.storage.backends.projection import VECTOR_INDEX, vector_index_ddl
 
     warnings.simplefilter("ignore")  # platformdirs without XDG_RUNTIME_DIR
     folder = Path(tempfile.mkdtemp(prefix="facerec-health-pg-"))
@@ -84,7 +86,7 @@ def postgres_run(names: list[str], vectors: np.ndarray) -> dict:
         server.psql("CREATE DATABASE health;")
         url = make_url(server.get_uri()).set(drivername="postgresql+psycopg", database="health")
         url = url.render_as_string(hide_password=False)
-        upgrade(url)
+        upgrade(url, model_projection(Settings()))
         with tempfile.TemporaryDirectory() as home:
             gallery = Gallery(Settings(home=Path(home), database_url=url, store_crops=False))
             try:

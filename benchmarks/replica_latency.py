@@ -106,6 +106,7 @@ def main() -> None:
     from facerec.errors import FaceRecError
     from facerec.gallery import Gallery
     from facerec.storage import upgrade
+    from facerec.vectors.pgvector.projection import model_projection
 
     warnings.simplefilter("ignore")
     lfw = Path(args.data) / "lfw"
@@ -118,7 +119,7 @@ def main() -> None:
                 connection.execute("CREATE DATABASE replicas")
             url = make_url(server.get_uri()).set(drivername="postgresql+psycopg", database="replicas") \
                 .render_as_string(hide_password=False)
-            upgrade(url)
+            upgrade(url, model_projection(Settings()))
             loaded = []
             with Gallery(Settings(home=Path(folder) / "loader", database_url=url)) as gallery:
                 for person in enrolled_people:

@@ -200,13 +200,14 @@ class PostgresBench:
 
     def bench(self, bed: TestBed) -> list[dict]:
         from facerec.storage import upgrade
-        from facerec.storage.backends.postgresql import VECTOR_INDEX, vector_index_ddl
+        from facerec.vectors.pgvector.projection import model_projection
+        from facerec.storage.backends.projection import VECTOR_INDEX, vector_index_ddl
 
         size, name = len(bed.vectors), f"scale_{len(bed.vectors)}_{bed.distribution.replace('-', '_')}"
         self._admin(f"DROP DATABASE IF EXISTS {name}")
         self._admin(f"CREATE DATABASE {name}")
         url = self.admin.set(database=name).render_as_string(hide_password=False)
-        upgrade(url)
+        upgrade(url, model_projection(Settings()))
         with tempfile.TemporaryDirectory() as home:
             gallery = Gallery(Settings(home=Path(home), database_url=url, store_crops=False, index_kind="pgvector"))
             try:

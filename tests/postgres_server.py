@@ -69,7 +69,9 @@ class PostgresServer:
         """A new database: a copy of `template` (a URL), else empty with facerec's schema. Returns its URL."""
         import psycopg
 
+        from facerec.settings import Settings
         from facerec.storage import upgrade
+        from facerec.vectors.pgvector.projection import model_projection
 
         name = name or f"gallery_{next(self._numbers)}"
         clause = f" TEMPLATE {_database_name(template)}" if template else ""
@@ -77,7 +79,7 @@ class PostgresServer:
             connection.execute(f"CREATE DATABASE {name}{clause}")
         url = self.url(name)
         if template is None:
-            upgrade(url)
+            upgrade(url, model_projection(Settings()))
         return url
 
     def sql(self, url: str, statement: str, params: tuple = ()) -> list[tuple]:

@@ -60,12 +60,13 @@ def test_db_upgrade_makes_the_schema_and_a_gallery_refuses_a_database_without_it
     done = json.loads(first.stdout)["done"]
     assert {"created the pgvector extension", "created table faces", "created table journal",
             "created table sightings", "created table api_keys", "created table strangers",
-            "created table replaced_faces", "created index ix_faces_embedding_hnsw",
-            "schema version none -> 7"} <= set(done)
+            "created table replaced_faces", "created index ix_faces_projection_hnsw",
+            "schema version none -> 8"} <= set(done)
+    assert any(step.startswith("fitted the search projection on cohort ") for step in done), done
     again = cli("db", "upgrade", "--db", url)
     assert again.returncode == 0 and "the schema is up to date" in again.stdout
-    assert postgres.sql(url, "SELECT attstorage FROM pg_attribute WHERE attrelid = 'faces'::regclass "
-                             "AND attname = 'embedding'") == [("p",)]  # 2 KB vectors kept inline
+    assert postgres.sql(url, "SELECT format_type(atttypid, atttypmod) FROM pg_attribute WHERE attrelid = "
+                             "'faces'::regclass AND attname = 'embedding'") == [("halfvec(512)",)]
 
     # The CLI on that database: --db, or FACEREC_DATABASE_URL.
     home = tmp_path / "cli_home"
@@ -92,13 +93,13 @@ def test_db_upgrade_makes_the_schema_and_a_gallery_refuses_a_database_without_it
                           ("sightings", "crop_jpeg"), ("sightings", "box"), ("sightings", "landmarks")):
         if table == "faces":  # (the sightings table goes whole)
             postgres.sql(url, f"ALTER TABLE {table} DROP COLUMN {column}")
-    with pytest.raises(UnusableFile, match="schema version 1, this facerec needs 7"):
+    with pytest.raises(UnusableFile, match="schema version 1, this facerec needs 8"):
         Gallery(Settings.from_env(home=tmp_path / "home", database_url=url))
     upgraded = json.loads(cli("db", "upgrade", "--db", url, "--json").stdout)["done"]
     assert sorted(upgraded) == ["added column faces.cohort_mean", "added column faces.cohort_sd",
                                 "added column faces.learned_by", "added column faces.learned_from",
                                 "added column faces.origin", "created table api_keys", "created table replaced_faces",
-                                "created table sightings", "created table strangers", "schema version 1 -> 7"]
+                                "created table sightings", "created table strangers", "schema version 1 -> 8"]
     assert postgres.sql(url, "SELECT origin FROM faces") == [("enrolled",)]  # the faces from before: enrolled
     assert postgres.sql(url, "SELECT name FROM identities") == [("Abdullah Gul",)]
     found = json.loads(cli("identify", str(lfw_photo("Abdullah_Gul", 2)), "--db", url, "--home", str(home),
@@ -128,9 +129,43 @@ def test_db_upgrade_looks_only_at_facerecs_own_schema(postgres, tmp_path, lfw_ph
     postgres.sql(url, "UPDATE settings SET value = '3' WHERE key = 'schema_version'")
     upgraded = json.loads(cli("db", "upgrade", "--db", url, "--json").stdout)["done"]
     assert {"added column faces.origin", "added column faces.learned_from", "added column faces.learned_by",
-            "added column faces.cohort_mean", "added column faces.cohort_sd", "schema version 3 -> 7"} <= set(upgraded)
+            "added column faces.cohort_mean", "added column faces.cohort_sd", "schema version 3 -> 8"} <= set(upgraded)
     with Gallery(Settings.from_env(home=tmp_path / "home", database_url=url)) as gallery:
         assert gallery.enroll(lfw_photo("Abdullah_Gul", 1), "Abdullah Gul").photos == 1  # enroll works
+
+
+def test_a_schema_7_gallery_upgrades_to_halfvec_and_the_projected_index_and_finds_the_same_person(
+        postgres, tmp_path, lfw_photo):
+    """Schema 7 kept `vector(512)` embeddings under an HNSW index over the whole vector: `facerec db upgrade`
+    turns them into `halfvec(512)`, drops that index and builds the projected one; a model change refits it."""
+    url = postgres.new_database()
+    home = tmp_path / "home"
+    with Gallery(Settings.from_env(home=home, database_url=url)) as gallery:
+        gallery.enroll(lfw_photo("Abdullah_Gul", 1), "Abdullah Gul")
+    for statement in ("DROP INDEX ix_faces_projection_hnsw", "DROP FUNCTION facerec_projection",
+                      "DROP TABLE projection_directions", "DELETE FROM settings WHERE key = 'projection_fitted_for'",
+                      "ALTER TABLE faces ALTER COLUMN embedding TYPE vector(512) USING embedding::vector(512)",
+                      "CREATE INDEX ix_faces_embedding_hnsw ON faces USING hnsw (embedding vector_ip_ops)",
+                      "UPDATE settings SET value = '7' WHERE key = 'schema_version'"):
+        postgres.sql(url, statement)
+    with pytest.raises(UnusableFile, match="schema version 7, this facerec needs 8"):
+        Gallery(Settings.from_env(home=home, database_url=url))
+
+    done = json.loads(cli("db", "upgrade", "--db", url, "--json").stdout)["done"]
+    assert done[:1] == ["faces.embedding vector(512) -> halfvec(512)"] and done[-2:] == [
+        "created index ix_faces_projection_hnsw", "schema version 7 -> 8"], done
+    assert postgres.sql(url, "SELECT indexname FROM pg_indexes WHERE indexname IN ('ix_faces_projection_hnsw', "
+                             "'ix_faces_embedding_hnsw')") == [("ix_faces_projection_hnsw",)]
+    found = json.loads(cli("identify", str(lfw_photo("Abdullah_Gul", 2)), "--db", url, "--home", str(home),
+                           "--json").stdout)
+    assert found[0]["name"] == "Abdullah Gul"
+
+    # Directions fitted for another model's cohort are fitted again, the index rebuilt over them.
+    postgres.sql(url, "UPDATE settings SET value = 'another:k10' WHERE key = 'projection_fitted_for'")
+    refitted = json.loads(cli("db", "upgrade", "--db", url, "--json").stdout)["done"]
+    assert len(refitted) == 2 and refitted[0].startswith("fitted the search projection on cohort ")
+    assert refitted[1] == "created index ix_faces_projection_hnsw"
+    assert postgres.sql(url, "SELECT count(*) FROM projection_directions") == [(128,)]
 
 
 def test_a_password_never_shows_in_stats(postgres, tmp_path):
@@ -210,7 +245,8 @@ def test_without_the_lock_a_follower_would_miss_a_commit(postgres):
 
 # ----- pgvector's search -------------------------------------------------------------------------------------
 def test_pgvector_search_uses_the_hnsw_index_and_returns_exact_similarities(postgres, tmp_path):
-    from facerec.storage.backends.postgresql import VECTOR_INDEX, vector_index_ddl
+    from facerec.storage.backends.projection import VECTOR_INDEX, vector_index_ddl
+    from facerec.vectors.pgvector import search_sql
 
     url = postgres.new_database()
     count = 5000
@@ -227,15 +263,16 @@ def test_pgvector_search_uses_the_hnsw_index_and_returns_exact_similarities(post
         assert index.kind == "pgvector" and len(index) == count
         with parts_of(gallery).store.read_engine.connect() as connection:
             plan = " ".join(row[0] for row in connection.exec_driver_sql(
-                "EXPLAIN SELECT id, embedding <#> %(query)s AS distance FROM faces ORDER BY distance LIMIT 20",
-                {"query": vectors[0]}))
+                "EXPLAIN " + search_sql(5, candidates=20), {"query": vectors[0]}))
         assert f"Index Scan using {VECTOR_INDEX}" in plan, plan[:300]
 
         rng = np.random.default_rng(3)
         queries = vectors[rng.choice(count, 50, replace=False)] + 0.02 * rng.standard_normal((50, 512))
         queries = (queries / np.linalg.norm(queries, axis=1, keepdims=True)).astype(np.float32)
         similarities, found = index.search(queries, 5)
-        exact = queries.astype(np.float64) @ vectors.astype(np.float64).T
+        stored = vectors.astype(np.float16).astype(np.float64)  # halfvec(512): what the table keeps
+        exact = queries.astype(np.float64) @ stored.T
+        assert np.abs(exact - queries.astype(np.float64) @ vectors.astype(np.float64).T).max() < 1e-3
         assert np.mean(found[:, 0] == face_ids[np.argmax(exact, axis=1)]) >= 0.98
         rows = {int(f): r for r, f in enumerate(face_ids)}
         for q, (sims, ids) in enumerate(zip(similarities, found)):

@@ -105,7 +105,7 @@ STATED = {
     "docs/api.md": {"1 MB", "15 MB", "16 MP", "256 MB", "31 MB", "40 megapixels"},
     "docs/app.md": {"1%", "112 px", "15 MB", "16 MP", "2 minutes", "30 days", "34 px", "40 megapixels"},
     "docs/cli.md": {"0.1%", "1%"},
-    "docs/deployment.md": {"60 s", "8 GB"},
+    "docs/deployment.md": {"60 s", "4 GB"},
     "docs/health.md": {"15 px", "3 px", "34 px", "35 px"},
     "docs/how-the-threshold-works.md": {"0.1%", "1%", "10%", "12 px", "90%", "95%"},
     "docs/results.md": {"1%", "10%", "20 ms", "30 MB", "40 megapixels", "5 ms", "5%", "87 kB", "99.9%"},

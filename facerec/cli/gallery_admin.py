@@ -89,6 +89,8 @@ def cmd_health(args) -> int:
             "as the gallery grows: " + ", ".join(f"{plural(g['faces'], 'face')} -> {score_text(g['threshold'])}"
                                                   for g in report["policy_growth"][::6]))
     text += "".join(f"\n{note}" for note in report["notes"])
+    if report["readings"].get("search_index"):
+        text += f"\n{report['readings']['search_index']}"
     text += _sightings_text(report["sightings"])
     if report["suspected_duplicates"]:
         text += "\nsuspected duplicates: " + "; ".join(pair_text(p) for p in report["suspected_duplicates"][:10])
@@ -130,10 +132,13 @@ def _sightings_text(sightings: dict) -> str:
 
 def cmd_db(args) -> int:
     from facerec.storage import upgrade
+    from facerec.storage.backends.kinds import database_kind
     from facerec.storage.store import display_url
+    from facerec.vectors.pgvector.projection import model_projection
 
-    url = settings_from(args).resolved_database_url
-    done = upgrade(url)
+    settings = settings_from(args)
+    url = settings.resolved_database_url
+    done = upgrade(url, model_projection(settings) if database_kind(url) == "postgresql" else None)
     emit(args, {"database": display_url(url), "done": done},
           text=f"{display_url(url)}: " + ("; ".join(done) if done else "the schema is up to date"))
     return 0

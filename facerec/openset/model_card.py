@@ -47,11 +47,16 @@ def scorer_for(settings: Settings, policy: ThresholdPolicy) -> Scorer:
     on cosines (or a pinned threshold with no card)."""
     if not policy.calibration.normalised:
         return RawCosine()
+    return model_cohort(settings)
+
+
+def model_cohort(settings: Settings) -> Cohort:
+    """The model's shipped score cohort, checked against the sha256 its card records."""
     cohort = settings.model_card().get("cohort")
     expected = cohort.get("sha256") if isinstance(cohort, dict) else None
     if not expected:
-        raise UnusableFile(f"the model card {settings.model_card_path} is calibrated on normalised scores but names "
-                           "no score cohort; run `facerec-train calibrate` again")
+        raise UnusableFile(f"the model card {settings.model_card_path} names no score cohort; run "
+                           "`facerec-train calibrate` again")
     return Cohort.load(cohort_path(settings.model_path), expected)
 
 

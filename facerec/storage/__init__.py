@@ -9,11 +9,13 @@ from facerec.storage.rows import chunked
 from facerec.storage.store import Store
 
 
-def upgrade(url: str) -> list[str]:
-    """Create or upgrade the schema of the database at `url` (`facerec db upgrade`); returns what was done."""
+def upgrade(url: str, projection=None) -> list[str]:
+    """Create or upgrade the schema of the database at `url` (`facerec db upgrade`); returns what was done.
+    `projection`: the model's (`facerec.vectors.pgvector.projection.model_projection`), for PostgreSQL's search
+    index."""
     backend = backend_for(url)
     try:
-        return backend.upgrade()
+        return backend.upgrade(projection)
     finally:
         backend.dispose()
 

@@ -25,8 +25,9 @@ FILL_BATCH = 2048
 
 
 class FacesTable:
-    def __init__(self, session: Callable[[], Session]) -> None:
+    def __init__(self, session: Callable[[], Session], kept_as: type = np.float32) -> None:
         self.session = session  # opens a read session (`Store.session`)
+        self.kept_as = kept_as  # the precision the database keeps embeddings at (`Backend.embedding_dtype`)
         self.statistics_of: CohortStatisticsOf | None = None  # set by the gallery: every face written gets them
 
     def embeddings(self, face_ids: list[int] | None = None) -> tuple[np.ndarray, np.ndarray]:
@@ -166,7 +167,7 @@ class FacesTable:
         face ids in row order."""
         if not rows:
             return []
-        rows = self._with_statistics(rows)
+        rows = self._with_statistics([{**row, "embedding": self.as_kept(row["embedding"])} for row in rows])
         face_ids = list(session.scalars(insert(Face).returning(Face.id, sort_by_parameter_order=True),
                                         [{"created_at": now, **row, "embedding": encoded(row["embedding"])}
                                          for row in rows]))
@@ -182,6 +183,7 @@ class FacesTable:
 
     def replace_embedding(self, session: Session, face: Face, embedding: np.ndarray, model_id: str) -> None:
         """A face re-embedded by another model: journalled as a remove and an add of the same face."""
+        embedding = self.as_kept(embedding)
         face.embedding, face.model_id = encoded(embedding), model_id
         face.cohort_mean, face.cohort_sd = self._statistics_of([embedding])[0]
         JournalTable.record(session, "remove", [face.id])
@@ -221,6 +223,12 @@ class FacesTable:
             filled += len(face_ids)
         return filled
 
+    def as_kept(self, embedding: np.ndarray) -> np.ndarray:
+        """The float32 vector the database will give back for `embedding` (rounded to `kept_as`), so that a face's
+        cohort statistics are computed from the same numbers whenever they are computed (now, or when a gallery
+        is opened and fills them)."""
+        return np.asarray(embedding, np.float32).astype(self.kept_as).astype(np.float32)
+
     def _statistics_of(self, embeddings) -> list[tuple[float | None, float | None]]:
         if self.statistics_of is None:
             return [(None, None)] * len(embeddings)
@@ -241,5 +249,5 @@ class FacesTable:
 
     def new_row(self, values: dict) -> Face:
         """A new Face from the `add_many` row keys (but identity_id), with its cohort statistics."""
-        values = self._with_statistics([values])[0]
+        values = self._with_statistics([{**values, "embedding": self.as_kept(values["embedding"])}])[0]
         return Face(**{**values, "embedding": encoded(values["embedding"])})

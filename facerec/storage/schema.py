@@ -19,7 +19,7 @@
 - `settings`: key/value pairs.
 
 Ids are never reused (AUTOINCREMENT on SQLite, sequences on PostgreSQL), so a journal row names one face forever.
-An embedding is float32 bytes on SQLite and a pgvector `vector(512)` on PostgreSQL (`Embedding`), so the server
+An embedding is float32 bytes on SQLite and a pgvector `halfvec(512)` on PostgreSQL (`Embedding`), so the server
 can search it; Python sees bytes on both.
 """
 
@@ -51,17 +51,18 @@ def as_utc(moment: datetime | None) -> datetime | None:
 
 
 class Embedding(TypeDecorator):
-    """A float32 embedding as bytes in Python: a BLOB on SQLite, `vector(512)` on PostgreSQL (pgvector), where
-    the driver moves it as a NumPy array (`facerec.storage.backends.postgresql` registers the conversions)."""
+    """A float32 embedding as bytes in Python: a BLOB on SQLite, `halfvec(512)` on PostgreSQL (pgvector: 16-bit
+    floats, half the disk per face), where the driver moves it as a NumPy array (float32 out, float16 kept:
+    `facerec.storage.backends.postgresql` registers the conversions)."""
 
     impl = LargeBinary
     cache_ok = True
 
     def load_dialect_impl(self, dialect):
         if dialect.name == "postgresql":
-            from pgvector.sqlalchemy import VECTOR
+            from pgvector.sqlalchemy import HALFVEC
 
-            return dialect.type_descriptor(VECTOR(EMBEDDING_DIMENSION))
+            return dialect.type_descriptor(HALFVEC(EMBEDDING_DIMENSION))
         return dialect.type_descriptor(LargeBinary())
 
     def bind_processor(self, dialect):

@@ -64,7 +64,7 @@ class Store:
         self._sighting_writes = sessionmaker(self.backend.sightings_engine, expire_on_commit=False)
         self._reads = sessionmaker(self.read_engine, expire_on_commit=False)
         self.journal = JournalTable(self.session)
-        self.faces = FacesTable(self.session)
+        self.faces = FacesTable(self.session, self.backend.embedding_dtype)
         self.sightings = SightingsTable(self.session)
         self.strangers = StrangersTable(self.session)
         self.replaced = ReplacedFacesTable(self.faces)

@@ -50,3 +50,34 @@ def pgvector_choices_block() -> str:
             f"({result['threshold']:.2f}); the others are unknown, as a photo of a stranger is. The table with the "
             f"embedding and the projection: {result['rows'][0]['table_bytes'] / result['size']:,.0f} B per face. "
             f"Measured on: {cpu_text(result)}, model {model_text(result)}.")
+
+
+def pgvector_million_block() -> str:
+    """The shipped PostgreSQL gallery at a million faces: identify's answers against exact search, latency, disk
+    and memory per face, two replicas with a writer (benchmarks/pgvector_million.py)."""
+    result = load("pgvector_million")
+    if not result:
+        return ("(not measured yet: `python benchmarks/pgvector_million.py --out "
+                "benchmarks/results/pgvector_million.json`)")
+    lines = ["| shared_buffers | ef_search | identify's answer = exact | search p50 / p99 | whole decision p50 / p99 |",
+             "|---|---|---|---|---|"]
+    for row in result["rows"]:
+        lines.append(f"| {row['shared_buffers']} | {row['ef_search']} | {row['final_answer_agreement']:.3f} | "
+                     f"{row['search_p50_ms']:.1f} / {row['search_p99_ms']:.1f} ms | "
+                     f"{row['decision_p50_ms']:.1f} / {row['decision_p99_ms']:.1f} ms |")
+    relations = ", ".join(f"{name} {size:,.0f} B" for name, size in result["relations_bytes_per_face"].items())
+    text = (f"\n\n{result['size']:,} faces loaded through the product in {result['load_s']:,.0f} s; the index built "
+            f"in {result['build_s']:,.0f} s (one parallel worker). **Disk: {result['disk_bytes_per_face']:,.0f} B per "
+            f"face** (the whole database; by relation: {relations}); memory a search walks: the index, "
+            f"{result['index_bytes_per_face']:,.0f} B per face. {result['queries']} queries, each a held-out photo of "
+            f"a celeba112 person whose other photos are enrolled; exact search decided at the threshold in force "
+            f"({result['rows'][0]['threshold']:.2f}).")
+    replicas = result.get("replicas")
+    if replicas:
+        each = "; ".join(f"{r['decisions']:,} decisions, p50 / p99 {r['decision_p50_ms']:.1f} / "
+                         f"{r['decision_p99_ms']:.1f} ms" for r in replicas["replicas"])
+        text += (f" **Two replicas and a writer** (shared_buffers {replicas['shared_buffers']}, "
+                 f"{replicas['seconds']:.0f} s, every process on the same two cores): {each}; the writer enrolled "
+                 f"{replicas['enrolled']:,} faces, p50 / p99 {replicas['enroll_p50_ms']:.1f} / "
+                 f"{replicas['enroll_p99_ms']:.1f} ms each.")
+    return "\n".join(lines) + text + f" Measured on: {cpu_text(result)}, model {model_text(result)}."

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import numpy as np
+
 from pathlib import Path
 
 from sqlalchemy import create_engine, func, inspect
@@ -16,6 +18,9 @@ class Backend:
     name = "generic"
     file: Path | None = None  # the database file, for engines that keep one
     advice = "restore it from a backup"  # what to do when it cannot be opened
+    # The precision a face's embedding is kept at: what is read back, and so what every statistic and score of
+    # a stored face must be computed from (`FacesTable` rounds to it before computing anything).
+    embedding_dtype: type = np.float32
 
     def __init__(self, url: str) -> None:
         self.url = url
@@ -39,9 +44,10 @@ class Backend:
         """Make the schema usable when a gallery opens it."""
         self.upgrade()
 
-    def upgrade(self) -> list[str]:
+    def upgrade(self, projection=None) -> list[str]:
         """Create what is missing (tables, indexes); safe to run on an up-to-date database. Returns what it did
-        (here: nothing it can tell apart from an up-to-date database)."""
+        (here: nothing it can tell apart from an up-to-date database). `projection` serves PostgreSQL's search
+        index only (`projection.Projection`)."""
         Base.metadata.create_all(self.write_engine)
         self._ensure_name_key_index()
         return self._add_missing_columns()

@@ -11,10 +11,13 @@ URL: `postgresql+psycopg://user:password@host/database` (the `postgres` extra: p
   PostgreSQL hands out sequence numbers at insert time and transactions commit in any order: a replica that read
   seq 11 would never apply a seq 10 committed after it.) Reads take no lock.
 - **Schema by one command.** `facerec db upgrade --db URL` (`upgrade`) creates the pgvector extension, the tables,
-  the indexes (the HNSW index on `faces.embedding` with `vector_ip_ops`: inner product, which is the cosine for
-  the gallery's unit vectors) and records `SCHEMA_VERSION`; it is idempotent and takes the write lock, so two
+  the indexes (the faces' search index: HNSW over each embedding's projection onto the model's principal
+  subspace, `facerec.storage.backends.projection`) and records `SCHEMA_VERSION`; it is idempotent and takes the write lock, so two
   at once are safe. Opening a gallery checks the version and never changes the schema itself: app replicas can
   run as a role without the rights to create extensions or tables.
+- **Embeddings as `halfvec(512)`**: 16-bit floats, half the disk and cache of `vector(512)` per face; similarities
+  against them are within ~1e-3 of the float32 ones and identify's answers at a million faces are unchanged
+  (`benchmarks/pgvector_million.py`). Python sends and receives float32 arrays either way.
 - Commits are durable by PostgreSQL's defaults (`synchronous_commit=on`).
 """
 
@@ -31,16 +34,16 @@ from facerec.errors import UnusableFile
 from facerec.storage.schema import ADDED_COLUMNS, NAME_KEY_INDEX, Base
 from facerec.storage.vector_text import vector_from_db
 from facerec.storage.backends.base import Backend
+from facerec.storage.backends.projection import OLD_VECTOR_INDEX, Projection, install
 
-SCHEMA_VERSION = 7  # 2: the sightings table; 3: the API keys table (was created at run time before);
+SCHEMA_VERSION = 8  # 2: the sightings table; 3: the API keys table (was created at run time before);
 #                    4: where each face came from, and the sightings' aligned faces (`schema.ADDED_COLUMNS`);
 #                    5: the strangers table (suggested people, opt-in); 6: each face's cohort statistics and
-#                    each sighting's score; 7: the replaced_faces table (templates kept for an undo)
+#                    each sighting's score; 7: the replaced_faces table (templates kept for an undo);
+#                    8: faces.embedding as halfvec(512), searched through its projection (`projection`)
 SCHEMA_VERSION_KEY = "schema_version"
 WRITE_LOCK = 0x66616365  # the advisory lock key every write transaction takes ("face")
 SIGHTINGS_LOCK = 0x73696768  # the one sightings' writes take instead ("sigh"): they queue only among themselves
-VECTOR_INDEX = "ix_faces_embedding_hnsw"
-HNSW_M, HNSW_EF_CONSTRUCTION = 16, 64  # pgvector's defaults, measured in benchmarks/scale.py
 _UPPER, _LOWER = "ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz"
 
 
@@ -52,35 +55,46 @@ def register_vector_adapters(connection) -> None:
     from psycopg.pq import Format
     from psycopg.types import TypeInfo
 
-    info = TypeInfo.fetch(connection, "vector")
+    infos = {name: TypeInfo.fetch(connection, name) for name in ("vector", "halfvec")}
     if not connection.autocommit:
         connection.rollback()  # hand the connection over idle, as the pool expects it
-    if info is None:
+    if infos["vector"] is None:
         return
 
     class VectorDumper(Dumper):
-        format, oid = Format.BINARY, info.oid
+        format, oid = Format.BINARY, infos["vector"].oid
 
         def dump(self, obj):
             vector = np.asarray(obj, dtype=">f4")
             return struct.pack(">HH", len(vector), 0) + vector.tobytes()
 
     class VectorLoader(Loader):
+        format = Format.BINARY
+
+        def load(self, data):
+            return np.frombuffer(bytes(data)[4:], dtype=">f4").astype(np.float32)
+
+    class HalfVectorLoader(Loader):
+        format = Format.BINARY
+
+        def load(self, data):
+            return np.frombuffer(bytes(data)[4:], dtype=">f2").astype(np.float32)
+
+    class TextLoader(Loader):
         def load(self, data):
             return vector_from_db(bytes(data))
 
     connection.adapters.register_dumper(np.ndarray, VectorDumper)
-    connection.adapters.register_loader(info.oid, VectorLoader)
-
-
-def vector_index_ddl() -> str:
-    """The HNSW index over the faces' embeddings (also what a bulk load that dropped it builds again)."""
-    return (f"CREATE INDEX {VECTOR_INDEX} ON faces USING hnsw (embedding vector_ip_ops) "
-            f"WITH (m = {HNSW_M}, ef_construction = {HNSW_EF_CONSTRUCTION})")
+    connection.adapters.register_loader(infos["vector"].oid, TextLoader)
+    connection.adapters.register_loader(infos["vector"].oid, VectorLoader)
+    if infos["halfvec"] is not None:
+        connection.adapters.register_loader(infos["halfvec"].oid, TextLoader)
+        connection.adapters.register_loader(infos["halfvec"].oid, HalfVectorLoader)
 
 
 class PostgreSQLBackend(Backend):
     name = "postgresql"
+    embedding_dtype = np.float16  # halfvec(512)
     advice = "check the URL, that the server is running and that this role may connect"
 
     def _engines(self) -> tuple[Engine, Engine]:
@@ -135,8 +149,9 @@ class PostgreSQLBackend(Backend):
             raise UnusableFile(f"the gallery database {self.describe()} has schema version {found}, made by a newer "
                                f"facerec (this one knows {SCHEMA_VERSION}); upgrade facerec. Nothing was changed.")
 
-    def upgrade(self) -> list[str]:
-        """Create what is missing, in one transaction under the write lock; returns what it did."""
+    def upgrade(self, projection: Projection | None = None) -> list[str]:
+        """Create what is missing, in one transaction under the write lock; returns what it did. `projection`: the
+        model's (`facerec.vectors.pgvector.projection`), needed to create the search index or fit it again."""
         done = []
         with self.write_engine.begin() as connection:
             if not connection.execute(text("SELECT 1 FROM pg_extension WHERE extname = 'vector'")).first():
@@ -153,20 +168,13 @@ class PostgreSQLBackend(Backend):
                                           {"table": table, "column": column}).first():
                     connection.exec_driver_sql(f"ALTER TABLE {table} ADD COLUMN {column} {types['postgresql']}")
                     done.append(f"added column {table}.{column}")
-            if connection.execute(text("SELECT attstorage FROM pg_attribute WHERE attrelid = 'faces'::regclass "
-                                       "AND attname = 'embedding'")).scalar() != "p":
-                # A 512-float vector is 2 KB, just over PostgreSQL's TOAST threshold: kept inline, not in a side
-                # table every read of it would have to follow.
-                connection.exec_driver_sql("ALTER TABLE faces ALTER COLUMN embedding SET STORAGE PLAIN")
-                done.append("faces.embedding stored inline")
-            for name, ddl in ((NAME_KEY_INDEX, f"CREATE INDEX {NAME_KEY_INDEX} ON identities "
-                                               f"({self._name_key_sql('name')})"),
-                              (VECTOR_INDEX, vector_index_ddl())):
-                if not connection.execute(text("SELECT 1 FROM pg_indexes WHERE indexname = :name "
-                                               "AND schemaname = current_schema()"),
-                                          {"name": name}).first():
-                    connection.exec_driver_sql(ddl)
-                    done.append(f"created index {name}")
+            done += _embeddings_as_halfvec(connection)
+            if not connection.execute(text("SELECT 1 FROM pg_indexes WHERE indexname = :name "
+                                           "AND schemaname = current_schema()"), {"name": NAME_KEY_INDEX}).first():
+                connection.exec_driver_sql(f"CREATE INDEX {NAME_KEY_INDEX} ON identities "
+                                           f"({self._name_key_sql('name')})")
+                done.append(f"created index {NAME_KEY_INDEX}")
+            done += install(connection, projection)
             found = connection.execute(text("SELECT value FROM settings WHERE key = :key"),
                                        {"key": SCHEMA_VERSION_KEY}).scalar()
             if found is None or int(found) < SCHEMA_VERSION:
@@ -184,3 +192,16 @@ class PostgreSQLBackend(Backend):
     def _name_key_sql(column: str) -> str:
         return f"translate({column}, '{_UPPER}', '{_LOWER}')"
 
+
+
+def _embeddings_as_halfvec(connection) -> list[str]:
+    """Schema 7 -> 8: `faces.embedding` from `vector(512)` to `halfvec(512)`; its old index (over the whole
+    vector) goes first, since the type change would otherwise rebuild it only to be dropped."""
+    kind = connection.exec_driver_sql("SELECT format_type(atttypid, atttypmod) FROM pg_attribute "
+                                      "WHERE attrelid = 'faces'::regclass AND attname = 'embedding'").scalar()
+    if kind == "halfvec(512)":
+        return []
+    connection.exec_driver_sql(f"DROP INDEX IF EXISTS {OLD_VECTOR_INDEX}")
+    connection.exec_driver_sql("ALTER TABLE faces ALTER COLUMN embedding TYPE halfvec(512) "
+                               "USING embedding::halfvec(512)")
+    return [f"faces.embedding {kind} -> halfvec(512)"]

@@ -1,10 +1,13 @@
-"""pgvector: the faces table is the index. Search runs in SQL on the PostgreSQL server, over the HNSW index
-(`vector_ip_ops`) that `facerec db upgrade` creates on `faces.embedding`.
+"""pgvector: the faces table is the index. Search runs in SQL on the PostgreSQL server, over the HNSW index that
+`facerec db upgrade` creates on each face's projection onto the model's principal subspace
+(`facerec.storage.backends.projection`): the graph proposes `REFINE_FACTOR` candidates per face asked for and the
+same query re-scores them with the whole stored embedding, so the similarities returned are the exact inner
+products of the stored vectors (`halfvec`, against the float32 query) and only the candidate set is approximate.
 
 Nothing is held in this process but a count: a face is searchable the moment its transaction commits, in every
 replica, so there is no copy to load, save, replay or rebuild. `hnsw.ef_search` (`Settings.hnsw_ef_search`; at
-least the number of faces asked for, at most pgvector's 1,000) trades recall for speed as on FAISS's graph:
-`benchmarks/scale.py` measures it. The similarities returned are the exact inner products of the stored vectors.
+least the candidates asked for, at most pgvector's 1,000) trades recall for speed as on FAISS's graph:
+`benchmarks/pgvector_million.py` measures identify's answers against exact search at a million faces.
 
 `len()` is kept from the journal (one aggregate over its new rows on each `sync`) rather than counted: a count
 of a million rows would cost more than the search it sizes the threshold for.
@@ -19,11 +22,23 @@ from sqlalchemy import text
 
 from facerec.errors import UnusableFile
 from facerec.storage import Store
-from facerec.storage.backends.postgresql import VECTOR_INDEX
+from facerec.storage.backends.projection import VECTOR_INDEX, projected
 from facerec.vectors.base import VectorIndex
 
 MAX_EF_SEARCH = 1000  # pgvector's limit; an index scan returns at most ef_search rows
+REFINE_FACTOR = 2  # candidates the graph proposes per face asked for (benchmarks/pgvector_million.py chose it)
+QUERY = "CAST(%(query)s AS vector(512))"
 _EF_SEARCH = "facerec.hnsw.ef_search"  # the value a pooled connection's session was last set to (connection.info)
+
+
+def search_sql(k: int, candidates: int | None) -> str:
+    """The `k` faces nearest to `%(query)s` (float32 vector) by their stored embedding: among the `candidates`
+    the projected index proposes, or over the whole table when `candidates` is None (an exact scan)."""
+    rows = "faces"
+    if candidates is not None:
+        rows = (f"(SELECT id, embedding FROM faces ORDER BY {projected('embedding')} <#> "
+                f"{projected(f'CAST({QUERY} AS halfvec(512))')} LIMIT {candidates}) AS candidates")
+    return f"SELECT id, embedding::vector(512) <#> {QUERY} AS distance FROM {rows} ORDER BY distance LIMIT {k}"
 
 
 class PgVectorIndex(VectorIndex):
@@ -75,18 +90,18 @@ class PgVectorIndex(VectorIndex):
         similarities = np.full((len(queries), k), -np.inf, np.float32)
         ids = np.full((len(queries), k), -1, np.int64)
         with self.store.read_engine.connect() as connection:
-            if k > MAX_EF_SEARCH:  # more than an index scan can return: an exact scan, in this transaction only
-                connection.exec_driver_sql("SET LOCAL enable_indexscan = off")
+            if k > MAX_EF_SEARCH:  # more than an index scan can return: an exact scan
+                sql = search_sql(k, candidates=None)
             else:  # one round trip per query: no transaction, and the session's ef_search set once
                 connection = connection.execution_options(isolation_level="AUTOCOMMIT")
-                ef_search = min(MAX_EF_SEARCH, max(self.ef_search, k))
+                candidates = k * REFINE_FACTOR
+                ef_search = min(MAX_EF_SEARCH, max(self.ef_search, candidates))
                 if connection.info.get(_EF_SEARCH) != ef_search:
                     connection.exec_driver_sql(f"SET hnsw.ef_search = {ef_search}")
                     connection.info[_EF_SEARCH] = ef_search
+                sql = search_sql(k, min(candidates, ef_search))
             for row, query in enumerate(queries):
-                found = connection.exec_driver_sql(
-                    f"SELECT id, embedding <#> %(query)s AS distance FROM faces ORDER BY distance LIMIT {k}",
-                    {"query": query}).all()
+                found = connection.exec_driver_sql(sql, {"query": query}).all()
                 for column, (face_id, distance) in enumerate(found):
                     ids[row, column], similarities[row, column] = face_id, -distance
         width = max(1, min(k, int((ids >= 0).sum(axis=1).max(initial=0))))

@@ -8,8 +8,7 @@ from __future__ import annotations
 
 import threading
 
-import numpy as np
-
+from facerec.gallery.census import GalleryCensus
 from facerec.gallery.population import PopulationCache
 from facerec.openset.threshold_policy import ThresholdInForce, ThresholdPolicy
 from facerec.storage import Store
@@ -21,7 +20,7 @@ class GalleryThresholds:
         self.policy, self.store, self.index = policy, store, index
         # the gallery's own stranger tail, measured as the gallery grows, on the scores the policy decides with
         self.population = PopulationCache(policy.calibration.ceiling)
-        self._photo_counts: tuple[int, np.ndarray] | None = None  # (journal position, photos per person)
+        self.census = GalleryCensus(store)  # people and photos per person, read again when the journal moves
         self._typical: tuple[int, tuple[float | None, float | None]] | None = None  # (journal position, stats)
         self._lock = threading.Lock()
 
@@ -36,27 +35,18 @@ class GalleryThresholds:
     def synced(self, fpir: float | None = None, threshold: float | None = None,
                with_people: bool = False) -> ThresholdInForce:
         """`in_force` for a caller that has just synced the index (identify syncs once per request)."""
-        people_count = self.store.counts()[0] if with_people else None
-        faces = len(self.index)
-        return self.policy.for_gallery(faces, people_count, fpir=fpir, threshold=threshold,
-                                       population=self.population.tail(self.store, faces, self.index.seq),
-                                       photo_counts=self.photo_counts())
+        faces, seq = len(self.index), self.index.seq
+        census = self.census.at(seq, faces)
+        counts = census.photo_counts
+        return self.policy.for_gallery(faces, census.people if with_people else None, fpir=fpir, threshold=threshold,
+                                       population=self.population.tail(self.store, faces, seq),
+                                       photo_counts=counts if len(counts) and counts.max() > 1 else None)
 
     def is_default(self, fpir: float | None, threshold: float | None) -> bool:
         """Whether a caller's rate and pin ask for exactly the rule in force (the page always sends its slider's
         rate, which is the default until someone moves it)."""
         return threshold is None and (fpir is None or (fpir == self.policy.fpir
                                                        and self.policy.pinned_threshold is None))
-
-    def photo_counts(self) -> np.ndarray | None:
-        """Photos per enrolled person, read again only when the journal has moved (one GROUP BY per change, not
-        per identify); None while every person has one photo (the face count is then the people count)."""
-        seq = self.index.seq
-        with self._lock:
-            if self._photo_counts is None or self._photo_counts[0] != seq:
-                self._photo_counts = (seq, self.store.faces.counts_per_person()[1])
-            counts = self._photo_counts[1]
-        return counts if len(counts) and counts.max() > 1 else None
 
     def for_verification(self, fpir: float | None = None, threshold: float | None = None) -> ThresholdInForce:
         """The threshold verify uses: the same rule for one comparison (its FPIR is the per-comparison FAR), with

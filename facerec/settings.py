@@ -54,7 +54,7 @@ class Settings:
     suggestions: bool | None = None
     suggestions_days: int = 30  # ... each for at most this many days
     suggestions_memory: int = 10_000  # ... at most this many faces, the oldest out first
-    index_kind: str | None = None  # None: "pgvector" on a PostgreSQL database, else "flat" (`resolved_index_kind`)
+    index_kind: str | None = None  # None: "pgvector" on a PostgreSQL database, else "auto" (`resolved_index_kind`)
     hnsw_m: int = 32
     hnsw_ef_search: int = 256
     flip_tta: bool = True
@@ -104,10 +104,11 @@ class Settings:
 
     @property
     def resolved_index_kind(self) -> str:
-        """`index_kind`, else the database's own search on PostgreSQL (pgvector) and exact FAISS elsewhere."""
+        """`index_kind`, else the database's own search on PostgreSQL (pgvector) and FAISS elsewhere (`auto`: exact
+        search, then a graph built in the background once the gallery outgrows it)."""
         if self.index_kind:
             return self.index_kind
-        return "pgvector" if self.resolved_database_url.startswith("postgresql") else "flat"
+        return "pgvector" if self.resolved_database_url.startswith("postgresql") else "auto"
 
     @property
     def quality_calibration_path(self) -> Path:
@@ -172,7 +173,7 @@ def _suggestions_memory(text: str) -> int:
 
 
 def _index_kind(text: str) -> str:
-    kinds = ("flat", "flat16", "hnsw", "pgvector")  # `facerec.vectors.INDEX_KINDS` (checked by a test)
+    kinds = ("auto", "flat", "flat16", "hnsw", "pgvector")  # `facerec.vectors.INDEX_KINDS` (checked by a test)
     if text not in kinds:
         raise ValueError(f"it must be one of {', '.join(kinds)}")
     return text

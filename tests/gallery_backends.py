@@ -21,7 +21,7 @@ import numpy as np
 
 class SQLiteGalleries:
     name = "sqlite"
-    default_index = "flat"
+    default_index = "auto"
 
     def url_for(self, home: Path) -> str | None:
         return None

@@ -113,6 +113,8 @@ def report_html(report: HealthReport, readings: dict[str, str]) -> str:
                  readings["NearestOtherPerson"]))
     lines.append(figures_table(HEADERS, rows))
     lines += [f"<p><em>{html_text(note)}</em></p>" for note in report.notes]
+    if readings.get("search_index"):
+        lines.append(f"<p>{html_text(readings['search_index'])}</p>")
     if report.suspected_duplicates:
         listed = "; ".join(f"{html_text(p['a'])} ~ {html_text(p['b'])} ({p['similarity']:.3f})"
                            for p in data["suspected_duplicates"][:20])

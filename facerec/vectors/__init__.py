@@ -1,7 +1,7 @@
 """Vector engines behind one interface (`base.VectorIndex`: add, remove, search, sync), one folder each.
 
-- `faiss/`: FAISS in this process (`flat`, `flat16`, `hnsw`), a copy of the database saved in the gallery folder.
-  The embedded default; on PostgreSQL, a replica-local copy. Like any engine that keeps its own copy, it
+- `faiss/`: FAISS in this process (`auto`, `flat`, `flat16`, `hnsw`), a copy of the database saved in the gallery
+  folder. The embedded default (`auto`: exact, then a graph built in the background past a size); on PostgreSQL, a replica-local copy. Like any engine that keeps its own copy, it
   implements only `local.LocalVectors` (add, remove, search, its file); following the database's journal,
   rebuilding, saving and refusing another gallery's database are `following.JournalFollowingIndex`'s.
 - `pgvector/` (`pgvector`, PostgreSQL only, its default): search runs in SQL over the faces table's HNSW index, so
@@ -29,7 +29,7 @@ def _faiss(kind: str) -> Callable[[Settings, Store, str], VectorIndex]:
 
 
 ENGINES: dict[str, Callable[[Settings, Store, str], VectorIndex]] = {
-    **{kind: _faiss(kind) for kind in FAISS_KINDS},
+    **{kind: _faiss(kind) for kind in ("auto", *FAISS_KINDS)},
     PgVectorIndex.kind: lambda settings, store, _model_id: PgVectorIndex(store, ef_search=settings.hnsw_ef_search),
 }
 INDEX_KINDS = tuple(ENGINES)

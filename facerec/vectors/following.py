@@ -82,6 +82,10 @@ class JournalFollowingIndex(VectorIndex):
         with self.lock:
             return self.engine.ids()
 
+    def describe(self) -> dict:
+        with self.lock:
+            return {"engine": self.kind, **self.engine.describe()}
+
     # ----- following the database ---------------------------------------------------------------------------
     def sync(self, store: Store, verify_count: bool = False) -> None:
         """Apply every database change made since this index's sequence (by this or any other process).
@@ -226,7 +230,8 @@ class JournalFollowingIndex(VectorIndex):
             # This gallery's, intact: a database behind its journal position was restored or lost commits (refused:
             # the index may hold the only copy of those faces).
             files.refuse_foreign_database(folder, store, head, meta)
-            if meta.get("model_id") != model_id or meta.get("kind") != engine.kind:
+            if meta.get("model_id") != model_id or meta.get("kind") not in getattr(engine, "reads_kinds",
+                                                                                   (engine.kind,)):
                 raise ValueError("it was made for another model or index kind")
             integrity.check_checksum(folder / files.INDEX_FILE, meta.get("sha256"))
             loaded = engine.read(folder / files.INDEX_FILE, meta)

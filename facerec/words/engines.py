@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from facerec.words.phrasing import size_text
+from facerec.words.phrasing import plural, size_text
+
+ENGINE_NAMES = {"auto": "FAISS in this process", "flat": "FAISS in this process", "flat16": "FAISS in this process",
+                "hnsw": "FAISS in this process", "pgvector": "pgvector on the PostgreSQL server"}
 
 
 def index_outgrows_buffers(memory: dict | None) -> str | None:
@@ -14,3 +17,28 @@ def index_outgrows_buffers(memory: dict | None) -> str | None:
             f"search index ({size_text(memory['index_bytes'])}), so every search reads the index from the operating "
             f"system's cache, several times slower; set shared_buffers to at least "
             f"{size_text(memory['index_bytes'])} and restart PostgreSQL (docs/deployment.md)")
+
+
+def search_index_text(described: dict) -> str:
+    """Which index answers the gallery's searches (`VectorIndex.describe`), in one or two sentences for Health."""
+    engine = ENGINE_NAMES.get(described.get("engine", ""), described.get("engine", "the index"))
+    if described.get("engine") == "pgvector":
+        return (f"Search: approximate ({engine}: an HNSW graph over each face's projection, its candidates "
+                "re-scored with the whole embedding); its answers against exact search at a million faces are "
+                "measured in docs/deployment.md.")
+    if described.get("index") == "exact":
+        text = f"Search: exact ({engine}): every query is compared with all {plural(described['faces'], 'face')}."
+        if described.get("building"):
+            text += " A graph index is being built in the background; exact search answers until it is ready."
+        elif described.get("approximate_from"):
+            text += (f" From {described['approximate_from']:,} faces a graph index is built in the background and "
+                     "takes over (exact search slows as the gallery grows).")
+        return text
+    recall = described.get("recall")
+    text = f"Search: approximate ({engine}: an HNSW graph, its candidates re-scored exactly)."
+    if recall is not None:
+        text += (f" When it was built, its nearest other face was the exact one for {recall:.1%} of "
+                 f"{described.get('recall_sample', 'a sample of')} of its own faces.")
+    if described.get("building"):
+        text += " A fresh graph is being built in the background; this one answers until it is ready."
+    return text

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 
+from facerec.words.engines import search_index_text
 from facerec.words.phrasing import plural
 
 
@@ -170,6 +171,8 @@ def health_in_words(report) -> dict:
                                      "median_distances": report.median_distances}
     data["readings"] = readings(alone["closest_is_positive_accuracy"], alone["median_distances"],
                                 report.threshold_distance, report.faces, *_nearest_other(report))
+    if data["search_index"]:
+        data["readings"]["search_index"] = search_index_text(data["search_index"])
     memory = data["sightings"]
     if memory.get("sightings"):
         data["readings"].update(memory_readings(memory, report))

@@ -28,6 +28,15 @@ def test_health_is_undefined_with_one_photo_per_person_then_defined(gallery, lfw
     assert reading.startswith("Undefined") and "two or more photos" in reading
     assert report.to_dict()["closest_is_positive_accuracy"] is None
     json.dumps(report.to_dict())
+    # Which index serves (#52 item 3): the embedded default searches exactly at this size; pgvector is a graph.
+    served, said = report.search_index, health_in_words(report)["readings"]["search_index"]
+    if world.BACKEND.default_index == "pgvector" and not world.LOCAL_INDEX:
+        assert served["engine"] == "pgvector" and served["index"] == "approximate" and said.startswith(
+            "Search: approximate (pgvector on the PostgreSQL server")
+    else:
+        assert served["index"] == "exact" and served["faces"] == len(PEOPLE) and not served["building"]
+        assert said.startswith(f"Search: exact (FAISS in this process): every query is compared with all "
+                               f"{len(PEOPLE)} faces.")
 
     gallery.add_photo(display(PEOPLE[0]), lfw_photo(PEOPLE[0], 2))
     report = gallery.health()

@@ -52,7 +52,8 @@ def test_index_survives_close_and_reopen(home, pipeline, lfw_photo) -> None:
 
     meta = json.loads((home / INDEX_META_FILE).read_text())
     assert meta["seq"] == journal_head(home) and meta["count"] == len(PEOPLE) + 1
-    assert meta["model_id"] == gallery.services().maintenance.model_id and meta["kind"] == "flat"
+    assert meta["model_id"] == gallery.services().maintenance.model_id and meta["kind"] == parts_of(gallery).index.kind
+    assert meta["kind"] == world.LOCAL_INDEX.get("index_kind", "auto")  # the embedded default, or the replica-local copy
 
     with open_gallery(home, pipeline) as reopened:
         assert parts_of(reopened).index.seq == meta["seq"]

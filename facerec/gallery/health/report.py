@@ -74,6 +74,7 @@ class GalleryHealth:
         report.policy_growth = [{"faces": r.comparisons, "threshold": round(r.threshold, 4),
                                  "expected_fpir": r.expected_fpir, "true_match_rate": r.true_match_rate}
                                 for r in self.thresholds.policy.growth()]
+        report.search_index = self.thresholds.index.describe()
         return report
 
     def _with_sightings(self, report: HealthReport, faces: int, threshold: float, score_threshold: float) -> None:
@@ -186,6 +187,7 @@ class HealthReport:
     enrolled_only: dict | None = None  # with sightings: the figures of the enrolled faces alone
     sightings: dict = field(default_factory=dict)  # the memory: enabled, counts, trend, weak enrollments
     near_threshold: float | None = None  # the cosine from which a pair counts as close to the threshold
+    search_index: dict = field(default_factory=dict)  # which index serves, and its recall (`VectorIndex.describe`)
 
     @property
     def nearest_other_person(self) -> float:
@@ -228,6 +230,7 @@ class HealthReport:
                 "median_distances": {k: clean(v) for k, v in self.enrolled_only["median_distances"].items()}},
             "sightings": self.sightings,
             "near_threshold": None if self.near_threshold is None else round(self.near_threshold, 4),
+            "search_index": self.search_index,
         }
 
 

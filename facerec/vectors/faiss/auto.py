@@ -1,0 +1,179 @@
+"""`auto`, the embedded default: exact search while it is fast, an approximate graph once the gallery outgrows it.
+
+Exact search (`flat`) costs a scan of every face: well under a millisecond at a thousand faces, about a tenth of a
+second per query at a million on two cores (`benchmarks/scale.py`). From `APPROXIMATE_FROM` faces the engine
+builds FAISS's graph index (`hnsw`: a graph over the faces' principal subspace whose candidates are re-scored
+exactly) in a background thread while the exact index keeps answering; what is written meanwhile is applied to
+the exact index and logged, replayed onto the graph when it is ready, and the graph is swapped in. Before the
+swap the graph's recall is measured on `RECALL_SAMPLE` of its own faces: for each, the nearest other face by the
+graph against the nearest by exact search. Health shows which index serves and that recall (`describe`).
+
+A graph that has collected tombstones past its share is rebuilt the same way, in the background, the graph it
+replaces answering meanwhile. Below `EXACT_BELOW` faces (a gallery that shrank) the exact index comes back, built
+at once from the graph's stored vectors (a copy, no model needed).
+"""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+import numpy as np
+
+from facerec.vectors.faiss.vectors import FaissVectors
+from facerec.vectors.local import LocalVectors
+
+APPROXIMATE_FROM = 200_000  # exact search here: ~30 ms a query on two cores, the p99 the gallery aims under
+EXACT_BELOW = 150_000  # hysteresis: a gallery hovering at the line does not rebuild back and forth
+RECALL_SAMPLE = 200
+
+
+class AutoVectors(LocalVectors):
+    kind = "auto"
+    reads_kinds = ("auto", "flat")  # a gallery saved by the exact default before `auto` opens without a rebuild
+
+    def __init__(self, dimension: int = 512, hnsw_m: int = 32, ef_search: int = 256,
+                 approximate_from: int = APPROXIMATE_FROM, exact_below: int = EXACT_BELOW) -> None:
+        self.dimension, self.hnsw_m, self.ef_search = dimension, hnsw_m, ef_search
+        self.approximate_from, self.exact_below = approximate_from, exact_below
+        self.serving = FaissVectors("flat", dimension)
+        self.recall: float | None = None  # the serving graph's recall@1 measured when it was built
+        self._lock = threading.Lock()  # the swap against this process's reads and writes
+        self._pending: list[tuple[str, np.ndarray, np.ndarray | None]] | None = None  # writes during a build
+        self._builder: threading.Thread | None = None
+
+    def _options(self) -> dict:
+        return {"dimension": self.dimension, "hnsw_m": self.hnsw_m, "ef_search": self.ef_search,
+                "approximate_from": self.approximate_from, "exact_below": self.exact_below}
+
+    @property
+    def approximate(self) -> bool:
+        return self.serving.kind == "hnsw"
+
+    def __len__(self) -> int:
+        return len(self.serving)
+
+    def stored_count(self) -> int:
+        return self.serving.stored_count()
+
+    def add(self, ids: np.ndarray, embeddings: np.ndarray) -> None:
+        with self._lock:
+            self.serving.add(ids, embeddings)
+            if self._pending is not None and len(ids):
+                self._pending.append(("add", np.array(ids, np.int64), np.array(embeddings, np.float32)))
+        self._adapt()
+
+    def remove(self, ids: np.ndarray) -> None:
+        with self._lock:
+            self.serving.remove(ids)
+            if self._pending is not None and len(ids):
+                self._pending.append(("remove", np.array(ids, np.int64), None))
+        self._adapt()
+
+    def search(self, queries: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+        with self._lock:
+            return self.serving.search(queries, k)
+
+    def ids(self) -> np.ndarray:
+        return self.serving.ids()
+
+    def vector(self, face_id: int) -> np.ndarray:
+        return self.serving.vector(face_id)
+
+    def vectors(self, face_ids: np.ndarray) -> np.ndarray:
+        return self.serving.vectors(face_ids)
+
+    def built(self, ids: np.ndarray, embeddings: np.ndarray) -> AutoVectors:
+        """The exact index at once (a rebuild never waits for a graph); a graph follows in the background when the
+        gallery is large enough."""
+        fresh = AutoVectors(**self._options())
+        fresh.serving = fresh.serving.built(ids, embeddings)
+        fresh._adapt()
+        return fresh
+
+    def cannot_replay(self, changed: list[int], new: list[int]) -> bool:
+        return self.serving.cannot_replay(changed, new)
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Wait for a graph being built (tests, benchmarks, closing); True when none is being built."""
+        builder = self._builder
+        if builder is not None:
+            builder.join(timeout)
+        return self._builder is None or not self._builder.is_alive()
+
+    def describe(self) -> dict:
+        """Which index serves, for Health: {"index": "exact" | "approximate", "faces", "recall" (approximate:
+        measured when built), "building" (a graph under construction), "approximate_from"}."""
+        return {"index": "approximate" if self.approximate else "exact", "faces": len(self),
+                "recall": self.recall if self.approximate else None, "recall_sample": RECALL_SAMPLE,
+                "building": self._builder is not None and self._builder.is_alive(),
+                "approximate_from": self.approximate_from}
+
+    # ----- switching ------------------------------------------------------------------------------------
+    def _adapt(self) -> None:
+        """Start a graph when the exact index has grown past the line (or the graph has degraded); go back to
+        the exact index at once when the gallery shrank below `exact_below`."""
+        with self._lock:
+            if self._builder is not None and self._builder.is_alive():
+                return
+            if self.approximate and len(self.serving) < self.exact_below:
+                ids = self.serving.ids()
+                self.serving = FaissVectors("flat", self.dimension).built(ids, self.serving.vectors(ids))
+                self.recall = None
+                return
+            wanted = (not self.approximate and len(self.serving) >= self.approximate_from) or \
+                (self.approximate and self.serving.wants_rebuild())
+            if not wanted:
+                return
+            ids = self.serving.ids()
+            snapshot = (ids, self.serving.vectors(ids))
+            self._pending = []
+            self._builder = threading.Thread(target=self._build, args=snapshot, name="facerec-graph-build",
+                                             daemon=True)
+            self._builder.start()
+
+    def _build(self, ids: np.ndarray, embeddings: np.ndarray) -> None:
+        graph = FaissVectors("hnsw", self.dimension, self.hnsw_m, self.ef_search).built(ids, embeddings)
+        recall = measured_recall(graph, ids, embeddings)
+        with self._lock:
+            for op, changed, vectors in self._pending or []:
+                if op == "add":
+                    graph.add(changed, vectors)
+                else:
+                    graph.remove(changed)
+            self.serving, self.recall, self._pending = graph, recall, None
+
+    # ----- saved beside the database ------------------------------------------------------------------------
+    def write(self, path: Path) -> dict:
+        with self._lock:
+            return {"serving": self.serving.kind, "recall": self.recall, **self.serving.write(path)}
+
+    def read(self, path: Path, saved: dict) -> AutoVectors:
+        fresh = AutoVectors(**self._options())
+        kind = saved.get("serving", "flat")
+        if kind not in ("flat", "hnsw"):
+            raise ValueError("it names an index this engine does not serve")
+        fresh.serving = FaissVectors(kind, self.dimension, self.hnsw_m, self.ef_search).read(path, saved)
+        fresh.recall = saved.get("recall") if kind == "hnsw" else None
+        fresh._adapt()
+        return fresh
+
+
+def measured_recall(graph: FaissVectors, ids: np.ndarray, embeddings: np.ndarray,
+                    sample: int = RECALL_SAMPLE, chunk: int = 100_000) -> float:
+    """How often the graph's nearest other face is as near as exact search's, over `sample` of its own faces
+    (seeded): the exact side is a scan in chunks of `chunk` faces, so it costs bounded memory at any size."""
+    rows = np.random.default_rng(0).choice(len(ids), min(sample, len(ids)), replace=False)
+    queries = np.ascontiguousarray(embeddings[rows], np.float32)
+    best = np.full(len(rows), -np.inf, np.float32)
+    for start in range(0, len(ids), chunk):
+        products = queries @ embeddings[start:start + chunk].T
+        own = (rows >= start) & (rows < start + chunk)
+        products[np.flatnonzero(own), rows[own] - start] = -np.inf  # the face itself
+        best = np.maximum(best, products.max(axis=1))
+    similarities, found = graph.search(queries, 2)
+    hits = 0
+    for row, sims, neighbours, exact in zip(rows, similarities, found, best):
+        other = [s for s, f in zip(sims, neighbours) if int(f) != int(ids[row]) and f >= 0]
+        hits += bool(other) and other[0] >= exact - 1e-5
+    return hits / len(rows)

@@ -27,7 +27,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from pgvector_choices import CANDIDATES, Judge, exact_candidates, gallery_bed  # noqa: E402
+from pgvector_choices import CANDIDATES, bed_arguments, bed_from  # noqa: E402
 
 from facerec.provenance import write_result  # noqa: E402
 from facerec.settings import Settings  # noqa: E402
@@ -56,15 +56,10 @@ def index_bytes(engine) -> int:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--size", type=int, default=1_000_000)
-    parser.add_argument("--people", type=int, default=300)
-    parser.add_argument("--data", type=Path, default=ROOT.parent / "shared" / "data")
-    parser.add_argument("--lfw-cache", type=Path, default=Path("cache/lfw"))
-    parser.add_argument("--cache", type=Path, default=Path("cache"))
+    bed_arguments(parser)
     parser.add_argument("--out", type=Path, required=True)
     args = parser.parse_args()
-    vectors, person, queries, _celeba = gallery_bed(args.data, args.lfw_cache, args.cache, args.people, args.size)
-    truth, judge = exact_candidates(vectors, queries), Judge(vectors, person, queries)
+    vectors, _person, queries, _celeba, truth, judge = bed_from(args)
     settings = Settings()
     ids = np.arange(len(vectors), dtype=np.int64)
 
@@ -82,7 +77,8 @@ def main() -> None:
     answers = [judge.answer(n, ids_, cosines) for n, (ids_, cosines) in enumerate(graph_found)]
     exact_answers = [judge.answer(n, *truth[n]) for n in range(len(queries))]
     result = {
-        "size": args.size, "queries": len(queries), "candidates": CANDIDATES, "threshold": round(judge.rule.threshold, 4),
+        "size": args.size, "queries": len(queries), "candidates": CANDIDATES,
+        "threshold": round(judge.rule.threshold, 4),
         "exact_named": sum(a is not None for a in exact_answers),
         "approximate_from": engine.approximate_from, "hnsw_m": settings.hnsw_m, "ef_search": settings.hnsw_ef_search,
         "exact": {"ready_s": round(exact_ready, 1), "bytes_per_face": round(exact_bytes / args.size, 1),

@@ -217,23 +217,34 @@ def measure(connection, variant: str, ef_search: int, queries, subspace, judge, 
             "search_p99_ms": round(1000 * float(np.percentile(samples, 99)), 2)}
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def bed_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options every million-face benchmark shares: the gallery's size, the people to find, the data."""
     parser.add_argument("--size", type=int, default=1_000_000)
     parser.add_argument("--people", type=int, default=300)
+    parser.add_argument("--data", type=Path, default=Path(__file__).resolve().parents[2] / "shared" / "data")
+    parser.add_argument("--lfw-cache", type=Path, default=Path("cache/lfw"))
+    parser.add_argument("--cache", type=Path, default=Path("cache"))
+
+
+def bed_from(args: argparse.Namespace):
+    """(vectors, the person of each, queries, the celeba112 embeddings, exact search's candidates for each query, the
+    judge of final answers) for `bed_arguments`' options."""
+    vectors, person, queries, celeba = gallery_bed(args.data, args.lfw_cache, args.cache, args.people, args.size)
+    return vectors, person, queries, celeba, exact_candidates(vectors, queries), Judge(vectors, person, queries)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    bed_arguments(parser)
     parser.add_argument("--dims", type=int, default=128)
     parser.add_argument("--variants", nargs="+", default=list(VARIANTS), choices=list(VARIANTS))
     parser.add_argument("--shared-buffers", nargs="+", default=["128MB", "3GB"])
     parser.add_argument("--ef-search", type=int, nargs="+", default=[100, 200, 400, 600, 1000])
-    parser.add_argument("--data", type=Path, default=Path(__file__).resolve().parents[2] / "shared" / "data")
-    parser.add_argument("--lfw-cache", type=Path, default=Path("cache/lfw"))
-    parser.add_argument("--cache", type=Path, default=Path("cache"))
     parser.add_argument("--pgdata", type=Path, default=Path("cache/pgvector-choices"))
     parser.add_argument("--out", type=Path, required=True)
     args = parser.parse_args()
-    vectors, person, queries, celeba = gallery_bed(args.data, args.lfw_cache, args.cache, args.people, args.size)
+    vectors, person, queries, celeba, truth, judge = bed_from(args)
     subspace = np.ascontiguousarray(principal_directions(celeba)[0][: args.dims], dtype=np.float32)
-    truth, judge = exact_candidates(vectors, queries), Judge(vectors, person, queries)
     exact_named = sum(judge.answer(i, *truth[i]) is not None for i in range(len(queries)))
     server = Server(args.pgdata)
     result = {"size": args.size, "queries": len(queries), "dims": args.dims, "candidates": CANDIDATES,

@@ -4,14 +4,18 @@ Both change only when the journal moves (every face added or removed is journall
 ends), so they are read again only then. A read is a count and a GROUP BY over every face: at a million faces on
 PostgreSQL that costs more than the search itself, and while any replica enrolls, the journal moves before nearly
 every identify (`benchmarks/pgvector_million.py`). So from `BACKGROUND_FROM` faces a census is read again in a
-background thread while the last one answers: a threshold from a census a few writes old differs from the exact
-one by the share of the gallery those writes are (millionths at a million faces). Below it every caller reads the
-current census, as before.
+background thread, at most every `REFRESH_SECONDS`, while the last one answers: a threshold from a census a few
+seconds old differs from the exact one by the share of the gallery written since (millionths at a million faces
+and dozens of enrolments a second). Below it every caller reads the current census, as before. The photo counts
+come from the database as a histogram (a few rows), never a row per person: bringing a million rows into Python
+held the interpreter for about a second, stalling every request of the replica (p99 of identify over a second
+while another process enrolled, benchmarks/pgvector_million.py's first runs).
 """
 
 from __future__ import annotations
 
 import threading
+import time
 from dataclasses import dataclass
 
 import numpy as np
@@ -19,6 +23,7 @@ import numpy as np
 from facerec.storage import Store
 
 BACKGROUND_FROM = 50_000
+REFRESH_SECONDS = 10.0
 
 
 @dataclass(frozen=True)
@@ -34,6 +39,7 @@ class GalleryCensus:
         self._census: Census | None = None
         self._lock = threading.Lock()
         self._refreshing: threading.Thread | None = None
+        self._started = -REFRESH_SECONDS  # when the last background read began (time.monotonic)
 
     def at(self, seq: int, faces: int) -> Census:
         """The census at journal position `seq` (a gallery of `faces` faces): read now, or, from
@@ -43,7 +49,9 @@ class GalleryCensus:
             if census is not None and census.seq == seq:
                 return census
             if census is not None and faces >= BACKGROUND_FROM:
-                if self._refreshing is None or not self._refreshing.is_alive():
+                idle = self._refreshing is None or not self._refreshing.is_alive()
+                if idle and time.monotonic() - self._started >= REFRESH_SECONDS:
+                    self._started = time.monotonic()
                     self._refreshing = threading.Thread(target=self._refresh, args=(seq,), name="facerec-census",
                                                         daemon=True)
                     self._refreshing.start()
@@ -57,8 +65,8 @@ class GalleryCensus:
             pass
 
     def _read(self, seq: int) -> Census:
-        _ids, counts = self.store.faces.counts_per_person()
-        fresh = Census(seq, self.store.counts()[0], counts)
+        photos, people = self.store.faces.photo_count_histogram()
+        fresh = Census(seq, self.store.counts()[0], np.repeat(photos, people))
         with self._lock:
             if self._census is None or fresh.seq >= self._census.seq:
                 self._census = fresh

@@ -95,6 +95,15 @@ class FacesTable:
                                    .order_by(Face.identity_id)).all()
         return np.array([r[0] for r in rows], np.int64), np.array([r[1] for r in rows], np.int64)
 
+    def photo_count_histogram(self) -> tuple[np.ndarray, np.ndarray]:
+        """(photo counts [H] ascending, how many people have each [H]): every person's photo count in a few rows,
+        counted by the database (a million people's counts are a million rows to bring into Python otherwise)."""
+        per_person = select(func.count(Face.id).label("photos")).group_by(Face.identity_id).subquery()
+        with self.session() as session:
+            rows = session.execute(select(per_person.c.photos, func.count()).group_by(per_person.c.photos)
+                                   .order_by(per_person.c.photos)).all()
+        return np.array([r[0] for r in rows], np.int64), np.array([r[1] for r in rows], np.int64)
+
     def of_people(self, identity_ids: list[int]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(face ids [N], their identity ids [N], embeddings [N, D]) of these people's faces, by face id."""
         with self.session() as session:

@@ -60,6 +60,9 @@ VARIANTS = {  # name: (indexed expression and operator class, the ORDER BY that 
     "shipped": ("embedding vector_ip_ops", "embedding <#> %(query)s", 16, 64),
     "projected-m16": ("projection halfvec_ip_ops", "projection <#> %(projected)s", 16, 64),
     "projected-m32": ("projection halfvec_ip_ops", "projection <#> %(projected)s", 32, 160),
+    # pgvector's binary quantization: one bit per dimension (its sign), Hamming distance, the full re-rank after
+    "binary": ("(binary_quantize(embedding)::bit(512)) bit_hamming_ops",
+               "binary_quantize(embedding)::bit(512) <~> binary_quantize(%(query)s)", 16, 64),
 }
 
 
@@ -242,14 +245,21 @@ def main() -> None:
     parser.add_argument("--ef-search", type=int, nargs="+", default=[100, 200, 400, 600, 1000])
     parser.add_argument("--pgdata", type=Path, default=Path("cache/pgvector-choices"))
     parser.add_argument("--out", type=Path, required=True)
+    parser.add_argument("--keep", action="store_true",
+                        help="keep the rows of --out for the variants not measured now (each row says its run)")
     args = parser.parse_args()
     vectors, person, queries, celeba, truth, judge = bed_from(args)
+    earlier = json.loads(args.out.read_text()) if args.keep and args.out.exists() else None
     subspace = np.ascontiguousarray(principal_directions(celeba)[0][: args.dims], dtype=np.float32)
     exact_named = sum(judge.answer(i, *truth[i]) is not None for i in range(len(queries)))
     server = Server(args.pgdata)
     result = {"size": args.size, "queries": len(queries), "dims": args.dims, "candidates": CANDIDATES,
               "threshold": round(judge.rule.threshold, 4), "exact_named": exact_named,
               **load(server.connection, vectors, subspace), "rows": []}
+    if earlier is not None:  # rows of other variants, from a run on the same gallery (its commit beside each)
+        result["load_s"] = result["load_s"] or earlier.get("load_s")
+        result["rows"] = [{**row, "run": row.get("run", earlier["provenance"]["commit"])} for row in earlier["rows"]
+                          if row["variant"] not in args.variants]
     print(json.dumps({k: v for k, v in result.items() if k != "rows"}), flush=True)
     for variant in args.variants:
         built = build(server.connection, variant)

@@ -24,7 +24,7 @@ from result_blocks import accuracy, gallery, open_set, scale, testing, training,
 
 PAGES = {ROOT / "README.md": ("growth", "accuracy", "speed_line"),
          ROOT / "docs" / "results.md": ("probe_quality", "peer_open_set", "cpus", "accuracy", "peer", "speed", "sightings", "enrollment_quality",
-                                        "rest", "scale", "yardstick", "flood", "identify_profile", "reindex_online",
+                                        "rest", "scale", "faiss_million", "yardstick", "flood", "identify_profile", "reindex_online",
                                         "replay_learning", "suggestions", "strangers_memory", "scores", "rerank",
                                         "score_cost", "video_hamilton", "video_open_set", "video_request"),
          ROOT / "docs" / "deployment.md": ("replicas", "engines", "pgvector_million", "pgvector_choices"),

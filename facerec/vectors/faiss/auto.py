@@ -176,4 +176,4 @@ def measured_recall(graph: FaissVectors, ids: np.ndarray, embeddings: np.ndarray
     for row, sims, neighbours, exact in zip(rows, similarities, found, best):
         other = [s for s, f in zip(sims, neighbours) if int(f) != int(ids[row]) and f >= 0]
         hits += bool(other) and other[0] >= exact - 1e-5
-    return hits / len(rows)
+    return float(hits / len(rows))

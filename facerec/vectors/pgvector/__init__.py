@@ -3,6 +3,8 @@
 (`facerec.storage.backends.projection`): the graph proposes `REFINE_FACTOR` candidates per face asked for and the
 same query re-scores them with the whole stored embedding, so the similarities returned are the exact inner
 products of the stored vectors (`halfvec`, against the float32 query) and only the candidate set is approximate.
+At a million faces proposing two or four per face changed no answer of identify's and cost latency, so the graph
+proposes exactly the faces asked for (`benchmarks/pgvector_million.py`).
 
 Nothing is held in this process but a count: a face is searchable the moment its transaction commits, in every
 replica, so there is no copy to load, save, replay or rebuild. `hnsw.ef_search` (`Settings.hnsw_ef_search`; at
@@ -26,7 +28,7 @@ from facerec.storage.backends.projection import VECTOR_INDEX, projected
 from facerec.vectors.base import VectorIndex
 
 MAX_EF_SEARCH = 1000  # pgvector's limit; an index scan returns at most ef_search rows
-REFINE_FACTOR = 2  # candidates the graph proposes per face asked for (benchmarks/pgvector_million.py chose it)
+REFINE_FACTOR = 1  # graph candidates per face asked for, all re-scored: more cost latency, not answers (pgvector_million)
 QUERY = "CAST(%(query)s AS vector(512))"
 _EF_SEARCH = "facerec.hnsw.ef_search"  # the value a pooled connection's session was last set to (connection.info)
 

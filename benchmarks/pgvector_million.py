@@ -19,7 +19,7 @@ embedding. The faces are `pgvector_choices.py`'s (every celeba112 and LFW photo,
 - **Disk and memory per face**: the database's size over its faces, each relation's share; the index is what a
   search walks (what `shared_buffers` should hold).
 - **Replicas**: two processes, each a gallery opened on the database as an app replica, decide queries one after
-  another for `--seconds` while a third enrolls one face at a time; p50/p99 per replica beside the enrolments
+  another for `--seconds` while a third enrolls one face at a time; p50/p99 per replica beside the enrollments
   done. (identify on a photo adds the photo pipeline, the same at any gallery size: `benchmarks/speed.py`.)
 
 The loaded database is kept in `--pgdata` (a rerun with the same size reuses it).

@@ -6,7 +6,7 @@ PostgreSQL that costs more than the search itself, and while any replica enrolls
 every identify (`benchmarks/pgvector_million.py`). So from `BACKGROUND_FROM` faces a census is read again in a
 background thread, at most every `REFRESH_SECONDS`, while the last one answers: a threshold from a census a few
 seconds old differs from the exact one by the share of the gallery written since (millionths at a million faces
-and dozens of enrolments a second). Below it every caller reads the current census, as before. The photo counts
+and dozens of enrollments a second). Below it every caller reads the current census, as before. The photo counts
 come from the database as a histogram (a few rows), never a row per person: bringing a million rows into Python
 held the interpreter for about a second, stalling every request of the replica (p99 of identify over a second
 while another process enrolled, benchmarks/pgvector_million.py's first runs).

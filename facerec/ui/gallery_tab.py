@@ -199,9 +199,12 @@ def build(context: AppContext, password: gr.Textbox) -> tuple[gr.Tab, PeopleList
 
     table.select(picked, None, [rename_from, delete_name, add_name, templates.name], api_visibility="private")
     people = PeopleList(search, password, [table, thumbnails, people_json, people_status], refresh)
+    # One listener for the three triggers: with Gradio's default trigger mode ("once") a search submitted while the
+    # tab's own listing was still pending was dropped by the page, and the whole list stayed (the clean-clone
+    # browser test, twice); "always_last" runs the last trigger once the pending one is done.
     expose([tab.select, search.submit, password.submit], list_people, [search, password],
            [table, thumbnails, people_json], people_status, api_name="list", page_core=list_on_page,
-           **PEOPLE_LIST_QUEUE)
+           trigger_mode="always_last", **PEOPLE_LIST_QUEUE)
 
     def action(button, core, inputs, outputs, status, api_name, extra=(), **hints):
         event = expose([button.click], core, inputs, outputs, status, api_name=api_name,

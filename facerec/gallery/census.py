@@ -30,7 +30,7 @@ REFRESH_SECONDS = 10.0
 class Census:
     seq: int  # the journal position it was read at (or after)
     people: int
-    photo_counts: np.ndarray  # photos of each person with any
+    photo_counts: np.ndarray | None  # photos of each person with any; None while every person has one
 
 
 class GalleryCensus:
@@ -66,7 +66,8 @@ class GalleryCensus:
 
     def _read(self, seq: int) -> Census:
         photos, people = self.store.faces.photo_count_histogram()
-        fresh = Census(seq, self.store.counts()[0], np.repeat(photos, people))
+        counts = np.repeat(photos, people) if len(photos) and photos.max() > 1 else None  # once, not per identify
+        fresh = Census(seq, self.store.counts()[0], counts)
         with self._lock:
             if self._census is None or fresh.seq >= self._census.seq:
                 self._census = fresh

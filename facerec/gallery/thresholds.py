@@ -37,10 +37,9 @@ class GalleryThresholds:
         """`in_force` for a caller that has just synced the index (identify syncs once per request)."""
         faces, seq = len(self.index), self.index.seq
         census = self.census.at(seq, faces)
-        counts = census.photo_counts
         return self.policy.for_gallery(faces, census.people if with_people else None, fpir=fpir, threshold=threshold,
                                        population=self.population.tail(self.store, faces, seq),
-                                       photo_counts=counts if len(counts) and counts.max() > 1 else None)
+                                       photo_counts=census.photo_counts)
 
     def is_default(self, fpir: float | None, threshold: float | None) -> bool:
         """Whether a caller's rate and pin ask for exactly the rule in force (the page always sends its slider's

@@ -230,8 +230,7 @@ class JournalFollowingIndex(VectorIndex):
             # This gallery's, intact: a database behind its journal position was restored or lost commits (refused:
             # the index may hold the only copy of those faces).
             files.refuse_foreign_database(folder, store, head, meta)
-            if meta.get("model_id") != model_id or meta.get("kind") not in getattr(engine, "reads_kinds",
-                                                                                   (engine.kind,)):
+            if meta.get("model_id") != model_id or meta.get("kind") not in engine.reads_kinds:
                 raise ValueError("it was made for another model or index kind")
             integrity.check_checksum(folder / files.INDEX_FILE, meta.get("sha256"))
             loaded = engine.read(folder / files.INDEX_FILE, meta)

@@ -32,6 +32,12 @@ class LocalVectors(FaceVectors):
         an engine that can read many at once overrides it)."""
         return np.stack([self.vector(int(face_id)) for face_id in face_ids]).reshape(len(face_ids), self.dimension)
 
+    @property
+    def reads_kinds(self) -> tuple[str, ...]:
+        """The kinds of saved index this engine opens: its own (an engine that can take over another's file, as
+        `auto` takes `flat`'s, names it too)."""
+        return (self.kind,)
+
     @abstractmethod
     def built(self, ids: np.ndarray, embeddings: np.ndarray) -> "LocalVectors":
         """A new instance of the same kind and options holding exactly these faces, built in one go."""

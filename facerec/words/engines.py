@@ -4,9 +4,6 @@ from __future__ import annotations
 
 from facerec.words.phrasing import plural, size_text
 
-ENGINE_NAMES = {"auto": "FAISS in this process", "flat": "FAISS in this process", "flat16": "FAISS in this process",
-                "hnsw": "FAISS in this process", "pgvector": "pgvector on the PostgreSQL server"}
-
 
 def index_outgrows_buffers(memory: dict | None) -> str | None:
     """The warning when PostgreSQL's `shared_buffers` cannot hold the faces' HNSW index (`VectorIndex.memory`),
@@ -21,11 +18,11 @@ def index_outgrows_buffers(memory: dict | None) -> str | None:
 
 def search_index_text(described: dict) -> str:
     """Which index answers the gallery's searches (`VectorIndex.describe`), in one or two sentences for Health."""
-    engine = ENGINE_NAMES.get(described.get("engine", ""), described.get("engine", "the index"))
     if described.get("engine") == "pgvector":
-        return (f"Search: approximate ({engine}: an HNSW graph over each face's projection, its candidates "
-                "re-scored with the whole embedding); its answers against exact search at a million faces are "
-                "measured in docs/deployment.md.")
+        return ("Search: approximate (pgvector on the PostgreSQL server: an HNSW graph over each face's projection, "
+                "its candidates re-scored with the whole embedding); its answers against exact search at a million "
+                "faces are measured in docs/deployment.md.")
+    engine = "FAISS in this process"  # every other engine
     if described.get("index") == "exact":
         text = f"Search: exact ({engine}): every query is compared with all {plural(described['faces'], 'face')}."
         if described.get("building"):

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import numpy as np
-
 from pathlib import Path
 
+import numpy as np
 from sqlalchemy import create_engine, func, inspect
 from sqlalchemy.engine import Engine, make_url
 

@@ -12,9 +12,9 @@ URL: `postgresql+psycopg://user:password@host/database` (the `postgres` extra: p
   seq 11 would never apply a seq 10 committed after it.) Reads take no lock.
 - **Schema by one command.** `facerec db upgrade --db URL` (`upgrade`) creates the pgvector extension, the tables,
   the indexes (the faces' search index: HNSW over each embedding's projection onto the model's principal
-  subspace, `facerec.storage.backends.projection`) and records `SCHEMA_VERSION`; it is idempotent and takes the write lock, so two
-  at once are safe. Opening a gallery checks the version and never changes the schema itself: app replicas can
-  run as a role without the rights to create extensions or tables.
+  subspace, `facerec.storage.backends.projection`) and records `SCHEMA_VERSION`; it is idempotent and takes the
+  write lock, so two at once are safe. Opening a gallery checks the version and never changes the schema itself:
+  app replicas can run as a role without the rights to create extensions or tables.
 - **Embeddings as `halfvec(512)`**: 16-bit floats, half the disk and cache of `vector(512)` per face; similarities
   against them are within ~1e-3 of the float32 ones and identify's answers at a million faces are unchanged
   (`benchmarks/pgvector_million.py`). Python sends and receives float32 arrays either way.
@@ -191,7 +191,6 @@ class PostgreSQLBackend(Backend):
     @staticmethod
     def _name_key_sql(column: str) -> str:
         return f"translate({column}, '{_UPPER}', '{_LOWER}')"
-
 
 
 def _embeddings_as_halfvec(connection) -> list[str]:

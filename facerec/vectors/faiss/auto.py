@@ -95,7 +95,7 @@ class AutoVectors(LocalVectors):
         return self.serving.cannot_replay(changed, new)
 
     def wait(self, timeout: float | None = None) -> bool:
-        """Wait for a graph being built (tests, benchmarks, closing); True when none is being built."""
+        """Wait for a graph being built (tests, benchmarks); True when none is being built."""
         builder = self._builder
         if builder is not None:
             builder.join(timeout)
@@ -105,7 +105,7 @@ class AutoVectors(LocalVectors):
         """Which index serves, for Health: {"index": "exact" | "approximate", "faces", "recall" (approximate:
         measured when built), "building" (a graph under construction), "approximate_from"}."""
         return {"index": "approximate" if self.approximate else "exact", "faces": len(self),
-                "recall": self.recall if self.approximate else None, "recall_sample": RECALL_SAMPLE,
+                "recall": self.recall, "recall_sample": RECALL_SAMPLE,
                 "building": self._builder is not None and self._builder.is_alive(),
                 "approximate_from": self.approximate_from}
 

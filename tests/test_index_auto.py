@@ -64,3 +64,44 @@ def test_a_gallery_saved_by_the_exact_default_opens_as_auto(tmp_path):
     assert "flat" in AutoVectors.reads_kinds
     opened = AutoVectors().read(tmp_path / "index.faiss", saved)
     assert opened.describe()["index"] == "exact" and len(opened) == 10
+
+
+def test_a_graph_short_of_the_recall_target_is_not_swapped_in_and_is_retried_only_when_the_gallery_grows():
+    """A graph that cannot reach its recall target leaves exact search answering (Health says why), and the writes
+    that follow do not each start another build of the whole gallery: the next try waits for a tenth more faces."""
+    from facerec.vectors.faiss.auto import RETRY_GROWTH
+    from facerec.words.engines import search_index_text
+
+    engine = AutoVectors(approximate_from=1000, exact_below=500, recall_target=1.01)  # no graph can reach it
+    vectors = unit(1300, seed=3)
+    engine.add(np.arange(1000), vectors[:1000])
+    assert engine.wait(timeout=300)
+    described = engine.describe()
+    assert described["index"] == "exact" and described["declined"]["faces"] == 1000
+    assert 0.9 <= described["declined"]["recall"] <= 1.0
+    assert described["declined"]["retry_at"] == int(1000 * RETRY_GROWTH) + 1
+    sims, found = engine.search(vectors[:20], 1)
+    assert found[:, 0].tolist() == list(range(20)) and np.allclose(sims[:, 0], 1, atol=1e-5)  # exact answers
+    words = search_index_text(described)
+    assert "Search: exact" in words and "short of the 101%" in words and "1,101 faces" in words
+
+    for face in range(1000, 1100):  # below the retry size: no build starts on any of these writes
+        engine.add(np.array([face]), vectors[face:face + 1])
+        assert not engine.describe()["building"]
+    engine.add(np.arange(1100, 1300), vectors[1100:1300])  # past it: tried again
+    assert engine.wait(timeout=300)
+    assert engine.describe()["declined"]["faces"] == 1300 and engine.describe()["index"] == "exact"
+
+
+def test_the_ef_search_a_graph_was_tuned_to_is_kept_when_it_is_saved_and_read(tmp_path):
+    engine = AutoVectors(approximate_from=1000, exact_below=500, ef_search=8)  # too few for the target at first
+    vectors = unit(1200, seed=4)
+    engine.add(np.arange(1200), vectors)
+    assert engine.wait(timeout=300)
+    described = engine.describe()
+    assert described["index"] == "approximate" and described["recall"] >= 0.99 and not described["declined"]
+    tuned = engine.serving.ef_search
+    assert tuned > 8
+    saved = engine.write(tmp_path / "index.faiss")
+    reopened = AutoVectors(approximate_from=1000, exact_below=500, ef_search=8).read(tmp_path / "index.faiss", saved)
+    assert reopened.serving.ef_search == tuned

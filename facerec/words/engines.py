@@ -25,8 +25,11 @@ def search_index_text(described: dict) -> str:
     engine = "FAISS in this process"  # every other engine
     if described.get("index") == "exact":
         text = f"Search: exact ({engine}): every query is compared with all {plural(described['faces'], 'face')}."
+        declined = described.get("declined")
         if described.get("building"):
             text += " A graph index is being built in the background; exact search answers until it is ready."
+        elif declined:
+            text += " " + declined_graph_text(declined, described)
         elif described.get("approximate_from"):
             text += (f" From {described['approximate_from']:,} faces a graph index is built in the background and "
                      "takes over (exact search slows as the gallery grows).")
@@ -39,3 +42,15 @@ def search_index_text(described: dict) -> str:
     if described.get("building"):
         text += " A fresh graph is being built in the background; this one answers until it is ready."
     return text
+
+
+def declined_graph_text(declined: dict, described: dict) -> str:
+    """Why a graph index built for a large gallery is not the one answering (`AutoVectors.declined`)."""
+    again = f"another is tried at {declined['retry_at']:,} faces"
+    if declined.get("recall") is None:
+        return (f"Building a graph index at {declined['faces']:,} faces failed (most likely for want of memory); "
+                f"exact search goes on answering, and {again}.")
+    return (f"A graph index built at {declined['faces']:,} faces found the exact nearest face for "
+            f"{declined['recall']:.1%} of {described.get('recall_sample', 'a sample of')} of its own faces, short "
+            f"of the {described.get('recall_target', 0.99):.0%} it must reach; exact search goes on answering, and "
+            f"{again}.")

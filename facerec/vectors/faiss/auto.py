@@ -26,6 +26,9 @@ from facerec.vectors.local import LocalVectors
 APPROXIMATE_FROM = 200_000  # exact search here: ~30 ms a query on two cores, the p99 the gallery aims under
 EXACT_BELOW = 150_000  # hysteresis: a gallery hovering at the line does not rebuild back and forth
 RECALL_SAMPLE = 200
+RECALL_TARGET = 0.99  # identify's candidates as exact search's 99 times in 100 (#52), or exact search goes on
+MAX_EF_SEARCH = 1024  # four times the default: past it a graph costs what exact search does at this size
+RETRY_GROWTH = 1.1  # a graph that fell short or failed is tried again when the gallery is this much larger
 
 
 class AutoVectors(LocalVectors):
@@ -33,18 +36,21 @@ class AutoVectors(LocalVectors):
     reads_kinds = ("auto", "flat")  # a gallery saved by the exact default before `auto` opens without a rebuild
 
     def __init__(self, dimension: int = 512, hnsw_m: int = 32, ef_search: int = 256,
-                 approximate_from: int = APPROXIMATE_FROM, exact_below: int = EXACT_BELOW) -> None:
+                 approximate_from: int = APPROXIMATE_FROM, exact_below: int = EXACT_BELOW,
+                 recall_target: float = RECALL_TARGET) -> None:
         self.dimension, self.hnsw_m, self.ef_search = dimension, hnsw_m, ef_search
-        self.approximate_from, self.exact_below = approximate_from, exact_below
+        self.approximate_from, self.exact_below, self.recall_target = approximate_from, exact_below, recall_target
         self.serving = FaissVectors("flat", dimension)
         self.recall: float | None = None  # the serving graph's recall@1 measured when it was built
+        self.declined: dict | None = None  # the last graph not swapped in: {"faces", "recall" (None: it failed)}
         self._lock = threading.Lock()  # the swap against this process's reads and writes
         self._pending: list[tuple[str, np.ndarray, np.ndarray | None]] | None = None  # writes during a build
         self._builder: threading.Thread | None = None
 
     def _options(self) -> dict:
         return {"dimension": self.dimension, "hnsw_m": self.hnsw_m, "ef_search": self.ef_search,
-                "approximate_from": self.approximate_from, "exact_below": self.exact_below}
+                "approximate_from": self.approximate_from, "exact_below": self.exact_below,
+                "recall_target": self.recall_target}
 
     @property
     def approximate(self) -> bool:
@@ -103,11 +109,15 @@ class AutoVectors(LocalVectors):
 
     def describe(self) -> dict:
         """Which index serves, for Health: {"index": "exact" | "approximate", "faces", "recall" (approximate:
-        measured when built), "building" (a graph under construction), "approximate_from"}."""
+        measured when built), "building" (a graph under construction), "approximate_from", "recall_target",
+        "declined" (the last graph not swapped in, and the size at which one is tried again)}."""
+        declined = None if self.declined is None else {
+            **self.declined, "retry_at": int(self.declined["faces"] * RETRY_GROWTH) + 1}
         return {"index": "approximate" if self.approximate else "exact", "faces": len(self),
                 "recall": self.recall, "recall_sample": RECALL_SAMPLE,
                 "building": self._builder is not None and self._builder.is_alive(),
-                "approximate_from": self.approximate_from}
+                "approximate_from": self.approximate_from, "recall_target": self.recall_target,
+                "declined": declined}
 
     # ----- switching ------------------------------------------------------------------------------------
     def _adapt(self) -> None:
@@ -123,7 +133,7 @@ class AutoVectors(LocalVectors):
                 return
             wanted = (not self.approximate and len(self.serving) >= self.approximate_from) or \
                 (self.approximate and self.serving.wants_rebuild())
-            if not wanted:
+            if not wanted or (self.declined and len(self.serving) <= self.declined["faces"] * RETRY_GROWTH):
                 return
             ids = self.serving.ids()
             snapshot = (ids, self.serving.vectors(ids))
@@ -133,30 +143,48 @@ class AutoVectors(LocalVectors):
             self._builder.start()
 
     def _build(self, ids: np.ndarray, embeddings: np.ndarray) -> None:
-        graph = FaissVectors("hnsw", self.dimension, self.hnsw_m, self.ef_search).built(ids, embeddings)
-        recall = measured_recall(graph, ids, embeddings)
+        try:
+            graph = FaissVectors("hnsw", self.dimension, self.hnsw_m, self.ef_search).built(ids, embeddings)
+            recall = tuned_recall(graph, ids, embeddings, self.recall_target)
+        except Exception:  # memory, mostly: the serving index is untouched and answers as before
+            recall, graph = None, None
         with self._lock:
+            if graph is None or recall < self.recall_target:
+                self.declined, self._pending = {"faces": len(ids), "recall": recall}, None
+                return
             for op, changed, vectors in self._pending or []:
                 if op == "add":
                     graph.add(changed, vectors)
                 else:
                     graph.remove(changed)
-            self.serving, self.recall, self._pending = graph, recall, None
+            self.serving, self.recall, self._pending, self.declined = graph, recall, None, None
 
     # ----- saved beside the database ------------------------------------------------------------------------
     def write(self, path: Path) -> dict:
         with self._lock:
-            return {"serving": self.serving.kind, "recall": self.recall, **self.serving.write(path)}
+            return {"serving": self.serving.kind, "recall": self.recall, "ef_search": self.serving.ef_search,
+                    **self.serving.write(path)}
 
     def read(self, path: Path, saved: dict) -> AutoVectors:
         fresh = AutoVectors(**self._options())
         kind = saved.get("serving", "flat")
         if kind not in ("flat", "hnsw"):
             raise ValueError("it names an index this engine does not serve")
-        fresh.serving = FaissVectors(kind, self.dimension, self.hnsw_m, self.ef_search).read(path, saved)
+        ef_search = int(saved.get("ef_search", self.ef_search))  # as tuned when the graph was built
+        fresh.serving = FaissVectors(kind, self.dimension, self.hnsw_m, ef_search).read(path, saved)
         fresh.recall = saved.get("recall") if kind == "hnsw" else None
         fresh._adapt()
         return fresh
+
+
+def tuned_recall(graph: FaissVectors, ids: np.ndarray, embeddings: np.ndarray, target: float) -> float:
+    """The graph's recall at its `ef_search`, which is doubled (up to `MAX_EF_SEARCH`) until the recall reaches
+    `target`; the graph keeps the `ef_search` it ends at."""
+    recall = measured_recall(graph, ids, embeddings)
+    while recall < target and graph.ef_search < MAX_EF_SEARCH:
+        graph.ef_search = min(MAX_EF_SEARCH, 2 * graph.ef_search)
+        recall = measured_recall(graph, ids, embeddings)
+    return recall
 
 
 def measured_recall(graph: FaissVectors, ids: np.ndarray, embeddings: np.ndarray,

@@ -12,16 +12,19 @@ import numpy as np
 import pytest
 
 from facerec.openset.model_card import policy_for
-from facerec.openset.per_person import effective_comparisons, measure_photo_exponent
+from facerec.openset.per_person import PhotoCounts, effective_comparisons, measure_photo_exponent
 from facerec.openset.threshold_policy import ScoreCalibration, ThresholdPolicy
 
 
 def test_chances_are_summed_over_people() -> None:
-    assert effective_comparisons(np.array([1, 1, 1]), 3, 0.5) == 3.0
-    assert effective_comparisons(np.array([4, 9]), 13, 0.5) == pytest.approx(2.0 + 3.0)
-    assert effective_comparisons(np.array([4, 9]), 13, 1.0) == 13.0  # exponent 1: the face count
+    assert effective_comparisons(PhotoCounts.of_people([1, 1, 1]), 3, 0.5) == 3.0
+    assert effective_comparisons(PhotoCounts.of_people([4, 9]), 13, 0.5) == pytest.approx(2.0 + 3.0)
+    assert effective_comparisons(PhotoCounts.of_people([4, 9]), 13, 1.0) == 13.0  # exponent 1: the face count
     assert effective_comparisons(None, 13, 0.5) == 13.0  # photos per person unknown: never fewer chances
-    assert effective_comparisons(np.array([4, 9]), 13, None) == 13.0  # a card without the measurement
+    assert effective_comparisons(PhotoCounts.of_people([4, 9]), 13, None) == 13.0  # a card without the measurement
+    counts = np.random.default_rng(0).integers(1, 9, 100_000)  # a histogram sums what a row per person would
+    assert effective_comparisons(PhotoCounts.of_people(counts), int(counts.sum()), 0.7) == pytest.approx(
+        float(np.sum(counts.astype(np.float64) ** 0.7)), rel=1e-12)
 
 
 def simulated_people(people: int, photos: int, same_photo: bool, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
@@ -55,7 +58,7 @@ def exact_policy(exponent: float) -> ThresholdPolicy:
 
 def test_the_threshold_is_the_hand_derived_one_for_a_gallery_of_people() -> None:
     counts = np.array([1] * 50 + [4] * 30 + [9] * 20)  # 100 people, 350 faces
-    rule = exact_policy(0.5).for_gallery(int(counts.sum()), len(counts), photo_counts=counts)
+    rule = exact_policy(0.5).for_gallery(int(counts.sum()), len(counts), photo_counts=PhotoCounts.of_people(counts))
     chances = 50 * 1 + 30 * 2 + 20 * 3  # sum of sqrt(k)
     far = 1 - (1 - 0.01) ** (1 / chances)
     assert rule.effective_comparisons == pytest.approx(chances)
@@ -75,5 +78,5 @@ def test_the_shipped_card_keeps_the_face_count_until_its_people_show_fewer_chanc
     section = Settings().model_card()["calibration"]["photos_per_person"]
     assert section["exponent"] == max(section["exponent_interval_90"]) >= section["exponent_point"]
     counts = np.full(1000, 5)
-    assert policy.for_gallery(5000, 1000, photo_counts=counts).threshold == pytest.approx(
+    assert policy.for_gallery(5000, 1000, photo_counts=PhotoCounts.of_people(counts)).threshold == pytest.approx(
         policy.for_gallery(5000, 1000).threshold, abs=1e-9 if section["exponent"] == 1.0 else 0.05)

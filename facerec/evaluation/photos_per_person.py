@@ -20,6 +20,7 @@ import numpy as np
 from facerec.errors import InvalidArgument
 from facerec.evaluation.open_set import Outcomes, percent
 from facerec.openset.cohort import RawCosine, Scorer, normalised
+from facerec.openset.per_person import PhotoCounts
 from facerec.openset.population_tail import measure_population_tail
 from facerec.openset.threshold_policy import ThresholdPolicy
 
@@ -55,7 +56,7 @@ def evaluate_photos_per_person(people: dict[str, np.ndarray], strangers: np.ndar
                "gallery_tail_people": None if tail is None else tail.people}
         for label, rule_policy in rules.items():
             rule = rule_policy.for_gallery(len(enrolled), len(names), population=tail,
-                                           photo_counts=np.full(len(names), k))
+                                           photo_counts=PhotoCounts.of_people(np.full(len(names), k)))
             named = stranger_top >= rule.threshold
             found = (best_owner == query_owner) & (top >= rule.threshold)
             non_mated, mated = Outcomes(len(named)), Outcomes(len(names))  # a stranger is one person each

@@ -18,8 +18,7 @@ import threading
 import time
 from dataclasses import dataclass
 
-import numpy as np
-
+from facerec.openset.per_person import PhotoCounts
 from facerec.storage import Store
 
 BACKGROUND_FROM = 50_000
@@ -30,7 +29,7 @@ REFRESH_SECONDS = 10.0
 class Census:
     seq: int  # the journal position it was read at (or after)
     people: int
-    photo_counts: np.ndarray | None  # photos of each person with any; None while every person has one
+    photo_counts: PhotoCounts | None  # how many photos people have; None while every person has one
 
 
 class GalleryCensus:
@@ -66,7 +65,7 @@ class GalleryCensus:
 
     def _read(self, seq: int) -> Census:
         photos, people = self.store.faces.photo_count_histogram()
-        counts = np.repeat(photos, people) if len(photos) and photos.max() > 1 else None  # once, not per identify
+        counts = PhotoCounts(photos, people) if len(photos) and photos.max() > 1 else None
         fresh = Census(seq, self.store.counts()[0], counts)
         with self._lock:
             if self._census is None or fresh.seq >= self._census.seq:

@@ -17,6 +17,8 @@ estimate moves with the draws (the extremes cluster), so the policy uses the upp
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
 from facerec.openset.cohort import CohortStatistics, normalised
@@ -88,9 +90,25 @@ def _exponent(chances: dict[int, float]) -> float:
     return float(np.clip((ks @ values) / (ks @ ks), 0.0, 1.0))
 
 
-def effective_comparisons(photo_counts: np.ndarray | None, faces: int, exponent: float | None) -> float:
+@dataclass(frozen=True)
+class PhotoCounts:
+    """How many photos the enrolled people have, as a histogram: `photos` (the distinct counts) and `people` (how
+    many people have each). A gallery's census is a few rows however many people it holds, so the threshold of
+    every identify sums a dozen terms, not one per person (a million powers cost 8 ms, most of a search)."""
+
+    photos: np.ndarray
+    people: np.ndarray
+
+    @classmethod
+    def of_people(cls, counts) -> PhotoCounts:
+        """From each person's photo count."""
+        photos, people = np.unique(np.asarray(counts, np.int64), return_counts=True)
+        return cls(photos, people)
+
+
+def effective_comparisons(photo_counts: PhotoCounts | None, faces: int, exponent: float | None) -> float:
     """The stranger comparisons a gallery stands for: sum over people of k ** exponent; its face count when the
     photos per person are not known or the card has no exponent (the face-count rule: never fewer chances)."""
-    if photo_counts is None or exponent is None or exponent == 1.0 or not len(photo_counts):
-        return float(faces)  # k ** 1 is k: the sum is the face count, not worth a pass over every person per identify
-    return float(np.sum(np.asarray(photo_counts, np.float64) ** exponent))
+    if photo_counts is None or exponent is None or exponent == 1.0 or not len(photo_counts.photos):
+        return float(faces)  # k ** 1 is k: the sum is the face count
+    return float(np.sum(photo_counts.people * np.asarray(photo_counts.photos, np.float64) ** exponent))

@@ -35,7 +35,7 @@ import numpy as np
 
 from facerec.words import card_warnings
 from facerec.openset.cohort import COSINE
-from facerec.openset.per_person import effective_comparisons
+from facerec.openset.per_person import PhotoCounts, effective_comparisons
 from facerec.openset.population_tail import PopulationTail
 from facerec.openset.stranger_tail import TailFit
 
@@ -222,11 +222,11 @@ class ThresholdPolicy:
 
     def for_gallery(self, faces: int, people: int | None = None, fpir: float | None = None,
                     threshold: float | None = None, population: PopulationTail | None = None,
-                    photo_counts: np.ndarray | None = None) -> ThresholdInForce:
+                    photo_counts: PhotoCounts | None = None) -> ThresholdInForce:
         """The threshold for searching (or checking a new face against) a gallery of `faces` enrolled faces.
         `fpir` / `threshold` override the policy's rate / pinned threshold for this one decision; `population`
-        is the gallery's own stranger tail, where it has been measured; `photo_counts` the photos of each
-        enrolled person (the policy counts people: `facerec.openset.per_person`; without them, faces)."""
+        is the gallery's own stranger tail, where it has been measured; `photo_counts` how many photos the
+        enrolled people have (the policy counts people: `facerec.openset.per_person`; without them, faces)."""
         effective = effective_comparisons(photo_counts, int(faces), self.calibration.photo_exponent)
         return self._decide(int(faces), people, fpir, threshold, verification=False, population=population,
                             effective=effective)

@@ -1,6 +1,7 @@
-"""#50: the Live tab in a real browser against `python app.py` on localhost, its camera Chromium's fake one fed a
-video built at test time from an LFW photo (a Y4M file: `--use-file-for-fake-video-capture`): the page streams the
-camera's frames to the server, which names the enrolled face on the frame it shows and in the status under it."""
+"""#50: the Live tab in a real browser against `python app.py` on localhost, its camera Chromium's fake one fed a video
+built at test time from a shipped public-domain portrait (tests/faces; a Y4M file:
+`--use-file-for-fake-video-capture`): the page streams the camera's frames to the server, which names the enrolled
+face on the frame it shows and in the status under it."""
 
 from __future__ import annotations
 
@@ -22,7 +23,7 @@ from PIL import Image
 
 from tests.video_clips import paste
 
-ALAN = "Andre_Agassi"
+ALAN = "Barack_Obama"  # photo 1 enrolled; photo 3 (square) is what the camera sees
 WIDTH, HEIGHT, FPS = 640, 480, 10
 
 
@@ -42,16 +43,17 @@ def y4m(out: Path, photo: Path, frames: int = 20) -> Path:
 
 
 @pytest.fixture(scope="module")
-def app(tmp_path_factory, lfw_photo):
-    with running_app_with(tmp_path_factory.mktemp("live-page") / "home", {"Andre Agassi": lfw_photo(ALAN, 1)}) as running:
+def app(tmp_path_factory, portrait):
+    home = tmp_path_factory.mktemp("live-page") / "home"
+    with running_app_with(home, {"Barack Obama": portrait(ALAN, 1)}) as running:
         yield running
 
 
 @pytest.fixture
-def camera_page(browser, app, lfw_photo, tmp_path):
+def camera_page(browser, app, portrait, tmp_path):
     """A page of a second Chromium (the `browser` fixture's, so skipped or failed as it is) whose camera is the
     Y4M file; the camera is granted without a prompt, as a user's click would."""
-    feed = y4m(tmp_path / "camera.y4m", lfw_photo(ALAN, 3))
+    feed = y4m(tmp_path / "camera.y4m", portrait(ALAN, 3))
     chromium = browser.browser_type.launch(executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS + [
         "--use-fake-device-for-media-stream", "--use-fake-ui-for-media-stream",
         f"--use-file-for-fake-video-capture={feed}"])
@@ -72,7 +74,7 @@ def test_the_live_tab_names_the_enrolled_face_in_front_of_the_camera(camera_page
     camera.get_by_text("Click to Access Webcam").click()
     camera.get_by_role("button", name="capture photo").click()  # Gradio's Record: frames stream from now on
     status = page.locator("#live-status")
-    expect(status).to_contain_text("1 face on this frame: Andre Agassi")
+    expect(status).to_contain_text("1 face on this frame: Barack Obama")
     expect(page.locator("#live-shown img")).to_have_count(1)  # the frame with his box and name drawn on it
     assert "dropped while the server was busy" in status.inner_text()
     assert_no_traceback(page)

@@ -1,9 +1,9 @@
 """What a new user reads on the page, round 5 (#51 rows 6, 7, 8, 11), in a real browser against `python app.py`;
 each test fails on the code before its fix. The command line's side is tests/test_user_words.py.
 
-Ana Guevara, Alan Ball and Biljana Plavsic are enrolled, one photo each, with no admin password and the threshold
-pinned at a score of 8.0 (`FACEREC_THRESHOLD`): Ana's photo 3 is named (8.4), so a Confirm on the page learns it
-(tests/test_app_templates.py)."""
+Barack Obama, Joe Biden and Eileen Collins are enrolled from shipped public-domain portraits (tests/faces), one
+photo each, with no admin password and the threshold pinned at a score of 8.0 (`FACEREC_THRESHOLD`): Obama's photo
+3 is named (above 8.0), so a Confirm on the page learns it (tests/test_app_templates.py)."""
 
 from __future__ import annotations
 
@@ -16,29 +16,37 @@ import pytest
 from PIL import Image
 
 from app_server import REPO_ROOT, running_app
-from browser_helpers import IMAGE_INPUT, assert_no_toast, assert_no_traceback, expect, lfw, open_tab
+from browser_helpers import IMAGE_INPUT, assert_no_toast, assert_no_traceback, expect, open_tab
 
 from facerec.gallery import Gallery
 from facerec.settings import Settings
 
-ANA = "Ana_Guevara"
+OBAMA, OTHERS, STRANGER = "Barack_Obama", ("Joe_Biden", "Eileen_Collins"), "Grace_Hopper"
 
 
 @pytest.fixture(scope="module")
-def app(tmp_path_factory, data_dir):
+def app(tmp_path_factory, portrait):
     home = tmp_path_factory.mktemp("words-app") / "home"
     with Gallery(Settings(home=home)) as gallery:
-        gallery.enroll(lfw(data_dir, ANA, 1), "Ana Guevara")
-        for person in ("Alan_Ball", "Biljana_Plavsic"):
-            gallery.enroll(lfw(data_dir, person, 1), person.replace("_", " "), allow_low_quality=True)
+        gallery.enroll(portrait(OBAMA, 1), "Barack Obama")
+        for person in OTHERS:
+            gallery.enroll(portrait(person, 1), person.replace("_", " "), allow_low_quality=True)
     with running_app(home, extra_env={"FACEREC_THRESHOLD": "8.0"}) as running:
         yield running
 
 
+def square(path, side: int = 250) -> Image.Image:
+    """The photo's centred square, scaled to `side`."""
+    photo = Image.open(path).convert("RGB")
+    edge = min(photo.size)
+    left, top = (photo.width - edge) // 2, (photo.height - edge) // 2
+    return photo.crop((left, top, left + edge, top + edge)).resize((side, side))
+
+
 @pytest.fixture(scope="module")
-def stacked(data_dir, tmp_path_factory):
-    """Alan Ball above a stranger (Andy Griggs): two faces one on top of the other, in a 250 x 500 photo."""
-    top, bottom = (Image.open(lfw(data_dir, *who)).convert("RGB") for who in (("Alan_Ball", 2), ("Andy_Griggs", 1)))
+def stacked(portrait, tmp_path_factory):
+    """Obama (photo 2) above a stranger (Grace Hopper): two faces one on top of the other, in a 250 x 500 photo."""
+    top, bottom = square(portrait(OBAMA, 2)), square(portrait(STRANGER, 1))
     canvas = Image.new("RGB", (250, 500))
     canvas.paste(top, (0, 0))
     canvas.paste(bottom, (0, 250))
@@ -48,7 +56,7 @@ def stacked(data_dir, tmp_path_factory):
 
 
 # ----- row 8: the Enroll tab's picture boxes say what they show --------------------------------------------------
-def test_the_enroll_tab_says_what_each_picture_box_shows(page, shoot, data_dir):
+def test_the_enroll_tab_says_what_each_picture_box_shows(page, shoot, portrait):
     panel = open_tab(page, "Enroll")
     for caption, box in (("Faces found", "#enroll-faces"), ("Aligned face (what is stored)", "#enroll-crop")):
         label = panel.get_by_text(caption, exact=True)
@@ -56,7 +64,7 @@ def test_the_enroll_tab_says_what_each_picture_box_shows(page, shoot, data_dir):
         above, under = label.bounding_box(), page.locator(box).bounding_box()
         assert 0 <= under["y"] - (above["y"] + above["height"]) <= 40, (caption, above, under)
         assert above["x"] < under["x"] + under["width"] and under["x"] < above["x"] + above["width"], caption
-    panel.locator(IMAGE_INPUT).set_input_files(str(lfw(data_dir, "Alan_Ball", 2)))
+    panel.locator(IMAGE_INPUT).set_input_files(str(portrait(OBAMA, 2)))
     expect(page.locator("#detect-status")).to_have_text("One face found.")
     expect(panel.get_by_text("Faces found", exact=True)).to_be_visible()  # still said with the photo in the box
     shoot("01-enroll-captions")
@@ -64,11 +72,11 @@ def test_the_enroll_tab_says_what_each_picture_box_shows(page, shoot, data_dir):
 
 
 # ----- row 7: Verify points to the numbers drawn, not to a direction the photo may not have -----------------------
-def test_verify_on_faces_stacked_top_to_bottom_points_to_the_numbers_drawn(page, shoot, stacked, data_dir):
+def test_verify_on_faces_stacked_top_to_bottom_points_to_the_numbers_drawn(page, shoot, stacked, portrait):
     panel = open_tab(page, "Verify")
     photos = panel.locator(IMAGE_INPUT)
     photos.nth(0).set_input_files(str(stacked))
-    photos.nth(1).set_input_files(str(lfw(data_dir, "Alan_Ball", 1)))
+    photos.nth(1).set_input_files(str(portrait(OBAMA, 1)))
     expect(page.locator("#verify-a-faces-note")).to_have_text(
         "2 faces found in the first photo: pick the one to compare by the number on its box.")
     expect(page.locator("#verify-a-faces img")).to_be_visible()  # the photo, each box with its number
@@ -82,29 +90,29 @@ def test_verify_on_faces_stacked_top_to_bottom_points_to_the_numbers_drawn(page,
 
 
 # ----- rows 6 and 7: one Confirm on the page is one learned face, said plainly --------------------------------------
-def test_a_confirm_on_the_page_is_a_learned_face_not_a_second_photo(app, page, shoot, data_dir):
+def test_a_confirm_on_the_page_is_a_learned_face_not_a_second_photo(app, page, shoot, portrait):
     panel = open_tab(page, "Identify")
     expect(panel.get_by_label("Or pin a score threshold (optional)")).to_have_value("8")
-    panel.locator(IMAGE_INPUT).set_input_files(str(lfw(data_dir, ANA, 3)))
+    panel.locator(IMAGE_INPUT).set_input_files(str(portrait(OBAMA, 3)))
     expect(page.locator("#identify-status")).to_have_text("")
     panel.get_by_role("button", name="Identify", exact=True).click()
-    expect(page.locator("#identify-status")).to_contain_text("#0 Ana Guevara")
+    expect(page.locator("#identify-status")).to_contain_text("#0 Barack Obama")
     page.locator("#confirm-sighting").click()
     expect(page.locator("#sighting-status")).to_contain_text("Learned as a template of this person")
 
     panel = open_tab(page, "Gallery")  # read again as the tab opens
     table = page.locator("#people-table")
     expect(table.get_by_role("columnheader")).to_contain_text(["id", "name", "photos", "learned", "enrolled"])
-    ana = table.get_by_role("row").filter(has_text="Ana Guevara")
-    expect(ana.get_by_role("gridcell")).to_contain_text(["Ana Guevara", "1", "1"])
-    expect(page.locator("#people-faces figcaption").filter(has_text="Ana Guevara")).to_have_text(
-        "Ana Guevara (1 photo, 1 learned)")
+    ana = table.get_by_role("row").filter(has_text="Barack Obama")
+    expect(ana.get_by_role("gridcell")).to_contain_text(["Barack Obama", "1", "1"])
+    expect(page.locator("#people-faces figcaption").filter(has_text="Barack Obama")).to_have_text(
+        "Barack Obama (1 photo, 1 learned)")
 
     name = panel.locator("#templates-name textarea, #templates-name input").first
     panel.get_by_role("button", name="Templates: the faces a person is recognised by").click()
-    name.fill("Ana Guevara")
+    name.fill("Barack Obama")
     panel.get_by_role("button", name="Show templates").click()
-    expect(page.locator("#templates-status")).to_contain_text("Ana Guevara: 1 photo, 1 learned.")
+    expect(page.locator("#templates-status")).to_contain_text("Barack Obama: 1 photo, 1 learned.")
     learned = page.locator("#templates-faces figcaption").filter(has_text="learned")
     expect(learned).to_contain_text(", confirmed on the page with no admin password set, ")
     assert "((" not in learned.inner_text() and "(the page" not in learned.inner_text(), learned.inner_text()
@@ -114,7 +122,7 @@ def test_a_confirm_on_the_page_is_a_learned_face_not_a_second_photo(app, page, s
                            str(app.home), "--json"], cwd=REPO_ROOT, capture_output=True, text=True, timeout=120)
     key = json.loads(done.stdout)["key"]
     with httpx.Client(base_url=f"{app.url}api/v1", timeout=120, trust_env=False) as api:
-        (person,) = api.get("/people", params={"search": "Guevara"}, headers={"X-API-Key": key}).json()["people"]
+        (person,) = api.get("/people", params={"search": "Obama"}, headers={"X-API-Key": key}).json()["people"]
     assert (person["photos"], person["learned"]) == (2, 1)  # photos keeps its meaning; learned is added
     assert_no_toast(page)
     assert_no_traceback(page)

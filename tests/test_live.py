@@ -1,6 +1,7 @@
-"""#50: the Live tab's camera (`facerec.ui.live_tab`) on real faces: frames of a clip built from LFW photos, fed as
-a webcam's would be, name the enrolled person; a frame that arrives while the previous one is still being followed
-is dropped at once, never queued; the cameras of many pages are bounded."""
+"""#50: the Live tab's camera (`facerec.ui.live_tab`) on real faces: frames of a clip built from a shipped
+public-domain portrait (tests/faces), fed as a webcam's would be, name the enrolled person; a frame that arrives
+while the previous one is still being followed is dropped at once, never queued; the cameras of many pages are
+bounded."""
 
 from __future__ import annotations
 
@@ -15,20 +16,20 @@ from facerec.ui.live_tab import LiveCamera, LiveCameras
 from facerec.video.decode import VideoFile
 from tests.video_clips import Path2D, clip
 
-ALAN = "Andre_Agassi"
+ALAN = "Barack_Obama"  # photo 1 enrolled; photo 3 (square, as a clip's face is) walks across the frames
 
 
 @pytest.fixture(scope="module")
-def gallery(tmp_path_factory, lfw_photo):
+def gallery(tmp_path_factory, portrait):
     with Gallery.open(home=tmp_path_factory.mktemp("home")) as opened:
-        opened.enroll(lfw_photo(ALAN, 1), "Andre Agassi", allow_low_quality=True)
+        opened.enroll(portrait(ALAN, 1), "Barack Obama", allow_low_quality=True)
         yield opened
 
 
 @pytest.fixture(scope="module")
-def frames(tmp_path_factory, lfw_photo) -> list[np.ndarray]:
+def frames(tmp_path_factory, portrait) -> list[np.ndarray]:
     video = clip(tmp_path_factory.mktemp("live") / "walk.mp4",
-                 [Path2D(lfw_photo(ALAN, 2), (0.3, 0.5), (0.7, 0.5))], frames=20)
+                 [Path2D(portrait(ALAN, 3), (0.3, 0.5), (0.7, 0.5))], frames=20)
     with VideoFile(video) as opened:
         return [frame.pixels for frame in opened.frames()]
 
@@ -40,8 +41,8 @@ def test_the_camera_names_the_enrolled_face_on_the_frame(gallery, frames):
     assert all(d is not None and d.shape == frames[0].shape for d in drawn)
     assert not np.array_equal(drawn[-1], frames[-1])  # boxes and names drawn on it
     answers = [match for _box, match, _id in camera.faces.see(frames[-1]) if match is not None]
-    assert [m.name for m in answers if m.name] == ["Andre Agassi"]
-    assert camera.names_now == ["Andre Agassi"]  # what the status under the frame says (`live_status`)
+    assert [m.name for m in answers if m.name] == ["Barack Obama"]
+    assert camera.names_now == ["Barack Obama"]  # what the status under the frame says (`live_status`)
 
 
 def test_a_frame_arriving_while_one_is_followed_is_dropped_not_queued(gallery, frames):

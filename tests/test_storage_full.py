@@ -53,24 +53,24 @@ def fill(disk: Path) -> None:
     assert os.statvfs(disk).f_bavail == 0
 
 
-def test_a_full_disk_refuses_writes_in_one_sentence_and_identify_still_answers(tmp_path: Path, lfw_photo,
+def test_a_full_disk_refuses_writes_in_one_sentence_and_identify_still_answers(tmp_path: Path, portrait,
                                                                                 caplog) -> None:
     with small_disk(tmp_path / "disk") as disk:
         gallery = Gallery(Settings(home=disk / "home"))
         try:
-            gallery.enroll(lfw_photo("Colin_Powell", 1), "Colin Powell")
+            gallery.enroll(portrait("Barack_Obama", 1), "Barack Obama")
             fill(disk)
             counts = parts_of(gallery).store.counts()
             with pytest.raises(StorageFull) as refused:
-                gallery.enroll(lfw_photo("George_W_Bush", 1), "George W Bush")
+                gallery.enroll(portrait("Joe_Biden", 1), "Joe Biden")
             assert str(refused.value) == ("the gallery's disk is full: nothing was saved; free some space and try "
                                           "again")
             assert parts_of(gallery).store.counts() == counts
-            (match,) = gallery.identify(lfw_photo("Colin_Powell", 2))  # its sighting cannot be written
-            assert match.name == "Colin Powell" and match.sighting_id is None
+            (match,) = gallery.identify(portrait("Barack_Obama", 2))  # its sighting cannot be written
+            assert match.name == "Barack Obama" and match.sighting_id is None
             assert "not kept as a sighting" in caplog.text
             (disk / "filler").unlink()  # space again: writes work again
-            assert gallery.enroll(lfw_photo("George_W_Bush", 1), "George W Bush").name == "George W Bush"
+            assert gallery.enroll(portrait("Joe_Biden", 1), "Joe Biden").name == "Joe Biden"
         finally:
             gallery.close()
 

@@ -3,7 +3,8 @@ measure when a gallery is too large to score every face.
 
 Why whole people: both measure how a person's faces relate to each other and to other people's; a sample that
 kept some of a person's photos and dropped others would change who counts as that person's nearest positive.
-Why seeded: the same gallery gives the same report and the same threshold, run after run.
+Why seeded: the same gallery gives the same report and the same threshold, run after run. The order people are
+drawn in is the database's (`FacesTable.people_in_drawn_order`), so only the people a sample can take are read.
 """
 
 from __future__ import annotations
@@ -17,16 +18,14 @@ def people_reaching(face_counts: np.ndarray, faces: int) -> int:
     return int(np.searchsorted(np.cumsum(face_counts), faces)) + 1
 
 
-def draw_whole_people(face_counts: np.ndarray, faces: int, seed: int, among: np.ndarray | None = None,
-                      reach: bool = True) -> np.ndarray:
-    """Positions into `face_counts` of people drawn in a seeded random order (from the positions `among`, or
-    from everyone), each with all their photos, until `faces` faces.
+def taken_whole(face_counts: np.ndarray, faces: int, reach: bool = True) -> int:
+    """How many of these people, in the order given (a seeded draw: `FacesTable.people_in_drawn_order`), a sample
+    of `faces` faces takes, each with all their photos.
 
     reach=True: the person whose photos reach `faces` is in, so the sample is never short of it (unless everyone
     together is); reach=False: that person is left out, so the sample never exceeds `faces` (a hard cap).
     """
-    order = np.random.default_rng(seed).permutation(len(face_counts) if among is None else among)
-    taken = people_reaching(face_counts[order], faces)
-    if not reach and int(face_counts[order[:taken]].sum()) > faces:
+    taken = min(people_reaching(face_counts, faces), len(face_counts))
+    if not reach and int(face_counts[:taken].sum()) > faces:
         taken -= 1
-    return order[:taken]
+    return taken

@@ -26,7 +26,7 @@ from facerec.openset.cohort import CohortStatistics
 from facerec.openset.population_tail import (
     MIN_PEOPLE, SAMPLE_FACES, SAMPLE_SEED, PopulationTail, measure_population_tail,
 )
-from facerec.algorithms.people_sample import draw_whole_people
+from facerec.algorithms.people_sample import taken_whole
 
 REMEASURE_SHARE = 0.10
 REMEASURE_FACES = 10
@@ -90,7 +90,7 @@ class PopulationCache:
 def _faces_to_measure(store) -> tuple[np.ndarray, np.ndarray, CohortStatistics]:
     """(embeddings, identity ids, cohort statistics) of every enrolled face, or of a seeded sample of whole
     people of at most SAMPLE_FACES faces."""
-    identity_ids, face_counts = store.faces.counts_per_person()
-    taken = draw_whole_people(face_counts, SAMPLE_FACES, SAMPLE_SEED, reach=False)
-    face_ids, face_identities, embeddings = store.faces.of_people(identity_ids[taken].tolist())
+    identity_ids, face_counts = store.faces.people_in_drawn_order(SAMPLE_FACES, SAMPLE_SEED)  # enough: >= 1 face each
+    taken = taken_whole(face_counts, SAMPLE_FACES, reach=False)
+    face_ids, face_identities, embeddings = store.faces.of_people(identity_ids[:taken].tolist())
     return embeddings, face_identities, CohortStatistics(*store.faces.cohort_statistics(face_ids.tolist()))

@@ -10,7 +10,7 @@ from datetime import datetime
 from typing import Callable, ContextManager, Iterator
 
 import numpy as np
-from sqlalchemy import func, insert, select, update
+from sqlalchemy import BigInteger, cast, func, insert, select, update
 from sqlalchemy.orm import Session
 
 from facerec.storage.journal import JournalTable
@@ -22,6 +22,15 @@ EMPTY = np.zeros((0, 512), np.float32)
 # (`facerec.openset.cohort.Cohort.statistics`), given to the store by whoever knows the model's cohort.
 CohortStatisticsOf = Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]]
 FILL_BATCH = 2048
+# `people_in_drawn_order`'s hash of an identity id: every product stays below 2 ** 63 for ids below 2 ** 31.
+DRAW_PRIME, DRAW_MULTIPLIER, DRAW_SEED_STEP, DRAW_MIX = 2_147_483_647, 2_654_435_761, 1_000_003, 1_500_450_271
+
+
+def drawn_order_key(identity_id: int, seed: int) -> int:
+    """The key people are drawn in (ascending, ties by id), as `people_in_drawn_order` computes it in SQL: a
+    multiplicative hash alone orders consecutive ids on a lattice, so the value is squared modulo the prime."""
+    x = (identity_id * DRAW_MULTIPLIER + seed * DRAW_SEED_STEP) % DRAW_PRIME
+    return (x * x % DRAW_PRIME) * DRAW_MIX % DRAW_PRIME
 
 
 class FacesTable:
@@ -88,11 +97,17 @@ class FacesTable:
             return None, None
         return float(np.median([r[0] for r in rows])), float(np.median([r[1] for r in rows]))
 
-    def counts_per_person(self) -> tuple[np.ndarray, np.ndarray]:
-        """(identity ids [P] int64, ascending; their face counts [P]) of every person with a face."""
+    def people_in_drawn_order(self, limit: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+        """(identity ids [<= limit], their face counts) of the first `limit` people with a face in a seeded
+        pseudo-random order the database computes (`drawn_order_key`, integer arithmetic, so the same on SQLite
+        and PostgreSQL). Samples of whole people are drawn from it: only the people a sample can take come back,
+        never a row per person (a million of those held the interpreter for most of a second, stalling every
+        request of the process)."""
+        x = (cast(Face.identity_id, BigInteger) * DRAW_MULTIPLIER + int(seed) * DRAW_SEED_STEP) % DRAW_PRIME
+        order = ((x * x) % DRAW_PRIME) * DRAW_MIX % DRAW_PRIME
         with self.session() as session:
             rows = session.execute(select(Face.identity_id, func.count(Face.id)).group_by(Face.identity_id)
-                                   .order_by(Face.identity_id)).all()
+                                   .order_by(order, Face.identity_id).limit(int(limit))).all()
         return np.array([r[0] for r in rows], np.int64), np.array([r[1] for r in rows], np.int64)
 
     def photo_count_histogram(self) -> tuple[np.ndarray, np.ndarray]:

@@ -29,7 +29,7 @@ import numpy as np
 from facerec.metrics import ClosestIsPositiveAccuracy, MedianDistances
 from facerec.gallery.sightings import SightingsMemory
 from facerec.gallery.thresholds import GalleryThresholds
-from facerec.algorithms.people_sample import draw_whole_people, people_reaching
+from facerec.algorithms.people_sample import people_reaching, taken_whole
 from facerec.gallery.health.distances import nearest_other_person_distance, similarity_to_distance
 from facerec.gallery.health.sightings import sightings_health
 from facerec.storage import Store
@@ -108,16 +108,18 @@ class GalleryHealth:
             face_ids, embeddings = store.faces.embeddings()
             labels = store.faces.labels()
             return embeddings, np.array([labels[int(f)][0] for f in face_ids], dtype=np.int64)
-        identity_ids, face_counts = store.faces.counts_per_person()
-        others = np.flatnonzero(~np.isin(identity_ids, seen_people))
-        taken = draw_whole_people(face_counts, SAMPLE_FACES, SAMPLE_SEED, among=others)
-        _face_ids, face_identities, embeddings = store.faces.of_people(sorted(seen_people) + identity_ids[taken].tolist())
+        identity_ids, face_counts = store.faces.people_in_drawn_order(SAMPLE_FACES + len(seen_people), SAMPLE_SEED)
+        others = ~np.isin(identity_ids, seen_people)  # drawn from the people not seen
+        identity_ids, face_counts = identity_ids[others], face_counts[others]
+        taken = taken_whole(face_counts, SAMPLE_FACES)
+        _face_ids, face_identities, embeddings = store.faces.of_people(sorted(seen_people)
+                                                                        + identity_ids[:taken].tolist())
         return embeddings, face_identities
 
     def _sampled_report(self, people: int, faces: int, threshold: float, top_pairs: int) -> HealthReport:
         store = self.store
-        identity_ids, face_counts = store.faces.counts_per_person()
-        taken = draw_whole_people(face_counts, SAMPLE_FACES, SAMPLE_SEED)
+        identity_ids, face_counts = store.faces.people_in_drawn_order(SAMPLE_FACES, SAMPLE_SEED)
+        taken = np.arange(taken_whole(face_counts, SAMPLE_FACES))
         face_ids, face_identities, embeddings = store.faces.of_people(identity_ids[taken].tolist())
         names = store.people.names(np.unique(face_identities).tolist())
         sampled_people = len(names)

@@ -55,6 +55,33 @@ def portrait() -> Callable[[str, int], Path]:
     return photo
 
 
+@pytest.fixture(scope="session")
+def portrait_square(portrait, tmp_path_factory) -> Callable[[str, int], Path]:
+    """`portrait_square("Barack_Obama", 2)`: that shipped portrait framed as LFW frames a face (the square around
+    its largest face, the face about 0.4 of its side, at 250 px), for tests that shrink a whole photo, as video
+    clips and poor photos do: a portrait's face is a smaller share of it than an LFW photo's."""
+    from PIL import Image
+
+    from facerec.faces.pipeline import FacePipeline
+    from facerec.settings import Settings
+
+    pipeline, folder, made = FacePipeline(Settings()), tmp_path_factory.mktemp("portrait_squares"), {}
+
+    def photo(name: str, index: int) -> Path:
+        if (name, index) not in made:
+            decoded = pipeline.read(portrait(name, index))
+            face = max(pipeline.detect(decoded), key=lambda found: found.width)
+            (x1, y1, x2, y2), half = (v * decoded.scale for v in face.box), 1.25 * face.width * decoded.scale
+            centre_x, centre_y = (x1 + x2) / 2, (y1 + y2) / 2
+            square = Image.fromarray(decoded.pixels).crop((round(centre_x - half), round(centre_y - half),
+                                                           round(centre_x + half), round(centre_y + half)))
+            made[name, index] = folder / f"{name}_{index:04d}.jpg"
+            square.resize((250, 250)).save(made[name, index], "JPEG", quality=95)
+        return made[name, index]
+
+    return photo
+
+
 def pytest_terminal_summary(terminalreporter, exitstatus, config) -> None:
     """Name the tests that did not run for want of the research datasets, file by file, and how to run them: a
     fresh clone's run must not look complete when it is not."""

@@ -1,5 +1,5 @@
 """#50: `POST /api/v1/videos/identify` end to end: `python app.py` in a subprocess, real HTTP, videos built at test
-time from LFW photos (`tests/video_clips.py`).
+time from shipped portraits (`tests/video_clips.py`).
 
 One JSON answer per video with one entry per track (a face followed across frames), each track one sighting an
 admin confirms as a photo's face (learning the track's best face); the same keys as photo identify; the upload
@@ -21,7 +21,9 @@ import pytest
 from app_server import REPO_ROOT, running_app
 from tests.video_clips import Path2D, clip
 
-ALAN, STRANGER = "Andre_Agassi", "Andy_Griggs"
+# Shipped public-domain portraits (tests/faces): Obama's photo 1 enrolled, his photos 2 and 3 in clips (framed as
+# LFW frames a face: `portrait_square`); Grace Hopper is never enrolled.
+ALAN, STRANGER = "Barack_Obama", "Grace_Hopper"
 ROUTE = "/videos/identify"
 
 
@@ -45,11 +47,11 @@ def keys(server) -> dict[str, str]:
 
 
 @pytest.fixture(scope="module")
-def api(server, keys, lfw_photo):
-    """A client on /api/v1, with Andre Agassi enrolled from one photo."""
+def api(server, keys, portrait):
+    """A client on /api/v1, with Barack Obama enrolled from one photo."""
     with httpx.Client(base_url=f"{server.url}api/v1", timeout=300, trust_env=False) as client:
-        enrolled = client.post("/people", files={"photo": ("a.jpg", lfw_photo(ALAN, 1).read_bytes(), "image/jpeg")},
-                               data={"name": "Andre Agassi", "allow_low_quality": "true"},
+        enrolled = client.post("/people", files={"photo": ("a.jpg", portrait(ALAN, 1).read_bytes(), "image/jpeg")},
+                               data={"name": "Barack Obama", "allow_low_quality": "true"},
                                headers={"X-API-Key": keys["admin"]})
         assert enrolled.status_code == 201, enrolled.text
         yield client
@@ -72,38 +74,39 @@ def leftovers(server) -> list[Path]:
     return list(server.home.with_name(server.home.name + "-gradio-tmp").glob("api-video-*"))
 
 
-def test_a_video_is_one_answer_with_a_track_per_face_each_one_sighting(server, api, keys, lfw_photo, tmp_path):
-    walk = clip(tmp_path / "walk.mp4", [Path2D(lfw_photo(ALAN, 2), (0.15, 0.5), (0.55, 0.5), frames=(0, 30)),
-                                        Path2D(lfw_photo(STRANGER, 1), (0.85, 0.5), (0.75, 0.5), frames=(40, 74))],
+def test_a_video_is_one_answer_with_a_track_per_face_each_one_sighting(server, api, keys, portrait_square, tmp_path):
+    walk = clip(tmp_path / "walk.mp4", [Path2D(portrait_square(ALAN, 2), (0.15, 0.5), (0.55, 0.5), frames=(0, 30)),
+                                        Path2D(portrait_square(STRANGER, 1), (0.85, 0.5), (0.75, 0.5),
+                                               frames=(40, 74))],
                 frames=75)
     response = api.post(ROUTE, files=video(walk), headers={"X-API-Key": keys["read"]})
     assert response.status_code == 200, response.text
     answer = response.json()
     tracks = answer["tracks"]
     # (a one-frame track of something face-like in a photo's background may come too: unknown, as it should)
-    assert [t["name"] for t in tracks if t["known"]] == ["Andre Agassi"]
+    assert [t["name"] for t in tracks if t["known"]] == ["Barack Obama"]
     alan = next(t for t in tracks if t["known"])
     stranger = max((t for t in tracks if not t["known"]), key=lambda t: t["frames_seen"])
     assert alan["first_frame"] <= 3 and 27 <= alan["last_frame"] <= 30 and alan["frames_seen"] >= 8
     assert stranger["first_frame"] >= 39 and stranger["last_time"] == pytest.approx(stranger["last_frame"] / 25)
     assert alan["score"] >= answer["score_threshold"] > stranger["score"]
     assert answer["video"]["frames"] == 75 and answer["counts"]["frames"] == 75
-    assert "1 person named: Andre Agassi" in answer["summary"]
+    assert "1 person named: Barack Obama" in answer["summary"]
     assert "sighting_id" in alan and "sighting_id" not in stranger  # a track is one sighting, not one per frame
     assert not leftovers(server)  # the upload left with the answer
     # The sighting is confirmed as a photo's is (an admin key), which learns the track's best face.
     confirmed = api.post(f"/sightings/{alan['sighting_id']}/confirm", headers={"X-API-Key": keys["admin"]})
     assert confirmed.status_code == 200, confirmed.text
-    assert confirmed.json()["name"] == "Andre Agassi"
+    assert confirmed.json()["name"] == "Barack Obama"
     assert confirmed.json()["learning"]["learned_face_id"] is not None, confirmed.json()  # the track's face
     # The same keys as photo identify: none, or a wrong one, is refused before the body is read.
     refused(api.post(ROUTE, files=video(walk)), 401, "unauthorized")
     refused(api.post(ROUTE, files=video(walk), headers={"X-API-Key": "frk_" + "x" * 43}), 401, "unauthorized")
 
 
-def test_what_is_no_video_or_too_much_video_is_one_line(server, api, keys, lfw_photo, tmp_path):
+def test_what_is_no_video_or_too_much_video_is_one_line(server, api, keys, portrait_square, tmp_path):
     read = {"X-API-Key": keys["read"]}
-    photo = lfw_photo(ALAN, 2)
+    photo = portrait_square(ALAN, 2)
     message = refused(api.post(ROUTE, files={"video": ("a.mp4", photo.read_bytes(), "video/mp4")}, headers=read),
                       422, "invalid_video")
     assert "a.mp4 is not an" in message

@@ -1,4 +1,5 @@
-"""#50 in a real browser against `python app.py`: a clip built at test time from LFW photos (`tests/video_clips.py`)
+"""#50 in a real browser against `python app.py`: a clip built at test time from shipped portraits
+(`tests/video_clips.py`)
 uploaded in the Identify tab gives the annotated video and one row per track, the enrolled person named and a
 stranger unknown; the Live tab says where a browser allows the camera."""
 
@@ -10,23 +11,27 @@ from app_server import running_app, running_app_with
 from browser_helpers import assert_no_toast, assert_no_traceback, expect, open_tab
 from tests.video_clips import Path2D, clip
 
-ALAN, STRANGER = "Andre_Agassi", "Andy_Griggs"  # Andy Griggs is never enrolled
+# Shipped public-domain portraits (tests/faces): Obama's photo 1 enrolled, his photos 2 and 3 in clips (framed as
+# LFW frames a face: `portrait_square`); Grace Hopper is never enrolled.
+ALAN, STRANGER = "Barack_Obama", "Grace_Hopper"
 
 
 @pytest.fixture(scope="module")
-def app(tmp_path_factory, lfw_photo):
-    with running_app_with(tmp_path_factory.mktemp("video-page") / "home", {"Andre Agassi": lfw_photo(ALAN, 1)}) as running:
+def app(tmp_path_factory, portrait):
+    home = tmp_path_factory.mktemp("video-page") / "home"
+    with running_app_with(home, {"Barack Obama": portrait(ALAN, 1)}) as running:
         yield running
 
 
 @pytest.fixture(scope="module")
-def walk(tmp_path_factory, lfw_photo):
-    """Andre Agassi walks in the left half for 1.2 s; later a stranger in the right half. VP9 WebM, which the
+def walk(tmp_path_factory, portrait_square):
+    """Barack Obama walks in the left half for 1.2 s; later a stranger in the right half. VP9 WebM, which the
     browser plays (it does not play the MPEG-4 Part 2 that OpenCV writes into MP4 everywhere: 'Video not
     playable')."""
     return clip(tmp_path_factory.mktemp("clips") / "walk.webm",
-                [Path2D(lfw_photo(ALAN, 2), (0.15, 0.5), (0.55, 0.5), frames=(0, 30)),
-                 Path2D(lfw_photo(STRANGER, 1), (0.85, 0.5), (0.75, 0.5), frames=(40, 74))], frames=75, fourcc="VP90")
+                [Path2D(portrait_square(ALAN, 2), (0.15, 0.5), (0.55, 0.5), frames=(0, 30)),
+                 Path2D(portrait_square(STRANGER, 1), (0.85, 0.5), (0.75, 0.5), frames=(40, 74))],
+                frames=75, fourcc="VP90")
 
 
 def test_a_video_uploaded_in_identify_gives_one_row_per_track(app, page, shoot, walk):
@@ -35,14 +40,14 @@ def test_a_video_uploaded_in_identify_gives_one_row_per_track(app, page, shoot, 
     expect(panel.locator("#identify-video video")).to_have_count(1)  # the upload is in
     panel.get_by_role("button", name="Identify video", exact=True).click()
     status = page.locator("#identify-video-status")
-    expect(status).to_contain_text("1 person named: Andre Agassi")
+    expect(status).to_contain_text("1 person named: Barack Obama")
     table = panel.get_by_role("grid", name="One row per face followed (a track)")
-    expect(table).to_contain_text("Andre Agassi")
+    expect(table).to_contain_text("Barack Obama")
     rows = [" ".join(row.split()) for row in table.get_by_role("row").all_inner_texts()]
     rows = [row for row in rows if row.startswith("#")]  # the tracks, not the header
-    # Andre Agassi's track, and the stranger's (a one-frame face in a photo's background may be a third: unknown)
+    # Barack Obama's track, and the stranger's (a one-frame face in a photo's background may be a third: unknown)
     names = [row.split(" ", 1)[1] for row in rows]  # the name column onwards (the last column: candidates)
-    assert len([name for name in names if name.startswith("Andre Agassi ")]) == 1, rows
+    assert len([name for name in names if name.startswith("Barack Obama ")]) == 1, rows
     assert [name for name in names if name.startswith("unknown ")], rows
     expect(page.locator("#identify-video-annotated video")).to_have_count(1)
     source = page.locator("#identify-video-annotated video").get_attribute("src") or ""
@@ -51,17 +56,17 @@ def test_a_video_uploaded_in_identify_gives_one_row_per_track(app, page, shoot, 
     assert_no_traceback(page)
     assert_no_toast(page)
     shoot("01-video-tracks")
-    # Confirm per track, as per face of a photo: Andre Agassi's track is one sighting, confirmed.
-    agassi = next(row.split()[0] for row in rows if row.split(" ", 1)[1].startswith("Andre Agassi "))
+    # Confirm per track, as per face of a photo: Barack Obama's track is one sighting, confirmed.
+    agassi = next(row.split()[0] for row in rows if row.split(" ", 1)[1].startswith("Barack Obama "))
     page.locator("#video-feedback-track input").click()
-    page.get_by_role("option", name=f"{agassi} Andre Agassi").click()
+    page.get_by_role("option", name=f"{agassi} Barack Obama").click()
     panel.get_by_role("button", name="Confirm", exact=True).nth(1).click()  # the photo's Confirm is the first
-    expect(page.locator("#video-sighting-status")).to_contain_text(f"Confirmed track {agassi} as Andre Agassi")
+    expect(page.locator("#video-sighting-status")).to_contain_text(f"Confirmed track {agassi} as Barack Obama")
     live = open_tab(page, "Live")
     assert "only on localhost or over HTTPS" in live.inner_text()
 
 
-def test_without_the_password_a_video_meets_the_tighter_bounds(browser, lfw_photo, tmp_path):
+def test_without_the_password_a_video_meets_the_tighter_bounds(browser, tmp_path):
     """A page user without the admin password: a video over the anonymous frame bound (1,800 frames, tiny
     frames: refused by what the container says) is one line under the button; with the password it is followed."""
     from browser_helpers import TIMEOUT_MS, VIEWPORT
@@ -86,10 +91,10 @@ def test_without_the_password_a_video_meets_the_tighter_bounds(browser, lfw_phot
             context.close()
 
 
-def test_correcting_an_unknown_track_learns_its_face(app, page, lfw_photo, tmp_path):
+def test_correcting_an_unknown_track_learns_its_face(app, page, portrait_square, tmp_path):
     """A track left unknown (here: a pinned score no track reaches) was kept as no sighting: Correct labels the
     track's best aligned face with its pool, which is learned as a template as a photo's face would be."""
-    alone = clip(tmp_path / "alone.webm", [Path2D(lfw_photo(ALAN, 3), (0.3, 0.5), (0.7, 0.5))], frames=40,
+    alone = clip(tmp_path / "alone.webm", [Path2D(portrait_square(ALAN, 3), (0.3, 0.5), (0.7, 0.5))], frames=40,
                  fourcc="VP90")
     panel = open_tab(page, "Identify")
     panel.get_by_label("Or pin a score threshold (optional)").fill("50")
@@ -100,24 +105,24 @@ def test_correcting_an_unknown_track_learns_its_face(app, page, lfw_photo, tmp_p
     page.locator("#video-feedback-track input").click()
     page.get_by_role("option", name="#0 unknown").click()
     page.locator("#video-feedback-name input").click()
-    page.get_by_role("option", name="Andre Agassi").click()
+    page.get_by_role("option", name="Barack Obama").click()
     panel.get_by_role("button", name="Correct", exact=True).nth(1).click()  # the photo's Correct is the first
     feedback = page.locator("#video-sighting-status")
-    expect(feedback).to_contain_text("Track #0 is Andre Agassi")
+    expect(feedback).to_contain_text("Track #0 is Barack Obama")
     expect(feedback).to_contain_text("Learned as a template of this person")
     assert_no_traceback(page)
 
 
-def test_a_video_the_browser_cannot_preview_says_so_and_is_answered(app, page, lfw_photo, tmp_path):
+def test_a_video_the_browser_cannot_preview_says_so_and_is_answered(app, page, portrait_square, tmp_path):
     """MPEG-4 Part 2 in MP4 (what OpenCV writes everywhere): the browser's player shows an error of its own for the
     upload; the page says why under the button, and Identify video answers it with a video that plays."""
-    mp4v = clip(tmp_path / "walk.mp4", [Path2D(lfw_photo(ALAN, 3), (0.3, 0.5), (0.7, 0.5))], frames=40)
+    mp4v = clip(tmp_path / "walk.mp4", [Path2D(portrait_square(ALAN, 3), (0.3, 0.5), (0.7, 0.5))], frames=40)
     panel = open_tab(page, "Identify")
     panel.locator("#identify-video input[type=file]").set_input_files(str(mp4v))
     status = page.locator("#identify-video-status")
     expect(status).to_contain_text("Browsers cannot play MPEG-4 Part 2 video, so the preview above shows an error")
     panel.get_by_role("button", name="Identify video", exact=True).click()
-    expect(status).to_contain_text("1 person named: Andre Agassi")
+    expect(status).to_contain_text("1 person named: Barack Obama")
     source = page.locator("#identify-video-annotated video").get_attribute("src") or ""
     assert source.endswith(".webm"), source
     assert_no_traceback(page)

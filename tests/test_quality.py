@@ -21,7 +21,6 @@ from facerec.faces.quality.features import binomial_blur, eye_distance, sharpnes
 from facerec.faces.quality.score import QualityModel
 from facerec.settings import Settings
 from facerec.gallery.composition import parts_of
-from PIL import Image
 from poor_photos import poor_photo
 
 # Shipped public-domain portraits (tests/faces): Obama's photo 3, framed as an LFW photo is (`good`), and his photo 1
@@ -36,17 +35,9 @@ def gallery(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def good(gallery, portrait, tmp_path_factory) -> Path:
-    """The GOOD portrait framed as LFW frames a face (250 px square, the face about 0.4 of its width), so that
-    `poor_photo` shrinks the face as it shrinks an LFW one."""
-    photo, (face, *_) = gallery.services().photos.detect(portrait(*GOOD))
-    (x1, y1, x2, y2), half = face.box, 1.25 * face.width
-    centre_x, centre_y = (x1 + x2) / 2, (y1 + y2) / 2
-    framed = Image.fromarray(photo.pixels).crop((round(centre_x - half), round(centre_y - half),
-                                                 round(centre_x + half), round(centre_y + half))).resize((250, 250))
-    path = tmp_path_factory.mktemp("good") / "good.jpg"
-    framed.save(path, "JPEG", quality=95)
-    return path
+def good(portrait_square) -> Path:
+    """GOOD framed as LFW frames a face, so that `poor_photo` shrinks the face as it shrinks an LFW one."""
+    return portrait_square(*GOOD)
 
 
 @pytest.fixture(scope="module")

@@ -1,5 +1,5 @@
 """#50: Confirm and Correct on a video track teach the gallery as a photo's face does (`facerec.gallery.templates`),
-on real faces (clips built at test time from LFW photos: `tests/video_clips.py`).
+on real faces (clips built at test time from shipped portraits: `tests/video_clips.py`).
 
 A named track is one sighting (its pooled embedding and its best aligned face): confirming or correcting it learns
 that face through the sighting, as a photo's. A track not kept as a sighting (unknown, or named past the pace of
@@ -17,15 +17,17 @@ from facerec.gallery import Gallery
 from facerec.gallery.composition import parts_of
 from tests.video_clips import Path2D, clip
 
-ALAN, COLIN, STRANGER = "Andre_Agassi", "Colin_Powell", "Andy_Griggs"
+# Shipped public-domain portraits (tests/faces): photo 1 of Obama and of Biden enrolled; the clips show Obama's
+# photos 2 and 3, framed as LFW frames a face (`portrait_square`), and Grace Hopper, never enrolled.
+ALAN, COLIN, STRANGER = "Barack_Obama", "Joe_Biden", "Grace_Hopper"
 STRICT = 50.0  # a pinned score no track reaches: every track unknown, none kept as a sighting
 
 
 @pytest.fixture
-def gallery(tmp_path, lfw_photo):
+def gallery(tmp_path, portrait):
     with Gallery.open(home=tmp_path / "home") as opened:
-        opened.enroll(lfw_photo(ALAN, 1), "Andre Agassi", allow_low_quality=True)
-        opened.enroll(lfw_photo(COLIN, 1), "Colin Powell", allow_low_quality=True)
+        opened.enroll(portrait(ALAN, 1), "Barack Obama", allow_low_quality=True)
+        opened.enroll(portrait(COLIN, 1), "Joe Biden", allow_low_quality=True)
         yield opened
 
 
@@ -34,7 +36,7 @@ def walk(tmp_path, photo, name: str = "walk.mp4"):
 
 
 def main_track(answer):
-    """The walking face's track (an LFW photo can hold a stranger's face in its background: another track)."""
+    """The walking face's track (a photo can hold a stranger's face in its background: another track)."""
     return max(answer.tracks, key=lambda t: len(t.track.frames))
 
 
@@ -42,54 +44,56 @@ def learned(gallery, name: str) -> list:
     return [t for t in gallery.services().templates.of(name) if t.origin == "learned"]
 
 
-def test_confirming_a_named_track_learns_its_best_face(gallery, lfw_photo, tmp_path):
-    answer = gallery.identify_video(walk(tmp_path, lfw_photo(ALAN, 2)))
+def test_confirming_a_named_track_learns_its_best_face(gallery, portrait_square, tmp_path):
+    answer = gallery.identify_video(walk(tmp_path, portrait_square(ALAN, 2)))
     (track,) = [t for t in answer.tracks if t.name]
-    assert track.name == "Andre Agassi" and track.match.sighting_id is not None
+    assert track.name == "Barack Obama" and track.match.sighting_id is not None
     info = gallery.services().feedback.confirm(track.match.sighting_id, learn_by="admin password")
     assert info.learning["learned_face_id"] is not None, info.learning
-    assert [(t.learned_from, t.learned_by) for t in learned(gallery, "Andre Agassi")] == [
+    assert [(t.learned_from, t.learned_by) for t in learned(gallery, "Barack Obama")] == [
         (track.match.sighting_id, "admin password")]
 
 
-def test_correcting_a_named_track_learns_only_for_the_person_whose_face_it_is(gallery, lfw_photo, tmp_path):
-    answer = gallery.identify_video(walk(tmp_path, lfw_photo(ALAN, 2)))
+def test_correcting_a_named_track_learns_only_for_the_person_whose_face_it_is(gallery, portrait_square, tmp_path):
+    answer = gallery.identify_video(walk(tmp_path, portrait_square(ALAN, 2)))
     (track,) = [t for t in answer.tracks if t.name]
-    wrong = gallery.services().feedback.correct(track.match.sighting_id, "Colin Powell", learn_by="t")
+    wrong = gallery.services().feedback.correct(track.match.sighting_id, "Joe Biden", learn_by="t")
     assert wrong.learning["learned_face_id"] is None and "does not match" in wrong.learning["not_learned_because"]
-    right = gallery.services().feedback.correct(track.match.sighting_id, "Andre Agassi", learn_by="t")
+    right = gallery.services().feedback.correct(track.match.sighting_id, "Barack Obama", learn_by="t")
     assert right.learning["learned_face_id"] is not None, right.learning
-    assert len(learned(gallery, "Andre Agassi")) == 1 and not learned(gallery, "Colin Powell")
+    assert len(learned(gallery, "Barack Obama")) == 1 and not learned(gallery, "Joe Biden")
 
 
-def test_correcting_an_unknown_track_learns_its_best_face_and_pool(gallery, lfw_photo, tmp_path):
+def test_correcting_an_unknown_track_learns_its_best_face_and_pool(gallery, portrait_square, tmp_path):
     """The track was left unknown (a strict pinned threshold), so no sighting was kept: Correct labels the track's
     best aligned face with its pool, and that face is learned as a photo's would be."""
-    answer = gallery.identify_video(walk(tmp_path, lfw_photo(ALAN, 2)), threshold=STRICT)
+    answer = gallery.identify_video(walk(tmp_path, portrait_square(ALAN, 2)), threshold=STRICT)
     track = main_track(answer)
     assert track.name is None and track.match.sighting_id is None
     seen = track.track
-    info = gallery.services().feedback.label(seen.pooled, "Andre Agassi", face=seen.best_face, crop=seen.best_crop, learn_by="t")
+    info = gallery.services().feedback.label(seen.pooled, "Barack Obama", face=seen.best_face, crop=seen.best_crop,
+                                             learn_by="t")
     assert info.learning["learned_face_id"] is not None, info.learning
-    (template,) = learned(gallery, "Andre Agassi")
+    (template,) = learned(gallery, "Barack Obama")
     assert template.learned_from == info.id
     kept = parts_of(gallery).store.faces.of_origin(template.identity_id, ("learned",))[1]
     assert float(kept[0] @ seen.pooled) == pytest.approx(1.0, abs=1e-5)  # the pool is the template
     assert gallery.services().directory.face_crop(template.face_id)  # and its crop is kept, for a reindex to re-embed
     # Confirm of a named track that was not kept (past the pace of automatic sightings) takes the same path.
-    again = gallery.identify_video(walk(tmp_path, lfw_photo(ALAN, 3), "again.mp4"), remember=False)
+    again = gallery.identify_video(walk(tmp_path, portrait_square(ALAN, 3), "again.mp4"), remember=False)
     (named,) = [t for t in again.tracks if t.name]
-    confirmed = gallery.services().feedback.label(named.track.pooled, "Andre Agassi", confirmed=True, face=named.track.best_face,
-                                   crop=named.track.best_crop, learn_by="t")
+    confirmed = gallery.services().feedback.label(named.track.pooled, "Barack Obama", confirmed=True,
+                                                  face=named.track.best_face, crop=named.track.best_crop, learn_by="t")
     assert confirmed.source == "confirmed" and confirmed.learning["learned_face_id"] is not None, confirmed.learning
 
 
-def test_a_strangers_track_corrected_to_an_enrolled_person_is_not_learned(gallery, lfw_photo, tmp_path):
-    answer = gallery.identify_video(walk(tmp_path, lfw_photo(STRANGER, 1)), remember=False)
+def test_a_strangers_track_corrected_to_an_enrolled_person_is_not_learned(gallery, portrait_square, tmp_path):
+    answer = gallery.identify_video(walk(tmp_path, portrait_square(STRANGER, 1)), remember=False)
     track = main_track(answer)
     assert track.name is None
     seen = track.track
-    info = gallery.services().feedback.label(seen.pooled, "Andre Agassi", face=seen.best_face, crop=seen.best_crop, learn_by="t")
+    info = gallery.services().feedback.label(seen.pooled, "Barack Obama", face=seen.best_face, crop=seen.best_crop,
+                                             learn_by="t")
     assert info.learning["learned_face_id"] is None and "does not match" in info.learning["not_learned_because"]
-    assert not learned(gallery, "Andre Agassi")
+    assert not learned(gallery, "Barack Obama")
     assert np.isfinite(info.similarity)

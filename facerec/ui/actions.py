@@ -23,6 +23,12 @@ from facerec.errors import FaceRecError
 from facerec.words.phrasing import sentences
 from facerec.ui.text import error_line
 
+# The options of every photo box's `input` listener. Gradio's default trigger mode ("once") drops a trigger that
+# arrives while the listener's previous run is pending: a file that is no photo, chosen just after a photo, got no
+# message (the photo's run had emptied the status; seen in a clean-clone browser test). "always_last" runs the
+# newest upload once the pending run is done.
+NEW_UPLOAD = {"trigger_mode": "always_last"}
+
 log = logging.getLogger("facerec.ui")
 
 class Instead:

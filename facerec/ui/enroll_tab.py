@@ -6,7 +6,7 @@ import gradio as gr
 
 from facerec.errors import LowQuality, MultipleFaces, PossibleDuplicate
 from facerec.words.phrasing import plural
-from facerec.ui.actions import Instead, expose
+from facerec.ui.actions import NEW_UPLOAD, Instead, expose
 from facerec.ui.context import AppContext
 from facerec.ui.face_picker import chosen_face, faces_view
 from facerec.ui.page_pictures import captioned_picture
@@ -78,7 +78,7 @@ def build(context: AppContext, password: gr.Textbox) -> None:
     # A new photo: its faces, and nothing left of the previous enrollment's result.
     expose([photo.input], detect, [photo], [faces, face_choice, detect_status], detect_status, api_name="detect",
            also_clear=[status, crop, details, quality_note, kept],
-           on_failure={face_choice: gr.update(choices=[], value=None)})
+           on_failure={face_choice: gr.update(choices=[], value=None)}, **NEW_UPLOAD)
     event = expose([button.click], enroll, [photo, name, face_choice, allow_lookalike, note, password,
                                             allow_low_quality, kept],
                    [crop, status, details], status, api_name="enroll", ok=ok, extra_outputs=[quality_note],

@@ -18,7 +18,7 @@ from facerec.errors import IdentityMismatch, InvalidArgument, LowQuality, Multip
 from facerec.words.phrasing import plural
 from facerec.ui.suggestions_panel import build as suggestions_panel_build
 from facerec.ui.templates_panel import build as templates_panel_build
-from facerec.ui.actions import expose, page_door
+from facerec.ui.actions import NEW_UPLOAD, expose, page_door
 from facerec.ui.context import AppContext
 from facerec.ui.text import markdown_text
 from facerec.ui.uploads import (EXPORT_LIFETIME_S, delete_later, empty_web_cache, forget_upload,
@@ -216,7 +216,7 @@ def build(context: AppContext, password: gr.Textbox) -> tuple[gr.Tab, PeopleList
     action(delete_button, delete, [delete_name, delete_confirm, password], [delete_status, manage_json],
            delete_status, "delete", extra=[delete_confirm])
     gr.on([add_image.input], page_door(received, [add_kept], add_status), [add_image], [add_kept, add_status],
-          api_visibility="private")
+          api_visibility="private", **NEW_UPLOAD)
     action(add_button, add_photo, [add_name, add_image, password, add_anyway, add_low_quality, add_kept],
            [add_status, manage_json], add_status, "add_photo",
            extra=[add_image, add_anyway, add_low_quality, add_kept],

@@ -10,7 +10,7 @@ from facerec.words.threshold import shown_score, strangers_scoring, threshold_se
 from facerec.faces.drawing import KNOWN, UNKNOWN, annotate
 from facerec.errors import InvalidArgument, LockedOut
 from facerec.words.phrasing import faces_left_out_message
-from facerec.ui.actions import expose, page_door
+from facerec.ui.actions import NEW_UPLOAD, expose, page_door
 from facerec.ui.context import AppContext
 import facerec.ui.video_panel as video_panel
 from facerec.ui.text import markdown_text
@@ -182,7 +182,8 @@ def build(context: AppContext, default_percent: float, password: gr.Textbox) -> 
            threshold_note)
     # A file that is no photo is taken out of the photo box (it showed a broken-image icon), its reason in `status`.
     gr.on([photo.input], page_door(cleared, [photo, picture, table, details, seen, feedback_status, kept], status),
-          [photo], [photo, picture, table, status, details, seen, feedback_status, kept], api_visibility="private")
+          [photo], [photo, picture, table, status, details, seen, feedback_status, kept], api_visibility="private",
+          **NEW_UPLOAD)
     expose([button.click], identify, [photo, pinned, top_k, password, fpir, kept], [picture, table, status, details],
            status, api_name="identify", also_clear=[seen, feedback_status],
            extra_outputs=[feedback_face, feedback_name, threshold_note, kept])

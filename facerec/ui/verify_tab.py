@@ -6,7 +6,7 @@ import gradio as gr
 
 from facerec.words.threshold import compared, threshold_sentence
 from facerec.errors import MultipleFaces
-from facerec.ui.actions import Instead, expose
+from facerec.ui.actions import NEW_UPLOAD, Instead, expose
 from facerec.ui.context import AppContext
 from facerec.ui.face_picker import NUMBER_SHOWN, chosen_face, faces_view
 from facerec.ui.page_pictures import page_picture
@@ -74,7 +74,7 @@ def build(context: AppContext, default_percent: float) -> None:
         expose([side["photo"].input], detect, [side["photo"]], [picture, choice, note], note,
                also_clear=[status, details, side["kept"]],
                on_failure={picture: gr.update(value=None, visible=False),
-                           choice: gr.update(choices=[], value=None, visible=False)})
+                           choice: gr.update(choices=[], value=None, visible=False)}, **NEW_UPLOAD)
     expose([fpir.change, pinned.change, context.app.load], policy, [fpir, pinned], [threshold_note],
            threshold_note)
     expose([button.click], verify, [side_a["photo"], side_b["photo"], pinned, fpir, side_a["choice"],

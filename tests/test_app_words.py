@@ -35,18 +35,10 @@ def app(tmp_path_factory, portrait):
         yield running
 
 
-def square(path, side: int = 250) -> Image.Image:
-    """The photo's centred square, scaled to `side`."""
-    photo = Image.open(path).convert("RGB")
-    edge = min(photo.size)
-    left, top = (photo.width - edge) // 2, (photo.height - edge) // 2
-    return photo.crop((left, top, left + edge, top + edge)).resize((side, side))
-
-
 @pytest.fixture(scope="module")
-def stacked(portrait, tmp_path_factory):
+def stacked(portrait_square, tmp_path_factory):
     """Obama (photo 2) above a stranger (Grace Hopper): two faces one on top of the other, in a 250 x 500 photo."""
-    top, bottom = square(portrait(OBAMA, 2)), square(portrait(STRANGER, 1))
+    top, bottom = (Image.open(portrait_square(*who)).convert("RGB") for who in ((OBAMA, 2), (STRANGER, 1)))
     canvas = Image.new("RGB", (250, 500))
     canvas.paste(top, (0, 0))
     canvas.paste(bottom, (0, 250))

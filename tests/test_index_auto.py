@@ -20,8 +20,8 @@ def test_auto_switches_to_a_graph_in_the_background_keeps_writes_made_meanwhile_
     import facerec.vectors.faiss.auto as auto
 
     release = threading.Event()  # the build waits here before it measures and swaps: the test writes meanwhile
-    measure = auto.measured_recall
-    monkeypatch.setattr(auto, "measured_recall", lambda *args: release.wait(60) and measure(*args))
+    measure = auto.exact_nearest_others
+    monkeypatch.setattr(auto, "exact_nearest_others", lambda *args: release.wait(60) and measure(*args))
     engine = AutoVectors(approximate_from=2000, exact_below=1000)
     vectors = unit(2300, seed=1)
     engine.add(np.arange(1500), vectors[:1500])

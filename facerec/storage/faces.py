@@ -26,10 +26,11 @@ FILL_BATCH = 2048
 DRAW_PRIME, DRAW_MULTIPLIER, DRAW_SEED_STEP, DRAW_MIX = 2_147_483_647, 2_654_435_761, 1_000_003, 1_500_450_271
 
 
-def drawn_order_key(identity_id: int, seed: int) -> int:
-    """The key people are drawn in (ascending, ties by id), as `people_in_drawn_order` computes it in SQL: a
-    multiplicative hash alone orders consecutive ids on a lattice, so the value is squared modulo the prime."""
-    x = (identity_id * DRAW_MULTIPLIER + seed * DRAW_SEED_STEP) % DRAW_PRIME
+def drawn_order_key(identity_id, seed: int):
+    """The key people are drawn in (ascending, ties by id): of an int, or of a SQL integer expression (the same
+    arithmetic, so `people_in_drawn_order` runs it in the database). A multiplicative hash alone orders consecutive
+    ids on a lattice, so the value is squared modulo the prime."""
+    x = (identity_id * DRAW_MULTIPLIER + int(seed) * DRAW_SEED_STEP) % DRAW_PRIME
     return (x * x % DRAW_PRIME) * DRAW_MIX % DRAW_PRIME
 
 
@@ -99,12 +100,11 @@ class FacesTable:
 
     def people_in_drawn_order(self, limit: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
         """(identity ids [<= limit], their face counts) of the first `limit` people with a face in a seeded
-        pseudo-random order the database computes (`drawn_order_key`, integer arithmetic, so the same on SQLite
+        pseudo-random order the database computes (`drawn_order_key` in 64-bit integers, so the same on SQLite
         and PostgreSQL). Samples of whole people are drawn from it: only the people a sample can take come back,
         never a row per person (a million of those held the interpreter for most of a second, stalling every
         request of the process)."""
-        x = (cast(Face.identity_id, BigInteger) * DRAW_MULTIPLIER + int(seed) * DRAW_SEED_STEP) % DRAW_PRIME
-        order = ((x * x) % DRAW_PRIME) * DRAW_MIX % DRAW_PRIME
+        order = drawn_order_key(cast(Face.identity_id, BigInteger), seed)
         with self.session() as session:
             rows = session.execute(select(Face.identity_id, func.count(Face.id)).group_by(Face.identity_id)
                                    .order_by(order, Face.identity_id).limit(int(limit))).all()

@@ -51,6 +51,6 @@ def declined_graph_text(declined: dict, described: dict) -> str:
         return (f"Building a graph index at {declined['faces']:,} faces failed (most likely for want of memory); "
                 f"exact search goes on answering, and {again}.")
     return (f"A graph index built at {declined['faces']:,} faces found the exact nearest face for "
-            f"{declined['recall']:.1%} of {described.get('recall_sample', 'a sample of')} of its own faces, short "
-            f"of the {described.get('recall_target', 0.99):.0%} it must reach; exact search goes on answering, and "
+            f"{declined['recall']:.1%} of {described['recall_sample']} of its own faces, short "
+            f"of the {described['recall_target']:.0%} it must reach; exact search goes on answering, and "
             f"{again}.")

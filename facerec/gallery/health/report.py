@@ -119,12 +119,13 @@ class GalleryHealth:
     def _sampled_report(self, people: int, faces: int, threshold: float, top_pairs: int) -> HealthReport:
         store = self.store
         identity_ids, face_counts = store.faces.people_in_drawn_order(SAMPLE_FACES, SAMPLE_SEED)
-        taken = np.arange(taken_whole(face_counts, SAMPLE_FACES))
-        face_ids, face_identities, embeddings = store.faces.of_people(identity_ids[taken].tolist())
+        taken = taken_whole(face_counts, SAMPLE_FACES)
+        face_ids, face_identities, embeddings = store.faces.of_people(identity_ids[:taken].tolist())
         names = store.people.names(np.unique(face_identities).tolist())
         sampled_people = len(names)
         # The first people drawn, whole, up to SEARCHED_FACES faces: against every enrolled face.
-        first = np.isin(face_identities, identity_ids[taken[:people_reaching(face_counts[taken], SEARCHED_FACES)]])
+        first_drawn = min(people_reaching(face_counts[:taken], SEARCHED_FACES), taken)
+        first = np.isin(face_identities, identity_ids[:first_drawn])
         others = self._pairs_in_gallery(embeddings[first], face_identities[first], dict(names))
         report = gallery_health(embeddings, face_identities, names, threshold, top_pairs, others)
         searched, searched_people = int(first.sum()), len(set(face_identities[first].tolist()))

@@ -42,7 +42,8 @@ class AutoVectors(LocalVectors):
         self.approximate_from, self.exact_below, self.recall_target = approximate_from, exact_below, recall_target
         self.serving = FaissVectors("flat", dimension)
         self.recall: float | None = None  # the serving graph's recall@1 measured when it was built
-        self.declined: dict | None = None  # the last graph not swapped in: {"faces", "recall" (None: it failed)}
+        # the last graph not swapped in: {"faces", "recall" (None: its build failed), "retry_at" (faces)}
+        self.declined: dict | None = None
         self._lock = threading.Lock()  # the swap against this process's reads and writes
         self._pending: list[tuple[str, np.ndarray, np.ndarray | None]] | None = None  # writes during a build
         self._builder: threading.Thread | None = None
@@ -111,13 +112,11 @@ class AutoVectors(LocalVectors):
         """Which index serves, for Health: {"index": "exact" | "approximate", "faces", "recall" (approximate:
         measured when built), "building" (a graph under construction), "approximate_from", "recall_target",
         "declined" (the last graph not swapped in, and the size at which one is tried again)}."""
-        declined = None if self.declined is None else {
-            **self.declined, "retry_at": int(self.declined["faces"] * RETRY_GROWTH) + 1}
         return {"index": "approximate" if self.approximate else "exact", "faces": len(self),
                 "recall": self.recall, "recall_sample": RECALL_SAMPLE,
                 "building": self._builder is not None and self._builder.is_alive(),
                 "approximate_from": self.approximate_from, "recall_target": self.recall_target,
-                "declined": declined}
+                "declined": None if self.declined is None else dict(self.declined)}
 
     # ----- switching ------------------------------------------------------------------------------------
     def _adapt(self) -> None:
@@ -133,7 +132,7 @@ class AutoVectors(LocalVectors):
                 return
             wanted = (not self.approximate and len(self.serving) >= self.approximate_from) or \
                 (self.approximate and self.serving.wants_rebuild())
-            if not wanted or (self.declined and len(self.serving) <= self.declined["faces"] * RETRY_GROWTH):
+            if not wanted or (self.declined and len(self.serving) < self.declined["retry_at"]):
                 return
             ids = self.serving.ids()
             snapshot = (ids, self.serving.vectors(ids))
@@ -150,7 +149,9 @@ class AutoVectors(LocalVectors):
             recall, graph = None, None
         with self._lock:
             if graph is None or recall < self.recall_target:
-                self.declined, self._pending = {"faces": len(ids), "recall": recall}, None
+                retry_at = int(len(ids) * RETRY_GROWTH) + 1
+                self.declined = {"faces": len(ids), "recall": recall, "retry_at": retry_at}
+                self._pending = None
                 return
             for op, changed, vectors in self._pending or []:
                 if op == "add":
@@ -179,29 +180,36 @@ class AutoVectors(LocalVectors):
 
 def tuned_recall(graph: FaissVectors, ids: np.ndarray, embeddings: np.ndarray, target: float) -> float:
     """The graph's recall at its `ef_search`, which is doubled (up to `MAX_EF_SEARCH`) until the recall reaches
-    `target`; the graph keeps the `ef_search` it ends at."""
-    recall = measured_recall(graph, ids, embeddings)
+    `target`; the graph keeps the `ef_search` it ends at. The exact side is scanned once for every try."""
+    rows, nearest = exact_nearest_others(ids, embeddings)
+    recall = graph_recall(graph, ids, embeddings, rows, nearest)
     while recall < target and graph.ef_search < MAX_EF_SEARCH:
         graph.ef_search = min(MAX_EF_SEARCH, 2 * graph.ef_search)
-        recall = measured_recall(graph, ids, embeddings)
+        recall = graph_recall(graph, ids, embeddings, rows, nearest)
     return recall
 
 
-def measured_recall(graph: FaissVectors, ids: np.ndarray, embeddings: np.ndarray,
-                    sample: int = RECALL_SAMPLE, chunk: int = 100_000) -> float:
-    """How often the graph's nearest other face is as near as exact search's, over `sample` of its own faces
-    (seeded): the exact side is a scan in chunks of `chunk` faces, so it costs bounded memory at any size."""
+def exact_nearest_others(ids: np.ndarray, embeddings: np.ndarray, sample: int = RECALL_SAMPLE,
+                         chunk: int = 100_000) -> tuple[np.ndarray, np.ndarray]:
+    """(`sample` rows of the faces, seeded; each one's similarity to its nearest other face by exact search): a
+    scan in chunks of `chunk` faces, so it costs bounded memory at any size."""
     rows = np.random.default_rng(0).choice(len(ids), min(sample, len(ids)), replace=False)
     queries = np.ascontiguousarray(embeddings[rows], np.float32)
-    best = np.full(len(rows), -np.inf, np.float32)
+    nearest = np.full(len(rows), -np.inf, np.float32)
     for start in range(0, len(ids), chunk):
         products = queries @ embeddings[start:start + chunk].T
         own = (rows >= start) & (rows < start + chunk)
         products[np.flatnonzero(own), rows[own] - start] = -np.inf  # the face itself
-        best = np.maximum(best, products.max(axis=1))
-    similarities, found = graph.search(queries, 2)
+        nearest = np.maximum(nearest, products.max(axis=1))
+    return rows, nearest
+
+
+def graph_recall(graph: FaissVectors, ids: np.ndarray, embeddings: np.ndarray, rows: np.ndarray,
+                 nearest: np.ndarray) -> float:
+    """How often the graph's nearest other face to each of `rows` is as near as exact search's (`nearest`)."""
+    similarities, found = graph.search(np.ascontiguousarray(embeddings[rows], np.float32), 2)
     hits = 0
-    for row, sims, neighbours, exact in zip(rows, similarities, found, best):
+    for row, sims, neighbours, exact in zip(rows, similarities, found, nearest):
         other = [s for s, f in zip(sims, neighbours) if int(f) != int(ids[row]) and f >= 0]
         hits += bool(other) and other[0] >= exact - 1e-5
     return float(hits / len(rows))

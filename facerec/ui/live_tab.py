@@ -19,13 +19,16 @@ from collections.abc import Callable
 import gradio as gr
 import numpy as np
 
+from facerec.errors import InvalidImage
 from facerec.faces.detect import DetectedFace
 from facerec.faces.drawing import KNOWN, UNKNOWN, annotate
 from facerec.gallery.video import LiveFaces
+from facerec.ui.camera_input import CameraFrameInput, frame_pixels
 from facerec.ui.context import AppContext
+from facerec.ui.page_pictures import page_picture
 from facerec.ui.text import markdown_text
 from facerec.ui.video_panel import ANONYMOUS_LIMITS
-from facerec.words.video import LIVE_NOTE, live_status
+from facerec.words.video import LIVE_NOTE, live_refused, live_status
 
 FPS = 5.0  # frames the page sends a second (`stream_every`)
 MAX_CAMERAS = 8  # pages following a camera at once; the one idle longest is forgotten first
@@ -98,12 +101,18 @@ def build(context: AppContext) -> gr.Tab:
     with gr.Tab("Live", id="live") as tab:
         gr.Markdown(LIVE_NOTE, elem_id="live-note")
         with gr.Row():
-            camera = gr.Image(sources=["webcam"], streaming=True, type="numpy", image_mode="RGB", label="Camera",
-                              elem_id="live-camera")
-            shown = gr.Image(label="Who is in front of the camera", interactive=False, elem_id="live-shown")
+            # Frames decoded by facerec (photo formats only, bounded), never by Gradio: `facerec.ui.camera_input`.
+            camera = CameraFrameInput(sources=["webcam"], streaming=True, type="numpy", image_mode="RGB",
+                                      label="Camera", elem_id="live-camera")
+            # Sent inside the answer, never written as a file a URL could fetch; no share button on a face.
+            shown = page_picture("Who is in front of the camera", elem_id="live-shown")
         status = gr.Markdown(elem_id="live-status")
 
-    def see(pixels, request: gr.Request = None):
+    def see(frame, request: gr.Request = None):
+        try:
+            pixels = frame_pixels(frame)
+        except InvalidImage as error:
+            return gr.skip(), live_refused(str(error))
         if pixels is None:
             return gr.skip(), gr.skip()
         live = cameras.of(getattr(request, "session_hash", None) or "page")

@@ -63,6 +63,11 @@ def live_status(followed: int, dropped: int, names: list[str]) -> str:
             "dropped while the server was busy.")
 
 
+def live_refused(reason: str) -> str:
+    """A camera frame that was not followed (not a photo format, too large): the reason, and that the camera goes on."""
+    return f"A frame was not followed: {reason}. The camera goes on with the next frame."
+
+
 # Codecs (OpenCV's four-character codes) that no browser plays in a <video>; AVI, whatever it holds, neither.
 UNPLAYABLE_CODECS = {"fmp4": "MPEG-4 Part 2", "mp4v": "MPEG-4 Part 2", "xvid": "MPEG-4 Part 2 (Xvid)",
                      "divx": "MPEG-4 Part 2 (DivX)", "dx50": "MPEG-4 Part 2 (DivX)", "mjpg": "Motion JPEG"}

@@ -83,6 +83,7 @@ def cmd_health(args) -> int:
     rows = [["ClosestIsPositiveAccuracy", report["closest_is_positive_accuracy"],
              report["readings"]["closest_is_positive_accuracy"]]]
     rows += [[k, v, report["readings"][k]] for k, v in report["median_distances"].items()]
+    rows.append(["Nearest other person", report["nearest_other_person"], report["readings"]["NearestOtherPerson"]])
     text = (f"{plural(report['identities'], 'person', 'people')}, {plural(report['faces'], 'face')}, match "
             f"threshold {figure_text(report['threshold'])}{_cosine_of(report)}\n"
             f"{report['threshold_policy']['sentence']}\n"

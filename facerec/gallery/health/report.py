@@ -223,6 +223,7 @@ class HealthReport:
             "score_threshold": None if self.score_threshold is None else round(self.score_threshold, 4),
             "closest_is_positive_accuracy": clean(self.closest_is_positive_accuracy),
             "median_distances": {k: clean(v) for k, v in self.median_distances.items()},
+            "nearest_other_person": clean(self.nearest_other_person),
             "confusable_pairs": self.confusable_pairs,
             "suspected_duplicates": self.suspected_duplicates,
             "nearest_other_similarities": [round(s, 4) for s in self.nearest_other_similarities],

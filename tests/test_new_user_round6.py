@@ -1,0 +1,70 @@
+"""What a new user trips on, round 6 (#64): each test fails on 8d20703.
+
+Real faces (the shipped public-domain portraits), a real SQLite gallery, the real CLI in a subprocess."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from facerec.gallery import Gallery
+from facerec.settings import Settings
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+
+
+def facerec(*args: str, home: Path) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if k != "COLUMNS"}
+    return subprocess.run([sys.executable, "-m", "facerec.cli", *args, "--home", str(home)], capture_output=True,
+                          text=True, timeout=300, cwd=REPO_ROOT, env=env)
+
+
+@pytest.fixture(scope="module")
+def three_people(tmp_path_factory, portrait) -> Path:
+    home = tmp_path_factory.mktemp("three") / "home"
+    with Gallery(Settings(home=home)) as gallery:
+        for person in ("Barack_Obama", "Joe_Biden", "Grace_Hopper"):
+            gallery.enroll(portrait(person, 1), person.replace("_", " "), allow_low_quality=True)
+    return home
+
+
+# ----- row 14: `facerec health` gives the readings the Health tab gives ----------------------------------------------
+def test_health_in_the_terminal_has_the_health_tabs_six_readings(three_people) -> None:
+    """The CLI printed 5 metric rows where the Health tab has 6: "Nearest other person" was missing."""
+    from facerec.ui.health_tab import report_html
+    from facerec.words.health import health_in_words
+
+    with Gallery(Settings(home=three_people)) as gallery:
+        report = gallery.health()
+        page = report_html(report, health_in_words(report)["readings"])
+    page_rows = re.findall(r'<td class="metric">([^<]+)</td>', page)
+    data = json.loads(facerec("health", "--json", home=three_people).stdout)
+    assert data["nearest_other_person"] is not None
+    text = facerec("health", home=three_people)
+    assert text.returncode == 0, text.stderr
+    assert len(page_rows) == 6, page
+    for name in page_rows:
+        assert name in text.stdout, (name, text.stdout)
+    assert data["readings"]["NearestOtherPerson"] in text.stdout
+
+
+# ----- row 15: the README lists the tabs in the page's order ----------------------------------------------------------
+def test_the_readme_names_the_tabs_in_the_order_the_page_shows_them(tmp_path: Path) -> None:
+    """The README said Enroll, Identify, Live, Verify; the page shows Verify before Live."""
+    import gradio as gr
+
+    from facerec.ui.app import build_app
+
+    readme = (REPO_ROOT / "README.md").read_text()
+    sentence = readme[readme.index("The app has six tabs"):].split("\n\n")[0]
+    said = re.findall(r"\*\*(\w+)\*\*", sentence)
+    with Gallery(Settings(home=tmp_path / "home")) as gallery:
+        page = build_app(gallery)
+    shown = [block.label for block in page.blocks.values() if isinstance(block, gr.Tab)]
+    assert said == shown, (said, shown)

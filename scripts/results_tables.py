@@ -20,13 +20,13 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # the tables that facerec itself prints (open set) are made by its own code
 
-from result_blocks import accuracy, gallery, open_set, scale, testing, training, video  # noqa: E402
+from result_blocks import accuracy, gallery, open_set, packs, scale, testing, training, video  # noqa: E402
 
 PAGES = {ROOT / "README.md": ("growth", "accuracy", "speed_line"),
          ROOT / "docs" / "results.md": ("probe_quality", "peer_open_set", "cpus", "accuracy", "peer", "speed", "sightings", "enrollment_quality",
                                         "rest", "scale", "faiss_million", "yardstick", "flood", "identify_profile", "reindex_online",
                                         "replay_learning", "suggestions", "strangers_memory", "scores", "rerank",
-                                        "score_cost", "video_hamilton", "video_open_set", "video_request"),
+                                        "score_cost", "video_hamilton", "video_open_set", "video_request", "public_domain"),
          ROOT / "docs" / "deployment.md": ("replicas", "engines", "pgvector_million", "pgvector_choices"),
          ROOT / "docs" / "model.md": ("gpu_stage", "gpu_stage_v10", "calibration", "cohort_sweep", "recipe_diagnostic", "asymmetric_flip", "data_slope", "utkface",
                                       "train_speed",
@@ -35,7 +35,7 @@ PAGES = {ROOT / "README.md": ("growth", "accuracy", "speed_line"),
          ROOT / "docs" / "testing.md": ("test_suite",),
          ROOT / "docs" / "how-the-threshold-works.md": ("calibration", "open_set", "open_set_photos", "lookalike")}
 BLOCKS: dict[str, Callable[[], str]] = {name.removesuffix("_block"): function
-                                        for module in (accuracy, open_set, gallery, scale, testing, training, video)
+                                        for module in (accuracy, open_set, gallery, packs, scale, testing, training, video)
                                         for name, function in vars(module).items() if name.endswith("_block")}
 
 

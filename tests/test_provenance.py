@@ -101,7 +101,8 @@ STATED = {
     "README.md": {"1%"},
     "SECURITY.md": {"1 MiB", "1.5 GB", "10 minutes", "15 MB", "16 MP", "16 MiB", "2 GiB", "2 minutes", "2,048 px",
                     "20 s", "20x", "256 MiB", "257 MiB", "30 days", "31 MiB", "4 MP", "40 megapixels", "40 px",
-                    "512 MiB", "64 MiB", "41 MB", "21 MB", "60 s", "300 s", "1,280 px", "257 MiB"},
+                    "512 MiB", "64 MiB", "41 MB", "21 MB", "60 s", "300 s", "1,280 px", "257 MiB",
+                    "8 MB", "3840x"},  # a live camera frame's limits (facerec.ui.camera_input)
     "docs/api.md": {"1 MB", "15 MB", "16 MP", "256 MB", "31 MB", "40 megapixels"},
     "docs/app.md": {"1%", "112 px", "15 MB", "16 MP", "2 minutes", "30 days", "34 px", "40 megapixels"},
     "docs/cli.md": {"0.1%", "1%"},

@@ -82,12 +82,12 @@ def test_a_real_frame_is_decoded_to_rgb_and_its_file_removed(portrait, tmp_path:
 
 
 def test_the_answered_frame_travels_in_the_page_not_as_a_file() -> None:
-    import gradio as gr
+    """The Live tab shows its answer in a `page_picture` (read from its source: no second app in this process)."""
+    from facerec.ui.page_pictures import page_picture
 
-    with gr.Blocks() as page:
-        live_tab.build(type("Context", (), {"gallery": None})())
-    by_id = {getattr(block, "elem_id", None): block for block in page.blocks.values()}
-    assert isinstance(by_id["live-camera"], CameraFrameInput)
-    answer = by_id["live-shown"].postprocess(np.zeros((48, 64, 3), np.uint8))
+    source = Path(live_tab.__file__).read_text()
+    assert "CameraFrameInput(" in source and 'page_picture("Who is in front of the camera"' in source
+    shown = page_picture("Who is in front of the camera")
+    answer = shown.postprocess(np.zeros((48, 64, 3), np.uint8))
     assert answer.path is None and answer.url.startswith("data:image/")
-    assert not by_id["live-shown"].buttons  # no share or download control on a picture of faces
+    assert not shown.buttons  # no share or download control on a picture of faces

@@ -33,7 +33,7 @@ from PIL import Image  # noqa: E402
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from facerec.datasets.folders import list_identities  # noqa: E402
-from facerec.packs.dlib_resnet import read_dlib_resnet, to_onnx  # noqa: E402
+from facerec.packs.dlib_resnet import convert  # noqa: E402
 from facerec.provenance import write_result  # noqa: E402
 from facerec.packs.dlib_files import dlib_model_folder  # noqa: E402
 
@@ -44,6 +44,7 @@ def training_people_photos(lfw: Path) -> list[Path]:
 
 
 def central(boxes, width: int, height: int):
+    """The dlib rectangle nearest the photo's centre (the face a one-face photo means)."""
     return min(boxes, key=lambda b: ((b.left() + b.right()) / 2 - width / 2) ** 2
                + ((b.top() + b.bottom()) / 2 - height / 2) ** 2)
 
@@ -61,13 +62,11 @@ def main() -> None:
     args = parser.parse_args()
 
     import dlib
-    import onnx
     import onnxruntime as ort
 
     folder = dlib_model_folder()
     network_file = folder / "dlib_face_recognition_resnet_model_v1.dat"
-    onnx_file = Path(tempfile.mkdtemp()) / "dlib_resnet.onnx"
-    onnx.save(to_onnx(read_dlib_resnet(network_file)), onnx_file)
+    onnx_file = convert(network_file, Path(tempfile.mkdtemp()) / "dlib_resnet.onnx")
     options = ort.SessionOptions()
     options.intra_op_num_threads = 1
     session = ort.InferenceSession(str(onnx_file), options, providers=["CPUExecutionProvider"])

@@ -30,8 +30,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from facerec.evaluation.oneshot import plan_protocol  # noqa: E402
 from facerec.packs.dlib_files import dlib_model_folder  # noqa: E402
-from facerec.packs.dlib_resnet import read_dlib_resnet, to_onnx  # noqa: E402
+from facerec.packs.dlib_resnet import convert  # noqa: E402
 from facerec.provenance import write_result  # noqa: E402
+from dlib_onnx_agreement import central  # noqa: E402
 
 _worker = None
 
@@ -55,9 +56,7 @@ def _describe(path: str) -> tuple[np.ndarray, np.ndarray] | None:
     boxes = detector(image, 1) or detector(image, 2)
     if not boxes:
         return None
-    height, width = image.shape[:2]
-    box = min(boxes, key=lambda b: ((b.left() + b.right()) / 2 - width / 2) ** 2
-              + ((b.top() + b.bottom()) / 2 - height / 2) ** 2)
+    box = central(boxes, image.shape[1], image.shape[0])
     chip = np.asarray(dlib.get_face_chip(image, predictor(image, box), size=150, padding=0.25))
     batch = np.stack([chip, chip[:, ::-1]]).transpose(0, 3, 1, 2).astype(np.float32)
     plain, mirrored = session.run(None, {"images": np.ascontiguousarray(batch)})[0]
@@ -99,14 +98,12 @@ def main() -> None:
     parser.add_argument("--out", required=True)
     args = parser.parse_args()
 
-    import onnx
-
     lfw = Path(args.data) / "lfw"
     enrolled, queries, extra = plan_protocol(lfw, 2, True, 51)
     names = list(enrolled)
     paths = [str(enrolled[n]) for n in names] + [str(p) for _, p in queries] + [str(extra[n]) for n in extra]
-    onnx_file = Path(tempfile.mkdtemp()) / "dlib_resnet.onnx"
-    onnx.save(to_onnx(read_dlib_resnet(dlib_model_folder() / "dlib_face_recognition_resnet_model_v1.dat")), onnx_file)
+    onnx_file = convert(dlib_model_folder() / "dlib_face_recognition_resnet_model_v1.dat",
+                        Path(tempfile.mkdtemp()) / "dlib_resnet.onnx")
     with Pool(args.workers, _start, (str(onnx_file),)) as pool:
         found = pool.map(_describe, paths, chunksize=32)
     people = len(names)

@@ -5,24 +5,16 @@ Real faces (the shipped public-domain portraits), a real SQLite gallery, the rea
 from __future__ import annotations
 
 import json
-import os
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from facerec.gallery import Gallery
 from facerec.settings import Settings
+from tests.test_user_words import facerec  # the CLI as a user runs it (round 5's helper)
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
-
-
-def facerec(*args: str, home: Path) -> subprocess.CompletedProcess:
-    env = {k: v for k, v in os.environ.items() if k != "COLUMNS"}
-    return subprocess.run([sys.executable, "-m", "facerec.cli", *args, "--home", str(home)], capture_output=True,
-                          text=True, timeout=300, cwd=REPO_ROOT, env=env)
 
 
 @pytest.fixture(scope="module")

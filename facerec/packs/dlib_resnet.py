@@ -196,9 +196,9 @@ def read_dlib_resnet(path: str | Path) -> DlibResNet:
     """Parse dlib's face network file into folded convolutions; refuses any other layout."""
     try:
         means, layers = _read_layers(Path(path).read_bytes())
-    except (IndexError, ValueError, UnicodeDecodeError) as error:
-        if isinstance(error, DlibFormatError):
-            raise
+    except DlibFormatError:
+        raise
+    except (IndexError, ValueError) as error:  # UnicodeDecodeError is a ValueError
         raise DlibFormatError(f"{Path(path).name} ends early or is damaged ({error})") from None
     if not layers:
         raise DlibFormatError(f"{Path(path).name} holds no layers")
@@ -284,3 +284,11 @@ def to_onnx(network: DlibResNet):
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], producer_name="facerec")
     model.ir_version = 8
     return model
+
+
+def convert(network_file: str | Path, onnx_file: str | Path) -> Path:
+    """dlib's network file written as the ONNX graph of `to_onnx` at `onnx_file` (needs the `onnx` package)."""
+    import onnx
+
+    onnx.save(to_onnx(read_dlib_resnet(network_file)), onnx_file)
+    return Path(onnx_file)

@@ -31,6 +31,17 @@ def default_model_path() -> Path:
     return candidates[0]
 
 
+def pack_file(name: str, models: Path | None = None) -> Path:
+    """The own file of the model pack called `name` (`models/<name>.onnx`; `facerec models` lists the packs);
+    a name with no such file is refused, naming the packs there."""
+    folder = models or default_model_path().parent
+    candidate = folder / f"{name}.onnx"
+    if "/" in name or "\\" in name or name.startswith(".") or not candidate.is_file():
+        present = sorted(path.stem for path in folder.glob("*.onnx"))
+        raise ValueError(f"no model pack called {name[:40]!r}; the packs here: {', '.join(present) or 'none'}")
+    return candidate
+
+
 @dataclass(frozen=True)
 class Settings:
     """Everything configurable.
@@ -77,11 +88,14 @@ class Settings:
 
     @classmethod
     def from_env(cls, **overrides) -> "Settings":
-        """Defaults, then FACEREC_HOME / FACEREC_DATABASE_URL / FACEREC_MODEL / FACEREC_THRESHOLD / FACEREC_FPIR /
+        """Defaults, then FACEREC_HOME / FACEREC_DATABASE_URL / FACEREC_MODEL (a file) or FACEREC_PACK (a pack's
+        name: both set is refused) / FACEREC_THRESHOLD / FACEREC_FPIR /
         FACEREC_INDEX / FACEREC_HNSW_EF / FACEREC_STORE_CROPS / FACEREC_SIGHTINGS / FACEREC_SIGHTINGS_PER_HOUR /
         FACEREC_SUGGESTIONS / FACEREC_SUGGESTIONS_DAYS / FACEREC_SUGGESTIONS_MEMORY,
         then explicit overrides (None values in overrides are ignored). A value that is not what its variable
         takes is one line (InvalidArgument) naming the variable, before anything is opened."""
+        if os.environ.get("FACEREC_MODEL", "").strip() and os.environ.get("FACEREC_PACK", "").strip():
+            raise InvalidArgument("FACEREC_MODEL and FACEREC_PACK both choose the model: set one of them")
         env: dict = {}
         for variable, (name, parse) in _ENVIRONMENT.items():
             text = os.environ.get(variable, "").strip()
@@ -198,6 +212,7 @@ _ENVIRONMENT = {  # variable: (setting, parser of its text)
     "FACEREC_HOME": ("home", Path),
     "FACEREC_DATABASE_URL": ("database_url", str),
     "FACEREC_MODEL": ("model_path", Path),
+    "FACEREC_PACK": ("model_path", lambda text: pack_file(text)),
     "FACEREC_THRESHOLD": ("similarity_threshold", _score),
     "FACEREC_FPIR": ("fpir", _rate),
     "FACEREC_INDEX": ("index_kind", _index_kind),

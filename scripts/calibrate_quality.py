@@ -36,8 +36,7 @@ from facerec.faces.align import ARCFACE_TEMPLATE  # noqa: E402
 from facerec.faces.choice import central_face  # noqa: E402
 from facerec.datasets.folders import held_out as held_out_split, list_identities  # noqa: E402
 from facerec.evaluation.calibrate_model import card_split  # noqa: E402
-from facerec.faces.detect import FaceDetector  # noqa: E402
-from facerec.faces.embed import FaceEmbedder  # noqa: E402
+from facerec.faces.pack_parts import Detector, detector_for, embedder_for  # noqa: E402
 from facerec.faces.quality.calibration import fitted_model, one_shot_outcomes  # noqa: E402
 from facerec.faces.quality.features import binomial_blur, measure  # noqa: E402
 from facerec.faces.quality.score import FEATURES, LOW_SHARE, design_row  # noqa: E402
@@ -61,7 +60,7 @@ def degraded(crop: np.ndarray, version: str, rng: np.random.Generator) -> tuple[
     return crop, 1.0
 
 
-def crop_landmarks(detector: FaceDetector, crop: np.ndarray) -> np.ndarray:
+def crop_landmarks(detector: Detector, crop: np.ndarray) -> np.ndarray:
     face = central_face(detector.detect(crop), crop.shape)
     return ARCFACE_TEMPLATE.astype(np.float32) if face is None else face.landmarks
 
@@ -113,7 +112,7 @@ def main() -> None:
     held_out = sorted(held_out_split(identities, card_split(args.model.with_suffix(".json"))).calibration)
     paths = [p for name in held_out for p in identities[name]]
     labels = np.array([held_out.index(p.parent.name) for p in paths])
-    embedder, detector = FaceEmbedder(args.model), FaceDetector()
+    embedder, detector = embedder_for(args.model), detector_for(Settings(model_path=args.model))
     measured = Path(args.cache) / f"quality_calibration_{embedder.sha256[:12]}.npz"
     if measured.is_file():  # this model's features and outcomes, measured before: refit without measuring again
         saved = np.load(measured)

@@ -27,7 +27,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from facerec.evaluation.calibrate_model import card_split, cached_embeddings, held_out_photos  # noqa: E402
-from facerec.faces.embed import FaceEmbedder  # noqa: E402
+from facerec.faces.pack_parts import Embedder, embedder_for  # noqa: E402
 from facerec.openset.cohort import Cohort, cohort_path, normalised  # noqa: E402
 from facerec.openset.pooled import FAR_GRID, shift_for  # noqa: E402
 from facerec.provenance import provenance  # noqa: E402
@@ -59,7 +59,7 @@ def video_views(crop: np.ndarray, rng: np.random.Generator, count: int = VIEWS) 
     return np.stack(views)
 
 
-def view_embeddings(embedder: FaceEmbedder, paths: list[Path], cache: Path) -> np.ndarray:
+def view_embeddings(embedder: Embedder, paths: list[Path], cache: Path) -> np.ndarray:
     """[N, VIEWS, 512] unit embeddings of each photo's video views (cached per model file and photo list)."""
     keys = np.array([f"{p.parent.name}/{p.name}" for p in paths])
     if cache.is_file():
@@ -100,7 +100,7 @@ def main(argv: list[str] | None = None) -> int:
     card = json.loads(model.with_suffix(".json").read_text())
     split = card_split(model.with_suffix(".json"))
     paths, labels = held_out_photos(args.data, split=split)
-    embedder = FaceEmbedder(model)
+    embedder = embedder_for(model)
     cohort = Cohort.load(cohort_path(model), card["cohort"]["sha256"])
     cache = Path(args.cache)
     singles = cached_embeddings(embedder, paths, cache / f"calibration_embeddings_{embedder.sha256[:12]}.npz")

@@ -43,7 +43,9 @@ def register(command: CommandAdder, sub, common: argparse.ArgumentParser) -> Non
     p = key_command("revoke", cmd_api_key_revoke, "revoke a key: refused from the next request on")
     p.add_argument("id", type=int, help="the key's id, from `facerec api-key list`")
     command("stats", cmd_stats, "counts, model and index of the gallery")
-    command("reindex", cmd_reindex, "re-embed every face from its stored crop with the current model")
+    p = command("reindex", cmd_reindex, "re-embed every face from its stored crop with the current model pack (after "
+                "choosing another with --pack or FACEREC_PACK); says first what it will cost")
+    p.add_argument("--estimate", action="store_true", help="only say what it would cost (faces, time on this CPU)")
 
 
 def cmd_export(args) -> int:
@@ -147,8 +149,17 @@ def cmd_db(args) -> int:
 
 def cmd_reindex(args) -> int:
     with open_gallery(args) as gallery:
-        count = gallery.services().maintenance.reindex()
-    emit(args, {"reindexed": count}, text=f"re-embedded {count} face(s)")
+        maintenance = gallery.services().maintenance
+        cost = maintenance.reindex_cost()
+        estimate = (f"{cost['faces']:,} face(s) to re-embed with {cost['model_id']}: about {cost['seconds']:,.0f} s "
+                    f"({cost['ms_per_face']} ms a face, measured now on this machine)")
+        if args.estimate:
+            emit(args, {"estimate": cost}, text=estimate)
+            return 0
+        if args.json != "-":
+            print(estimate, flush=True)
+        count = maintenance.reindex()
+    emit(args, {"estimate": cost, "reindexed": count}, text=f"re-embedded {count} face(s)")
     return 0
 
 

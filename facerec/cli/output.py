@@ -39,7 +39,7 @@ def pick_face_hint(option: str):
 def open_gallery(args):
     from facerec.gallery import Gallery
 
-    overrides = {"home": args.home, "similarity_threshold": args.threshold, "model_path": args.model,
+    overrides = {"home": args.home, "similarity_threshold": args.threshold, "model_path": chosen_model(args),
                  "fpir": args.fpir, "database_url": args.db}
     gallery = Gallery.open(**{k: v for k, v in overrides.items() if v is not None and k != "home"}, home=args.home)
     maintenance = gallery.services().maintenance
@@ -49,10 +49,25 @@ def open_gallery(args):
     return gallery
 
 
+def chosen_model(args):
+    """The model file `--model` or `--pack NAME` names (None: the environment's or the default)."""
+    from facerec.errors import InvalidArgument
+    from facerec.settings import pack_file
+
+    if not getattr(args, "pack", None):
+        return args.model
+    if args.model:
+        raise InvalidArgument("--model and --pack both choose the model: give one of them")
+    try:
+        return pack_file(args.pack)
+    except ValueError as error:
+        raise InvalidArgument(str(error)) from None
+
+
 def settings_from(args):
     from facerec.settings import Settings
 
-    return Settings.from_env(home=args.home, similarity_threshold=args.threshold, model_path=args.model,
+    return Settings.from_env(home=args.home, similarity_threshold=args.threshold, model_path=chosen_model(args),
                              fpir=args.fpir, database_url=args.db)
 
 

@@ -35,6 +35,8 @@ def new_parser(prog: str, description: str):
                         help="pin the threshold on the normalised score instead, e.g. 6 (overrides --fpir; "
                              "a value between -1 and 1 is an old cosine pin and is refused)")
     common.add_argument("--model", help="ONNX model file (default: the shipped model)")
+    common.add_argument("--pack", help="model pack by name instead (`facerec models` lists them; default: "
+                                       "$FACEREC_PACK, else facerec-r18-arcface)")
     sub = parser.add_subparsers(metavar="COMMAND")
 
     def command(name: str, handler: Callable, help_text: str, json_file: bool = False) -> argparse.ArgumentParser:

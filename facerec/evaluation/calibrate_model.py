@@ -26,7 +26,7 @@ from PIL import Image
 from facerec.openset.per_person import measure_photo_exponent
 from facerec.openset.calibrate import RESAMPLES, SEED, calibrate, legacy_fields
 from facerec.datasets.folders import held_out, list_identities
-from facerec.faces.embed import FaceEmbedder
+from facerec.faces.pack_parts import Embedder, embedder_for
 from facerec.openset.cohort import COSINE, Cohort
 
 DATA_DESCRIPTION = ("celeba112: the calibration identities of facerec.datasets.folders.held_out (never trained on; "
@@ -51,7 +51,7 @@ def held_out_photos(data_dir: str | Path, identities: int | None = None,
     return paths, np.array([p.parent.name for p in paths])
 
 
-def embed_crops(embedder: FaceEmbedder, paths: list[Path], progress=None, batch: int = 64) -> np.ndarray:
+def embed_crops(embedder: Embedder, paths: list[Path], progress=None, batch: int = 64) -> np.ndarray:
     """Unit embeddings [N, 512] of aligned 112x112 crops read from `paths`."""
     chunks = []
     for start in range(0, len(paths), batch):
@@ -62,7 +62,7 @@ def embed_crops(embedder: FaceEmbedder, paths: list[Path], progress=None, batch:
     return np.concatenate(chunks) if chunks else np.zeros((0, 512), np.float32)
 
 
-def cached_embeddings(embedder: FaceEmbedder, paths: list[Path], cache: str | Path | None = None,
+def cached_embeddings(embedder: Embedder, paths: list[Path], cache: str | Path | None = None,
                       progress=None) -> np.ndarray:
     """`embed_crops`, reusing `cache` (.npz) when it holds the same photos embedded by the same model file with
     the same flip setting, and (re)writing it otherwise."""
@@ -90,7 +90,7 @@ def calibrate_model(model_path: str | Path, data_dir: str | Path, flip_tta: bool
     (`facerec.openset.cohort`) with the raw cosines' beside it, or of raw cosines alone (None beside) without one."""
     started = time.perf_counter()
     paths, labels = held_out_photos(data_dir, identities, split)
-    embedder = FaceEmbedder(model_path, flip_tta=flip_tta, num_threads=num_threads)
+    embedder = embedder_for(model_path, flip_tta=flip_tta, num_threads=num_threads)
     embeddings = cached_embeddings(embedder, paths, embeddings_cache, progress)
     embedded = time.perf_counter()
 

@@ -20,7 +20,7 @@ import numpy as np
 
 from facerec.datasets.folders import held_out, list_identities
 from facerec.evaluation.calibrate_model import cached_embeddings
-from facerec.faces.embed import FaceEmbedder
+from facerec.faces.pack_parts import embedder_for
 from facerec.openset.cohort import Cohort, cohort_path
 
 COHORT_SIZE = 4500
@@ -43,7 +43,7 @@ def make_cohort(model_path: str | Path, data_dir: str | Path, size: int = COHORT
                 embeddings_cache: str | Path | None = None, progress=None) -> tuple[Cohort, dict]:
     """The cohort of `size` training identities for the model at `model_path`, and its provenance record."""
     paths = cohort_candidates(data_dir, split)[:size]
-    embedder = FaceEmbedder(model_path, flip_tta=flip_tta, num_threads=num_threads)
+    embedder = embedder_for(model_path, flip_tta=flip_tta, num_threads=num_threads)
     embeddings = cached_embeddings(embedder, paths, embeddings_cache, progress)
     provenance = {"faces": len(paths), "top_k": top_k, "seed": COHORT_SEED, "held_out_split": split,
                   "model_sha256": embedder.sha256, "flip_tta": flip_tta,
@@ -68,5 +68,5 @@ def write_cohort(card_path: str | Path, cohort: Cohort, provenance: dict) -> dic
 def cohort_embeddings(model_path: str | Path, data_dir: str | Path, size: int, split: str = "single",
                       cache: str | Path | None = None) -> np.ndarray:
     """The first `size` cohort candidates embedded (for sweeps over the cohort's size)."""
-    embedder = FaceEmbedder(model_path, flip_tta=True)
+    embedder = embedder_for(model_path, flip_tta=True)
     return cached_embeddings(embedder, cohort_candidates(data_dir, split)[:size], cache)

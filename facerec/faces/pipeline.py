@@ -8,8 +8,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from facerec.faces.align import align_face
-from facerec.faces.detect import DetectedFace, FaceDetector, FoundFaces, rescaled
-from facerec.faces.embed import FaceEmbedder
+from facerec.faces.detect import DetectedFace, FoundFaces, rescaled
+from facerec.faces.pack_parts import detector_for, embedder_for
 from facerec.faces.image import ImageInput, decode_photo
 from facerec.settings import Settings
 
@@ -32,13 +32,13 @@ class Photo:
 
 
 class FacePipeline:
+    """The settings' model pack (`facerec.packs.catalog`): its detector, the 112x112 alignment every pack shares,
+    its embedder."""
+
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
-        self.detector = FaceDetector(
-            score_threshold=settings.detector_score_threshold, min_face_size=settings.min_face_size,
-            max_side=settings.detector_max_side, num_threads=settings.num_threads, max_faces=settings.max_faces,
-        )
-        self.embedder = FaceEmbedder(settings.model_path, flip_tta=settings.flip_tta,
+        self.detector = detector_for(settings)
+        self.embedder = embedder_for(settings.model_path, flip_tta=settings.flip_tta,
                                      num_threads=settings.num_threads)
 
     def read(self, source: ImageInput, label: str | None = None) -> Photo:

@@ -3,7 +3,10 @@ whether the embedder passed its self-check at load, and re-embedding every face 
 
 from __future__ import annotations
 
+import time
+
 from facerec.faces.embedder_check import EmbedderCheck
+from facerec.faces.reference_faces import SEED, reference_faces
 from facerec.faces.pipeline import FacePipeline
 from facerec.gallery.reindex import model_warning as other_model_warning
 from facerec.gallery.reindex import reindex as reembed_every_face
@@ -55,6 +58,19 @@ class Maintenance:
     def embedder_check(self) -> EmbedderCheck:
         """What the embedder's self-check at load found (`facerec.faces.embedder_check`): shown by Health."""
         return self._pipeline.embedder.self_check
+
+    def reindex_cost(self, sample: int = 8) -> dict:
+        """What `reindex` will cost, before it runs: the faces to re-embed, the loaded pack's milliseconds a face
+        measured now on this machine (`sample` synthetic faces, after one to warm up), and the seconds both imply."""
+        faces = self._store.counts()[1]
+        crops = reference_faces(sample, SEED)
+        embedder = self._pipeline.embedder
+        embedder.embed(crops[:1])
+        started = time.perf_counter()
+        embedder.embed(crops)
+        per_face = (time.perf_counter() - started) / sample
+        return {"faces": faces, "model_id": self.model_id, "ms_per_face": round(per_face * 1000, 1),
+                "seconds": round(per_face * faces, 1)}
 
     def reindex(self) -> int:
         """Re-embed every face from its stored crop with the loaded model; how many were re-embedded."""

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from facerec.errors import FaceRecError
-from facerec.faces.embed import FaceEmbedder
+from facerec.faces.pack_parts import Embedder
 from facerec.formats.archive import decode_crop
 from facerec.storage import Store
 from facerec.vectors.base import VectorIndex
@@ -24,7 +24,7 @@ def model_warning(store: Store, model_id: str) -> str | None:
             f"{model_id}. Run `facerec reindex` to re-embed from the stored crops.")
 
 
-def reindex(store: Store, index: VectorIndex, embedder: FaceEmbedder, model_id: str) -> int:
+def reindex(store: Store, index: VectorIndex, embedder: Embedder, model_id: str) -> int:
     """Re-embed every face from its stored crop with `embedder` (whose model is `model_id`), then rebuild the
     index; returns how many were re-embedded.
 
@@ -57,7 +57,7 @@ def reindex(store: Store, index: VectorIndex, embedder: FaceEmbedder, model_id: 
     return len(faces)
 
 
-def _embedded(crops: dict[int, bytes | None], embedder: FaceEmbedder) -> dict[int, np.ndarray]:
+def _embedded(crops: dict[int, bytes | None], embedder: Embedder) -> dict[int, np.ndarray]:
     """{face id: embedding} of these stored crops; FaceRecError (nothing written yet) when one has none."""
     missing = [face_id for face_id, crop in crops.items() if crop is None]
     if missing:

@@ -14,7 +14,7 @@ from facerec.formats.archive import EXPORT_FORMAT, ImportLimits, decode_crop, op
 from facerec.errors import InvalidArgument, StorageFull
 from facerec.names import name_key
 from facerec.storage import Store, as_utc, utcnow
-from facerec.faces.embed import FaceEmbedder
+from facerec.faces.pack_parts import Embedder
 from facerec.gallery.enrollment import same_face
 from facerec.vectors.base import VectorIndex
 
@@ -57,7 +57,7 @@ def _write_export(store: Store, path: str | Path, include_crops: bool) -> int:
     return len(records)
 
 
-def import_(store: Store, index: VectorIndex, embedder: FaceEmbedder, model_id: str, store_crops: bool,
+def import_(store: Store, index: VectorIndex, embedder: Embedder, model_id: str, store_crops: bool,
             path: str | Path, limits: ImportLimits = ImportLimits()) -> dict:
     """Add the people of an exported zip, all or nothing. The whole file is checked first (names, vectors, crops,
     within `limits`; `facerec.formats.archive`), then one transaction adds every face. Faces already present

@@ -131,11 +131,33 @@ class Search:
                                       np.array([label[3] for _, label in kept]))
             scores = normalised(cosines, statistics[query], theirs)
             best: dict[int, Candidate] = {}
-            for (sim, (identity_id, name, mean, sd)), score in zip(kept, scores):
+            through_learned: set[int] = set()
+            for (sim, (identity_id, name, mean, sd, learned)), score in zip(kept, scores):
                 if identity_id not in best or score > best[identity_id].score:
                     best[identity_id] = Candidate(name, identity_id, sim, float(score), (mean, sd))
+                    through_learned.discard(identity_id)
+                    if learned:
+                        through_learned.add(identity_id)
+            for identity_id in through_learned:
+                best[identity_id] = self._corroborated(embeddings[query], best[identity_id])
             results.append(sorted(best.values(), key=lambda c: -c.score)[:top_k])
         return results
+
+    def _corroborated(self, embedding: np.ndarray, candidate: Candidate) -> Candidate:
+        """A person reached through a learned template keeps that score only when one of the photos they were
+        enrolled or added from matches the face at verify's threshold (one comparison at the accepted rate): learned
+        faces extend how a person looks, they cannot carry the person. Otherwise the person is scored by their own
+        photos alone, so a chain of confirmed blends towards a stranger never names the stranger (#62)."""
+        _ids, own = self.store.faces.of_origin(candidate.identity_id, ("enrolled", "added"))
+        if not len(own):
+            return candidate
+        scores = self.scores_against(embedding, own)
+        at = int(np.argmax(scores))
+        if scores[at] >= self.thresholds.for_claims().threshold:
+            return candidate
+        own_statistics = self.scorer.statistics(own[at][None])
+        return Candidate(candidate.name, candidate.identity_id, float(own[at] @ embedding), float(scores[at]),
+                         (float(own_statistics.mean[0]), float(own_statistics.sd[0])))
 
     def _match(self, face: DetectedFace, candidates: list[Candidate], rule: ThresholdInForce, embedding: np.ndarray,
                statistics: CohortStatistics) -> FaceMatch:

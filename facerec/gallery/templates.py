@@ -2,11 +2,13 @@
 
 A person enrolled from one photo is recognised far less often than one with three (the model card's open-set
 figures). So when a user with the admin password (or an admin API key) confirms or corrects a sighting, its face
-is learned as another template of that person, after the checks of add-photo: a usable face (the enrollment
-quality check), one that matches the person at the threshold in force, and not a better match for someone else;
-and one that matches a photo the person was enrolled or added from, not only a face learned before, so no chain of
-confirmations can walk a person, face by face, towards someone else (a learned face is never the reference for the
-next). A face that fails a check is still confirmed (Health reads it) and the answer says why it was not learned.
+is learned as another template of that person, after three checks: a usable face (the enrollment quality check);
+the claim "this is X" verified as one comparison, against the photos X was enrolled or added from, at verify's
+threshold (so a face identify missed, which scored under the open-set threshold in force, is learned when it is
+X's, and a stranger's face corrected to X is refused); and not a better match for someone else. A learned face
+never vouches for the next, so no chain of confirmations walks a person, face by face, towards someone else, and a
+name reached through a learned face needs the person's own photos to corroborate it (`facerec.gallery.search`).
+A face that fails a check is still confirmed (Health reads it) and the answer says why it was not learned.
 
 Bounded: at most MAX_LEARNED learned templates per person. One more replaces the most redundant of them (the one
 most like the person's other templates), so what is kept covers how the person looks, not how they looked in the
@@ -33,7 +35,6 @@ from facerec.errors import InvalidArgument, UnknownIdentity
 from facerec.faces.detect import DetectedFace
 from facerec.faces.quality import QualityCheck
 from facerec.formats.archive import decode_crop
-from facerec.gallery.match_check import is_best_match, lookalikes
 from facerec.gallery.people import find_identity
 from facerec.gallery.search import Search
 from facerec.gallery.thresholds import GalleryThresholds
@@ -188,22 +189,29 @@ class Templates:
         return undone
 
     def _refusal(self, identity_id: int, embedding: np.ndarray, face: DetectedFace, crop: np.ndarray) -> str | None:
-        """Why this face is not learned for this person (the checks of add-photo: `match_check`), or None."""
+        """Why this face is not learned for this person, or None.
+
+        An admin saying "this face is X" makes a 1:1 claim, so it is checked as one: the face must match one of
+        the photos X was enrolled or added from at the verification threshold (verify's: one comparison at the
+        accepted rate), not at the open-set threshold in force, which a face identify missed is by definition
+        below; and it must not match someone else better (a look-alike of X whom the gallery holds). Only X's
+        own photos vouch: a learned face never does, so no chain of confirmations walks X, face by face, towards
+        someone else (#48 row 4; `facerec.gallery.search` also names a face through a learned template only when
+        X's own photos corroborate it)."""
         quality = self.quality.assess(face, crop)
         if quality is not None and quality.low:
             return refusals.not_learned_poor_photo(quality.reasons)
-        rule = self.thresholds.in_force()  # syncs the index too
+        claim = self.thresholds.for_claims()  # syncs the index too
         name = self.store.people.names([identity_id]).get(identity_id)
-        found = lookalikes(self.search, embedding, rule)
-        if not is_best_match(found, name):
-            if any(other == name for other, _similarity in found):
-                return refusals.NOT_LEARNED_BETTER_MATCH
-            return refusals.not_learned_no_match(rule.threshold)
-        # Only what the person was enrolled from vouches for a new face: matching a learned face is not enough,
-        # or a chain of confirmations could walk the person, face by face, towards someone else (#48 row 4).
         _ids, own = self.store.faces.of_origin(identity_id, ("enrolled", "added"))
-        if not len(own) or float(np.max(self.search.scores_against(embedding, own))) < rule.threshold:
-            return refusals.not_learned_only_learned(rule.threshold)
+        own_score = float(np.max(self.search.scores_against(embedding, own))) if len(own) else -np.inf
+        if own_score < claim.threshold:
+            return refusals.not_learned_no_match(claim.threshold)
+        found = self.search.search(embedding[None], top_k=5)[0]
+        theirs = max((c.score for c in found if c.name == name), default=own_score)
+        rival = next((c for c in found if c.name != name), None)
+        if rival is not None and rival.score >= claim.threshold and rival.score > max(theirs, own_score):
+            return refusals.NOT_LEARNED_BETTER_MATCH
         return None
 
     def _remove(self, session, faces: list[Face]) -> None:

@@ -55,6 +55,13 @@ class GalleryThresholds:
                                             population=self.population.tail(self.store, len(self.index),
                                                                             self.index.seq))
 
+    def for_claims(self) -> ThresholdInForce:
+        """The level a claim "this face is X" is checked at, against X's own photos: verify's threshold at the
+        accepted rate, one comparison (a pin on identify's threshold does not move it). Learning a corrected face
+        needs it (`facerec.gallery.templates`), and so does a name reached through a learned face
+        (`facerec.gallery.search`): looser than the open-set threshold in force, stated in docs/app.md."""
+        return self.for_verification(fpir=self.policy.fpir)
+
     def typical_cosine(self, threshold: float) -> float:
         """The cosine at which two faces with this gallery's median cohort statistics reach the score
         `threshold`: what the threshold means for the raw cosines and distances Health reads (its spec's

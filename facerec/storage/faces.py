@@ -54,20 +54,22 @@ class FacesTable:
 
     def labels(self, face_ids: list[int] | None = None) -> dict[int, tuple[int, str]]:
         """{face id: (identity id, name)} for every face, or only for the given face ids."""
-        return {face: (identity, name) for face, (identity, name, _mean, _sd) in self.scored_labels(face_ids).items()}
+        return {face: (identity, name) for face, (identity, name, *_rest) in self.scored_labels(face_ids).items()}
 
     def scored_labels(self, face_ids: list[int] | None = None) -> dict[int, tuple[int, str, float | None,
-                                                                                   float | None]]:
-        """{face id: (identity id, name, cohort mean, cohort spread)}: what a search needs of its candidates, in
-        one query (`_completed`: a face written without statistics gets them computed here)."""
-        query = select(Face.id, Identity.id, Identity.name, Face.cohort_mean, Face.cohort_sd).join(Identity)
+                                                                                   float | None, bool]]:
+        """{face id: (identity id, name, cohort mean, cohort spread, learned)}: what a search needs of its
+        candidates, in one query (`_completed`: a face written without statistics gets them computed here);
+        `learned`: a template learned from a confirmed face, which names someone only when corroborated."""
+        query = select(Face.id, Identity.id, Identity.name, Face.cohort_mean, Face.cohort_sd,
+                       Face.origin).join(Identity)
         with self.session() as session:
             if face_ids is None:
                 rows = list(session.execute(query))
             else:
                 rows = [r for chunk in chunked(face_ids) for r in session.execute(query.where(Face.id.in_(chunk)))]
-        statistics = self._completed({int(f): (m, d) for f, _i, _n, m, d in rows})
-        return {int(f): (int(i), str(n), *statistics[int(f)]) for f, i, n, _m, _d in rows}
+        statistics = self._completed({int(f): (m, d) for f, _i, _n, m, d, _o in rows})
+        return {int(f): (int(i), str(n), *statistics[int(f)], o == "learned") for f, i, n, _m, _d, o in rows}
 
     def cohort_statistics(self, face_ids: list[int]) -> tuple[np.ndarray, np.ndarray]:
         """(means, spreads) [N] of the given faces, in their order (`_completed`)."""

@@ -43,9 +43,5 @@ NOT_LEARNED_BETTER_MATCH = "it matches someone else better"
 
 
 def not_learned_no_match(threshold: float) -> str:
-    return f"it does not match this person's photos at the threshold in force ({score_text(threshold)})"
-
-
-def not_learned_only_learned(threshold: float) -> str:
-    return ("it matches only faces learned before, not a photo this person was enrolled or added from, at "
-            f"the threshold in force ({score_text(threshold)})")
+    return ("it does not match a photo this person was enrolled or added from at the verification threshold "
+            f"({score_text(threshold)}): faces learned before do not vouch for new ones")

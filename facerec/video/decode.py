@@ -118,7 +118,9 @@ class VideoFile:
         self.container = container_of(head)
         if self.container is None:
             raise InvalidVideo(f"{self.label} is not an {CONTAINERS} video (by its first bytes)")
-        self._capture = cv2.VideoCapture(str(self.path), cv2.CAP_FFMPEG)
+        # FFmpeg reads "proto:..." as a protocol: a relative path under a folder named "file:" or "http:" would
+        # open another file, or fetch a URL. An absolute path starts with "/" and is only ever a file.
+        self._capture = cv2.VideoCapture(os.path.abspath(self.path), cv2.CAP_FFMPEG)
         if not self._capture.isOpened():
             self.close()
             raise InvalidVideo(f"{self.label} is not a video OpenCV can read (its container or codec is not "

@@ -39,3 +39,80 @@ def test_row_8_a_folder_named_like_a_protocol_is_still_only_a_folder(tmp_path, l
     (entry,) = json.loads((library / "answers.json").read_text())["photos"]
     assert entry["photo"] == str(Path(str(outside).lstrip("/")))
     assert entry["faces"] == [], entry  # the face was Colin Powell's, in the file outside the folder
+
+
+GRID = [(x, y) for y in (0.2, 0.5, 0.8) for x in (0.12, 0.37, 0.63, 0.88)]  # 12 places, far enough apart
+
+
+def crowd_clip(out: Path, lfw: Path, people: int = 60, frames_each: int = 6) -> Path:
+    """Two new strangers' faces at a time, each pair on screen for `frames_each` frames in places that come back
+    only after 1.4 s (so a new face is not taken for the last one's track): `people` different faces in a few
+    seconds, as a crowd passing a camera."""
+    names = sorted(p.name for p in lfw.iterdir())[100:100 + people]
+    faces = []
+    for pair in range(people // 2):
+        span = (pair * frames_each, pair * frames_each + frames_each - 1)
+        for slot in (0, 1):
+            place = GRID[(2 * pair + slot) % len(GRID)]
+            photo = sorted((lfw / names[2 * pair + slot]).iterdir())[0]
+            faces.append(Path2D(photo, place, place, side=120, frames=span))
+    return clip(out, faces, frames=people // 2 * frames_each, size=(1280, 720))
+
+
+class CountingScorer:
+    """The gallery's own scorer, counting how often a face's cohort statistics are computed (each costs a product
+    with the whole cohort)."""
+
+    def __init__(self, real) -> None:
+        self.real, self.calls = real, 0
+
+    def statistics(self, embeddings):
+        self.calls += 1
+        return self.real.statistics(embeddings)
+
+
+def test_row_4_relinking_costs_one_statistic_per_track_and_a_video_has_at_most_so_many_tracks(
+        tmp_path, lfw, monkeypatch) -> None:
+    """Re-linking compared each track with every track that ended in the 3 s before it, computing both pools'
+    cohort statistics for each comparison: cost grew with the square of the tracks (442 CPU-s for 652 tracks).
+    Now each pool's statistics are computed once. And past MAX_TRACKS a face starts no track (counted)."""
+    from facerec.gallery.composition import parts_of
+    from facerec.video import follow
+    from facerec.video.decode import VideoFile
+    from facerec.video.follow import RELINK_SECONDS, relinked
+
+    video = crowd_clip(tmp_path / "crowd.mp4", lfw)
+    with Gallery(Settings(home=tmp_path / "home")) as gallery:
+        videos = parts_of(gallery).videos
+        with VideoFile(video) as opened:
+            follower = videos.follower(opened.info.fps, opened.info.scale)
+            for frame in opened.frames(videos.every):
+                follower.see(frame)
+            fps = opened.info.fps
+        tracks = [t for t in follower.tracks() if t.pooled is not None]
+        assert len(tracks) >= 50
+        counting = CountingScorer(videos.searching.scorer)
+        monkeypatch.setattr(videos.searching, "scorer", counting)
+        _kept, merges = relinked(tracks, videos.same_face(), RELINK_SECONDS * fps)
+        # once per pool: each track's, and each merged track's new one (was 2 per pair compared)
+        assert counting.calls <= len(tracks) + merges, (counting.calls, len(tracks), merges)
+        monkeypatch.setattr(follow, "MAX_TRACKS", 20)
+        answer = gallery.identify_video(video, remember=False)
+        assert len(answer.tracks) <= 20 and answer.counts.untracked > 0
+
+
+def test_row_10_one_video_keeps_at_most_as_many_unknown_faces_as_a_photo(tmp_path, lfw) -> None:
+    """With suggestions on, one video kept every unknown track (647 faces from one 2.8 MB request); a photo keeps
+    at most its 50 largest faces, and so now does a video."""
+    from facerec.faces.detect import MAX_FACES
+
+    video = crowd_clip(tmp_path / "crowd.mp4", lfw, people=80)
+    with Gallery(Settings(home=tmp_path / "home", suggestions=True)) as gallery:
+        gallery.enroll(sorted((lfw / "Colin_Powell").iterdir())[0], "Colin Powell")
+        answer = gallery.identify_video(video)
+        assert sum(track.name is None for track in answer.tracks) > MAX_FACES
+        from facerec.gallery.composition import parts_of
+
+        memory = parts_of(gallery).strangers
+        memory.settle()
+        assert memory.count() == MAX_FACES

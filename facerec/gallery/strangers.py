@@ -35,6 +35,7 @@ from datetime import timedelta
 import numpy as np
 
 from facerec.errors import StorageFull
+from facerec.faces.detect import MAX_FACES
 from facerec.gallery.results import FaceMatch
 from facerec.gallery.sightings import SAME_PHOTO_COSINE, kept_face
 from facerec.storage import Store, utcnow
@@ -78,6 +79,8 @@ class StrangersMemory:
                    for match, embedding, crop in zip(matches, embeddings, crops)
                    if crop is not None and match.face.width >= MIN_FACE_WIDTH
                    and not (match.score is not None and match.score >= trusted_threshold)]
+        # A photo answers at most MAX_FACES faces; a video's unknown tracks are held to the same, the largest faces.
+        unknown = sorted(unknown, key=lambda kept: -kept[0].width)[:MAX_FACES]
         if not unknown:
             return 0
         with self._written:

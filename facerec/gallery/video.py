@@ -164,9 +164,16 @@ class VideoSearch:
         named, so the bar is a hundred times stricter than identify's default rate)."""
         bar = self.thresholds.for_verification(fpir=RELINK_FAR).threshold + self.pooled.shift
         scorer = self.searching.scorer
+        known: dict[bytes, object] = {}  # a pool's cohort statistics, computed once per pool, not per comparison
+
+        def statistics(pool: np.ndarray):
+            key = pool.tobytes()
+            if key not in known:
+                known[key] = scorer.statistics(pool[None])
+            return known[key]
 
         def score(a: np.ndarray, b: np.ndarray) -> float | None:
-            value = float(normalised(float(a @ b), scorer.statistics(a[None]), scorer.statistics(b[None]))[0])
+            value = float(normalised(float(a @ b), statistics(a), statistics(b))[0])
             return value if value >= bar else None
         return score
 

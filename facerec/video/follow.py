@@ -40,12 +40,15 @@ REFRESH_SECONDS = 1.0
 MAX_VIEWS = 12  # views pooled while a face is followed without a gap (a re-linked track: per stretch)
 RELINK_SECONDS = 3.0
 SAME_FACE_COSINE = 0.3  # an ambiguous detection continues the track it is at least this close to
+# Tracks one video may start: past it, a face that would start another is not followed (counted: `untracked`), so
+# a video of ever-changing crowds costs what its frames cost, not what its tracks' comparisons would (SECURITY.md).
+MAX_TRACKS = 1_000
 
 
 @dataclass
 class FollowCounts:
     """What was done and skipped: frames decoded, frames detected on (every k-th), faces detected, views
-    embedded, faces aligned, tracks re-linked after a gap."""
+    embedded, faces aligned, tracks re-linked after a gap, faces not followed (past `MAX_TRACKS`)."""
 
     frames: int = 0
     detected_frames: int = 0
@@ -53,6 +56,7 @@ class FollowCounts:
     embedded: int = 0
     aligned: int = 0
     relinked: int = 0
+    untracked: int = 0
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -108,6 +112,9 @@ class FaceFollower:
             track = self.active.get(assigned[detection]) if detection in assigned else None
             if track is None:
                 track = self._start()
+                if track is None:
+                    self.counts.untracked += 1
+                    continue
             track.saw(frame.index, frame.time, self._own(face).box)
             motion = self.motions.get(track.id)
             if motion is None:
@@ -122,6 +129,8 @@ class FaceFollower:
             for (detection, track, quality), embedding in zip(wanted, embeddings):
                 if track.pooled is not None and float(embedding @ track.pooled) < SAME_FACE_COSINE:
                     track = self._split(track, frame.index, faces[detection])  # another face took its place
+                    if track is None:
+                        continue
                 elif quality is None:  # a check of who it is, not a view better than the pool's
                     track.last_view_frame = frame.index
                     continue
@@ -129,15 +138,19 @@ class FaceFollower:
                 gained.append(track)
         return gained
 
-    def _split(self, track: Track, frame: int, face: DetectedFace) -> Track:
-        """End `track` before this frame, whose face is not its own, and start another with it."""
+    def _split(self, track: Track, frame: int, face: DetectedFace) -> Track | None:
+        """End `track` before this frame, whose face is not its own, and start another with it (None: past
+        `MAX_TRACKS`, the face is not followed)."""
         track.frames.pop(), track.times.pop()
         box = track.boxes.pop()
-        new = self._start()
-        new.saw(frame, frame / self.fps, box)
-        self.motions[new.id] = Motion(np.asarray(face.box, np.float64), frame)
         self.motions.pop(track.id, None)
         self.ended.append(self.active.pop(track.id))
+        new = self._start()
+        if new is None:
+            self.counts.untracked += 1
+            return None
+        new.saw(frame, frame / self.fps, box)
+        self.motions[new.id] = Motion(np.asarray(face.box, np.float64), frame)
         return new
 
     def tracks(self) -> list[Track]:
@@ -147,7 +160,9 @@ class FaceFollower:
         return sorted(self.ended, key=lambda t: t.first_frame)
 
     # ----- the parts of `see` -----------------------------------------------------------------------------------
-    def _start(self) -> Track:
+    def _start(self) -> Track | None:
+        if self._next_id > MAX_TRACKS:
+            return None
         track = Track(self._next_id)
         self._next_id += 1
         self.active[track.id] = track

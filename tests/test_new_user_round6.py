@@ -55,3 +55,26 @@ def test_the_readme_names_the_tabs_in_the_order_the_page_shows_them() -> None:
     said = re.findall(r"\*\*(\w+)\*\*", sentence)
     built = re.findall(r"(\w+)_tab\.build\(", (REPO_ROOT / "facerec" / "ui" / "app.py").read_text())
     assert said == [name.capitalize() for name in built], (said, built)
+
+
+# ----- row 5: a small face is found, or said to be too small, never "no face found" --------------------------------
+def _face_of_side(portrait, side: int, height: int | None = None) -> bytes:
+    import io
+
+    from PIL import Image
+
+    photo = Image.open(portrait("Barack_Obama", 1)).convert("RGB").crop((211, 48, 340, 237))
+    buffer = io.BytesIO()
+    photo.resize((side, height or round(side * 1.47))).save(buffer, "PNG")
+    return buffer.getvalue()
+
+
+def test_a_face_under_the_smallest_size_is_said_to_be_too_small(tmp_path, portrait) -> None:
+    """A face the detector found but dropped for its size was "no face found" (or, in a photo smaller than the
+    smallest face, "too small to contain a face"): now the face's own size and the least that is used."""
+    from facerec.errors import NoFace
+
+    with Gallery(Settings(home=tmp_path / "home", min_face_size=60)) as gallery:
+        with pytest.raises(NoFace, match=r"^the face in the photo is too small \(\d\d px wide; faces of at least 60 "
+                                         r"px are used\): use a photo where the face is larger$"):
+            gallery.enroll(_face_of_side(portrait, 48), "Barack Obama")

@@ -47,7 +47,7 @@ def chosen_face(photo: Photo, faces: list[DetectedFace], index: int | None, labe
     NoFace, MultipleFaces (listing the faces, so a caller can offer the choice) or InvalidArgument otherwise;
     `label` ("the photo", "the first photo") names the photo in the message."""
     if not faces:
-        raise NoFace(no_face_message(photo.shape, min_face_size, label))
+        raise NoFace(no_face_message(photo.shape, min_face_size, label, getattr(faces, "too_small", None)))
     if index is None:
         if len(faces) > 1:
             listed = "; ".join(f"#{i}: box {tuple(round(v) for v in f.box)}" for i, f in enumerate(faces))

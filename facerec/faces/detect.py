@@ -35,11 +35,13 @@ PRE_NMS_CANDIDATES = 5_000  # detections above the score threshold merged at mos
 
 class FoundFaces(list):
     """The faces kept from one photo, left to right, and `found`: how many the detector saw before only the
-    `MAX_FACES` largest were kept (so an answer can say that some were left out)."""
+    `MAX_FACES` largest were kept (so an answer can say that some were left out); `too_small`: the width of the
+    largest face dropped for being under the smallest size kept (so "no face" can say why), else None."""
 
-    def __init__(self, faces=(), found: int | None = None) -> None:
+    def __init__(self, faces=(), found: int | None = None, too_small: float | None = None) -> None:
         super().__init__(faces)
         self.found = len(self) if found is None else found
+        self.too_small = too_small
 
 
 @dataclass(frozen=True)
@@ -123,9 +125,11 @@ class FaceDetector:
         faces = self._detect_at_scale(small)
         if scale < 1.0:
             faces = [rescaled(face, 1.0 / scale) for face in faces]
+        dropped = [f.width for f in faces if min(f.width, f.height) < self.min_face_size]
         faces = [f for f in faces if min(f.width, f.height) >= self.min_face_size]
         kept = sorted(faces, key=lambda f: -f.area)[: self.max_faces]
-        return FoundFaces(sorted(kept, key=lambda f: (f.box[0], f.box[1])), found=len(faces))
+        return FoundFaces(sorted(kept, key=lambda f: (f.box[0], f.box[1])), found=len(faces),
+                          too_small=max(dropped) if dropped and not faces else None)
 
     def _detect_at_scale(self, image: np.ndarray) -> list[DetectedFace]:
         height, width = image.shape[:2]

@@ -40,6 +40,9 @@ class Search:
         self.memory, self.strangers, self.model_id, self.min_face_size = memory, strangers, model_id, min_face_size
         self.scorer = scorer
         self._model_checked_at: int | None = None  # the journal position the model check last ran at
+        # Names reached through a learned face need the person's own photos to corroborate them (`_corroborated`);
+        # benchmarks/claims.py turns it off for its control arm, nothing else does.
+        self.corroborate_learned = True
 
     @property
     def calibration(self) -> ScoreCalibration:
@@ -62,7 +65,7 @@ class Search:
             raise InvalidArgument("top_k must be at least 1")
         photo, faces = decoded_faces(self.pipeline, photo)
         if not faces:
-            raise NoFace(no_face_message(photo.shape, self.min_face_size))
+            raise NoFace(no_face_message(photo.shape, self.min_face_size, too_small=getattr(faces, "too_small", None)))
         crops, embeddings = self.pipeline.embed(photo, faces)
         self._sync()
         statistics = self.scorer.statistics(embeddings)  # once per face
@@ -138,14 +141,15 @@ class Search:
                     through_learned.discard(identity_id)
                     if learned:
                         through_learned.add(identity_id)
-            for identity_id in through_learned:
+            for identity_id in through_learned if self.corroborate_learned else ():
                 best[identity_id] = self._corroborated(embeddings[query], best[identity_id])
             results.append(sorted(best.values(), key=lambda c: -c.score)[:top_k])
         return results
 
     def _corroborated(self, embedding: np.ndarray, candidate: Candidate) -> Candidate:
         """A person reached through a learned template keeps that score only when one of the photos they were
-        enrolled or added from matches the face at verify's threshold (one comparison at the accepted rate): learned
+        enrolled or added from matches the face at the corroboration level (one comparison at a tenth of the
+        accepted rate, `GalleryThresholds.for_corroboration`): learned
         faces extend how a person looks, they cannot carry the person. Otherwise the person is scored by their own
         photos alone, so a chain of confirmed blends towards a stranger never names the stranger (#62)."""
         _ids, own = self.store.faces.of_origin(candidate.identity_id, ("enrolled", "added"))
@@ -153,7 +157,7 @@ class Search:
             return candidate
         scores = self.scores_against(embedding, own)
         at = int(np.argmax(scores))
-        if scores[at] >= self.thresholds.for_claims().threshold:
+        if scores[at] >= self.thresholds.for_corroboration().threshold:
             return candidate
         own_statistics = self.scorer.statistics(own[at][None])
         return Candidate(candidate.name, candidate.identity_id, float(own[at] @ embedding), float(scores[at]),

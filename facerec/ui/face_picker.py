@@ -47,7 +47,8 @@ def faces_view(gallery: Gallery, decoded: Photo, faces: list[DetectedFace], pres
     Enroll tab goes on to judge the chosen face's quality from the same detection instead of running the detector
     twice)."""
     if not faces:
-        note = sentence(no_face_message(decoded.shape, gallery.services().settings.min_face_size, which))
+        note = sentence(no_face_message(decoded.shape, gallery.services().settings.min_face_size, which,
+                                        getattr(faces, "too_small", None)))
         return decoded.pixels, gr.update(choices=[], value=None), note, 0
     choices = face_choices(len(faces))
     drawn = annotate(decoded.pixels, faces, landmarks=True, max_side=MAX_SIDE, scale=decoded.scale)

@@ -77,10 +77,15 @@ def size_text(count: int) -> str:
     return f"{count:,} bytes"
 
 
-def no_face_message(pixels_shape: tuple[int, ...], min_face_size: float, photo: str = "the photo") -> str:
-    """Why no face was found in `photo` (an image of `pixels_shape`, [H, W, ...]): too small to hold a face the
-    detector keeps (faces under `min_face_size` pixels are dropped), or simply none found."""
+def no_face_message(pixels_shape: tuple[int, ...], min_face_size: float, photo: str = "the photo",
+                    too_small: float | None = None) -> str:
+    """Why no face was found in `photo` (an image of `pixels_shape`, [H, W, ...]): its face is under
+    `min_face_size` pixels (`too_small`: the width of the largest such face), the photo is too small to hold a
+    face the detector keeps, or simply none found."""
     height, width = int(pixels_shape[0]), int(pixels_shape[1])
+    if too_small is not None:
+        return (f"the face in {photo} is too small ({too_small:.0f} px wide; faces of at least {min_face_size:g} px "
+                "are used): use a photo where the face is larger")
     if min(height, width) < min_face_size:
         return (f"{photo} is only {width}x{height} pixels, too small to contain a face (faces smaller than "
                 f"{min_face_size:g} pixels are not detected); use a larger photo")

@@ -104,7 +104,7 @@ STATED = {
                     "512 MiB", "64 MiB", "41 MB", "21 MB", "60 s", "300 s", "1,280 px", "257 MiB",
                     "8 MB", "3840x"},  # a live camera frame's limits (facerec.ui.camera_input)
     "docs/api.md": {"1 MB", "15 MB", "16 MP", "256 MB", "31 MB", "40 megapixels"},
-    "docs/app.md": {"1%", "112 px", "15 MB", "16 MP", "2 minutes", "30 days", "34 px", "40 megapixels"},
+    "docs/app.md": {"0.1%", "1%", "112 px", "15 MB", "16 MP", "2 minutes", "30 days", "34 px", "40 megapixels"},
     "docs/cli.md": {"0.1%", "1%"},
     "docs/deployment.md": {"60 s", "4 GB"},
     "docs/health.md": {"15 px", "3 px", "34 px", "35 px"},

@@ -197,11 +197,13 @@ class Templates:
         below; and it must not match someone else better (a look-alike of X whom the gallery holds). Only X's
         own photos vouch: a learned face never does, so no chain of confirmations walks X, face by face, towards
         someone else (#48 row 4; `facerec.gallery.search` also names a face through a learned template only when
-        X's own photos corroborate it)."""
+        X's own photos corroborate it). "Someone else better": identify would name that other person (at the threshold
+        in force) and they score higher than X."""
         quality = self.quality.assess(face, crop)
         if quality is not None and quality.low:
             return refusals.not_learned_poor_photo(quality.reasons)
         claim = self.thresholds.for_claims()  # syncs the index too
+        rule = self.thresholds.in_force()
         name = self.store.people.names([identity_id]).get(identity_id)
         _ids, own = self.store.faces.of_origin(identity_id, ("enrolled", "added"))
         own_score = float(np.max(self.search.scores_against(embedding, own))) if len(own) else -np.inf
@@ -210,7 +212,7 @@ class Templates:
         found = self.search.search(embedding[None], top_k=5)[0]
         theirs = max((c.score for c in found if c.name == name), default=own_score)
         rival = next((c for c in found if c.name != name), None)
-        if rival is not None and rival.score >= claim.threshold and rival.score > max(theirs, own_score):
+        if rival is not None and rival.score >= rule.threshold and rival.score > max(theirs, own_score):
             return refusals.NOT_LEARNED_BETTER_MATCH
         return None
 

@@ -15,6 +15,9 @@ from facerec.storage import Store
 from facerec.vectors.base import VectorIndex
 
 
+CORROBORATION_SHARE = 10  # a name through a learned face: own photos at a tenth of the accepted rate
+
+
 class GalleryThresholds:
     def __init__(self, policy: ThresholdPolicy, store: Store, index: VectorIndex) -> None:
         self.policy, self.store, self.index = policy, store, index
@@ -59,8 +62,16 @@ class GalleryThresholds:
         """The level a claim "this face is X" is checked at, against X's own photos: verify's threshold at the
         accepted rate, one comparison (a pin on identify's threshold does not move it). Learning a corrected face
         needs it (`facerec.gallery.templates`), and so does a name reached through a learned face
-        (`facerec.gallery.search`): looser than the open-set threshold in force, stated in docs/app.md."""
+        looser than the open-set threshold in force, stated in docs/app.md."""
         return self.for_verification(fpir=self.policy.fpir)
+
+    def for_corroboration(self) -> ThresholdInForce:
+        """The level at which a person's own photos must match a face named through one of their learned faces
+        (`facerec.gallery.search`): one comparison at a tenth of the accepted rate (0.1% by default). Stricter
+        than a claim, because nobody vouched for this face; looser than the open-set threshold in force of any
+        gallery over ten faces. benchmarks/claims.py measures what it keeps out (chains of confirmed morphs) and
+        what it costs (genuine faces no longer named)."""
+        return self.for_verification(fpir=self.policy.fpir / CORROBORATION_SHARE)
 
     def typical_cosine(self, threshold: float) -> float:
         """The cosine at which two faces with this gallery's median cohort statistics reach the score

@@ -42,7 +42,8 @@ ROUTES = {("post", "/people"), ("get", "/people"), ("get", "/people/{person_id}"
           ("post", "/sightings/{sighting_id}/correct"), ("delete", "/sightings/{sighting_id}"),
           ("get", "/people/{person_id}/templates"), ("delete", "/people/{person_id}/templates/{face_id}"),
           ("get", "/suggestions"), ("get", "/suggestions/{suggestion_id}/faces"), ("post", "/videos/identify"),
-          ("post", "/suggestions/{suggestion_id}/name"), ("delete", "/suggestions/{suggestion_id}")}
+          ("post", "/suggestions/{suggestion_id}/name"), ("delete", "/suggestions/{suggestion_id}"),
+          ("post", "/sightings/{sighting_id}/not-this-person"), ("delete", "/negatives/{negative_id}")}
 
 
 @dataclass
@@ -167,6 +168,8 @@ def test_every_write_route_refuses_a_missing_wrong_revoked_or_read_key(api, keys
         ("post", "/sightings/1/confirm", {}),
         ("post", "/sightings/1/correct", {"json": {"person_id": target["identity_id"]}}),
         ("delete", "/sightings/1", {}),
+        ("post", "/sightings/1/not-this-person", {}),
+        ("delete", "/negatives/1", {}),
         ("get", "/suggestions", {}),  # #41: faces of people not enrolled, for admins only
         ("get", "/suggestions/1/faces", {}),
         ("post", "/suggestions/1/name", {"json": {"name": "Someone"}}),
@@ -234,6 +237,27 @@ def test_identify_keeps_sightings_an_admin_confirms_corrects_or_rejects(api, key
     assert "last photo" in refused(api.delete(f"{templates}/{only}", headers=admin), 400, "invalid_argument")
     delete(api, keys, sharon["identity_id"])
     delete(api, keys, arroyo["identity_id"])
+
+
+def test_not_this_person_over_rest_and_its_undo(api, keys, lfw_photo):
+    """#62 item 3: an admin says a named face is not the person; the same face is then no longer named them, and
+    removing the negative brings the name back."""
+    admin, read = {"X-API-Key": keys.admin}, {"X-API-Key": keys.read}
+    sharon = enroll(api, keys, lfw_photo("Ariel_Sharon", 1), "Ariel Sharon")
+    probe = lfw_photo("Ariel_Sharon", 2)
+    face = api.post("/identify", files={"photo": photo(probe)}, headers=read).json()["faces"][0]
+    assert face["name"] == "Ariel Sharon"
+    said = f"/sightings/{face['sighting_id']}/not-this-person"
+    refused(api.post(said, headers=read), 403, "forbidden")
+    answer = api.post(said, headers=admin).json()
+    assert answer["source"] == "not this person" and isinstance(answer["negative_id"], int)
+    assert api.post("/identify", files={"photo": photo(probe)}, headers=read).json()["faces"][0]["known"] is False
+    assert api.delete(f"/negatives/{answer['negative_id']}", headers=admin).json()["identity_id"] == \
+        sharon["identity_id"]
+    assert api.post("/identify", files={"photo": photo(probe)}, headers=read).json()["faces"][0]["name"] == \
+        "Ariel Sharon"
+    refused(api.delete(f"/negatives/{answer['negative_id']}", headers=admin), 404, "unknown_person")
+    delete(api, keys, sharon["identity_id"])
 
 
 def test_many_read_key_identifies_at_a_pinned_minus_one_leave_health_unchanged(api, keys, lfw, lfw_photo):

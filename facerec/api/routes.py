@@ -263,6 +263,18 @@ def build_router(context: ApiContext) -> APIRouter:
     async def reject_sighting(sighting_id: SightingId):
         return (await context.run(services.feedback.reject, sighting_id)).to_dict()
 
+    @router.post("/sightings/{sighting_id}/not-this-person", response_model=schemas.Sighting, tags=["sightings"],
+                 summary="The face kept as this sighting is not the person it was named as: kept as their negative "
+                         "example, so faces more like it than like them are not named them",
+                 responses=_errors(400, 404))
+    async def not_this_person(sighting_id: SightingId, key: Annotated[ApiKey, ADMIN]):
+        return (await context.run(services.feedback.not_this_person, sighting_id, _learned_by(key))).to_dict()
+
+    @router.delete("/negatives/{negative_id}", dependencies=[ADMIN], tags=["sightings"],
+                   summary="Undo one \"not this person\"", responses=_errors(404))
+    async def remove_negative(negative_id: Annotated[int, PathParam(ge=1, le=MAX_ID)]):
+        return {"removed": negative_id, "identity_id": await context.run(services.negatives.remove, negative_id)}
+
     # ----- the gallery ----------------------------------------------------------------------------------
     # ----- suggested people (opt-in: FACEREC_SUGGESTIONS=on) ---------------------------------------------------
     @router.get("/suggestions", response_model=schemas.Suggestions, dependencies=[ADMIN], tags=["suggestions"],

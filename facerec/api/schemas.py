@@ -96,11 +96,13 @@ class Undone(BaseModel):
 class Sighting(BaseModel):
     id: int
     name: str
-    source: str = Field(description="identified, confirmed, corrected or rejected (forgotten)")
+    source: str = Field(description="identified, confirmed, corrected, rejected (forgotten) or \"not this person\"")
     similarity: float = Field(description="cosine to the person's best-matching enrolled face")
     learning: Learning | None = Field(None, description="what a confirmation or correction taught the gallery")
     undone: Undone | None = Field(None, description="what a rejection or correction undid of what the face taught "
                                                     "(also after the sighting was cleared or evicted)")
+    negative_id: int | None = Field(None, description="the negative example \"not this person\" kept (undo: DELETE "
+                                                      "/negatives/{id})")
 
 
 class Template(BaseModel):

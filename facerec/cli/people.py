@@ -74,11 +74,17 @@ def register(command: CommandAdder, sub, common: argparse.ArgumentParser) -> Non
     p.add_argument("name")
     p = command("sightings", cmd_sightings, "the memory of recent identifications: confirm, correct or reject one "
                 "(its id is in `facerec identify`'s output), or clear them all")
-    p.add_argument("action", choices=["confirm", "correct", "reject", "clear"])
-    p.add_argument("id", type=int, nargs="?", help="the sighting's id (confirm, correct, reject)")
+    p.add_argument("action", choices=["confirm", "correct", "reject", "not-this-person", "clear"])
+    p.add_argument("id", type=int, nargs="?", help="the sighting's id (confirm, correct, reject, not-this-person: "
+                                                   "the face is not who it was named as, and faces more like it "
+                                                   "than like them will not be named them)")
     p.add_argument("name", nargs="?", help="who it really is (correct)")
     p.add_argument("--no-learn", action="store_true",
                    help="confirm or correct without learning the face as a template of the person")
+    p = command("negatives", cmd_negatives, "the faces an admin said are not a person (\"not this person\"), or "
+                "remove one (undo)")
+    p.add_argument("name")
+    p.add_argument("--remove", type=int, metavar="ID", help="undo this negative example")
     p = command("templates", cmd_templates, "the faces a person is searched by, and where each came from "
                 "(enrolled, added, learned from a confirmed sighting)")
     p.add_argument("name")
@@ -234,11 +240,32 @@ def cmd_sightings(args) -> int:
         by = None if args.no_learn else "command line"
         info = {"confirm": lambda: gallery.services().feedback.confirm(args.id, learn_by=by),
                 "correct": lambda: gallery.services().feedback.correct(args.id, args.name, learn_by=by),
-                "reject": lambda: gallery.services().feedback.reject(args.id)}[args.action]()
-    text = (f"sighting {info.id}: {info.source} as '{info.name}'." if info.source != "rejected"
+                "reject": lambda: gallery.services().feedback.reject(args.id),
+                "not-this-person": lambda: gallery.services().feedback.not_this_person(args.id, "command line"),
+                }[args.action]()
+    text = (f"sighting {info.id}: {info.source} as '{info.name}'." if info.source not in ("rejected", "not this person")
             else f"sighting {info.id} forgotten (it was not '{info.name}').")
+    if info.negative_id is not None:
+        text += (f" Kept as negative example {info.negative_id} of '{info.name}': faces more like it than like them "
+                 "are no longer named them.")
     text += undo_sentence(info.undone) + learning_sentence(info.learning)
     emit(args, info.to_dict(), text=text)
+    return 0
+
+
+def cmd_negatives(args) -> int:
+    with open_gallery(args) as gallery:
+        negatives = gallery.services().negatives
+        if args.remove is not None:
+            if args.remove not in [n.id for n in negatives.of(args.name)]:
+                raise InvalidArgument(f"'{args.name}' has no negative example {args.remove}: `facerec negatives "
+                                      "NAME` lists them")
+            negatives.remove(args.remove)
+            emit(args, {"removed": args.remove}, text=f"negative example {args.remove} of '{args.name}' removed")
+            return 0
+        listed = negatives.of(args.name)
+    emit(args, [n.to_dict() for n in listed], [[n.id, n.said_by, n.sighting_id or "", n.created_at] for n in listed],
+         ["id", "said by", "sighting", "when"], text=f"{len(listed)} negative example(s) of '{args.name}'")
     return 0
 
 

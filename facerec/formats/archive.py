@@ -41,6 +41,9 @@ from facerec.faces.image import FORMATS, load_image
 from facerec.names import clean_name, name_key
 from facerec.storage.schema import ORIGINS
 
+NEGATIVE = "negative"  # a face the person is not ("not this person", `facerec.gallery.negatives`)
+EXPORTED_ORIGINS = (*ORIGINS, NEGATIVE)
+
 EXPORT_FORMAT = "facerec-gallery-v1"
 MANIFEST, EMBEDDINGS = "gallery.json", "embeddings.npy"
 CROP_SIZE = 112
@@ -217,8 +220,8 @@ class _Reader:
         history = {key: _moment(record[key], f"{label}: {key}") for key in HISTORY_KEYS
                    if record.get(key) is not None}
         origin, learned_by = record.get("origin"), record.get("learned_by")
-        if origin is not None and origin not in ORIGINS:
-            raise _refused(f"{label}: origin must be one of {', '.join(ORIGINS)}")
+        if origin is not None and origin not in EXPORTED_ORIGINS:
+            raise _refused(f"{label}: origin must be one of {', '.join(EXPORTED_ORIGINS)}")
         if learned_by is not None and (not isinstance(learned_by, str) or not 0 < len(learned_by) <= 64):
             raise _refused(f"{label}: learned_by must be text of 1 to 64 characters")
         return {"name": name, "note": note, "model_id": record["model_id"], "photo_sha256": record["photo_sha256"],

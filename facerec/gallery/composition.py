@@ -22,6 +22,7 @@ from facerec.gallery.directory import Directory
 from facerec.gallery.enrollment import Enrollment
 from facerec.gallery.feedback import SightingsFeedback
 from facerec.gallery.health import GalleryHealth
+from facerec.gallery.negatives import Negatives
 from facerec.gallery.maintenance import Maintenance
 from facerec.gallery.photos import Photos
 from facerec.gallery.search import Search
@@ -47,8 +48,9 @@ class Services:
     settings: Settings
     photos: Photos  # decode, detect, enrollment quality
     thresholds: GalleryThresholds  # the threshold in force, for identify, verify and Health
-    feedback: SightingsFeedback  # confirm, correct, reject, label
+    feedback: SightingsFeedback  # confirm, correct, reject, not this person, label
     templates: Templates  # the faces a person is searched by
+    negatives: Negatives  # faces an admin said are not a person ("not this person")
     directory: Directory  # the people, paged; their stored crops
     suggestions: Suggestions  # people seen again and again, not enrolled
     strangers: StrangersMemory  # whether unknown faces are kept, and forgetting them
@@ -139,8 +141,10 @@ def compose(settings: Settings, pipeline: FacePipeline | None = None) -> Parts:
                   suggesting, video_search(settings, pipeline, searching, thresholds, sightings, quality),
                   ApiKeys(store))
     parts.notices = _opening_notices(parts, filled)
+    negatives = Negatives(store, scorer, model_id, settings.store_crops)
     parts.services = Services(settings, Photos(pipeline, enrollment, quality), thresholds,
-                              SightingsFeedback(sightings, learning, pipeline), learning, Directory(store, index),
+                              SightingsFeedback(sightings, learning, pipeline, negatives), learning, negatives,
+                              Directory(store, index),
                               suggesting, strangers, parts.keys,
                               Maintenance(settings, store, index, pipeline, thresholds, sightings, parts.notices),
                               parts.videos)

@@ -1,5 +1,6 @@
 """What a person tells the gallery about its identifications: the sightings kept were right (confirm), were
-someone else (correct), were nobody enrolled (reject), or a face identify did not keep is someone (label).
+someone else (correct), were nobody enrolled (reject), were not the person named (not_this_person: kept as that
+person's negative example, `facerec.gallery.negatives`), or a face identify did not keep is someone (label).
 
 Each answer goes to the sightings memory (`facerec.gallery.sightings`) and, for a caller allowed to teach it
 (`learn_by`: who, with the admin password or an admin key), to the person's templates
@@ -19,12 +20,34 @@ from facerec.gallery.sightings import (
     SightingsMemory,
     kept_face,
 )
+from facerec.gallery.negatives import Negatives
 from facerec.gallery.templates import Templates
 
 
 class SightingsFeedback:
-    def __init__(self, sightings: SightingsMemory, templates: Templates, pipeline: FacePipeline) -> None:
+    def __init__(self, sightings: SightingsMemory, templates: Templates, pipeline: FacePipeline,
+                 negatives: Negatives) -> None:
         self._sightings, self._templates, self._pipeline = sightings, templates, pipeline
+        self._negatives = negatives
+
+    def not_this_person(self, sighting_id: int, by: str) -> SightingInfo:
+        """The face kept as this sighting is not the person it was named as: it becomes their negative example
+        (with its crop where crops are kept), what it taught them is undone, and the sighting is forgotten."""
+        embedding, identity_id, crop = self._sightings.face_of(sighting_id)
+        negative = self._negatives.say_not(identity_id, embedding, by, crop, sighting_id)
+        info = self.reject(sighting_id)
+        info.source = "not this person"
+        info.negative_id = negative.id
+        return info
+
+    def not_this_face(self, embedding: np.ndarray, identity: str | int, by: str,
+                      crop: np.ndarray | None = None) -> int:
+        """A face identify did not keep (its `FaceMatch.embedding`, or a track's pool) is not `identity`: kept as
+        their negative example; returns its id."""
+        from facerec.formats.archive import encode_crop
+
+        crop_jpeg = None if crop is None else encode_crop(crop)
+        return self._negatives.say_not(identity, embedding, by, crop_jpeg).id
 
     def confirm(self, sighting_id: int, learn_by: str | None = None) -> SightingInfo:
         """The identification kept as this sighting was right; with `learn_by` its face is learned as a template."""

@@ -123,6 +123,7 @@ class Search:
         normalised score with the faces' stored cohort statistics, best face per person, best person first."""
         similarities, face_ids = self.index.search(embeddings, max(top_k * 4, RERANK_DEPTH))
         labels = self.store.faces.scored_labels(sorted({int(f) for f in face_ids.ravel() if f >= 0}))
+        negatives = self.store.negatives.of_people(sorted({label[0] for label in labels.values()}), self.model_id)
         results = []
         for query, (sims, ids) in enumerate(zip(similarities, face_ids)):
             kept = [(float(sim), labels[int(f)]) for sim, f in zip(sims, ids) if f >= 0 and int(f) in labels]
@@ -143,8 +144,22 @@ class Search:
                         through_learned.add(identity_id)
             for identity_id in through_learned if self.corroborate_learned else ():
                 best[identity_id] = self._corroborated(embeddings[query], best[identity_id])
+            for identity_id in [i for i in best if i in negatives]:
+                if self._refused_by_negatives(embeddings[query], statistics[query], best[identity_id],
+                                              negatives[identity_id]):
+                    del best[identity_id]
             results.append(sorted(best.values(), key=lambda c: -c.score)[:top_k])
         return results
+
+    @staticmethod
+    def _refused_by_negatives(embedding: np.ndarray, statistics: CohortStatistics, candidate: Candidate,
+                              negatives: tuple[np.ndarray, np.ndarray, np.ndarray]) -> bool:
+        """Whether the face looks at least as much like one of the person's negative examples ("not this
+        person", `facerec.gallery.negatives`) as like the person's best face: then it is not a candidate for
+        them at all."""
+        vectors, means, sds = negatives
+        scores = normalised(vectors @ embedding, statistics, CohortStatistics(means, sds))
+        return bool(np.max(scores) >= candidate.score)
 
     def _corroborated(self, embedding: np.ndarray, candidate: Candidate) -> Candidate:
         """A person reached through a learned template keeps that score only when one of the photos they were

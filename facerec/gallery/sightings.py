@@ -59,6 +59,7 @@ class SightingInfo:
     similarity: float
     learning: dict | None = None  # what the confirmation taught (`facerec.gallery.templates.Learning`)
     undone: dict | None = None  # what a rejection or correction undid (`facerec.gallery.templates.Undone`)
+    negative_id: int | None = None  # the negative example "not this person" kept (`facerec.gallery.negatives`)
 
     def to_dict(self) -> dict:
         data = {"id": self.id, "name": self.name, "source": self.source, "similarity": round(self.similarity, 4)}
@@ -66,6 +67,8 @@ class SightingInfo:
             data["learning"] = self.learning
         if self.undone is not None:
             data["undone"] = self.undone
+        if self.negative_id is not None:
+            data["negative_id"] = self.negative_id
         return data
 
 
@@ -142,6 +145,13 @@ class SightingsMemory:
     def correct(self, sighting_id: int, identity: str | int) -> SightingInfo:
         """The user says this face is `identity` (an enrolled person), whoever it was named as."""
         return self._relabel(sighting_id, identity, CORRECTED)
+
+    def face_of(self, sighting_id: int) -> tuple[np.ndarray, int, bytes | None]:
+        """(embedding, identity id, aligned crop JPEG or None) of a kept sighting."""
+        with self.store.session() as session:
+            sighting = self._sighting(session, sighting_id)
+            return (np.frombuffer(sighting.embedding, np.float32).copy(), int(sighting.identity_id),
+                    sighting.crop_jpeg)
 
     def reject(self, sighting_id: int) -> SightingInfo:
         """The user says the face is nobody enrolled: it is forgotten."""

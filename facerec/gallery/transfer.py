@@ -10,13 +10,17 @@ from pathlib import Path
 
 import numpy as np
 
-from facerec.formats.archive import EXPORT_FORMAT, ImportLimits, decode_crop, open_private, read_export
+from facerec.faces.align import ARCFACE_TEMPLATE, ALIGNED_SIZE
+from facerec.formats.archive import EXPORT_FORMAT, NEGATIVE, ImportLimits, decode_crop, open_private, read_export
 from facerec.errors import InvalidArgument, StorageFull
 from facerec.names import name_key
 from facerec.storage import Store, as_utc, utcnow
 from facerec.faces.pack_parts import Embedder
 from facerec.gallery.enrollment import same_face
 from facerec.vectors.base import VectorIndex
+
+
+CROP_BOX = [0.0, 0.0, float(ALIGNED_SIZE), float(ALIGNED_SIZE)]  # a negative's face: the whole aligned crop
 
 
 def export(store: Store, path: str | Path, include_crops: bool = True) -> int:
@@ -50,6 +54,17 @@ def _write_export(store: Store, path: str | Path, include_crops: bool) -> int:
                                     "added_at": _iso(face.created_at), "origin": face.origin,
                                     "learned_by": face.learned_by})
                     vectors.append(face.vector)
+                for negative in store.negatives.listed(person.id):  # "not this person": the face in its crop
+                    crop_name = None
+                    if include_crops and negative.crop_jpeg:
+                        crop_name = f"crops/negative-{negative.id}.jpg"
+                        archive.writestr(crop_name, negative.crop_jpeg)
+                    records.append({"name": person.name, "note": person.note, "model_id": negative.model_id,
+                                    "photo_sha256": f"negative:{negative.id}", "box": CROP_BOX,
+                                    "landmarks": ARCFACE_TEMPLATE.tolist(), "crop": crop_name,
+                                    "added_at": _iso(negative.created_at), "origin": NEGATIVE,
+                                    "learned_by": negative.said_by})
+                    vectors.append(np.frombuffer(negative.embedding, np.float32))
             buffer = io.BytesIO()
             np.save(buffer, np.stack(vectors) if vectors else np.zeros((0, 512), np.float32))
             archive.writestr("embeddings.npy", buffer.getvalue())
@@ -90,7 +105,10 @@ def import_(store: Store, index: VectorIndex, embedder: Embedder, model_id: str,
             {"name": n, "note": first[n].note, "created_at": first[n].history.get("enrolled_at", now),
              "updated_at": first[n].history.get("updated_at", first[n].history.get("enrolled_at", now))}
             for n in new_names], now))
+        negatives = [face for face in added if face.origin == NEGATIVE]
+        added = [face for face in added if face.origin != NEGATIVE]
         first_of_new = {face.name: face for face in reversed(added) if face.name in new_names}
+        _add_negatives(store, session, negatives, ids, model_id, store_crops)
         store.faces.add_many(session, [{"identity_id": ids[face.name], "model_id": model_id,
                                    "embedding": face.vector, "photo_sha256": face.photo_sha256,
                                    "box": face.box, "landmarks": face.landmarks,
@@ -101,7 +119,22 @@ def import_(store: Store, index: VectorIndex, embedder: Embedder, model_id: str,
                                    "learned_by": face.learned_by}
                                   for face in added], now)
     index.after_write(store)
-    return {"added": len(added), "skipped": skipped}
+    return {"added": len(added), "skipped": skipped, "negatives": len(negatives)}
+
+
+def _add_negatives(store: Store, session, negatives: list, ids: dict[str, int], model_id: str,
+                   store_crops: bool) -> None:
+    """The export's "not this person" faces, as negatives of their people (bounded as any)."""
+    from facerec.gallery.negatives import MAX_NEGATIVES
+
+    if not negatives:
+        return
+    means, sds = store.faces.statistics_of(np.stack([face.vector for face in negatives]))
+    for face, mean, sd in zip(negatives, means, sds):
+        store.negatives.add(session, {"identity_id": ids[face.name], "embedding": face.vector, "model_id": model_id,
+                                      "cohort_mean": float(mean), "cohort_sd": float(sd),
+                                      "crop_jpeg": face.crop_jpeg if store_crops else None, "sighting_id": None,
+                                      "said_by": face.learned_by or "import"}, MAX_NEGATIVES)
 
 
 def _refuse_case_clashes(store: Store, session, names: list[str]) -> None:

@@ -13,6 +13,9 @@
 - `replaced_faces`: templates a learned one took the place of (`facerec.gallery.templates`), out of every search,
   kept only so that undoing that learned face brings them back: at most one per learned template. Deleted with
   their person.
+- `negative_faces`: faces an admin said are not a given person ("not this person"), each kept as that person's
+  negative example (`facerec.gallery.negatives`): embedding, cohort statistics, optional crop. Bounded per person,
+  deleted with their person, never searched.
 - `strangers`: faces identify found no enrolled person for, kept only when the operator turned suggestions on
   (`facerec.gallery.strangers`): embedding, aligned crop, which photo (its sha256), when, and the group of faces
   of one unknown person it was put in. Bounded in count and age; forgotten when the option is off.
@@ -184,6 +187,25 @@ class ReplacedFace(Base):
     origin: Mapped[str] = mapped_column(String(16))
     learned_from: Mapped[int | None] = mapped_column(Integer, nullable=True, index=True)
     learned_by: Mapped[str | None] = mapped_column(String(64), nullable=True)
+
+
+class NegativeFace(Base):
+    """A face an admin said is *not* this person (`facerec.gallery.negatives`): a later face that resembles it more
+    than the person's own faces is not named as them. Never searched by the index; bounded per person; deleted
+    with the person."""
+
+    __tablename__ = "negative_faces"
+    __table_args__ = {"sqlite_autoincrement": True}
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    identity_id: Mapped[int] = mapped_column(ForeignKey("identities.id", ondelete="CASCADE"), index=True)
+    embedding: Mapped[bytes] = mapped_column(LargeBinary)  # float32
+    model_id: Mapped[str] = mapped_column(String(200))
+    cohort_mean: Mapped[float] = mapped_column(Float)
+    cohort_sd: Mapped[float] = mapped_column(Float)
+    crop_jpeg: Mapped[bytes | None] = mapped_column(LargeBinary, nullable=True)  # only where crops are kept
+    sighting_id: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    said_by: Mapped[str] = mapped_column(String(64))
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
 
 
 class Stranger(Base):

@@ -34,6 +34,7 @@ from facerec.storage.backends import backend_for
 from facerec.storage.faces import FacesTable
 from facerec.storage.journal import JournalTable
 from facerec.storage.people import PeopleTable
+from facerec.storage.negatives import NegativesTable
 from facerec.storage.replaced import ReplacedFacesTable
 from facerec.storage.schema import Face, Identity, Setting
 from facerec.storage.sightings import SightingsTable
@@ -68,6 +69,7 @@ class Store:
         self.sightings = SightingsTable(self.session)
         self.strangers = StrangersTable(self.session)
         self.replaced = ReplacedFacesTable(self.faces)
+        self.negatives = NegativesTable(self.session)
         self.api_keys = ApiKeysTable(self.transaction, self.session)
         self.people = PeopleTable(self.session, self.backend.name_key, self.sightings, self.faces, self.replaced)
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import gradio as gr
 
-from facerec.words.templates import learning_sentence, undo_sentence
+from facerec.words.templates import learning_sentence, not_this_sentence, undo_sentence
 from facerec.words.threshold import shown_score, strangers_scoring, threshold_sentence
 from facerec.faces.drawing import KNOWN, UNKNOWN, annotate
 from facerec.errors import InvalidArgument, LockedOut
@@ -58,6 +58,7 @@ def build(context: AppContext, default_percent: float, password: gr.Textbox) -> 
             confirm_button = gr.Button("Confirm", elem_id="confirm-sighting")
             correct_button = gr.Button("Correct", elem_id="correct-sighting")
             reject_button = gr.Button("Nobody enrolled", elem_id="reject-sighting")
+            not_button = gr.Button("Not this person", elem_id="not-this-person")
         feedback_status = gr.Markdown(elem_id="sighting-status")
         with gr.Accordion("Details (JSON)", open=False):
             details = gr.JSON()
@@ -178,6 +179,18 @@ def build(context: AppContext, default_percent: float, password: gr.Textbox) -> 
         return {seen: faces_seen, feedback_status: f"Face #{index} is not {markdown_text(info.name)}: forgotten."
                                                    + undo_sentence(info.undone)}
 
+    def not_this(face, faces_seen, password="", request: gr.Request = None):
+        index, (sighting_id, embedding, name, _found) = chosen(face, faces_seen, password, request)
+        if sighting_id is not None:
+            info = services.feedback.not_this_person(sighting_id, learner())
+            name, negative = info.name, info.negative_id
+        elif name is not None:
+            negative = services.feedback.not_this_face(embedding, name, learner())
+        else:
+            raise InvalidArgument(f"face #{index} was not named: there is nobody it is not")
+        faces_seen[index][0] = None
+        return {seen: faces_seen, feedback_status: not_this_sentence(f"Face #{index}", markdown_text(name), negative)}
+
     expose([fpir.change, pinned.change, tab.select, context.app.load], policy, [fpir, pinned], [threshold_note],
            threshold_note)
     # A file that is no photo is taken out of the photo box (it showed a broken-image icon), its reason in `status`.
@@ -194,6 +207,8 @@ def build(context: AppContext, default_percent: float, password: gr.Textbox) -> 
                         feedback_status, extra_outputs=[seen], ok=learned)
     rejecting = expose([reject_button.click], reject, [feedback_face, seen, password], [], feedback_status,
                        extra_outputs=[seen], ok=learned)
-    for event in (confirming, correcting, rejecting):  # each may learn or undo a template: the Gallery tab follows
+    denying = expose([not_button.click], not_this, [feedback_face, seen, password], [], feedback_status,
+                     extra_outputs=[seen], ok=learned)
+    for event in (confirming, correcting, rejecting, denying):  # each may change a person: the Gallery tab follows
         context.changes_people(event, learned)
     return tab

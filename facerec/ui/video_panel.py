@@ -27,7 +27,7 @@ from facerec.ui.threshold_controls import page_rule
 from facerec.ui.uploads import CACHE_MAX_AGE_S, delete_later, forget_upload
 from facerec.video.annotate import write_annotated
 from facerec.video.decode import CONTAINERS, VideoFile, VideoLimits
-from facerec.words.templates import learning_sentence, undo_sentence
+from facerec.words.templates import learning_sentence, not_this_sentence, undo_sentence
 from facerec.words.video import pooled_sentence, preview_note, span, video_summary
 
 HEADERS = ["track", "name", "score", "on screen", "frames seen", "best candidates"]
@@ -61,6 +61,7 @@ def build(context: AppContext, password: gr.Textbox, pinned: gr.Textbox, top_k: 
         confirm_button = gr.Button("Confirm", elem_id="video-confirm")
         correct_button = gr.Button("Correct", elem_id="video-correct")
         reject_button = gr.Button("Nobody enrolled", elem_id="video-reject")
+        not_button = gr.Button("Not this person", elem_id="video-not-this-person")
     feedback = gr.Markdown(elem_id="video-sighting-status")
 
     def identify_video(path, pinned_threshold=None, top_k=3, password="", fpir_percent=None,
@@ -159,6 +160,18 @@ def build(context: AppContext, password: gr.Textbox, pinned: gr.Textbox, top_k: 
         return {seen: tracks_seen, feedback: f"Track #{index} is not {markdown_text(info.name)}: forgotten."
                                              + undo_sentence(info.undone)}
 
+    def not_this_track(track, tracks_seen, password="", request: gr.Request = None):
+        index, (sighting_id, pooled, name, _face, crop) = chosen(track, tracks_seen, password, request)
+        if sighting_id is not None:
+            info = services.feedback.not_this_person(sighting_id, learner())
+            name, negative = info.name, info.negative_id
+        elif name is not None:
+            negative = services.feedback.not_this_face(pooled, name, learner(), crop=crop)
+        else:
+            raise InvalidArgument(f"track #{index} was not named: there is nobody it is not")
+        tracks_seen[index][0] = None
+        return {seen: tracks_seen, feedback: not_this_sentence(f"Track #{index}", markdown_text(name), negative)}
+
     # Named apart from the photo's functions: Gradio names a page event after its function, and the photo's
     # `identify` (registered after this) must keep its API name.
     expose([button.click], identify_video, [video, pinned, top_k, password, fpir], [annotated, table, faces, status],
@@ -170,6 +183,8 @@ def build(context: AppContext, password: gr.Textbox, pinned: gr.Textbox, top_k: 
               expose([correct_button.click], correct_track, [track_choice, name_choice, seen, password], [], feedback,
                      extra_outputs=[seen], ok=learned),
               expose([reject_button.click], reject_track, [track_choice, seen, password], [], feedback,
+                     extra_outputs=[seen], ok=learned),
+              expose([not_button.click], not_this_track, [track_choice, seen, password], [], feedback,
                      extra_outputs=[seen], ok=learned)]
     for event in events:  # each may learn or undo a template: the Gallery tab follows
         context.changes_people(event, learned)

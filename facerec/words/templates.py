@@ -51,3 +51,10 @@ def undo_sentence(undone: dict | None) -> str:
     restored = ", ".join(str(face) for face in undone.get("restored_face_ids") or [])
     return (f" The template learned from it (face {removed}) was removed"
             + (f"; face {restored}, which it had replaced, is a template again" if restored else "") + ".")
+
+
+def not_this_sentence(which: str, shown_name: str, negative_id: int) -> str:
+    """What "Not this person" did (`shown_name`: the name as the page shows it, escaped by the caller)."""
+    return (f"{which} is not {shown_name}: kept as their negative example {negative_id}. Faces that look more like "
+            f"it than like {shown_name} are no longer named them (undo: `facerec negatives NAME --remove "
+            f"{negative_id}`, or DELETE /api/v1/negatives/{negative_id}).")

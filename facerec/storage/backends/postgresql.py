@@ -36,11 +36,12 @@ from facerec.storage.vector_text import vector_from_db
 from facerec.storage.backends.base import Backend
 from facerec.storage.backends.projection import OLD_VECTOR_INDEX, Projection, install
 
-SCHEMA_VERSION = 8  # 2: the sightings table; 3: the API keys table (was created at run time before);
+SCHEMA_VERSION = 9  # 2: the sightings table; 3: the API keys table (was created at run time before);
 #                    4: where each face came from, and the sightings' aligned faces (`schema.ADDED_COLUMNS`);
 #                    5: the strangers table (suggested people, opt-in); 6: each face's cohort statistics and
 #                    each sighting's score; 7: the replaced_faces table (templates kept for an undo);
-#                    8: faces.embedding as halfvec(512), searched through its projection (`projection`)
+#                    8: faces.embedding as halfvec(512), searched through its projection (`projection`);
+#                    9: the negative_faces table ("not this person")
 SCHEMA_VERSION_KEY = "schema_version"
 WRITE_LOCK = 0x66616365  # the advisory lock key every write transaction takes ("face")
 SIGHTINGS_LOCK = 0x73696768  # the one sightings' writes take instead ("sigh"): they queue only among themselves

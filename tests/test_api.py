@@ -43,7 +43,8 @@ ROUTES = {("post", "/people"), ("get", "/people"), ("get", "/people/{person_id}"
           ("get", "/people/{person_id}/templates"), ("delete", "/people/{person_id}/templates/{face_id}"),
           ("get", "/suggestions"), ("get", "/suggestions/{suggestion_id}/faces"), ("post", "/videos/identify"),
           ("post", "/suggestions/{suggestion_id}/name"), ("delete", "/suggestions/{suggestion_id}"),
-          ("post", "/sightings/{sighting_id}/not-this-person"), ("delete", "/negatives/{negative_id}")}
+          ("post", "/sightings/{sighting_id}/not-this-person"), ("delete", "/negatives/{negative_id}"),
+          ("post", "/people/{person_id}/merge"), ("post", "/faces/{face_id}/move")}
 
 
 @dataclass
@@ -170,6 +171,8 @@ def test_every_write_route_refuses_a_missing_wrong_revoked_or_read_key(api, keys
         ("delete", "/sightings/1", {}),
         ("post", "/sightings/1/not-this-person", {}),
         ("delete", "/negatives/1", {}),
+        ("post", f"{person}/merge", {"json": {"into_person_id": target["identity_id"]}}),
+        ("post", "/faces/1/move", {"json": {"person_id": target["identity_id"]}}),
         ("get", "/suggestions", {}),  # #41: faces of people not enrolled, for admins only
         ("get", "/suggestions/1/faces", {}),
         ("post", "/suggestions/1/name", {"json": {"name": "Someone"}}),
@@ -237,6 +240,24 @@ def test_identify_keeps_sightings_an_admin_confirms_corrects_or_rejects(api, key
     assert "last photo" in refused(api.delete(f"{templates}/{only}", headers=admin), 400, "invalid_argument")
     delete(api, keys, sharon["identity_id"])
     delete(api, keys, arroyo["identity_id"])
+
+
+def test_merge_and_move_over_rest(api, keys, lfw_photo):
+    """#62 item 4: one person enrolled twice merged by an admin key; one face moved to a new person."""
+    admin, read = {"X-API-Key": keys.admin}, {"X-API-Key": keys.read}
+    first = enroll(api, keys, lfw_photo(POWELL, 1), "Colin Powell")
+    second = api.post("/people", files={"photo": photo(lfw_photo(POWELL, 2))},
+                      data={"name": "C. Powell", "allow_lookalike": "true"}, headers=admin).json()
+    merge = f"/people/{second['identity_id']}/merge"
+    refused(api.post(merge, json={"into_person_id": first["identity_id"]}, headers=read), 403, "forbidden")
+    merged = api.post(merge, json={"into_person_id": first["identity_id"]}, headers=admin).json()
+    assert merged["removed_person"] == "C. Powell" and len(merged["moved_face_ids"]) == 1
+    refused(api.get(f"/people/{second['identity_id']}", headers=read), 404, "unknown_person")
+    moved = api.post(f"/faces/{merged['moved_face_ids'][0]}/move", json={"new_name": "Powell again"},
+                     headers=admin).json()
+    assert moved["name"] == "Powell again"
+    delete(api, keys, first["identity_id"])
+    delete(api, keys, moved["identity_id"])
 
 
 def test_not_this_person_over_rest_and_its_undo(api, keys, lfw_photo):

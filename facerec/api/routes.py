@@ -164,6 +164,17 @@ def build_router(context: ApiContext) -> APIRouter:
     async def rename(person_id: PersonId, change: schemas.Rename):
         return schemas.Person.of(await context.run(gallery.rename, person_id, change.name))
 
+    @router.post("/people/{person_id}/merge", response_model=schemas.Regrouped, dependencies=[ADMIN],
+                 tags=["people"], summary="This person and another are one: every face and record of this one "
+                                          "becomes theirs, and this one is gone", responses=_errors(400, 404))
+    async def merge(person_id: PersonId, merge: schemas.Merge):
+        return (await context.run(gallery.merge, person_id, merge.into_person_id, merge.force)).to_dict()
+
+    @router.post("/faces/{face_id}/move", response_model=schemas.Regrouped, dependencies=[ADMIN], tags=["people"],
+                 summary="Move one face to another enrolled person, or to a new one", responses=_errors(400, 404, 409))
+    async def move_face(face_id: Annotated[int, PathParam(ge=1, le=MAX_ID)], move: schemas.Move):
+        return (await context.run(gallery.move_face, face_id, move.person_id, move.new_name, move.force)).to_dict()
+
     @router.delete("/people/{person_id}", response_model=schemas.Person, dependencies=[ADMIN], tags=["people"],
                    summary="Delete a person and every photo of them", responses=_errors(404))
     async def delete(person_id: PersonId):

@@ -280,6 +280,26 @@ class Health(BaseModel):
     threshold_policy: dict
 
 
+class Merge(BaseModel):
+    into_person_id: int = Field(ge=1, le=2**63 - 1, description="the person who stays; the other is merged into them")
+    force: bool = Field(False, description="merge even when no face of one matches a face of the other")
+
+
+class Move(BaseModel):
+    person_id: int | None = Field(None, ge=1, le=2**63 - 1, description="the enrolled person the face goes to")
+    new_name: str | None = Field(None, description="or: a new person, called this, made from the face")
+    force: bool = Field(False, description="move even when the face does not match the person's own photos")
+
+
+class Regrouped(BaseModel):
+    name: str
+    identity_id: int
+    moved_face_ids: list[int]
+    duplicate_face_ids: list[int] = Field(description="faces of the same photo in both, kept once")
+    removed_person: str | None = Field(description="the person merged away")
+    best_score: float | None = Field(description="the best score between the two people's faces that was checked")
+
+
 class Rename(BaseModel):
     name: str = Field(description="the new name (the same name rule as enrollment)")
 

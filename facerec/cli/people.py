@@ -70,6 +70,18 @@ def register(command: CommandAdder, sub, common: argparse.ArgumentParser) -> Non
     p = command("rename", cmd_rename, "rename a person")
     p.add_argument("name")
     p.add_argument("new_name")
+    p = command("merge", cmd_merge, "one person enrolled twice: every face and record of SOURCE becomes TARGET's "
+                "(export first to be able to undo)")
+    p.add_argument("source")
+    p.add_argument("target")
+    p.add_argument("--force", action="store_true", help="merge even when no face of one matches the other's")
+    p = command("move-face", cmd_move_face, "move one face (its id: `facerec templates NAME`) to another person "
+                "or to a new one")
+    p.add_argument("face_id", type=int)
+    where = p.add_mutually_exclusive_group(required=True)
+    where.add_argument("--to", help="the enrolled person it goes to")
+    where.add_argument("--new-name", help="a new person, made from this face")
+    p.add_argument("--force", action="store_true", help="move even when it does not match the person's photos")
     p = command("delete", cmd_delete, "delete a person and their faces")
     p.add_argument("name")
     p = command("sightings", cmd_sightings, "the memory of recent identifications: confirm, correct or reject one "
@@ -217,6 +229,21 @@ def cmd_rename(args) -> int:
     with open_gallery(args) as gallery:
         info = gallery.rename(args.name, args.new_name)
     emit(args, info.to_dict(), text=f"renamed '{args.name}' to '{info.name}'")
+    return 0
+
+
+def cmd_merge(args) -> int:
+    with open_gallery(args) as gallery:
+        done = gallery.merge(args.source, args.target, force=args.force)
+    emit(args, done.to_dict(), text=f"merged '{done.removed_person}' into '{done.name}': {len(done.moved)} face(s) "
+                                    f"moved, {len(done.duplicates)} duplicate(s) of the same photo dropped")
+    return 0
+
+
+def cmd_move_face(args) -> int:
+    with open_gallery(args) as gallery:
+        done = gallery.move_face(args.face_id, to=args.to, new_name=args.new_name, force=args.force)
+    emit(args, done.to_dict(), text=f"face {args.face_id} is now '{done.name}''s")
     return 0
 
 

@@ -29,6 +29,7 @@ from pathlib import Path
 from facerec.faces.image import ImageInput
 from facerec.faces.pipeline import FacePipeline, Photo
 from facerec.gallery import transfer
+from facerec.gallery.regroup import Regrouped
 from facerec.formats.archive import ImportLimits
 from facerec.gallery.composition import Services, compose
 from facerec.gallery.health import HealthReport
@@ -130,6 +131,17 @@ class Gallery:
         """Remove a person and all their faces from the database and the index; returns who was removed.
         Raises `UnknownIdentity`."""
         return self._parts.services.directory.delete(identity)
+
+    def merge(self, source: str | int, target: str | int, force: bool = False) -> Regrouped:
+        """`source` and `target` are one person: every face, sighting and negative example of `source` becomes
+        `target`'s, and `source` is gone. Refused (InvalidArgument) when no face of one matches a face of the other
+        at verify's threshold, unless `force`. The contract: `facerec.gallery.regroup`."""
+        return self._parts.services.regroup.merge(source, target, force)
+
+    def move_face(self, face_id: int, to: str | int | None = None, new_name: str | None = None,
+                  force: bool = False) -> Regrouped:
+        """Move one face (its id: `templates`) to the enrolled person `to`, or to a new person `new_name`."""
+        return self._parts.services.regroup.move(face_id, to, new_name, force)
 
     def health(self, top_pairs: int = 10) -> HealthReport:
         """The embedding metrics over every enrolled face, the `top_pairs` most confusable pairs of people and

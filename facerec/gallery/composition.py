@@ -25,6 +25,7 @@ from facerec.gallery.health import GalleryHealth
 from facerec.gallery.negatives import Negatives
 from facerec.gallery.maintenance import Maintenance
 from facerec.gallery.photos import Photos
+from facerec.gallery.regroup import Regroup
 from facerec.gallery.search import Search
 from facerec.gallery.sightings import SightingsMemory
 from facerec.gallery.strangers import StrangersMemory
@@ -51,6 +52,7 @@ class Services:
     feedback: SightingsFeedback  # confirm, correct, reject, not this person, label
     templates: Templates  # the faces a person is searched by
     negatives: Negatives  # faces an admin said are not a person ("not this person")
+    regroup: Regroup  # merge two people, move a face
     directory: Directory  # the people, paged; their stored crops
     suggestions: Suggestions  # people seen again and again, not enrolled
     strangers: StrangersMemory  # whether unknown faces are kept, and forgetting them
@@ -144,6 +146,7 @@ def compose(settings: Settings, pipeline: FacePipeline | None = None) -> Parts:
     negatives = Negatives(store, scorer, model_id, settings.store_crops)
     parts.services = Services(settings, Photos(pipeline, enrollment, quality), thresholds,
                               SightingsFeedback(sightings, learning, pipeline, negatives), learning, negatives,
+                              Regroup(store, index, thresholds, searching),
                               Directory(store, index),
                               suggesting, strangers, parts.keys,
                               Maintenance(settings, store, index, pipeline, thresholds, sightings, parts.notices),

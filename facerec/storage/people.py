@@ -7,14 +7,14 @@ from collections.abc import Iterable
 from datetime import datetime
 from typing import Callable
 
-from sqlalchemy import func, insert, select
+from sqlalchemy import delete, func, insert, select, update
 from sqlalchemy.orm import Session
 
 from facerec.storage.faces import FacesTable
 from facerec.storage.journal import JournalTable
 from facerec.storage.replaced import ReplacedFacesTable
 from facerec.storage.rows import chunked
-from facerec.storage.schema import Identity, utcnow
+from facerec.storage.schema import Identity, NegativeFace, ReplacedFace, Sighting, utcnow
 from facerec.storage.sightings import SightingsTable
 
 
@@ -112,4 +112,11 @@ class PeopleTable:
         JournalTable.record(session, "remove", [face.id for face in person.faces])
         self.sightings.remove_person(session, person.id)
         self.replaced.remove_person(session, person.id)
+        session.execute(delete(NegativeFace).where(NegativeFace.identity_id == person.id))
         session.delete(person)
+
+    def hand_over(self, session: Session, source: Identity, target: Identity) -> None:
+        """Everything kept of `source` beside their faces (sightings, set-aside templates, negative examples)
+        becomes `target`'s: what a merge moves besides the faces themselves."""
+        for table in (Sighting, ReplacedFace, NegativeFace):
+            session.execute(update(table).where(table.identity_id == source.id).values(identity_id=target.id))

@@ -119,6 +119,7 @@ def test_without_the_password_no_faces_names_or_embeddings(admin_app, admin_clie
                            ("/enroll", (handle_file(str(lfw_photo(SERENA, 1))), "Serena", None, False, "")),
                            ("/add_photo", (display(BUSH), handle_file(str(lfw_photo(BUSH, 2))))),
                            ("/rename", (display(BUSH), "Someone")), ("/delete", (display(BUSH), True)),
+                           ("/merge", (display(BUSH), "Colin Powell", False)), ("/move_face", (1, "Colin Powell", False)),
                            ("/import", (handle_file(str(some_zip)),))):
         with pytest.raises(Exception) as caught:
             _call(admin_client, api_name, *args, "")

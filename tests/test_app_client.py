@@ -178,6 +178,18 @@ def test_health_returns_the_metrics(client, gul):
     assert plot is None or plot.get("type") == "matplotlib"
 
 
+def test_merge_and_move_through_the_page_api(client, gul, data_dir):
+    """#62 item 4 on the page: one person enrolled twice merged, then one face moved to a new person."""
+    call(client, "/enroll", handle_file(str(lfw(data_dir, POWELL, 1))), "Colin Powell", None, False, "", "")
+    call(client, "/enroll", handle_file(str(lfw(data_dir, POWELL, 2))), "C. Powell", None, True, "", "")
+    message, merged = call(client, "/merge", "C. Powell", "Colin Powell", False, "")
+    assert "Merged **C. Powell** into **Colin Powell**" in message and len(merged["moved_face_ids"]) == 1
+    message, moved = call(client, "/move_face", merged["moved_face_ids"][0], "Powell later", False, "")
+    assert moved["name"] == "Powell later" and "Powell later" in message
+    for name in ("Colin Powell", "Powell later"):
+        call(client, "/delete", name, True, "")
+
+
 def test_manage_a_person_through_the_api(client, gul, data_dir, tmp_path):
     """enroll -> add_photo -> rename -> export -> delete -> import -> delete, checking each answer."""
     _crop, message, details = call(client, "/enroll", handle_file(str(lfw(data_dir, POWELL, 1))), "Colin Powell",

@@ -34,6 +34,7 @@ THUMBNAILS_SHOWN = 60
 PEOPLE_LIST_QUEUE = {"concurrency_id": "people-list", "concurrency_limit": 1}
 DELETE_BOX = "Yes, delete this person and all their photos"
 MISMATCH_BOX = "Add anyway if the face does not match this person"
+REGROUP_BOX = "Merge or move anyway if the faces do not match"
 ADD_LOW_QUALITY_BOX = "Add anyway if the photo is a poor photo to recognise them by"
 
 
@@ -78,6 +79,21 @@ def build(context: AppContext, password: gr.Textbox) -> tuple[gr.Tab, PeopleList
             delete_confirm = gr.Checkbox(label=DELETE_BOX)
             delete_button = gr.Button("Delete", variant="stop")
             delete_status = gr.Markdown(elem_id="delete-status")
+        with gr.Accordion("Merge two people, or move one face", open=False):
+            gr.Markdown("One person enrolled twice: every face, sighting and negative example of the first becomes "
+                        "the second's. A face in the wrong person (its id: *Faces of a person* below): to another "
+                        "person, or to a new one. Export first to be able to undo.")
+            with gr.Row():
+                merge_from = gr.Textbox(label="Merge this person", elem_id="merge-from")
+                merge_into = gr.Textbox(label="into this one", elem_id="merge-into")
+            with gr.Row():
+                move_face_id = gr.Number(label="Face id to move", precision=0, elem_id="move-face-id")
+                move_to = gr.Textbox(label="to this person, or a new name", elem_id="move-to")
+            regroup_force = gr.Checkbox(label=REGROUP_BOX)
+            with gr.Row():
+                merge_button = gr.Button("Merge")
+                move_button = gr.Button("Move face")
+            regroup_status = gr.Markdown(elem_id="regroup-status")
         with gr.Accordion("Add a photo to a person", open=False):
             add_name = gr.Textbox(label="Name", elem_id="add-photo-name")
             add_image = photo_input("Photo", services.settings.max_upload_bytes)
@@ -96,7 +112,7 @@ def build(context: AppContext, password: gr.Textbox) -> tuple[gr.Tab, PeopleList
             import_button = gr.Button("Import")
             import_status = gr.Markdown(elem_id="import-status")
         manage_json = gr.JSON(visible=False)
-    statuses = [rename_status, delete_status, add_status, export_status, import_status]
+    statuses = [rename_status, delete_status, add_status, export_status, import_status, regroup_status]
 
     def list_people(query="", password="", request: gr.Request = None):
         context.require_admin(password, request)
@@ -134,6 +150,24 @@ def build(context: AppContext, password: gr.Textbox) -> tuple[gr.Tab, PeopleList
         context.require_admin(password, request)
         info = gallery.rename(name, new_name)
         return {rename_status: f"Renamed to **{markdown_text(info.name)}**.", manage_json: info.to_dict()}
+
+    def merge(source, target, force=False, password="", request: gr.Request = None):
+        context.require_admin(password, request)
+        done = gallery.merge(source, target, force=bool(force))
+        return {regroup_status: f"Merged **{markdown_text(done.removed_person)}** into **{markdown_text(done.name)}**"
+                                f" ({len(done.moved)} face(s) moved, {len(done.duplicates)} duplicate(s) dropped).",
+                manage_json: done.to_dict(), regroup_force: False}
+
+    def move(face_id, to, force=False, password="", request: gr.Request = None):
+        context.require_admin(password, request)
+        if face_id is None or not str(to or "").strip():
+            raise InvalidArgument("give the face's id and who it goes to (an enrolled name, or a new one)")
+        known = {person.name for person in gallery.people(str(to).strip())}
+        target = str(to).strip()
+        done = gallery.move_face(int(face_id), **({"to": target} if target in known else {"new_name": target}),
+                                 force=bool(force))
+        return {regroup_status: f"Face {int(face_id)} is now **{markdown_text(done.name)}**'s.",
+                manage_json: done.to_dict(), regroup_force: False}
 
     def delete(name, confirmed=False, password="", request: gr.Request = None):
         context.require_admin(password, request)
@@ -193,11 +227,12 @@ def build(context: AppContext, password: gr.Textbox) -> tuple[gr.Tab, PeopleList
         row = event.row_value
         if not isinstance(row, (list, tuple)) or len(row) < 2 or not isinstance(row[1], str) or not row[1]:
             return {rename_from: gr.update(), delete_name: gr.update(), add_name: gr.update(),
-                    templates.name: gr.update()}
+                    templates.name: gr.update(), merge_from: gr.update()}
         name = row[1]
-        return {rename_from: name, delete_name: name, add_name: name, templates.name: name}
+        return {rename_from: name, delete_name: name, add_name: name, templates.name: name, merge_from: name}
 
-    table.select(picked, None, [rename_from, delete_name, add_name, templates.name], api_visibility="private")
+    table.select(picked, None, [rename_from, delete_name, add_name, templates.name, merge_from],
+                 api_visibility="private")
     people = PeopleList(search, password, [table, thumbnails, people_json, people_status], refresh)
     # One listener for the three triggers: with Gradio's default trigger mode ("once") a search submitted while the
     # tab's own listing was still pending was dropped by the page, and the whole list stayed (the clean-clone
@@ -213,6 +248,10 @@ def build(context: AppContext, password: gr.Textbox) -> tuple[gr.Tab, PeopleList
 
     action(rename_button, rename, [rename_from, rename_to, password], [rename_status, manage_json], rename_status,
            "rename")
+    action(merge_button, merge, [merge_from, merge_into, regroup_force, password], [regroup_status, manage_json],
+           regroup_status, "merge", extra=[regroup_force])
+    action(move_button, move, [move_face_id, move_to, regroup_force, password], [regroup_status, manage_json],
+           regroup_status, "move_face", extra=[regroup_force])
     action(delete_button, delete, [delete_name, delete_confirm, password], [delete_status, manage_json],
            delete_status, "delete", extra=[delete_confirm])
     gr.on([add_image.input], page_door(received, [add_kept], add_status), [add_image], [add_kept, add_status],

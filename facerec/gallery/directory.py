@@ -33,6 +33,10 @@ class Directory:
         """The stored JPEG crop of a face (None in privacy mode)."""
         return self._store.faces.crop(face_id)
 
+    def negative_crop(self, negative_id: int) -> bytes | None:
+        """The stored JPEG crop of a negative example ("not this person"; None where crops are not kept)."""
+        return self._store.negatives.crop(negative_id)
+
     def rename(self, identity: str | int, new_name: str) -> IdentityInfo:
         return rename(self._store, identity, new_name)
 

@@ -58,6 +58,10 @@ class NegativesTable:
             session.delete(row)
         return row
 
+    def crop(self, negative_id: int) -> bytes | None:
+        with self.session() as session:
+            return session.scalar(select(NegativeFace.crop_jpeg).where(NegativeFace.id == int(negative_id)))
+
     def count(self) -> int:
         with self.session() as session:
             return int(session.scalar(select(func.count()).select_from(NegativeFace)) or 0)

@@ -25,7 +25,8 @@ def build(context: AppContext, password: gr.Textbox) -> TemplatesPanel:
     services = gallery.services()  # what the verbs do not offer
     with gr.Accordion("Templates: the faces a person is recognised by", open=False):
         gr.Markdown("Enrolled and added photos, and faces learned when you confirmed or corrected an "
-                    "identification (Identify tab). Remove one that should not be there.")
+                    "identification (Identify tab). Remove one that should not be there. Faces you said are *not* "
+                    "this person are listed too, as negative examples; removing one undoes it.")
         name = gr.Textbox(label="Name", elem_id="templates-name")
         show = gr.Button("Show templates")
         tiles = gr.HTML(css_template=FACES_CSS, elem_id="templates-faces")
@@ -39,18 +40,30 @@ def build(context: AppContext, password: gr.Textbox) -> TemplatesPanel:
         if not name:
             raise InvalidArgument("type a name (or click a person in the table above), then press Show templates")
         kept = services.templates.of(name)
+        negatives = services.negatives.of(name)
         captions = [_caption(t) for t in kept]
         learned = sum(t.origin == "learned" for t in kept)
         crops = [services.directory.face_crop(t.face_id) for t in kept]
-        return {tiles: face_tiles(list(zip(crops, captions))),
-                face_choice: gr.update(choices=captions, value=None),
-                status: f"**{markdown_text(name)}**: {faces_text(len(kept), learned)}."}
+        said = [f"negative {n.id} · not this person, said with {n.said_by}, {n.created_at:%Y-%m-%d}" for n in negatives]
+        tiles_shown = list(zip(crops, captions)) + [(services.directory.negative_crop(n.id), caption)
+                                                     for n, caption in zip(negatives, said)]
+        counted = f"{faces_text(len(kept), learned)}" + (f", {len(negatives)} negative example(s)" if negatives else "")
+        return {tiles: face_tiles(tiles_shown), face_choice: gr.update(choices=captions + said, value=None),
+                status: f"**{markdown_text(name)}**: {counted}."}
 
     def removed(name, face, password="", request: gr.Request = None):
         context.require_admin(password, request)
         if not face:
             raise InvalidArgument("pick the face to remove first")
-        face_id = int(str(face).split()[1])
+        kind, number = str(face).split()[:2]
+        if kind == "negative":
+            if int(number) not in [n.id for n in services.negatives.of(name)]:
+                raise InvalidArgument(f"'{name}' has no negative example {number}: press Show templates again")
+            services.negatives.remove(int(number))
+            shown = listed(name, password, request)
+            shown[status] = f"Removed negative example {number}: faces like it may be named them again. " + shown[status]
+            return shown
+        face_id = int(number)
         if face_id not in [t.face_id for t in services.templates.of(name)]:
             raise InvalidArgument(f"'{name}' has no face {face_id}: press Show templates again")
         gone = services.templates.remove(face_id)

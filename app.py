@@ -204,6 +204,8 @@ def main(argv: list[str] | None = None) -> int:
     from starlette.middleware import Middleware
 
     from facerec.api import API_PREFIX, api_mount, build_api
+    from facerec.packs.catalog import pack_of
+    from facerec.words.startup import startup_lines
     from facerec.ui import build_app, forget_served_files  # imports Gradio, which reads GRADIO_TEMP_DIR
     from facerec.ui.body_limit import BodyLimit
     from facerec.ui.page_sessions import MAX_SESSIONS
@@ -219,6 +221,12 @@ def main(argv: list[str] | None = None) -> int:
     print(f"facerec: gallery {Path(services.settings.home).resolve()} ({people} people)", flush=True)
     print(f"facerec: {threshold_sentence(services.thresholds.in_force(with_people=True))}", flush=True)
     print(f"facerec: REST API at {API_PREFIX} (docs at {API_PREFIX}/docs): {_api_state(api)}", flush=True)
+    settings = services.settings
+    pack = pack_of(settings.model_path)
+    for line in startup_lines(pack.title, pack.commercial_use.split(":")[0], password is not None,
+                              settings.suggestions, settings.suggestions_days, settings.suggestions_memory,
+                              settings.store_crops):
+        print(f"facerec: {line}", flush=True)
     try:
         try:  # quiet: Gradio's own lines name its launch() parameters, not facerec's options
             app.queue(default_concurrency_limit=4).launch(

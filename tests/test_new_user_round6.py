@@ -78,3 +78,17 @@ def test_a_face_under_the_smallest_size_is_said_to_be_too_small(tmp_path, portra
         with pytest.raises(NoFace, match=r"^the face in the photo is too small \(\d\d px wide; faces of at least 60 "
                                          r"px are used\): use a photo where the face is larger$"):
             gallery.enroll(_face_of_side(portrait, 48), "Barack Obama")
+
+
+# ----- row 12: the start-up lines say which guards and opt-in features are in force ---------------------------------
+def test_the_start_up_lines_name_the_pack_the_password_and_what_is_kept(tmp_path) -> None:
+    """On 8d20703 the app said nothing at start about the admin password or suggested people being on."""
+    from app_server import running_app
+
+    with running_app(tmp_path / "home", admin_password="a long enough secret",
+                     extra_env={"FACEREC_SUGGESTIONS": "on", "FACEREC_PACK": "dlib-public-domain"}) as app:
+        log = app.log_text()
+    assert "facerec: model pack: dlib's public-domain models (commercial use: yes;" in log
+    assert "facerec: admin password: set: enrolling, deleting, exports and every face or name shown need it" in log
+    assert "facerec: suggested people: on: unknown faces are kept for at most 30 days, 10,000 at most" in log
+    assert "facerec: face crops: kept with each face and sighting" in log

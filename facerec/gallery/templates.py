@@ -10,6 +10,9 @@ never vouches for the next, so no chain of confirmations walks a person, face by
 name reached through a learned face needs the person's own photos to corroborate it (`facerec.gallery.search`).
 A face that fails a check is still confirmed (Health reads it) and the answer says why it was not learned.
 
+What is learned is the face shown: the sighting's aligned crop, embedded again (a video track's sighting holds its
+views pooled, and a track in which one face cross-fades into another pools both while showing one).
+
 Bounded: at most MAX_LEARNED learned templates per person. One more replaces the most redundant of them (the one
 most like the person's other templates), so what is kept covers how the person looks, not how they looked in the
 latest photos; when the newcomer is itself the most redundant, it is not learned. The one replaced is set aside
@@ -119,7 +122,11 @@ class Templates:
             identity_id, crop_jpeg = sighting.identity_id, sighting.crop_jpeg
             embedding = np.frombuffer(sighting.embedding, np.float32).copy()
             face = DetectedFace.kept(sighting.box, sighting.landmarks)
-        why_not = self._refusal(identity_id, embedding, face, decode_crop(crop_jpeg))
+        crop = decode_crop(crop_jpeg)
+        # What is learned is the face the admin was shown: a track's sighting holds its views pooled, and a track
+        # in which one face turns into another (a cross-fade) pools both while showing one (#63 row 3).
+        embedding = self.quality.embedder.embed(crop[None])[0]
+        why_not = self._refusal(identity_id, embedding, face, crop)
         if why_not:
             return Learning(why_not=why_not)
         with store.transaction() as session:

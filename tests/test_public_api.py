@@ -19,9 +19,9 @@ from facerec.settings import Settings
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "facerec"
-MAX_VERBS = 15
+MAX_VERBS = 16
 VERBS = {"open", "close", "enroll", "add_photo", "identify", "identify_video", "verify", "people", "rename",
-         "delete", "export", "import_", "health", "services"}
+         "delete", "merge", "move_face", "export", "import_", "health", "services"}
 
 # What a module outside facerec/gallery may import from it.
 SERVICE_TYPES = {  # the composition root's narrow services (`Services`' fields) and the root itself
@@ -34,12 +34,15 @@ SERVICE_TYPES = {  # the composition root's narrow services (`Services`' fields)
     "facerec.gallery.suggestions": {"Suggestions", "PAGE", "MAX_PAGE", "SHOWN_FACES"},  # its page sizes
     "facerec.gallery.strangers": {"StrangersMemory"},
     "facerec.gallery.maintenance": {"Maintenance"},
+    "facerec.gallery.negatives": {"Negatives"},
+    "facerec.gallery.regroup": {"Regroup"},
     "facerec.gallery.video": {"VideoSearch", "VideoAnswer", "LiveFaces"},
 }
 PUBLIC = {
     "facerec.gallery": {"Gallery"},
     **SERVICE_TYPES,
     "facerec.gallery.results": {"EnrollResult", "IdentityInfo", "FaceMatch", "VerifyResult", "Candidate"},
+    "facerec.gallery.regroup": {"Regroup", "Regrouped"},  # what `Gallery.merge` and `move_face` return
     "facerec.gallery.health": {"HealthReport"},  # what `Gallery.health` returns
 }
 # Two modules may import a little more, each for a reason of its own:

@@ -17,7 +17,11 @@ are strangers. Their aligned crops are the photos (RetinaFace finds the face in 
    enrolled from photo 1, with the held-out gallery around them; blends of that enrolled photo with the stranger's
    photo 2, 0.1 further towards the stranger each step, confirmed (learned) whenever the gallery names them as the
    person, up to 10; then the stranger's photos 3-22 identified: how many are named as the person.
-Each part runs twice, with names through learned faces corroborated by the person's own photos (the rule) and
+4. "Not this person": on the gallery at the default rate (1%) and at 5% (more strangers named), each stranger
+   named as someone is said not to be them once (`feedback.not_this_person`, on the first such photo); then all
+   their other photos are identified again: the repeat false names before and after, and the enrolled people's
+   own photos (DIR) before and after.
+Parts 1-3 run twice, with names through learned faces corroborated by the person's own photos (the rule) and
 without (the control), on fresh galleries. Measurement only: nothing is chosen here.
 """
 
@@ -41,7 +45,7 @@ from facerec.errors import FaceRecError  # noqa: E402
 from facerec.gallery import Gallery  # noqa: E402
 from facerec.gallery.composition import parts_of  # noqa: E402
 from facerec.provenance import write_result  # noqa: E402
-from facerec.settings import Settings  # noqa: E402
+from facerec.settings import Settings, pack_file  # noqa: E402
 
 SEED = 62
 CHAINS = (("Tony_Blair", "Colin_Powell"), ("Gerhard_Schroeder", "Donald_Rumsfeld"), ("Ariel_Sharon", "Hugo_Chavez"))
@@ -59,8 +63,12 @@ def named(gallery: Gallery, photo) -> str | None:
         return None
 
 
-def opened(folder: Path, corroborate: bool, enrolled: dict[str, list[Path]]) -> Gallery:
-    gallery = Gallery(Settings(home=folder / ("on" if corroborate else "off") / str(time.monotonic_ns())))
+MODEL: Path | None = None  # --pack: the pack every gallery of the run uses (default: facerec's own)
+
+
+def opened(folder: Path, corroborate: bool, enrolled: dict[str, list[Path]], fpir: float = 0.01) -> Gallery:
+    gallery = Gallery(Settings(home=folder / ("on" if corroborate else "off") / str(time.monotonic_ns()), fpir=fpir,
+                               **({"model_path": MODEL} if MODEL else {})))
     parts_of(gallery).searching.corroborate_learned = corroborate
     for name, photos in enrolled.items():
         try:
@@ -132,6 +140,36 @@ def stranger_claims(gallery: Gallery, strangers: dict[str, list[Path]], rng: ran
                                for kind, count in refused.items()}}
 
 
+def not_this_person(gallery: Gallery, enrolled: dict[str, list[Path]], strangers: dict[str, list[Path]]) -> dict:
+    """Strangers named as someone: "not X" on the first such photo of each, then every photo of those strangers
+    identified again (repeat false names of X), and the enrolled people's own photos (their DIR) before and after."""
+    people = {person.name for person in gallery.people()}
+    own = [(name, photo) for name, photos in enrolled.items() if name in people for photo in photos[1:]]
+    own_before = [named(gallery, photo) == name for name, photo in own]
+    before, said = {}, {}
+    for stranger, photos in strangers.items():
+        answers = [named(gallery, photo) for photo in photos]
+        before[stranger] = answers
+        first = next((i for i, answer in enumerate(answers) if answer is not None), None)
+        if first is None:
+            continue
+        match = largest(gallery.identify(photos[first]))
+        if match.sighting_id is not None and match.name is not None:
+            gallery.services().feedback.not_this_person(match.sighting_id, by=BY)
+            said[stranger] = (first, match.name)
+    repeat_before = repeat_after = photos_checked = 0
+    for stranger, (first, name) in said.items():
+        rest = [i for i in range(len(strangers[stranger])) if i != first]
+        repeat_before += sum(before[stranger][i] == name for i in rest)
+        repeat_after += sum(named(gallery, strangers[stranger][i]) == name for i in rest)
+        photos_checked += len(rest)
+    own_after = [named(gallery, photo) == name for name, photo in own]
+    return {"strangers_named": len(said), "their_other_photos": photos_checked,
+            "repeat_false_names_before": repeat_before, "repeat_false_names_after": repeat_after,
+            "enrolled_dir_before": round(float(np.mean(own_before)), 4),
+            "enrolled_dir_after": round(float(np.mean(own_after)), 4), "enrolled_searches": len(own)}
+
+
 def blend(first: Path, second: Path, towards_second: float) -> bytes:
     a = np.asarray(Image.open(first).convert("RGB"), np.float32)
     b = np.asarray(Image.open(second).convert("RGB"), np.float32)
@@ -159,7 +197,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--data", default="../shared/data")
     parser.add_argument("--out", required=True)
+    parser.add_argument("--pack", help="a model pack by name (default: facerec's own)")
     args = parser.parse_args()
+    global MODEL
+    MODEL = pack_file(args.pack) if args.pack else None
     started = time.perf_counter()
     celeba = list_identities(Path(args.data) / "celeba112")
     lfw = list_identities(Path(args.data) / "lfw")
@@ -179,13 +220,19 @@ def main() -> None:
                 print(corroborate, arm["stranger_claims"], flush=True)
                 arm["morph_chains"] = [morph_chain(gallery, lfw, person, stranger) for person, stranger in CHAINS]
                 print(corroborate, arm["morph_chains"], flush=True)
+            if corroborate:
+                for fpir in (0.01, 0.05):
+                    with opened(Path(folder), corroborate, enrolled, fpir) as gallery:
+                        arm[f"not_this_person_at_{fpir:g}"] = not_this_person(gallery, enrolled, strangers)
+                        print(fpir, arm[f"not_this_person_at_{fpir:g}"], flush=True)
             arms["corroborated" if corroborate else "not_corroborated"] = arm
     write_result(args.out, {"what": "#62: corrections learned, strangers' claims refused, morph chains, with and "
                                     "without corroboration of names reached through learned faces",
                             "protocol": {"held_out": "celeba112, split 'single' (never trained on)",
                                          "enrolled_people": len(enrolled), "strangers": len(strangers), "seed": SEED,
                                          "chains": [list(pair) for pair in CHAINS]},
-                            "arms": arms, "seconds": round(time.perf_counter() - started, 1)}, Settings().model_path, 0)
+                            "arms": arms, "seconds": round(time.perf_counter() - started, 1)},
+                 MODEL or Settings().model_path, 0)
 
 
 if __name__ == "__main__":

@@ -82,6 +82,22 @@ def peer_run(photos: list[Path], model: str) -> dict:
     return timed(records)
 
 
+def install_megabytes(name: str) -> dict:
+    """The pack's own files under models/ and what its pip extra installs (dlib-bin's files), in MB."""
+    from importlib.metadata import PackageNotFoundError, distribution
+
+    pack = PACKS[name]
+    models = pack_file(name).parent
+    files = sum((models / part.file).stat().st_size for part in pack.parts if (models / part.file).is_file())
+    extra = 0
+    if pack.extra:
+        try:
+            extra = sum(f.size or 0 for f in distribution("dlib-bin").files or [])
+        except PackageNotFoundError:
+            extra = 0
+    return {"files": round(files / 1e6, 1), "extra": round(extra / 1e6, 1)}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--data", default="../shared/data")
@@ -103,7 +119,8 @@ def main() -> None:
     write_result(args.out, {"what": "each pack's milliseconds a photo (detection) and a face (alignment and "
                                     "network), one thread, beside face_recognition's, same photos, one run",
                             "photos_from": "LFW: the first photo of people with 3+ photos, evenly spaced",
-                            "rows": rows, "face_recognition_hog_over_pack": ratios}, None, 1)
+                            "rows": rows, "face_recognition_hog_over_pack": ratios,
+                            "install_mb": {name: install_megabytes(name) for name in PACKS}}, None, 1)
 
 
 if __name__ == "__main__":

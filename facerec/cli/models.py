@@ -30,7 +30,9 @@ def pack_summary(pack: Pack, models: Path, in_use: Path) -> dict:
     card = json.loads(card_path.read_text()) if card_path.is_file() else {}
     files = [models / part.file for part in pack.parts if not part.file.endswith("(pip dependency)")]
     calibration = card.get("calibration", {})
-    tar = {f"{row['far']:.0e}": row.get("tar") for row in calibration.get("curve", []) if row["far"] in FARS}
+    measured = card.get("pack_figures", {})
+    tar = measured.get("held_out_tar_at_far") or {  # else the calibration's, at its fitted tail's thresholds
+        f"{row['far']:.0e}": row.get("tar") for row in calibration.get("curve", []) if row["far"] in FARS}
     speed = card.get("pack_speed", {})
     return {
         "name": pack.name, "title": pack.title, "in_use": pack.file(models) == in_use,
@@ -38,6 +40,8 @@ def pack_summary(pack: Pack, models: Path, in_use: Path) -> dict:
         "commercial_use": pack.commercial_use, "extra": pack.extra,
         "size_mb": round(sum(path.stat().st_size for path in files if path.is_file()) / 1e6, 1),
         "held_out_tar_at_far": tar, "held_out_identities": calibration.get("identities"),
+        "lfw_one_shot_rank1": measured.get("lfw_one_shot_rank1"),
+        "lfw_open_set_at_default": measured.get("lfw_open_set_at_default"),
         "ms_per_face_one_thread": speed.get("ms_per_face"), "speed_cpu": speed.get("cpu"),
         "parts": [{"role": p.role, "file": p.file, "source": p.source, "licence": p.licence} for p in pack.parts],
     }

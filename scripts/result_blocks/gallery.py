@@ -296,3 +296,46 @@ def strangers_memory_block() -> str:
             f"#48, {before['source'].split(', ')[-1]}): the list grouped inside the write transaction, "
             f"{before['admin_list_cpu_s']} s of CPU, an identify held {before['identify_held_s']} s, the page's "
             f"answer {before['page_answer_mb']} MB. Measured on: {cpu_text(result)}, model {model_text(result)}.")
+
+
+def claims_block() -> str:
+    """#62: corrections learned, strangers' claims refused, morph chains, "not this person" (benchmarks/claims.py)."""
+    result = load("claims")
+    if not result:
+        return "(not measured yet: `python benchmarks/claims.py --out benchmarks/results/claims.json`)"
+    arms = result["arms"]
+    rule, control = arms["corroborated"], arms["not_corroborated"]
+    lines = ["| | names through learned faces corroborated (shipped) | not corroborated (control) |", "|---|---|---|"]
+
+    def row(label: str, value) -> None:
+        lines.append(f"| {label} | {value(rule)} | {value(control)} |")
+
+    row("missed faces corrected: learned", lambda a: f"{a['corrections']['learned']} of "
+        f"{a['corrections']['missed_people']} ({a['corrections']['learned_share']:.0%})")
+    row("DIR of their other photos, before / after one correction each", lambda a: (
+        f"{a['corrections']['dir_before']:.3f} / {a['corrections']['dir_after_one_correction_each']:.3f}"))
+    row("FPIR after (strangers' photos named)", lambda a: f"{a['corrections']['fpir_after']:.2%}")
+    row("a stranger corrected to a random enrolled person: refused", lambda a: (
+        f"{a['stranger_claims']['refused_share_random']:.0%}"))
+    row("... corrected to the enrolled person they most resemble: refused", lambda a: (
+        f"{a['stranger_claims']['refused_share_look_alike']:.0%}"))
+    row("morph chains: the stranger's photos named as the person (of 20)", lambda a: ", ".join(
+        f"{c['stranger_photos_named_as_person']}" for c in a["morph_chains"]))
+    reasons = "; ".join(f"{count} {why}" for why, count in rule["corrections"]["not_learned_because"].items())
+    text = "\n".join(lines) + (f"\n\nCorrections not learned: {reasons}. Morph chains: "
+                               + ", ".join(f"{c['person'].replace('_', ' ')} towards {c['stranger'].replace('_', ' ')}"
+                                           f" ({c['learned_blends']} blends learned)" for c in rule["morph_chains"])
+                               + ".")
+    lines = ["| accepted rate | strangers named, said \"not them\" | repeat false names on their other photos, "
+             "before / after | enrolled people's DIR, before / after |", "|---|---|---|---|"]
+    for key in sorted(k for k in rule if k.startswith("not_this_person_at_")):
+        part = rule[key]
+        lines.append(f"| {float(key.rsplit('_', 1)[1]):.0%} | {part['strangers_named']} | "
+                     f"{part['repeat_false_names_before']} / {part['repeat_false_names_after']} (of "
+                     f"{part['their_other_photos']}) | {part['enrolled_dir_before']:.3f} / "
+                     f"{part['enrolled_dir_after']:.3f} ({part['enrolled_searches']:,} searches) |")
+    protocol = result["protocol"]
+    return (text + "\n\n" + "\n".join(lines) + f"\n\n{protocol['enrolled_people']} held-out people enrolled from one "
+            f"photo, {protocol['strangers']} held-out strangers ({protocol['held_out']}). `python benchmarks/claims.py "
+            f"--data ../shared/data --out benchmarks/results/claims.json`. {cpu_text(result)}, model "
+            f"{model_text(result)}, {result['provenance']['date'][:10]}.")

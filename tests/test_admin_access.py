@@ -213,3 +213,13 @@ def test_non_ascii_password_then_lockout_after_five_wrong_guesses(admin_client, 
     assert all("Wrong admin password" in m for m in messages[:5]), messages
     assert all("Too many wrong admin passwords" in m for m in messages[5:]), messages  # even the right one
     assert time.perf_counter() - started < 60
+
+
+def test_enroll_says_up_front_that_it_needs_the_password(admin_app):
+    """#64 row 13: the photo, faces and quality worked, and only pressing Enroll said the password was needed;
+    the tab now says so before anything is tried, as Gallery and Health do."""
+    import httpx
+
+    config = httpx.get(f"{admin_app.url}config", timeout=30, trust_env=False).json()
+    texts = [c.get("props", {}).get("value") for c in config["components"] if c.get("type") == "markdown"]
+    assert any(isinstance(t, str) and t.startswith("Enrolling needs the admin password") for t in texts)

@@ -22,6 +22,9 @@ def build(context: AppContext, password: gr.Textbox) -> None:
     gallery = context.gallery
     services = gallery.services()  # what the verbs do not offer
     with gr.Tab("Enroll", id="enroll"):
+        if context.password_needed:  # said before the photo, not only when Enroll is pressed (#64 row 13)
+            gr.Markdown("Enrolling needs the admin password: type it at the top of the page first. Finding the "
+                        "faces and judging the photo work without it.", elem_id="enroll-password-hint")
         ok = gr.State(False)
         kept = context.kept_state()  # the photo last detected, decoded, kept in memory for this page
         with gr.Row():

@@ -309,3 +309,29 @@ def test_box_labels_stay_readable_at_phone_width(browser, app, portrait, tmp_pat
         assert tallest * displayed / natural >= 11, (tallest, displayed, natural)
     finally:
         context.close()
+
+
+def test_the_boxes_follow_a_rename_and_a_delete(page, portrait):
+    """#64 row 7: after Rename the "current name" box still held the old name, after Delete the name box still
+    held the deleted person."""
+    panel = open_tab(page, "Enroll")
+    panel.locator(IMAGE_INPUT).set_input_files(str(portrait("Joe_Biden", 1)))
+    expect(panel.get_by_text("One face found.")).to_be_visible()
+    panel.get_by_label("Name", exact=True).fill("Joe Biden")
+    panel.get_by_role("button", name="Enroll", exact=True).click()
+    expect(page.locator("#enroll-status")).to_contain_text("Enrolled Joe Biden")
+    panel = open_tab(page, "Gallery")
+    panel.get_by_role("button", name="Rename").first.click()
+    panel.get_by_label("Current name").fill("Joe Biden")
+    panel.get_by_label("New name").fill("Joseph R. Biden")
+    panel.get_by_role("button", name="Rename", exact=True).last.click()
+    expect(page.locator("#rename-status")).to_contain_text("Renamed to Joseph R. Biden")
+    expect(panel.get_by_label("Current name")).to_have_value("Joseph R. Biden")
+    expect(panel.get_by_label("New name")).to_have_value("")
+    panel.get_by_role("button", name="Delete").first.click()
+    panel.locator("#delete-name textarea, #delete-name input").first.fill("Joseph R. Biden")
+    panel.get_by_label("Yes, delete this person and all their photos").check()
+    panel.get_by_role("button", name="Delete", exact=True).last.click()
+    expect(page.locator("#delete-status")).to_contain_text("Deleted Joseph R. Biden")
+    expect(panel.locator("#delete-name textarea, #delete-name input").first).to_have_value("")
+    expect(panel.get_by_label("Current name")).to_have_value("")

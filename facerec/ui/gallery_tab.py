@@ -149,7 +149,9 @@ def build(context: AppContext, password: gr.Textbox) -> tuple[gr.Tab, PeopleList
     def rename(name, new_name, password="", request: gr.Request = None):
         context.require_admin(password, request)
         info = gallery.rename(name, new_name)
-        return {rename_status: f"Renamed to **{markdown_text(info.name)}**.", manage_json: info.to_dict()}
+        # the boxes follow the new state: the person is now called the new name (#64 row 7)
+        return {rename_status: f"Renamed to **{markdown_text(info.name)}**.", manage_json: info.to_dict(),
+                rename_from: info.name, rename_to: ""}
 
     def merge(source, target, force=False, password="", request: gr.Request = None):
         context.require_admin(password, request)
@@ -176,7 +178,8 @@ def build(context: AppContext, password: gr.Textbox) -> tuple[gr.Tab, PeopleList
         info = gallery.delete(name)
         empty_web_cache(context.app, context.web_cache)  # nothing of theirs stays downloadable: uploads, exports
         return {delete_status: f"Deleted **{markdown_text(info.name)}** ({faces_text(info.photos, info.learned)}).",
-                manage_json: info.to_dict(), delete_confirm: False}
+                manage_json: info.to_dict(), delete_confirm: False, delete_name: "", rename_from: "", add_name: "",
+                merge_from: ""}
 
     def received(photo):
         """A photo chosen for Add photo: decoded into the page's memory at once, its file deleted (a refusal then
@@ -247,13 +250,13 @@ def build(context: AppContext, password: gr.Textbox) -> tuple[gr.Tab, PeopleList
         context.changes_people(event, ok)
 
     action(rename_button, rename, [rename_from, rename_to, password], [rename_status, manage_json], rename_status,
-           "rename")
+           "rename", extra=[rename_from, rename_to])
     action(merge_button, merge, [merge_from, merge_into, regroup_force, password], [regroup_status, manage_json],
            regroup_status, "merge", extra=[regroup_force])
     action(move_button, move, [move_face_id, move_to, regroup_force, password], [regroup_status, manage_json],
            regroup_status, "move_face", extra=[regroup_force])
     action(delete_button, delete, [delete_name, delete_confirm, password], [delete_status, manage_json],
-           delete_status, "delete", extra=[delete_confirm])
+           delete_status, "delete", extra=[delete_confirm, delete_name, rename_from, add_name, merge_from])
     gr.on([add_image.input], page_door(received, [add_kept], add_status), [add_image], [add_kept, add_status],
           api_visibility="private", **NEW_UPLOAD)
     action(add_button, add_photo, [add_name, add_image, password, add_anyway, add_low_quality, add_kept],

@@ -73,6 +73,7 @@ def build(context: AppContext, password: gr.Textbox) -> None:
         shown = listed(number, password, request)
         shown[status] = (f"Enrolled **{markdown_text(result.name)}** from {plural(len(result.face_ids), 'photo')}. "
                          + shown[status])
+        shown[name] = ""  # named: the box is ready for the next one (#64 row 7)
         return shown
 
     def dismissed(picked, number=1, password="", request: gr.Request = None):
@@ -87,7 +88,7 @@ def build(context: AppContext, password: gr.Textbox) -> None:
            extra_outputs=[choice])
     expose([choice.input], opened, [choice, password], [faces, status], status, api_name="suggestion_faces")
     naming = expose([name_button.click], named, [choice, name, page, password], outputs, status,
-                    api_name="name_suggestion", extra_outputs=[choice], ok=ok)
+                    api_name="name_suggestion", extra_outputs=[choice, name], ok=ok)
     context.changes_people(naming, ok)  # the new person shows in the people table at once
     expose([dismiss.click], dismissed, [choice, page, password], outputs, status, api_name="dismiss_suggestion",
            extra_outputs=[choice])

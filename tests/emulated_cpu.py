@@ -89,3 +89,17 @@ def fused_embeddings(models: dict[str, Path], inputs: dict[str, np.ndarray], tim
                 found.update({key: saved[key] / np.linalg.norm(saved[key], axis=1, keepdims=True)
                               for key in saved.files})
         return found
+
+
+def native_or_emulated(in_ci: bool) -> bool:
+    """Whether the AVX2-only runs go natively (this machine is such a CPU); skips the test when neither that nor
+    qemu-user is at hand, and fails it under CI, where qemu-user must be."""
+    import pytest
+
+    native = host_is_one()
+    if not native and not available():
+        message = "qemu-user is not installed (apt-get install qemu-user), so no AVX2-only CPU can be emulated"
+        if in_ci:
+            pytest.fail(message, pytrace=False)
+        pytest.skip(message)
+    return native

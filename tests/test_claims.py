@@ -5,14 +5,12 @@ Real faces (LFW), a real SQLite gallery, the gallery's own answers."""
 
 from __future__ import annotations
 
-import io
-
 import numpy as np
-from PIL import Image
 
 from facerec.gallery import Gallery
 from facerec.gallery.composition import parts_of
 from facerec.settings import Settings
+from tests.test_learning_anchor import _blend  # a blend of two LFW photos, as round 4's chain
 
 ANA, OTHERS = "Ana_Guevara", ["Alan_Ball", "Biljana_Plavsic"]
 BLAIR, POWELL = "Tony_Blair", "Colin_Powell"
@@ -41,14 +39,6 @@ def test_a_missed_face_corrected_to_its_person_is_learned_and_a_strangers_is_not
                                  photo=parts_of(gallery).pipeline.read(lfw_photo(OTHERS[0], 2)), learn_by="admin password")
         assert refused.learning["learned_face_id"] is None
         assert "does not match a photo this person was enrolled or added from" in refused.learning["not_learned_because"]
-
-
-def _blend(first, second, towards_second: float) -> bytes:
-    a = np.asarray(Image.open(first).convert("RGB"), np.float32)
-    b = np.asarray(Image.open(second).convert("RGB"), np.float32)
-    buffer = io.BytesIO()
-    Image.fromarray((a * (1 - towards_second) + b * towards_second).astype(np.uint8)).save(buffer, "JPEG", quality=95)
-    return buffer.getvalue()
 
 
 def test_a_chain_of_confirmed_morphs_cannot_carry_a_person_to_a_stranger(tmp_path, lfw_photo) -> None:

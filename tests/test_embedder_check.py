@@ -164,12 +164,7 @@ def test_on_an_avx2_cpu_without_vnni(tmp_path: Path, lfw_crops: np.ndarray) -> N
     """An AVX2 CPU without AVX-512 or VNNI: this machine itself when it is one (real hardware), else Haswell (AVX2,
     FMA) under qemu-user. The shipped 7-bit model agrees with its exact graph; its 8-bit twin (the same exact graph)
     does not, and the synthetic reference faces show it (the self-check would switch to the exact graph there)."""
-    native = emulated_cpu.host_is_one()
-    if not native and not emulated_cpu.available():
-        message = "qemu-user is not installed (apt-get install qemu-user), so no AVX2-only CPU can be emulated"
-        if in_ci():
-            pytest.fail(message, pytrace=False)
-        pytest.skip(message)
+    native = emulated_cpu.native_or_emulated(in_ci())
     twin = eight_bit_twin(SHIPPED, tmp_path / "twin.onnx")
     synthetic, real = reference_faces(8), lfw_crops[:EMULATED_REAL_FACES]
     exact = {"lfw": exact_embeddings(SHIPPED, real), "synthetic": exact_embeddings(SHIPPED, synthetic)}

@@ -21,7 +21,7 @@ import pytest
 
 import emulated_cpu
 from facerec.packs.catalog import PACKS
-from tests.test_embedder_check import in_ci
+from ci_environment import in_ci
 
 # Haswell (AVX2, FMA; no AVX-512, no VNNI) without TSX, which qemu cannot emulate (as Intel's microcode now ships them):
 CPU_MODEL = "Haswell-noTSX"
@@ -58,12 +58,7 @@ def pack_answers(pack: str, photos: list[Path], out: Path, emulated: bool) -> tu
 
 @pytest.mark.parametrize("pack", list(PACKS))
 def test_every_pack_embeds_alike_on_an_avx2_cpu(pack: str, lfw: Path, tmp_path: Path) -> None:
-    native = emulated_cpu.host_is_one()
-    if not native and not emulated_cpu.available():
-        message = "qemu-user is not installed (apt-get install qemu-user), so no AVX2-only CPU can be emulated"
-        if in_ci():
-            pytest.fail(message, pytrace=False)
-        pytest.skip(message)
+    native = emulated_cpu.native_or_emulated(in_ci())
     photos = [sorted((lfw / name).iterdir())[0] for name in sorted(p.name for p in lfw.iterdir())[:PHOTOS]]
     boxes_here, here = pack_answers(pack, photos, tmp_path / "here.npz", emulated=False)
     boxes_there, there = pack_answers(pack, photos, tmp_path / "there.npz", emulated=not native)

@@ -20,6 +20,7 @@ import numpy as np
 
 from facerec.errors import FaceRecError
 from facerec.faces.dlib_runtime import import_dlib
+from facerec.faces.embed import model_id_of
 from facerec.faces.embedder_check import FAST, EmbedderCheck
 from facerec.faces.onnx_session import LazySession
 from facerec.cpu import describe_cpu
@@ -61,7 +62,7 @@ class DlibEmbedder:
 
     @property
     def model_id(self) -> str:
-        return f"{self.model_path.stem}@{self.sha256[:12]}"
+        return model_id_of(self.model_path, self.sha256)
 
     @property
     def sha256(self) -> str:

@@ -51,7 +51,7 @@ class FaceEmbedder:
     @property
     def model_id(self) -> str:
         """Stable id of the model: file name plus the first 12 hex digits of its sha256."""
-        return f"{self.model_path.stem}@{self.sha256[:12]}"
+        return model_id_of(self.model_path, self.sha256)
 
     @property
     def sha256(self) -> str:
@@ -105,6 +105,12 @@ class FaceEmbedder:
     def _run(self, batch: np.ndarray) -> np.ndarray:
         session = self._exact if self.self_check.switched else self._fast
         return session.get().run(None, {"images": np.ascontiguousarray(batch)})[0]
+
+
+def model_id_of(model_path: Path, sha256: str) -> str:
+    """A model's id as galleries record it with each face: its file's name and the first 12 hex digits of the
+    sha256 that identifies it (every pack's embedder names its model so)."""
+    return f"{Path(model_path).stem}@{sha256[:12]}"
 
 
 def checked_embeddings(vectors: np.ndarray, dimension: int = 512, normalise: bool = False) -> np.ndarray:

@@ -16,7 +16,7 @@ import numpy as np
 
 from facerec.errors import FaceRecError
 from facerec.faces.dlib_embed import DlibEmbedder
-from facerec.faces.embed import FaceEmbedder
+from facerec.faces.embed import FaceEmbedder, model_id_of
 from facerec.faces.embedder_check import EmbedderCheck
 from facerec.faces.onnx_session import LazySession
 from facerec.packs.catalog import DEFAULT_PACK, PUBLIC_DOMAIN_PACK
@@ -43,7 +43,7 @@ class FusedEmbedder:
 
     @property
     def model_id(self) -> str:
-        return f"{self.model_path.stem}@{self.sha256[:12]}"
+        return model_id_of(self.model_path, self.sha256)
 
     @property
     def sha256(self) -> str:

@@ -335,6 +335,16 @@ def claims_block() -> str:
                      f"{part['their_other_photos']}) | {part['enrolled_dir_before']:.3f} / "
                      f"{part['enrolled_dir_after']:.3f} ({part['enrolled_searches']:,} searches) |")
     protocol = result["protocol"]
+    fused = load("claims_fused")
+    if fused:
+        arm = fused["arms"]["corroborated"]
+        corrections, claims = arm["corrections"], arm["stranger_claims"]
+        text += (f"\n\nThe same with the fused pack (`--pack facerec-dlib-fused`): missed faces corrected and learned "
+                 f"{corrections['learned']} of {corrections['missed_people']} ({corrections['learned_share']:.0%}; not "
+                 f"learned: " + "; ".join(f"{n} {why}" for why, n in corrections["not_learned_because"].items())
+                 + f"), DIR {corrections['dir_before']:.3f} / {corrections['dir_after_one_correction_each']:.3f}, a "
+                 f"stranger's claim to a random person refused {claims['refused_share_random']:.0%}, morph chains "
+                 + ", ".join(str(c["stranger_photos_named_as_person"]) for c in arm["morph_chains"]) + " of 20.")
     return (text + "\n\n" + "\n".join(lines) + f"\n\n{protocol['enrolled_people']} held-out people enrolled from one "
             f"photo, {protocol['strangers']} held-out strangers ({protocol['held_out']}). `python benchmarks/claims.py "
             f"--data ../shared/data --out benchmarks/results/claims.json`. {cpu_text(result)}, model "

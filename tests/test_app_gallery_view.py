@@ -78,7 +78,11 @@ def test_the_gallery_view_follows_every_change(page, shoot, data_dir, tmp_path):
     assert below(page, rename_button, "#rename-status"), "the result is not next to its button"
     shoot("03-renamed", full_page=True)
 
-    # The same rename again fails: the error replaces the success line, once, and the list is unchanged.
+    # The boxes now hold the new state (#64 row 7); the old name again fails: the error replaces the success line,
+    # once, and the list is unchanged.
+    expect(page.locator("#rename-from").get_by_label("Current name")).to_have_value("Alan W Ball")
+    page.locator("#rename-from").get_by_label("Current name").fill("Alan Ball")
+    page.locator("#rename-to").get_by_label("New name").fill("Alan W Ball")
     rename_button.click()
     status = page.locator("#rename-status")
     expect(status).to_have_text("Error: No enrolled person called 'Alan Ball'.")

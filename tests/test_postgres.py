@@ -60,8 +60,8 @@ def test_db_upgrade_makes_the_schema_and_a_gallery_refuses_a_database_without_it
     done = json.loads(first.stdout)["done"]
     assert {"created the pgvector extension", "created table faces", "created table journal",
             "created table sightings", "created table api_keys", "created table strangers",
-            "created table replaced_faces", "created index ix_faces_projection_hnsw",
-            "schema version none -> 8"} <= set(done)
+            "created table replaced_faces", "created table negative_faces", "created index ix_faces_projection_hnsw",
+            "schema version none -> 9"} <= set(done)
     assert any(step.startswith("fitted the search projection on cohort ") for step in done), done
     again = cli("db", "upgrade", "--db", url)
     assert again.returncode == 0 and "the schema is up to date" in again.stdout
@@ -93,13 +93,13 @@ def test_db_upgrade_makes_the_schema_and_a_gallery_refuses_a_database_without_it
                           ("sightings", "crop_jpeg"), ("sightings", "box"), ("sightings", "landmarks")):
         if table == "faces":  # (the sightings table goes whole)
             postgres.sql(url, f"ALTER TABLE {table} DROP COLUMN {column}")
-    with pytest.raises(UnusableFile, match="schema version 1, this facerec needs 8"):
+    with pytest.raises(UnusableFile, match="schema version 1, this facerec needs 9"):
         Gallery(Settings.from_env(home=tmp_path / "home", database_url=url))
     upgraded = json.loads(cli("db", "upgrade", "--db", url, "--json").stdout)["done"]
     assert sorted(upgraded) == ["added column faces.cohort_mean", "added column faces.cohort_sd",
                                 "added column faces.learned_by", "added column faces.learned_from",
                                 "added column faces.origin", "created table api_keys", "created table replaced_faces",
-                                "created table sightings", "created table strangers", "schema version 1 -> 8"]
+                                "created table sightings", "created table strangers", "schema version 1 -> 9"]
     assert postgres.sql(url, "SELECT origin FROM faces") == [("enrolled",)]  # the faces from before: enrolled
     assert postgres.sql(url, "SELECT name FROM identities") == [("Abdullah Gul",)]
     found = json.loads(cli("identify", str(lfw_photo("Abdullah_Gul", 2)), "--db", url, "--home", str(home),
@@ -129,7 +129,7 @@ def test_db_upgrade_looks_only_at_facerecs_own_schema(postgres, tmp_path, lfw_ph
     postgres.sql(url, "UPDATE settings SET value = '3' WHERE key = 'schema_version'")
     upgraded = json.loads(cli("db", "upgrade", "--db", url, "--json").stdout)["done"]
     assert {"added column faces.origin", "added column faces.learned_from", "added column faces.learned_by",
-            "added column faces.cohort_mean", "added column faces.cohort_sd", "schema version 3 -> 8"} <= set(upgraded)
+            "added column faces.cohort_mean", "added column faces.cohort_sd", "schema version 3 -> 9"} <= set(upgraded)
     with Gallery(Settings.from_env(home=tmp_path / "home", database_url=url)) as gallery:
         assert gallery.enroll(lfw_photo("Abdullah_Gul", 1), "Abdullah Gul").photos == 1  # enroll works
 
@@ -148,12 +148,12 @@ def test_a_schema_7_gallery_upgrades_to_halfvec_and_the_projected_index_and_find
                       "CREATE INDEX ix_faces_embedding_hnsw ON faces USING hnsw (embedding vector_ip_ops)",
                       "UPDATE settings SET value = '7' WHERE key = 'schema_version'"):
         postgres.sql(url, statement)
-    with pytest.raises(UnusableFile, match="schema version 7, this facerec needs 8"):
+    with pytest.raises(UnusableFile, match="schema version 7, this facerec needs 9"):
         Gallery(Settings.from_env(home=home, database_url=url))
 
     done = json.loads(cli("db", "upgrade", "--db", url, "--json").stdout)["done"]
     assert done[:1] == ["faces.embedding vector(512) -> halfvec(512)"] and done[-2:] == [
-        "created index ix_faces_projection_hnsw", "schema version 7 -> 8"], done
+        "created index ix_faces_projection_hnsw", "schema version 7 -> 9"], done
     assert postgres.sql(url, "SELECT indexname FROM pg_indexes WHERE indexname IN ('ix_faces_projection_hnsw', "
                              "'ix_faces_embedding_hnsw')") == [("ix_faces_projection_hnsw",)]
     found = json.loads(cli("identify", str(lfw_photo("Abdullah_Gul", 2)), "--db", url, "--home", str(home),

@@ -119,7 +119,7 @@ def import_(store: Store, index: VectorIndex, embedder: Embedder, model_id: str,
                                    "learned_by": face.learned_by}
                                   for face in added], now)
     index.after_write(store)
-    return {"added": len(added), "skipped": skipped, "negatives": len(negatives)}
+    return {"added": len(added), "skipped": skipped, **({"negatives": len(negatives)} if negatives else {})}
 
 
 def _add_negatives(store: Store, session, negatives: list, ids: dict[str, int], model_id: str,

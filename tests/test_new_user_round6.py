@@ -129,3 +129,32 @@ def test_writing_the_annotated_video_prints_no_opencv_warning(tmp_path, portrait
     assert done.returncode == 0, done.stderr
     assert (tmp_path / "out.webm").stat().st_size > 0
     assert "VP90" not in done.stderr and "not supported" not in done.stderr, done.stderr
+
+
+# ----- row 10 (and #62 item 5): a sighting too poor to learn from is not held against an enrollment ---------------
+def test_a_face_too_poor_to_learn_from_makes_no_weak_enrollment(tmp_path, portrait) -> None:
+    """A 27 px face of Barack Obama, corrected to him by an admin and refused as too poor to learn from, made
+    Health call his enrollment weak (its similarity is low because the face is small, not because the enrollment
+    is bad). Now the weak enrollment is judged without it, and Health says why."""
+    import io
+
+    from PIL import Image
+
+    from facerec.gallery.composition import parts_of
+
+    photo = Image.open(portrait("Barack_Obama", 3)).convert("RGB")
+    small = photo.resize((photo.width * 40 // 180, photo.height * 40 // 180))
+    canvas = Image.new("RGB", (400, 300), (120, 120, 120))
+    canvas.paste(small, (100, 50))
+    buffer = io.BytesIO()
+    canvas.save(buffer, "JPEG", quality=90)
+    with Gallery(Settings(home=tmp_path / "home", similarity_threshold=8.0)) as gallery:
+        gallery.enroll(portrait("Barack_Obama", 1), "Barack Obama")
+        decoded = parts_of(gallery).pipeline.read(buffer.getvalue())
+        match = max(gallery.identify(decoded), key=lambda m: m.face.width)
+        taught = gallery.services().feedback.label(match.embedding, "Barack Obama", photo=decoded, face=match.face,
+                                                   learn_by="admin password")
+        assert taught.learning["not_learned_because"].startswith("a poor photo of the face")
+        report = gallery.health().to_dict()
+    assert report["sightings"]["weak_enrollments"] == []
+    assert any("too poor to learn from" in note for note in report["notes"])

@@ -139,7 +139,8 @@ def compose(settings: Settings, pipeline: FacePipeline | None = None) -> Parts:
     suggesting = Suggestions(store, index, thresholds, strangers, cosine_calibration_for(settings, policy), quality,
                              model_id)
     parts = Parts(settings, pipeline, policy, scorer, quality, store, index, model_id, thresholds, sightings,
-                  strangers, searching, enrollment, GalleryHealth(store, index, thresholds, sightings), learning,
+                  strangers, searching, enrollment, GalleryHealth(store, index, thresholds, sightings,
+                                                        lambda ids: sightings.usable(ids, quality)), learning,
                   suggesting, video_search(settings, pipeline, searching, thresholds, sightings, quality),
                   ApiKeys(store))
     parts.notices = _opening_notices(parts, filled)

@@ -37,7 +37,8 @@ from datetime import timedelta
 import numpy as np
 
 from facerec.errors import InvalidArgument, StorageFull, UnknownSighting
-from facerec.formats.archive import encode_crop
+from facerec.faces.detect import DetectedFace
+from facerec.formats.archive import decode_crop, encode_crop
 from facerec.gallery.people import find_identity
 from facerec.gallery.results import FaceMatch
 from facerec.storage import Store, utcnow
@@ -145,6 +146,22 @@ class SightingsMemory:
     def correct(self, sighting_id: int, identity: str | int) -> SightingInfo:
         """The user says this face is `identity` (an enrolled person), whoever it was named as."""
         return self._relabel(sighting_id, identity, CORRECTED)
+
+    def usable(self, sighting_ids: list[int], quality) -> list[bool]:
+        """Whether each kept sighting's face is good enough to learn from, by the enrollment quality check
+        (`facerec.faces.quality`: the one learning a face applies); a sighting kept without its face cannot be
+        judged and counts as usable."""
+        with self.store.session() as session:
+            kept = [self.store.sightings.get(session, int(i)) for i in sighting_ids]
+            faces = [(s.crop_jpeg, s.box, s.landmarks) if s is not None else (None, None, None) for s in kept]
+        answers = []
+        for crop_jpeg, box, landmarks in faces:
+            if crop_jpeg is None or not box or not landmarks:
+                answers.append(True)
+                continue
+            judged = quality.assess(DetectedFace.kept(box, landmarks), decode_crop(crop_jpeg))
+            answers.append(judged is None or not judged.low)
+        return answers
 
     def face_of(self, sighting_id: int) -> tuple[np.ndarray, int, bytes | None]:
         """(embedding, identity id, aligned crop JPEG or None) of a kept sighting."""

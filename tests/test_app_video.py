@@ -53,6 +53,9 @@ def test_a_video_uploaded_in_identify_gives_one_row_per_track(app, page, shoot, 
     source = page.locator("#identify-video-annotated video").get_attribute("src") or ""
     assert source.endswith(".webm"), source
     expect(page.locator("#video-faces img")).to_have_count(len(rows))  # each track's best face
+    # ... inside the answer (#63 row 6: each was a file in the web cache a URL could fetch without a session)
+    sources = [image.get_attribute("src") or "" for image in page.locator("#video-faces img").all()]
+    assert all(src.startswith("data:image/jpeg;base64,") for src in sources), sources
     assert_no_traceback(page)
     assert_no_toast(page)
     shoot("01-video-tracks")

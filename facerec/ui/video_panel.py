@@ -18,6 +18,7 @@ from pathlib import Path
 import gradio as gr
 
 from facerec.errors import FaceRecError, InvalidArgument, LockedOut
+from facerec.formats.archive import encode_crop
 from facerec.gallery.video import VideoAnswer
 from facerec.words.phrasing import score_text
 from facerec.ui.actions import expose
@@ -25,6 +26,7 @@ from facerec.ui.context import AppContext
 from facerec.ui.text import markdown_text
 from facerec.ui.threshold_controls import page_rule
 from facerec.ui.uploads import CACHE_MAX_AGE_S, delete_later, forget_upload
+from facerec.ui.views import FACES_CSS, face_tiles
 from facerec.video.annotate import write_annotated
 from facerec.video.decode import CONTAINERS, VideoFile, VideoLimits
 from facerec.words.templates import learning_sentence, not_this_sentence, undo_sentence
@@ -52,7 +54,8 @@ def build(context: AppContext, password: gr.Textbox, pinned: gr.Textbox, top_k: 
     status = gr.Markdown(elem_id="identify-video-status")
     table = gr.Dataframe(headers=HEADERS, label="One row per face followed (a track)", interactive=False, wrap=True,
                          elem_id="video-tracks")
-    faces = gr.Gallery(label="Each track's best face", columns=8, height="auto", elem_id="video-faces")
+    # Inside the answer as data: images, never files in the web cache that a URL could fetch (#63 row 6).
+    faces = gr.HTML(css_template=FACES_CSS, elem_id="video-faces", label="Each track's best face")
     with gr.Row():
         track_choice = gr.Dropdown(label="Track", choices=[], value=None, elem_id="video-feedback-track")
         name_choice = gr.Dropdown(label="Who it really is (for Correct)", choices=[], value=None,
@@ -94,7 +97,8 @@ def build(context: AppContext, password: gr.Textbox, pinned: gr.Textbox, top_k: 
             text += " Only matching names are shown without the admin password."
         names = [person.name for person in gallery.people()[:MAX_NAMES]] if admin else []
         return {annotated: annotated_copy(path, answer, labels, limits), table: rows,
-                faces: [(t.track.best_crop, label) for t, label in zip(answer.tracks, labels)],
+                faces: face_tiles([(encode_crop(t.track.best_crop) if t.track.best_crop is not None else None, label)
+                                   for t, label in zip(answer.tracks, labels)]),
                 status: markdown_text(text) + unchecked,
                 seen: [[t.match.sighting_id, t.track.pooled, t.match.name, t.track.best_face, t.track.best_crop]
                        for t in answer.tracks] if admin else None,

@@ -16,16 +16,14 @@ pixels on their long side; faces smaller than MMOD's smallest (about 40 pixels) 
 from __future__ import annotations
 
 import math
-import threading
 from pathlib import Path
 
 import numpy as np
 
-from facerec.errors import FaceRecError
 from facerec.faces.align import ARCFACE_TEMPLATE, similarity_transform
 from facerec.faces.detect import MAX_FACES, DetectedFace, FoundFaces
 from facerec.faces.dlib_embed import LANDMARKS_SUFFIX
-from facerec.faces.dlib_runtime import import_dlib
+from facerec.faces.dlib_runtime import LazyLandmarks, import_dlib, require_files
 from facerec.faces.image import shrunk
 from facerec.faces.onnx_session import LazySession
 from facerec.packs.dlib_mmod import Settings as DecodingSettings
@@ -65,15 +63,12 @@ class DlibDetector:
                  max_faces: int = MAX_FACES, num_threads: int = 0) -> None:
         self.detector_path = Path(model_path).with_suffix(DETECTOR_SUFFIX)
         self.landmarks_path = Path(model_path).with_suffix(LANDMARKS_SUFFIX)
-        for path in (self.detector_path, self.landmarks_path):
-            if not path.is_file():
-                raise FaceRecError(f"model file not found: {path}")
+        require_files(self.detector_path, self.landmarks_path)
         self.min_face_size = min_face_size
         self.max_side = max_side
         self.max_faces = max_faces
         self._session = LazySession(self.detector_path, num_threads)
-        self._predictor = None
-        self._lock = threading.Lock()
+        self._landmarks = LazyLandmarks(self.landmarks_path)
 
     def detect(self, image: np.ndarray) -> FoundFaces:
         """Faces of an RGB uint8 [H, W, 3] image, the `max_faces` largest, left to right."""
@@ -87,7 +82,7 @@ class DlibDetector:
         settings = DecodingSettings.of(session.get_modelmeta().custom_metadata_map)
         pyramid, levels = tiled_tensor(small, settings)
         found = detections(session.run(None, {"pyramid": pyramid})[0], levels, settings)
-        predictor = self._landmarks(dlib)
+        predictor = self._landmarks.get()
         faces = []
         for (left, top, right, bottom), confidence in found:
             box = tuple(v / scale for v in (left, top, right + 1, bottom + 1))
@@ -99,9 +94,3 @@ class DlibDetector:
         kept = sorted(faces, key=lambda f: -f.area)[: self.max_faces]
         return FoundFaces(sorted(kept, key=lambda f: (f.box[0], f.box[1])), found=len(faces))
 
-    def _landmarks(self, dlib):
-        if self._predictor is None:
-            with self._lock:
-                if self._predictor is None:
-                    self._predictor = dlib.shape_predictor(str(self.landmarks_path))
-        return self._predictor

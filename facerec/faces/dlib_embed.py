@@ -13,13 +13,12 @@ This is how `../shared/data/teacher/celeba112_dlib.npz` was made from the same c
 from __future__ import annotations
 
 import hashlib
-import threading
 from pathlib import Path
 
 import numpy as np
 
 from facerec.errors import FaceRecError
-from facerec.faces.dlib_runtime import import_dlib
+from facerec.faces.dlib_runtime import LazyLandmarks, import_dlib, require_files
 from facerec.faces.embed import model_id_of
 from facerec.faces.embedder_check import FAST, EmbedderCheck
 from facerec.faces.onnx_session import LazySession
@@ -50,15 +49,12 @@ class DlibEmbedder:
                  num_threads: int = 0) -> None:
         self.model_path = Path(model_path)
         self.landmarks_path = self.model_path.with_suffix(LANDMARKS_SUFFIX)
-        for path in (self.model_path, self.landmarks_path):
-            if not path.is_file():
-                raise FaceRecError(f"model file not found: {path}")
+        require_files(self.model_path, self.landmarks_path)
         self.flip_tta = flip_tta
         self.batch_size = batch_size
         self.num_threads = num_threads
         self._session = LazySession(self.model_path, num_threads)
-        self._predictor = None
-        self._lock = threading.Lock()
+        self._landmarks = LazyLandmarks(self.landmarks_path)
 
     @property
     def model_id(self) -> str:
@@ -83,7 +79,7 @@ class DlibEmbedder:
     def chips(self, faces: np.ndarray) -> np.ndarray:
         """dlib's 150x150 chips [N, 150, 150, 3] uint8 of aligned crops [N, 112, 112, 3]."""
         dlib = import_dlib()
-        predictor = self._landmarks(dlib)
+        predictor = self._landmarks.get()
         box = dlib.rectangle(*CROP_FACE_BOX)
         return np.stack([np.asarray(dlib.get_face_chip(crop, predictor(crop, box), size=CHIP_SIZE,
                                                        padding=CHIP_PADDING))
@@ -111,13 +107,6 @@ class DlibEmbedder:
     def embed_single_view(self, faces: np.ndarray) -> np.ndarray:
         """As `embed`, each chip seen once (the enrollment quality check compares views)."""
         return padded(self.descriptors(faces, flip_tta=False))
-
-    def _landmarks(self, dlib):
-        if self._predictor is None:
-            with self._lock:
-                if self._predictor is None:
-                    self._predictor = dlib.shape_predictor(str(self.landmarks_path))
-        return self._predictor
 
     def _run(self, batch: np.ndarray) -> np.ndarray:
         return self._session.get().run(None, {"images": np.ascontiguousarray(batch)})[0]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import threading
+
 from facerec.errors import FaceRecError
 
 INSTALL_HINT = "pip install 'facerec[packs]'"
@@ -15,3 +17,27 @@ def import_dlib():
         raise FaceRecError(f"this model pack runs dlib's landmarks and detector, and dlib is not installed: "
                            f"{INSTALL_HINT}") from None
     return dlib
+
+
+def require_files(*paths) -> None:
+    """One line naming the first of a pack's files that is missing."""
+    for path in paths:
+        if not path.is_file():
+            raise FaceRecError(f"model file not found: {path}")
+
+
+class LazyLandmarks:
+    """dlib's 5-point shape predictor, loaded on first use, once, whichever thread asks first (a predictor is
+    read-only once loaded: threads share it)."""
+
+    def __init__(self, path) -> None:
+        self.path = path
+        self._predictor = None
+        self._lock = threading.Lock()
+
+    def get(self):
+        if self._predictor is None:
+            with self._lock:
+                if self._predictor is None:
+                    self._predictor = import_dlib().shape_predictor(str(self.path))
+        return self._predictor

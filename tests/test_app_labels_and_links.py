@@ -151,3 +151,22 @@ def test_every_tab_is_in_sight_on_a_phone_and_stays_itself(app, page):
         expect(page.get_by_role("tab")).to_have_text(names)
     open_tab(page, "Health")
     expect(page.get_by_role("button", name="Check gallery health")).to_be_visible()
+
+
+def test_every_column_of_the_identify_table_fits_at_1280(app, page, data_dir, tmp_path, shots):
+    """#64 row 8: at 1280 px the "face" header wrapped as "fac / e" and the "candidate 3" column was cut off."""
+    page.set_viewport_size({"width": 1280, "height": 1000})
+    photo = group_photo([lfw(data_dir, person, 1) for person in PEOPLE], tmp_path / "three.jpg")
+    panel = open_tab(page, "Identify")
+    panel.locator(IMAGE_INPUT).set_input_files(str(photo))
+    panel.get_by_role("button", name="Identify", exact=True).click()
+    expect(page.locator("#identify-status")).to_contain_text("3 face(s)")
+    table = page.locator("#identify-table")
+    expect(table.get_by_role("columnheader").first).to_be_visible()
+    overflow = table.evaluate("""(block) => [...block.querySelectorAll('*')].filter(e => e.scrollWidth > e.clientWidth + 1
+        && ['auto', 'scroll'].includes(getComputedStyle(e).overflowX)).map(e => e.tagName + ' ' + e.scrollWidth + '>' + e.clientWidth)""")
+    assert overflow == [], overflow  # nothing scrolls sideways: every column is in view
+    headers = table.get_by_role("columnheader").all_inner_texts()
+    assert [h.strip() for h in headers][:7] == ["face", "name", "score", "strangers who score this high",
+                                                "candidate 1", "candidate 2", "candidate 3"], headers
+    page.screenshot(path=str(shots / "identify-table-1280.png"), full_page=True)

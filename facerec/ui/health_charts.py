@@ -75,7 +75,7 @@ def sightings_trend_plot(trend: list[dict], unit: str, threshold: float):
     import matplotlib.pyplot as plt
 
     positions = list(range(len(trend)))
-    figure, axis = plt.subplots(figsize=(6, 3))
+    figure, axis = plt.subplots(figsize=(6, 3.4))
     distance = [np.nan if t["MedianClosestPositiveDistance"] is None else t["MedianClosestPositiveDistance"]
                 for t in trend]
     axis.plot(positions, distance, marker="o", color="#4c8bf5", label="MedianClosestPositiveDistance")
@@ -93,7 +93,8 @@ def sightings_trend_plot(trend: list[dict], unit: str, threshold: float):
     axis.set_xlabel("day (UTC)" if unit == "day" else "sightings, in arrival order")
     axis.set_title("Faces seen, against their enrollments")
     handles = [h for ax in figure.axes for h in ax.get_legend_handles_labels()[0]]
-    axis.legend(handles=handles, loc="best", fontsize=7)
+    # below the axes, never over the lines (#64 row 9: "best" still covered the plot on a phone)
+    axis.legend(handles=handles, loc="upper center", bbox_to_anchor=(0.5, -0.3), ncol=2, fontsize=7, frameon=False)
     figure.tight_layout()
     plt.close(figure)
     return figure

@@ -34,13 +34,15 @@ def build(context: AppContext, password: gr.Textbox) -> gr.Tab:
         button = gr.Button("Check gallery health", variant="primary")
         status = gr.Markdown(elem_id="health-status")
         report_view = gr.HTML(css_template=TABLE_CSS, elem_id="health-report")
-        plot = gr.Plot(label="Nearest other person")
+        # No label badge on a chart: each draws its own title, which the badge covered on a phone (#64 row 9)
+        plot = gr.Plot(label="Nearest other person", show_label=False, elem_id="nearest-plot")
         sightings_view = gr.HTML(css_template=TABLE_CSS + FACES_CSS, elem_id="sightings-report")
-        trend_plot = gr.Plot(label="Trend of the faces seen", format="png", elem_id="sightings-trend")
+        trend_plot = gr.Plot(label="Trend of the faces seen", format="png", elem_id="sightings-trend", show_label=False)
         pairs_view = gr.HTML(css_template=FACES_CSS, label="Most confusable pairs", elem_id="confusable-pairs")
         details = gr.JSON(visible=False)
         growth_text = gr.Markdown(elem_id="policy-growth")
-        growth_plot = gr.Plot(label="Threshold and expected true-match rate as the gallery grows", format="png")
+        growth_plot = gr.Plot(label="Threshold and expected true-match rate as the gallery grows", format="png",
+                              show_label=False, elem_id="growth-plot")
 
     def health(password="", request: gr.Request = None):
         context.require_admin(password, request)

@@ -16,6 +16,7 @@ import facerec.ui.video_panel as video_panel
 from facerec.ui.text import markdown_text
 from facerec.ui.threshold_controls import page_rule, rate_and_pin
 from facerec.ui.page_pictures import MAX_SIDE, page_picture
+from facerec.ui.views import IDENTIFY_TABLE_HEAD, IDENTIFY_TABLE_WIDTHS
 from facerec.ui.uploads import (Unreadable, forget_upload, photo_input, photo_to_answer,
                                 uploaded_photo)
 
@@ -44,12 +45,16 @@ def build(context: AppContext, default_percent: float, password: gr.Textbox) -> 
         threshold_note = gr.Markdown(elem_id="identify-threshold-note")
         button = gr.Button("Identify", variant="primary")
         status = gr.Markdown(elem_id="identify-status")
-        table = gr.Dataframe(headers=HEADERS, label="Top candidates per face", interactive=False, wrap=True)
+        table = gr.Dataframe(headers=HEADERS, label="Top candidates per face", interactive=False, wrap=True,
+                             column_widths=IDENTIFY_TABLE_WIDTHS, elem_id="identify-table")
+        gr.HTML("", head=IDENTIFY_TABLE_HEAD, padding=False)
         gr.Markdown(("**Right or wrong?** With the admin password: confirm a face, or say who it really is. "
                      if context.password_needed else "**Right or wrong?** Confirm a face, or say who it really is. ")
                     + "Named faces are kept as sightings for the Health tab (at most 10 of one person an hour); "
                       "your answer makes one certain, and teaches the gallery the face as another template of the "
-                      "person (after the checks of Add photo), so their next photos are recognised more often.")
+                      "person (after the checks of Add photo), so their next photos are recognised more often. "
+                      "*Not this person* keeps a wrongly named face as that person's negative example, so faces "
+                      "like it are no longer named them.")
         with gr.Row():
             feedback_face = gr.Dropdown(label="Face", choices=[], value=None, elem_id="feedback-face")
             feedback_name = gr.Dropdown(label="Who it really is (for Correct)", choices=[], value=None,

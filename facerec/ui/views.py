@@ -66,6 +66,15 @@ PEOPLE_TABLE_HEAD = f"""<style>
 </style>"""
 
 
+# The Identify tab's table: at 1280 px the "face" header broke as "fac / e" and "candidate 3" was cut off behind a
+# sideways scroll (#64 row 8): the columns share the width, and a header's word is never broken.
+IDENTIFY_TABLE_WIDTHS = ["7%", "15%", "8%", "16%", "18%", "18%", "18%"]
+IDENTIFY_TABLE_HEAD = """<style>
+#identify-table [role=columnheader], #identify-table [role=columnheader] * { word-break: keep-all;
+    overflow-wrap: normal; hyphens: none; }
+</style>"""
+
+
 def face_tiles(tiles: Sequence[tuple[bytes | None, str]], empty: str = "") -> str:
     """One tile per (stored JPEG crop or None, caption): the face at FACE_PX, the caption under it."""
     if not tiles:

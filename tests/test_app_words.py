@@ -72,6 +72,9 @@ def test_verify_on_faces_stacked_top_to_bottom_points_to_the_numbers_drawn(page,
     expect(page.locator("#verify-a-faces-note")).to_have_text(
         "2 faces found in the first photo: pick the one to compare by the number on its box.")
     expect(page.locator("#verify-a-faces img")).to_be_visible()  # the photo, each box with its number
+    # the second photo's faces found too: pressing Compare before its upload is answered raced it (a loaded CI run
+    # answered "the uploaded photo is no longer on the server")
+    expect(page.locator("#verify-b-faces-note")).to_have_text("One face found.")
     panel.get_by_role("button", name="Compare").click()
     expect(page.locator("#verify-status")).to_have_text(
         "Error: The first photo has 2 faces: pick the one to compare under it, by the number on its box, then press "

@@ -68,6 +68,7 @@ class DlibDetector:
         self.max_side = max_side
         self.max_faces = max_faces
         self._session = LazySession(self.detector_path, num_threads)
+        self._decoding: DecodingSettings | None = None  # read once from the ONNX file's metadata
         self._landmarks = LazyLandmarks(self.landmarks_path)
 
     def detect(self, image: np.ndarray) -> FoundFaces:
@@ -79,7 +80,9 @@ class DlibDetector:
         scale = min(1.0, self.max_side / max(height, width))
         small = np.ascontiguousarray(shrunk(image, round(max(height, width) * scale))[0] if scale < 1.0 else image)
         session = self._session.get()
-        settings = DecodingSettings.of(session.get_modelmeta().custom_metadata_map)
+        if self._decoding is None:  # the same for every photo: parsed once (a benign race between threads)
+            self._decoding = DecodingSettings.of(session.get_modelmeta().custom_metadata_map)
+        settings = self._decoding
         pyramid, levels = tiled_tensor(small, settings)
         found = detections(session.run(None, {"pyramid": pyramid})[0], levels, settings)
         predictor = self._landmarks.get()

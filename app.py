@@ -235,10 +235,13 @@ def main(argv: list[str] | None = None) -> int:
                 state_session_capacity=MAX_SESSIONS,
                 app_kwargs={"routes": [api_mount(api)],  # before Gradio's own routes
                             "middleware": [Middleware(BodyLimit, own_limits=(f"{API_PREFIX}/", UPLOAD_ROUTE)),
-                                           Middleware(UploadQuota, folder=scratch,
-                                                      limit_bytes=quota,
-                                                      per_request_bytes=gallery.services().settings.max_import_bytes
-                                                      + FORM_ALLOWANCE)]},
+                                           Middleware(UploadQuota, folder=scratch, limit_bytes=quota,
+                                                      per_request_bytes=max(settings.max_import_bytes,
+                                                                            settings.video_max_bytes)
+                                                      + FORM_ALLOWANCE,
+                                                      # REST uploads written where the page's are: one quota
+                                                      routes=(UPLOAD_ROUTE, f"{API_PREFIX}/videos/identify",
+                                                              f"{API_PREFIX}/gallery/import"))]},
             )
         except OSError as error:
             print(f"error: {launch_problem(error, args)}", file=sys.stderr, flush=True)

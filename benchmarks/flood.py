@@ -102,8 +102,41 @@ def memory_kb(pid: int) -> dict:
     return fields
 
 
-KINDS = ("mosaic", "sixteen_bit", "eps", "many_files", "keyless_30mb", "webp_40mp", "jpeg_40mp", "page_session")
+KINDS = ("mosaic", "sixteen_bit", "eps", "many_files", "keyless_30mb", "webp_40mp", "jpeg_40mp", "page_session",
+         "video_crowd", "video_bomb_40mp", "video_bomb_4k", "video_growing", "live_eps", "live_png_bomb")
 IDENTIFIED = ("mosaic", "sixteen_bit", "eps", "webp_40mp", "jpeg_40mp")  # sent to the page's /identify
+VIDEOS = ("video_crowd", "video_bomb_40mp", "video_bomb_4k", "video_growing")  # to the page's Identify video
+LIVE = ("live_eps", "live_png_bomb")  # sent as the Live tab's camera frames (inline, as data: URLs)
+
+
+def videos(folder: Path, lfw: Path) -> dict[str, Path]:
+    """The worst videos of hardening round 5 (tests/hostile_videos.py), made once into `folder` and kept there:
+    a crowd of 60 faces in 180 frames (row 4), 1,800 VP9 frames of 40 megapixels (row 5), 395 VP9 frames of 4K
+    (the most decoding an anonymous video may ask for now), a small first frame and then 16,000 x 16,000 ones
+    (row 9)."""
+    from hostile_videos import crowd_clip, decompression_bomb, growing_frames
+
+    made = {"video_crowd": ("crowd.mp4", lambda out: crowd_clip(out, lfw)),
+            "video_bomb_40mp": ("bomb.avi", decompression_bomb),
+            "video_bomb_4k": ("bomb-4k.webm", lambda out: decompression_bomb(out, (4096, 2304), 395, format="webm")),
+            "video_growing": ("growing.avi", lambda out: growing_frames(out, frames=4))}
+    folder.mkdir(parents=True, exist_ok=True)
+    for name, make in made.values():
+        if not (folder / name).exists():
+            make(folder / f"partial-{name}").rename(folder / name)
+    return {kind: folder / name for kind, (name, _make) in made.items()}
+
+
+def live_frames() -> dict[str, str]:
+    """The Live tab's worst frames as the page would send them, inline: an EPS that loops for ever (row 1) and a
+    515 kB PNG of 13,300 x 13,300 (row 2)."""
+    import base64
+
+    buffer = io.BytesIO()
+    Image.new("L", (13_300, 13_300), 0).save(buffer, "PNG")
+    eps = EPS
+    return {"live_eps": "data:image/png;base64," + base64.b64encode(eps).decode(),
+            "live_png_bomb": "data:image/png;base64," + base64.b64encode(buffer.getvalue()).decode()}
 
 
 def attacker(url: str, port: int, files: dict[str, Path], stop: threading.Event, tally: dict, lock,
@@ -113,9 +146,14 @@ def attacker(url: str, port: int, files: dict[str, Path], stop: threading.Event,
 
     client = Client(url, verbose=False, download_files=False)
     http = httpx.Client(timeout=120)
-    received = [d for d in http.get(f"{url}config").json()["dependencies"] if d.get("api_name") == "received"][0]
+    dependencies = http.get(f"{url}config").json()["dependencies"]
+    received = next(d for d in dependencies if d.get("api_name") == "received")
+    live = next(d for d in dependencies if d.get("api_name") == "see")
     own = {}  # this client's own copies (Gradio stores uploads by their content: shared bytes, shared files)
     for kind, path in files.items():
+        if kind in VIDEOS or kind in LIVE:  # a video is refused or followed by its content, whoever sends it
+            own[kind] = path
+            continue
         own[kind] = path.with_name(f"{threading.get_ident()}-{path.name}")
         own[kind].write_bytes(path.read_bytes() + os.urandom(16))  # bytes after the image's end, ignored
     files = own
@@ -124,7 +162,15 @@ def attacker(url: str, port: int, files: dict[str, Path], stop: threading.Event,
         kind = kinds[turn % len(kinds)]
         turn += 1
         try:
-            if kind in IDENTIFIED:
+            if kind in VIDEOS:
+                result = client.predict({"video": handle_file(str(files[kind])), "subtitles": None}, None, 3, "",
+                                        None, api_name="/identify_video")
+                outcome = "answered" if "Error" not in str(result[-1]) else "refused"
+            elif kind in LIVE:
+                outcome = page_event(http, url, live, [{"url": files[kind], "path": None, "orig_name": "frame.png",
+                                                        "meta": {"_type": "gradio.FileData"}}],
+                                     uuid.uuid4().hex[:11])
+            elif kind in IDENTIFIED:
                 files[kind].write_bytes(files[kind].read_bytes()[:-16] + os.urandom(16))  # a new upload each time
                 client.predict(handle_file(str(files[kind])), None, 3, "", api_name="/identify")
                 outcome = "answered"
@@ -161,6 +207,8 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=60.0)
     parser.add_argument("--attackers", type=int, default=8)
     parser.add_argument("--kinds", nargs="+", default=list(KINDS), choices=KINDS, help="the attacks sent (all)")
+    parser.add_argument("--videos", type=Path, default=Path(tempfile.gettempdir()) / "facerec-video-bombs",
+                        help="where the hostile videos are made once and kept (the 40-megapixel one: ~3 min)")
     parser.add_argument("--out", required=True)
     args = parser.parse_args()
     import httpx
@@ -187,6 +235,12 @@ def main() -> None:
         files["webp_40mp"].write_bytes(forty_megapixels("WEBP"))
         files["jpeg_40mp"].write_bytes(forty_megapixels("JPEG"))
         sizes = {kind: path.stat().st_size for kind, path in files.items()}
+        chosen = set(args.kinds)
+        files.update({kind: path for kind, path in videos(args.videos, args.data / "lfw").items() if kind in chosen})
+        sizes.update({kind: path.stat().st_size for kind, path in files.items() if kind in VIDEOS})
+        frames = live_frames()
+        files.update({kind: frame for kind, frame in frames.items() if kind in chosen})
+        sizes.update({kind: len(frame) for kind, frame in frames.items() if kind in chosen})
         normal = people[0][1].read_bytes()
         with running_app(home, admin_password=PASSWORD) as app:
             stop, lock, tally = threading.Event(), threading.Lock(), {}

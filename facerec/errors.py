@@ -17,7 +17,7 @@ class ImageTooLarge(InvalidImage):
 
 
 class InvalidVideo(InvalidImage):
-    """The input is not a usable video: not a container and codec OpenCV reads, empty, or unreadable midway."""
+    """The input is not a usable video: not a container and codec FFmpeg (PyAV) reads, empty, or unreadable midway."""
 
 
 class VideoTooLarge(InvalidVideo, ImageTooLarge):
@@ -109,6 +109,10 @@ class UnusableFile(FaceRecError):
 
 class StorageFull(FaceRecError):
     """The gallery's disk (or the database server's) is full: the write was rolled back, nothing was saved."""
+
+
+class Busy(FaceRecError):
+    """The server already has as much of this kind of work as it takes (videos waiting): try again later."""
 
 
 class AccessDenied(FaceRecError):

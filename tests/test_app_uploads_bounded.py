@@ -251,3 +251,58 @@ def test_an_upload_deleted_before_it_is_read_says_so_without_a_server_path(tmp_p
     photo = Photo(np.zeros((4, 4, 3), np.uint8), "0" * 64)
     kept = KeptPhotos(max_age_s=60).keep(missing, photo)
     assert photo_to_answer(missing, kept, lambda path: pytest.fail("nothing to read")).photo is photo
+
+
+def video_request_head(app, length: int) -> str:
+    return (f"POST /api/v1/videos/identify HTTP/1.1\nHost: 127.0.0.1\nX-API-Key: {app.key}\n"
+            f"Content-Type: multipart/form-data; boundary=x\nContent-Length: {length}\n")
+
+
+def first_answer(app, head: str, timeout: float = 20.0) -> str:
+    """The first bytes the server answers `head` with (no body sent): status line, headers, the start of the body."""
+    import re
+
+    answer = b""
+    with socket.create_connection(("127.0.0.1", app.port), timeout=timeout) as connection:
+        connection.sendall(head.replace("\n", "\r\n").encode() + b"\r\n")
+        while chunk := connection.recv(65536):  # the head, then the body (its length said in the head)
+            answer += chunk
+            top, _, body = answer.partition(b"\r\n\r\n")
+            length = re.search(rb"content-length: (\d+)", top, re.I)
+            if length and len(body) >= int(length.group(1)):
+                break
+    return answer.decode("latin-1")
+
+
+def test_rest_videos_wait_within_the_quota_and_past_two_waiting_are_refused_before_their_body(app):
+    """#63 row 7: a REST video was written whole (a spool and a copy in the web cache) before it waited for the one
+    video slot, in any number: +1 GB in /dev/shm and in /tmp, page uploads refused meanwhile. Now a REST video is
+    counted by the upload quota as the page's uploads are (one that cannot fit is refused before its body), and
+    takes a place in a room of three (one followed, two waiting) before its body is read: a fourth is refused at
+    once (503 `busy`). Clients that go away give their places back and leave no file."""
+    over_quota = first_answer(app, video_request_head(app, 3 << 20))  # the quota is 2 MB
+    assert " 507 " in over_quota.split("\r\n", 1)[0] and "upload_quota" in over_quota, over_quota
+    head = video_request_head(app, 100_000).replace("\n", "\r\n").encode() + b"\r\n"
+    held = [socket.create_connection(("127.0.0.1", app.port), timeout=30) for _ in range(3)]
+    try:
+        for connection in held:  # each sends its head and the start of its body, then waits
+            connection.sendall(head + b"--x\r\nContent-Disposition: form-data; name=\"video\"; filename=\"a.mp4\"\r\n")
+        time.sleep(1.5)
+        busy = first_answer(app, video_request_head(app, 100_000), timeout=10)
+        assert " 503 " in busy.split("\r\n", 1)[0] and '"code":"busy"' in busy and "retry-after: 120" in busy.lower()
+    finally:
+        for connection in held:
+            connection.close()
+    time.sleep(1.5)
+    body = (b"--x\r\nContent-Disposition: form-data; name=\"video\"; filename=\"a.mp4\"\r\n"
+            b"Content-Type: video/mp4\r\n\r\nnot a video\r\n--x--\r\n")
+    with socket.create_connection(("127.0.0.1", app.port), timeout=30) as connection:
+        connection.sendall(video_request_head(app, len(body)).replace("\n", "\r\n").encode() + b"\r\n" + body)
+        answer = b""
+        while chunk := connection.recv(65536):
+            answer += chunk
+            if b"invalid_video" in answer:
+                break
+        answer = answer.decode("latin-1")
+    assert " 422 " in answer.split("\r\n", 1)[0] and "invalid_video" in answer, answer  # taken again, and read
+    assert not [p for p in app.cache.rglob("api-video-*")], "a video's folder was left behind"

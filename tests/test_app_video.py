@@ -129,3 +129,41 @@ def test_a_video_the_browser_cannot_preview_says_so_and_is_answered(app, page, p
     source = page.locator("#identify-video-annotated video").get_attribute("src") or ""
     assert source.endswith(".webm"), source
     assert_no_traceback(page)
+
+
+def test_the_page_answers_a_video_in_steps_the_table_before_the_drawing(app, walk):
+    """#64 row 1: the page drew and encoded the annotated video before showing anything (41-55 s for
+    face_recognition's 9 s clip, behind Gradio's generic timer). Now, as the page's own event stream shows: a
+    progress line naming the step, the table and the status as soon as the faces are followed (the annotated
+    video still empty, the status saying it is being drawn), then the annotated copy."""
+    import json
+
+    import httpx
+
+    with httpx.Client(base_url=app.url, timeout=120) as http:
+        event = next(d for d in http.get("config").json()["dependencies"] if d.get("api_name") == "identify_video")
+        (uploaded,) = http.post("gradio_api/upload", files={"files": ("walk.webm", walk.read_bytes(),
+                                                                      "video/webm")}).json()
+        video = {"path": uploaded, "orig_name": "walk.webm", "meta": {"_type": "gradio.FileData"}}
+        session = "steps-test"
+        joined = http.post("gradio_api/queue/join", json={"data": [video, "", 3, "", 1.0], "fn_index": event["id"],
+                                                          "session_hash": session, "event_data": None,
+                                                          "trigger_id": event["targets"][0][0]})
+        assert joined.status_code == 200, joined.text
+        messages = []
+        with http.stream("GET", "gradio_api/queue/data", params={"session_hash": session}) as stream:
+            for line in stream.iter_lines():
+                if line.startswith("data:"):
+                    messages.append(json.loads(line[5:]))
+                    if messages[-1].get("msg") == "process_completed":
+                        break
+    kinds = [m.get("msg") for m in messages]
+    progress = [unit.get("desc") or "" for m in messages if m.get("msg") == "progress"
+                for unit in m.get("progress_data") or []]
+    assert any(desc.startswith("Following the faces: frame") for desc in progress), (progress, kinds, messages[:3])
+    steps = [m for m in messages if m.get("msg") in ("process_generating", "process_completed")]
+    assert len(steps) >= 2 and kinds[-1] == "process_completed" and messages[-1].get("success"), kinds
+    first = json.dumps(steps[0]["output"])
+    assert "Barack Obama" in first and "Drawing the answer on the video" in first, first[:2000]
+    assert ".webm" not in first  # the table came first, without the drawing
+    assert "identified.webm" in json.dumps(steps[-1]["output"])

@@ -10,6 +10,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+from hostile_videos import crowd_clip
 from video_clips import Path2D, clip
 
 from facerec.gallery import Gallery
@@ -39,24 +41,6 @@ def test_row_8_a_folder_named_like_a_protocol_is_still_only_a_folder(tmp_path, l
     (entry,) = json.loads((library / "answers.json").read_text())["photos"]
     assert entry["photo"] == str(Path(str(outside).lstrip("/")))
     assert entry["faces"] == [], entry  # the face was Colin Powell's, in the file outside the folder
-
-
-GRID = [(x, y) for y in (0.2, 0.5, 0.8) for x in (0.12, 0.37, 0.63, 0.88)]  # 12 places, far enough apart
-
-
-def crowd_clip(out: Path, lfw: Path, people: int = 60, frames_each: int = 6) -> Path:
-    """Two new strangers' faces at a time, each pair on screen for `frames_each` frames in places that come back
-    only after 1.4 s (so a new face is not taken for the last one's track): `people` different faces in a few
-    seconds, as a crowd passing a camera."""
-    names = sorted(p.name for p in lfw.iterdir())[100:100 + people]
-    faces = []
-    for pair in range(people // 2):
-        span = (pair * frames_each, pair * frames_each + frames_each - 1)
-        for slot in (0, 1):
-            place = GRID[(2 * pair + slot) % len(GRID)]
-            photo = sorted((lfw / names[2 * pair + slot]).iterdir())[0]
-            faces.append(Path2D(photo, place, place, side=120, frames=span))
-    return clip(out, faces, frames=people // 2 * frames_each, size=(1280, 720))
 
 
 class CountingScorer:
@@ -154,3 +138,97 @@ def test_row_3_a_confirmed_cross_fade_track_does_not_teach_the_stranger(tmp_path
         named = [max(gallery.identify(lfw_photo("Vladimir_Putin", i), remember=False),
                      key=lambda m: m.face.width).name for i in range(2, 22)]
         assert named.count("Donald Rumsfeld") <= 1, named
+
+
+# ----- rows 5 and 9: a video's decoding bounded by what it is -----------------------------------------------------
+def peak_added_mb(work) -> tuple[object, float]:
+    """Run `work()` and return (its result or the exception it raised, the rise of this process's resident peak
+    during it, in MB): the peak (`VmHWM`) is reset first."""
+    def peak_kb() -> int:
+        line = next(x for x in Path("/proc/self/status").read_text().splitlines() if x.startswith("VmHWM"))
+        return int(line.split()[1])
+
+    Path("/proc/self/clear_refs").write_text("5")
+    before = peak_kb()
+    try:
+        outcome = work()
+    except Exception as error:  # noqa: BLE001 - the refusal is the outcome
+        outcome = error
+    return outcome, (peak_kb() - before) / 1024
+
+
+def test_row_9_a_frame_larger_than_the_first_is_refused_before_it_is_decoded(tmp_path) -> None:
+    """A 320 x 240 first frame (what the container announces) and then 16,000 x 16,000 Motion JPEG frames: on
+    8d20703 each was decoded whole (+390 MB for a 13.5 MB file) and the video answered. Now the decoder itself
+    refuses a frame over 4K before allocating it: one line, and the memory of a small frame."""
+    from hostile_videos import growing_frames
+
+    from facerec.errors import VideoTooLarge
+    from facerec.ui.video_panel import ANONYMOUS_LIMITS
+    from facerec.video.decode import VideoFile
+
+    video = growing_frames(tmp_path / "growing.avi", frames=3)
+
+    def follow():
+        with VideoFile(video, ANONYMOUS_LIMITS) as opened:
+            assert (opened.info.width, opened.info.height) == (320, 240)
+            return sum(1 for _ in opened.frames(1))
+
+    outcome, added_mb = peak_added_mb(follow)
+    assert isinstance(outcome, VideoTooLarge), outcome
+    assert "has a frame over the 9.4 megapixels (4K)" in str(outcome) and "\n" not in str(outcome)
+    assert added_mb < 150, added_mb  # one 16,000 x 16,000 frame alone is 384 MB in 4:2:0
+
+
+def test_row_5_a_video_that_decodes_to_more_than_its_bound_is_refused_before_its_first_frame(tmp_path) -> None:
+    """A few hundred kB of VP9 that decode to 1,800 frames of 39.9 megapixels cost 617 CPU-s on 8d20703. Now a
+    video's frames are at most 4K, and the pixels a request may decode in all are bounded (frames x size, from
+    the container before the first frame, and counted again while decoding)."""
+    from hostile_videos import decompression_bomb
+
+    from facerec.errors import VideoTooLarge
+    from facerec.ui.video_panel import ANONYMOUS_LIMITS
+    from facerec.video.decode import MAX_FRAME_PIXELS, VideoFile, VideoLimits
+
+    over_4k = decompression_bomb(tmp_path / "huge.avi", size=(7_296, 5_472), frames=2)
+    with pytest.raises(VideoTooLarge, match="has 7296 x 5472 frames, over the 9.4 megapixels"):
+        VideoFile(over_4k, ANONYMOUS_LIMITS)
+    at_4k = decompression_bomb(tmp_path / "4k.webm", size=(4_096, 2_304), frames=30, format="webm")
+    assert 30 * MAX_FRAME_PIXELS > 200e6
+    tight = VideoLimits(max_decoded_pixels=200_000_000)
+    with pytest.raises(VideoTooLarge, match="decodes to over 200 megapixels in all"):
+        VideoFile(at_4k, tight)
+    with VideoFile(at_4k, VideoLimits(max_decoded_pixels=31 * MAX_FRAME_PIXELS)) as opened:  # within: read whole
+        frames = [frame for frame in opened.frames(10)]
+    assert len(frames) == 30 and frames[0].pixels.shape == (720, 1280, 3)  # converted straight at the working size
+    assert ANONYMOUS_LIMITS.max_decoded_pixels == 1_800 * 1920 * 1080  # SECURITY.md's figure
+
+
+def test_row_5_a_fourth_video_is_refused_at_once_while_three_are_in() -> None:
+    """The page's anonymous video queue took any number of jobs (the 30th started after ~6.5 h). The waiting room
+    both doors use holds the video followed and two waiting; the next is refused in one line, at once."""
+    import threading
+
+    from facerec.errors import Busy
+    from facerec.video.waiting_room import PLACES, WaitingRoom
+
+    room, inside, release = WaitingRoom(PLACES), threading.Barrier(PLACES + 1), threading.Event()
+
+    def video():
+        with room.admitted():
+            inside.wait()
+            release.wait(30)
+
+    threads = [threading.Thread(target=video) for _ in range(PLACES)]
+    for thread in threads:
+        thread.start()
+    inside.wait(30)
+    with pytest.raises(Busy, match="3 videos are already being followed or waiting here; try again in a few minutes"):
+        with room.admitted():
+            pass
+    release.set()
+    for thread in threads:
+        thread.join(30)
+    assert room.inside == 0
+    with room.admitted():  # the places came back
+        assert room.inside == 1

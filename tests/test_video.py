@@ -264,9 +264,9 @@ def test_views_are_bounded_by_max_views_per_stretch_followed_as_the_docs_say(gal
 def test_the_codec_and_container_say_whether_a_browser_can_preview_the_video(tmp_path):
     """What the page tells a user whose upload its player cannot play (`preview_note`): OpenCV's MP4 is MPEG-4
     Part 2, which no browser plays; VP9 WebM plays; an AVI never does, whatever it holds."""
-    for name, fourcc, container, codec, note in (("a.mp4", "mp4v", "mp4", "fmp4", "MPEG-4 Part 2 video"),
-                                                 ("a.webm", "VP90", "matroska", "vp90", ""),
-                                                 ("a.avi", "MJPG", "avi", "mjpg", "an AVI file")):
+    for name, fourcc, container, codec, note in (("a.mp4", "mp4v", "mp4", "mpeg4", "MPEG-4 Part 2 video"),
+                                                 ("a.webm", "VP90", "matroska", "vp9", ""),
+                                                 ("a.avi", "MJPG", "avi", "mjpeg", "an AVI file")):
         with VideoFile(clip(tmp_path / name, [], frames=3, size=(64, 64), fourcc=fourcc)) as opened:
             assert (opened.info.container, opened.info.codec) == (container, codec)
             said = preview_note(opened.info.container, opened.info.codec)

@@ -12,8 +12,8 @@ answered with a one-line 500 and its traceback goes to the server log.
 | 404 | no such person, no such route |
 | 409 | the name is taken, the photo is already enrolled, a look-alike, a photo that is not this person's |
 | 413 | an upload over the size limit, a photo over the pixel limit, a video over its limits |
-| 422 | not an image or a video OpenCV reads, truncated, no face, several faces (and no face index), a missing or mistyped field |
-| 503 | the API is off: no key has been created |
+| 422 | not an image or a video facerec reads, truncated, no face, several faces (and no face index), a missing or mistyped field |
+| 503 | the API is off: no key has been created; `busy`: as many videos as the server takes are already in (one followed, two waiting): try again later (`Retry-After`) |
 | 507 | the gallery's disk is full: the write was rolled back (identify still answers; its sighting is not kept) |
 """
 
@@ -26,7 +26,7 @@ from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException
 
 from facerec.errors import (
-    InvalidVideo, VideoTooLarge, AccessDenied, DuplicatePhoto, FaceRecError, IdentityMismatch, ImageTooLarge, InvalidImage, ModelMismatch,
+    InvalidVideo, VideoTooLarge, AccessDenied, Busy, DuplicatePhoto, FaceRecError, IdentityMismatch, ImageTooLarge, InvalidImage, ModelMismatch,
     LowQuality, MultipleFaces, NameTaken, NoFace, PossibleDuplicate, StorageFull, UnknownIdentity, UnknownSighting,
     UnknownSuggestion, UnusableFile,
 )
@@ -53,6 +53,7 @@ STATUS_OF = (
     (ModelMismatch, 409, "model_mismatch"),
     (AccessDenied, 403, "forbidden"),
     (StorageFull, 507, "storage_full"),
+    (Busy, 503, "busy"),
     (UnusableFile, 500, "unusable_file"),
     (FaceRecError, 400, "invalid_argument"),
 )
@@ -70,6 +71,8 @@ class ApiError(Exception):
 
 def error_response(error: BaseException) -> JSONResponse:
     """The HTTP answer for any exception raised while serving a request."""
+    if isinstance(error, Busy):
+        return _answer(503, "busy", str(error), headers={"Retry-After": "120"})
     if isinstance(error, FaceRecError):
         status, code = next((s, c) for kind, s, c in STATUS_OF if isinstance(error, kind))
         return _answer(status, code, str(error), **_details(error))

@@ -225,17 +225,24 @@ def build_router(context: ApiContext) -> APIRouter:
 
     @router.post("/videos/identify", dependencies=[READ], tags=["search"], responses=_errors(400, 413),
                  summary="Name every face of a video, followed across its frames: one answer per track")
-    async def identify_video(video: Video, top_k: TopK = 3, fpir: Fpir = None, threshold: Threshold = None):
+    async def identify_video(request: Request, video: Video, top_k: TopK = 3, fpir: Fpir = None,
+                             threshold: Threshold = None):
         """Each track (a face followed across frames): name or 'unknown', its pooled score, when it was on screen,
         frames seen and its best face's box; a named track is one sighting (`sighting_id`). The upload is written
-        to a private temporary folder (OpenCV decodes from a file) and deleted before the answer is sent."""
+        to a private temporary folder (the decoder reads a file) and deleted before the answer is sent. One video
+        is followed at a time and two more may wait (their uploads are read while they wait); a fourth is refused
+        with 503 `busy` before its upload is read. A video whose client went away while it waited is not
+        followed."""
         folder = Path(tempfile.mkdtemp(prefix="api-video-", dir=context.scratch))
         try:
             path = folder / "upload"
             await save_upload(video, path, services.settings.video_max_bytes, "the video")
-            answer = await anyio.to_thread.run_sync(functools.partial(
-                gallery.identify_video, path, top_k=top_k, fpir=fpir, threshold=threshold,
-                label=upload_label(video) or "the video"), limiter=context.videos)
+            async with context.videos:
+                if await request.is_disconnected():
+                    raise ApiError(499, "the client went away before its video's turn", "client_closed")
+                answer = await anyio.to_thread.run_sync(functools.partial(
+                    gallery.identify_video, path, top_k=top_k, fpir=fpir, threshold=threshold,
+                    label=upload_label(video) or "the video"))
         finally:
             shutil.rmtree(folder, ignore_errors=True)
         data = answer.to_dict()

@@ -21,6 +21,8 @@ from facerec.api.docs_page import add_docs_page
 from facerec.api.errors import error_response
 from facerec.api.routes import ApiContext, build_router
 from facerec.api.uploads import MULTIPART_ALLOWANCE, BodyLimit
+from facerec.api.video_admission import VideoAdmission
+from facerec.video.waiting_room import PLACES, WaitingRoom
 
 API_PREFIX = "/api/v1"
 DESCRIPTION = f"""Enroll people from one photo and identify them in any photo: the same gallery, thresholds and
@@ -56,6 +58,7 @@ def build_api(gallery: Gallery, scratch: Path | None = None, after_delete: Calla
     api.add_middleware(BodyLimit, max_bytes=2 * settings.max_upload_bytes + MULTIPART_ALLOWANCE,
                        larger={"/gallery/import": settings.max_import_bytes + MULTIPART_ALLOWANCE,
                                "/videos/identify": settings.video_max_bytes + MULTIPART_ALLOWANCE})
+    api.add_middleware(VideoAdmission, room=WaitingRoom(PLACES))  # a full room: refused before the upload is read
     api.add_middleware(KeyBeforeBody, keys=api.state.keys)  # outermost: no key, no byte of the body read
     return api
 

@@ -13,6 +13,7 @@ Anything that is not a `FaceRecError` is a bug: a generic line (the traceback go
 from __future__ import annotations
 
 import functools
+import inspect
 import html
 import logging
 from collections.abc import Callable, Sequence
@@ -62,20 +63,37 @@ def page_door(core: Callable, outputs: Sequence, status, hints: Hints | None = N
     says)}; with `ok` (a gr.State), whether it succeeded, for follow-up steps (such as refreshing the people
     list)."""
 
-    @functools.wraps(core)
-    def run(*args, **kwargs):
-        try:
-            result = dict(core(*args, **kwargs))
-        except Exception as error:  # noqa: BLE001 - the page must never show a traceback
-            _log(core, error)
-            result = {component: None for component in outputs} | dict(on_failure or {})
-            result[status] = error_line(user_message(error, hints), getattr(error, "heading", "Error"))
-            if ok is not None:
-                result[ok] = False
-            return result
+    def failed(error: Exception) -> dict:
+        _log(core, error)
+        result = {component: None for component in outputs} | dict(on_failure or {})
+        result[status] = error_line(user_message(error, hints), getattr(error, "heading", "Error"))
+        if ok is not None:
+            result[ok] = False
+        return result
+
+    def succeeded(result) -> dict:
+        result = dict(result)
         if ok is not None:
             result[ok] = True
         return result
+
+    if inspect.isgeneratorfunction(core):  # an answer in steps (a video's table, then its drawing)
+        @functools.wraps(core)
+        def steps(*args, **kwargs):
+            try:
+                for result in core(*args, **kwargs):
+                    yield succeeded(result)
+            except Exception as error:  # noqa: BLE001 - the page must never show a traceback
+                yield failed(error)
+        return steps
+
+    @functools.wraps(core)
+    def run(*args, **kwargs):
+        try:
+            result = core(*args, **kwargs)
+        except Exception as error:  # noqa: BLE001 - the page must never show a traceback
+            return failed(error)
+        return succeeded(result)
 
     return run
 
@@ -111,8 +129,13 @@ def expose(triggers, core: Callable, inputs: Sequence, outputs: Sequence, status
     cleared = {component: None for component in also_clear}
     page_function = page_core or core
 
-    def with_cleared(*args, **kwargs):
-        return {**cleared, **page_function(*args, **kwargs)}
+    if inspect.isgeneratorfunction(page_function):
+        def with_cleared(*args, **kwargs):
+            for result in page_function(*args, **kwargs):
+                yield {**cleared, **result}
+    else:
+        def with_cleared(*args, **kwargs):
+            return {**cleared, **page_function(*args, **kwargs)}
 
     functools.update_wrapper(with_cleared, page_function)
     page_outputs = list(dict.fromkeys([*outputs, status, *also_clear, *extra_outputs,

@@ -68,20 +68,22 @@ def _bytes(folder: Path, top_level: bool) -> int:
 
 
 class UploadQuota:
-    """ASGI middleware over `POST .../gradio_api/upload`: one photo per request, its length said up front and at
-    most `per_request_bytes`, and all uploads (kept, and the bytes received of those in flight) within
-    `limit_bytes` of `folder`."""
+    """ASGI middleware over `POST` to `routes` (the page's `.../gradio_api/upload`; the app adds the REST routes
+    whose uploads are written to the same folder: a video, an import): one file per request, its length said up
+    front and at most `per_request_bytes`, and all uploads (kept, and the bytes received of those in flight)
+    within `limit_bytes` of `folder`."""
 
     def __init__(self, app: ASGIApp, folder: Path, limit_bytes: int = DEFAULT_LIMIT_BYTES,
-                 per_request_bytes: int = (15 << 20) + FORM_ALLOWANCE) -> None:
-        self.app, self.folder = app, Path(folder)
+                 per_request_bytes: int = (15 << 20) + FORM_ALLOWANCE, routes: tuple[str, ...] = (UPLOAD_ROUTE,)) -> None:
+        self.app, self.folder, self.routes = app, Path(folder), routes
         self.limit_bytes, self.per_request_bytes = limit_bytes, per_request_bytes
         self._lock = threading.Lock()
         self._kept = 0  # kept_bytes(folder), measured when an upload starts and when one ends
         self._arriving = 0  # bytes received so far by the uploads in flight
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if not (scope["type"] == "http" and scope["method"] == "POST" and scope["path"].endswith(UPLOAD_ROUTE)):
+        if not (scope["type"] == "http" and scope["method"] == "POST"
+                and any(scope["path"].endswith(route) for route in self.routes)):
             await self.app(scope, receive, send)
             return
         length = dict(scope.get("headers") or []).get(b"content-length")
@@ -91,7 +93,7 @@ class UploadQuota:
         size = int(length)
         if size > self.per_request_bytes:
             await refuse(send, Refusal(413, f"the upload is over the limit of "
-                                            f"{self.per_request_bytes / (1 << 20):.0f} MB (one photo per upload)",
+                                            f"{self.per_request_bytes / (1 << 20):.0f} MB (one file per upload)",
                                        "too_large"))
             return
         if not _fits(self.folder, size):
@@ -111,7 +113,7 @@ class UploadQuota:
             files += scanned.count(FILE_FIELD)
             tail = scanned[-(len(FILE_FIELD) - 1):]
             if files > 1:
-                return Refusal(413, "one photo per upload", "too_many_files")
+                return Refusal(413, "one file per upload", "too_many_files")
             with self._lock:
                 self._arriving += len(chunk)
                 arrived += len(chunk)

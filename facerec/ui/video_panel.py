@@ -13,6 +13,8 @@ kept with the page's other served files, for as long.
 from __future__ import annotations
 
 import tempfile
+import threading
+from collections.abc import Callable
 from pathlib import Path
 
 import gradio as gr
@@ -29,13 +31,26 @@ from facerec.ui.uploads import CACHE_MAX_AGE_S, delete_later, forget_upload
 from facerec.ui.views import FACES_CSS, face_tiles
 from facerec.video.annotate import write_annotated
 from facerec.video.decode import CONTAINERS, VideoFile, VideoLimits
+from facerec.video.waiting_room import PLACES, WaitingRoom
 from facerec.words.templates import learning_sentence, not_this_sentence, undo_sentence
 from facerec.words.video import pooled_sentence, preview_note, span, video_summary
 
+DRAWING = "Drawing the answer on the video above…"
 HEADERS = ["track", "name", "score", "on screen", "frames seen", "best candidates"]
 MAX_NAMES = 1000  # names offered for a correction (any enrolled name may be typed)
-# A page user without the admin password: a photo's upload limit in bytes (15 MB), a minute, 1,800 frames.
-ANONYMOUS_LIMITS = VideoLimits(max_seconds=60.0, max_bytes=15 << 20, max_frames=1_800, max_side=1280)
+# A page user without the admin password: a photo's upload limit in bytes (15 MB), a minute, 1,800 frames, and
+# decoding work of at most 1,800 frames of 1080p (a few kB can decode to far more: #63 row 5).
+ANONYMOUS_LIMITS = VideoLimits(max_seconds=60.0, max_bytes=15 << 20, max_frames=1_800, max_side=1280,
+                               max_decoded_pixels=1_800 * 1920 * 1080)
+
+
+def stepper(progress: gr.Progress, step: str) -> Callable[[int, int], None]:
+    """A `progress(done, total)` callback that shows Gradio's progress bar named after `step`, at most 10 times a
+    second of frames (each update is a message to the page)."""
+    def update(done: int, total: int) -> None:
+        if total and (done == total or done % 30 == 0):
+            progress(min(done / total, 1.0), desc=f"{step}: frame {done:,} of {total:,}")
+    return update
 
 
 def build(context: AppContext, password: gr.Textbox, pinned: gr.Textbox, top_k: gr.Slider,
@@ -67,14 +82,19 @@ def build(context: AppContext, password: gr.Textbox, pinned: gr.Textbox, top_k: 
         not_button = gr.Button("Not this person", elem_id="video-not-this-person")
     feedback = gr.Markdown(elem_id="video-sighting-status")
 
+    room, turn = WaitingRoom(PLACES), threading.Lock()  # one video followed at a time, two more may wait
+
     def identify_video(path, pinned_threshold=None, top_k=3, password="", fpir_percent=None,
-                       request: gr.Request = None):
+                       request: gr.Request = None, progress=gr.Progress()):
+        """In two steps (#64 row 1): the tracks' table as soon as the faces are followed, then the annotated copy
+        (the slower step) below it."""
         try:
-            return _identify_video(path, pinned_threshold, top_k, password, fpir_percent, request)
+            with room.admitted(), turn:  # a full room is refused at once (`Busy`), never queued
+                yield from _identify_video(path, pinned_threshold, top_k, password, fpir_percent, request, progress)
         finally:  # answered or refused, the upload leaves the server
             forget_upload(path, context.web_cache)
 
-    def _identify_video(path, pinned_threshold, top_k, password, fpir_percent, request):
+    def _identify_video(path, pinned_threshold, top_k, password, fpir_percent, request, progress):
         try:
             admin, unchecked = context.is_admin(password, request), ""
         except LockedOut as error:  # identify needs no password: answered as for anyone, and said why
@@ -84,7 +104,8 @@ def build(context: AppContext, password: gr.Textbox, pinned: gr.Textbox, top_k: 
         limits = None if admin else ANONYMOUS_LIMITS
         rate, threshold = page_rule(services.settings, fpir_percent, pinned_threshold)  # as the photo's rule
         answer = gallery.identify_video(path, top_k=int(top_k), threshold=threshold, fpir=rate,
-                                        not_below_default=not admin, limits=limits, label=Path(path).name)
+                                        not_below_default=not admin, limits=limits, label=Path(path).name,
+                                        progress=stepper(progress, "Following the faces"))
         matches = [t.match if admin else t.match.redacted() for t in answer.tracks]
         data = answer.to_dict()
         labels = [f"#{i} {m.label}" for i, m in enumerate(matches)]
@@ -96,18 +117,22 @@ def build(context: AppContext, password: gr.Textbox, pinned: gr.Textbox, top_k: 
         if not admin:
             text += " Only matching names are shown without the admin password."
         names = [person.name for person in gallery.people()[:MAX_NAMES]] if admin else []
-        return {annotated: annotated_copy(path, answer, labels, limits), table: rows,
-                faces: face_tiles([(encode_crop(t.track.best_crop) if t.track.best_crop is not None else None, label)
-                                   for t, label in zip(answer.tracks, labels)]),
-                status: markdown_text(text) + unchecked,
-                seen: [[t.match.sighting_id, t.track.pooled, t.match.name, t.track.best_face, t.track.best_crop]
-                       for t in answer.tracks] if admin else None,
-                track_choice: gr.update(choices=labels if admin else [], value=labels[0] if admin and labels else None),
-                name_choice: gr.update(choices=names, value=None)}
+        answered = {annotated: None, table: rows,
+                    faces: face_tiles([(encode_crop(t.track.best_crop) if t.track.best_crop is not None else None,
+                                        label) for t, label in zip(answer.tracks, labels)]),
+                    status: markdown_text(text) + unchecked,
+                    seen: [[t.match.sighting_id, t.track.pooled, t.match.name, t.track.best_face, t.track.best_crop]
+                           for t in answer.tracks] if admin else None,
+                    track_choice: gr.update(choices=labels if admin else [],
+                                            value=labels[0] if admin and labels else None),
+                    name_choice: gr.update(choices=names, value=None)}
+        yield {**answered, status: markdown_text(text) + unchecked + " " + DRAWING}
+        drawn = annotated_copy(path, answer, labels, limits, stepper(progress, "Drawing the answer on the video"))
+        yield {**answered, annotated: drawn}
 
     def preview(path):
         """A note under the button when the browser cannot preview the upload (its player shows an error of its
-        own: MPEG-4 Part 2, which OpenCV writes into MP4 everywhere, or any AVI); one the reader refuses is said
+        own: MPEG-4 Part 2, which OpenCV's writer puts into MP4, or any AVI); one the reader refuses is said
         by Identify video."""
         try:
             with VideoFile(path, VideoLimits.of(services.settings)) as opened:
@@ -115,14 +140,15 @@ def build(context: AppContext, password: gr.Textbox, pinned: gr.Textbox, top_k: 
         except FaceRecError:
             return ""
 
-    def annotated_copy(path, answer: VideoAnswer, labels: list[str], limits: VideoLimits | None) -> str:
+    def annotated_copy(path, answer: VideoAnswer, labels: list[str], limits: VideoLimits | None,
+                       progress: Callable[[int, int], None]) -> str:
         """The video with each track's box and label, in a folder of the web cache deleted with its other files."""
         folder = Path(tempfile.mkdtemp(prefix="video-", dir=context.web_cache))
         delete_later(folder, CACHE_MAX_AGE_S)
         bounds = VideoLimits.of(services.settings)
         bounds = bounds if limits is None else bounds.tighter(limits)
         drawn = [(t.track, label, t.match.name is not None) for t, label in zip(answer.tracks, labels)]
-        return str(write_annotated(path, folder / "identified.webm", drawn, bounds))
+        return str(write_annotated(path, folder / "identified.webm", drawn, bounds, progress))
 
     def chosen(track, tracks_seen, password, request) -> tuple[int, list]:
         context.require_admin(password, request)
@@ -180,7 +206,8 @@ def build(context: AppContext, password: gr.Textbox, pinned: gr.Textbox, top_k: 
     # `identify` (registered after this) must keep its API name.
     expose([button.click], identify_video, [video, pinned, top_k, password, fpir], [annotated, table, faces, status],
            status, also_clear=[seen, feedback], extra_outputs=[track_choice, name_choice],
-           concurrency_limit=1)  # one video at a time (others wait in the queue), as over REST
+           # More at once than the room has places, so that a video past them is refused at once rather than queued
+           concurrency_limit=PLACES + 4)
     video.upload(preview, [video], [status], api_visibility="private")
     events = [expose([confirm_button.click], confirm_track, [track_choice, seen, password], [], feedback,
                      extra_outputs=[seen], ok=learned),

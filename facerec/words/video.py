@@ -68,9 +68,8 @@ def live_refused(reason: str) -> str:
     return f"A frame was not followed: {reason}. The camera goes on with the next frame."
 
 
-# Codecs (OpenCV's four-character codes) that no browser plays in a <video>; AVI, whatever it holds, neither.
-UNPLAYABLE_CODECS = {"fmp4": "MPEG-4 Part 2", "mp4v": "MPEG-4 Part 2", "xvid": "MPEG-4 Part 2 (Xvid)",
-                     "divx": "MPEG-4 Part 2 (DivX)", "dx50": "MPEG-4 Part 2 (DivX)", "mjpg": "Motion JPEG"}
+# Codecs (FFmpeg's names) that no browser plays in a <video>; AVI, whatever it holds, neither.
+UNPLAYABLE_CODECS = {"mpeg4": "MPEG-4 Part 2", "msmpeg4v3": "MPEG-4 Part 2 (DivX 3)", "mjpeg": "Motion JPEG"}
 
 
 def preview_note(container: str, codec: str) -> str:

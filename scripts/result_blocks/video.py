@@ -79,3 +79,54 @@ def video_request_block() -> str:
             f"{result['machine']['cpus']} cores shared with other work (load average "
             f"{result['machine']['load_average_at_start'][0]:.1f} at the start). "
             f"Measured on: {cpu_text(result)}, model {model_text(result)}.")
+
+
+def video_bombs_block() -> str:
+    """What hostile videos cost one anonymous page request, before and after #63 rows 5 and 9
+    (benchmarks/video_bombs.py, run on the code of each commit)."""
+    before, after = load("video_bombs_before"), load("video_bombs")
+    if not after:
+        return ("(not measured yet: `python benchmarks/video_bombs.py --out benchmarks/results/video_bombs.json`)")
+    earlier = {row["video"]: row for row in before.get("videos", [])}
+    commit = ((before.get("provenance") or {}).get("commit") or "?")[:7]  # the "before" run is of a clean commit
+    rows = [f"| video | size | on {commit} (before) | now |", "|---|---|---|---|"]
+
+    def cell(row: dict | None) -> str:
+        if not row:
+            return "not measured"
+        return (f"{row['outcome']}; {row['cpu_s']:.1f} CPU-s, {row['wall_s']:.1f} s, resident peak "
+                f"+{row['rss_added_mb']} MB")
+
+    for row in after["videos"]:
+        rows.append(f"| {row['video']} | {row['bytes'] / 1e6:.1f} MB | {cell(earlier.get(row['video']))} | "
+                    f"{cell(row)} |")
+    return ("\n".join(rows) + "\n\nEach video followed as the page follows an anonymous upload (its bounds, then "
+            "the annotated copy it shows), in a fresh process, on an empty gallery; the peak is the process's "
+            f"`VmHWM`, reset just before. Before: {cpu_text(before)}; now: {cpu_text(after)}, model "
+            f"{model_text(after)}.")
+
+
+def video_page_block() -> str:
+    """Seconds to the page's video table and annotated copy, before and after #64 row 1 (benchmarks/video_page.py)."""
+    rows = ["| code | to the track table | to the annotated video | the REST route, same app | drawing speed |",
+            "|---|---|---|---|---|"]
+    measured = []
+    for name in ("video_page_before", "video_page"):
+        result = load(name)
+        if not result:
+            continue
+        measured.append(result)
+        best, commit = result["best"], (result.get("provenance") or {}).get("commit") or "?"
+        where = f"{commit[:7]} with the changes of #64 row 1" if commit.endswith("+changes") else commit[:7]
+        label = f"{where} (before)" if name.endswith("before") else f"{where} (now)"
+        drawing = f"{result['drawing_fps']:.0f} frames a second" if result.get("drawing_fps") else "not apart"
+        rows.append(f"| {label} | {best['page_table_s']:.1f} s | {best['page_video_s']:.1f} s | {best['rest_s']:.1f} s "
+                    f"| {drawing} |")
+    if not measured:
+        return ("(not measured yet: `python benchmarks/video_page.py --clip DIR "
+                "--out benchmarks/results/video_page.json`)")
+    last = measured[-1]
+    return ("\n".join(rows) + f"\n\nThe clip: {last['clip']['frames']} frames, {last['clip_seconds']:.1f} s; the "
+            f"fastest of {len(last['runs'])} runs each way after a warm-up (the page's own event and its stream, as "
+            "a browser sends it, timed from the event after the upload). Measured on: "
+            + "; ".join(f"{cpu_text(r)}" for r in measured) + f", model {model_text(last)}.")

@@ -77,5 +77,21 @@ def test_the_live_tab_names_the_enrolled_face_in_front_of_the_camera(camera_page
     expect(status).to_contain_text("1 face on this frame: Barack Obama")
     expect(page.locator("#live-shown img")).to_have_count(1)  # the frame with his box and name drawn on it
     assert "dropped while the server was busy" in status.inner_text()
+    assert page.locator("#live-camera-note").inner_text().strip() == ""  # a camera: nothing to say about it
     assert_no_traceback(page)
     page.screenshot(path=str(shots / "01-live.png"))
+
+
+def test_without_a_camera_the_live_tab_says_so_and_no_picture_offers_a_share(page, shots):
+    """#64 row 6: with no camera, "Click to Access Webcam" did nothing; Gradio's share button sat on pictures of
+    faces. Now the tab says in a sentence that no camera was found (this headless Chromium has none), and no share
+    control is anywhere in the page."""
+    open_tab(page, "Live")
+    note = page.locator("#live-camera-note")
+    expect(note).to_contain_text("No camera was found on this device")
+    page.screenshot(path=str(shots / "02-live-no-camera.png"))
+    for tab in ("Identify", "Live", "Verify", "Enroll"):
+        open_tab(page, tab)
+        assert page.locator("[aria-label*='share' i], [title*='share' i], .share-button").count() == 0, tab
+    assert_no_traceback(page)
+

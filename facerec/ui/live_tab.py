@@ -11,6 +11,7 @@ shrunk to the anonymous video bounds' side; live answers are not kept as sightin
 
 from __future__ import annotations
 
+import json
 import threading
 import time
 from collections import OrderedDict
@@ -28,7 +29,7 @@ from facerec.ui.context import AppContext
 from facerec.ui.page_pictures import page_picture
 from facerec.ui.text import markdown_text
 from facerec.ui.video_panel import ANONYMOUS_LIMITS
-from facerec.words.video import LIVE_NOTE, live_refused, live_status
+from facerec.words.video import CAMERA_PROBLEMS, LIVE_NOTE, live_refused, live_status
 
 FPS = 5.0  # frames the page sends a second (`stream_every`)
 MAX_CAMERAS = 8  # pages following a camera at once; the one idle longest is forgotten first
@@ -96,6 +97,30 @@ def shrunk(pixels: np.ndarray, max_side: int) -> np.ndarray:
                       interpolation=cv2.INTER_AREA)
 
 
+# Run in the page when the tab opens: whether the browser can give it a camera at all, said in a sentence (Gradio's
+# webcam box does nothing when it cannot), and again if the user then denies access.
+CAMERA_CHECK = """async () => {
+  const say = %s;
+  const media = navigator.mediaDevices;
+  if (!window.isSecureContext || !media || !media.getUserMedia) return say.insecure;
+  try {
+    const permission = await navigator.permissions.query({name: "camera"});
+    permission.onchange = () => {
+      const note = document.querySelector("#live-camera-note");
+      if (note) note.innerText = permission.state === "denied" ? say.denied : "";
+    };
+    if (permission.state === "denied") return say.denied;
+  } catch (error) {}
+  try {
+    const devices = await media.enumerateDevices();
+    if (!devices.some((device) => device.kind === "videoinput")) return say.none;
+  } catch (error) {
+    return say.unlisted;
+  }
+  return "";
+}""" % json.dumps(CAMERA_PROBLEMS)
+
+
 def build(context: AppContext) -> gr.Tab:
     cameras = LiveCameras(lambda: context.gallery.services().video.live(FPS))
     with gr.Tab("Live", id="live") as tab:
@@ -103,10 +128,12 @@ def build(context: AppContext) -> gr.Tab:
         with gr.Row():
             # Frames decoded by facerec (photo formats only, bounded), never by Gradio: `facerec.ui.camera_input`.
             camera = CameraFrameInput(sources=["webcam"], streaming=True, type="numpy", image_mode="RGB",
-                                      label="Camera", elem_id="live-camera")
+                                      label="Camera", elem_id="live-camera", buttons=[])  # no share of a face
             # Sent inside the answer, never written as a file a URL could fetch; no share button on a face.
             shown = page_picture("Who is in front of the camera", elem_id="live-shown")
+        camera_note = gr.Markdown(elem_id="live-camera-note")
         status = gr.Markdown(elem_id="live-status")
+    tab.select(None, None, [camera_note], js=CAMERA_CHECK)
 
     def see(frame, request: gr.Request = None):
         try:

@@ -63,8 +63,10 @@ def build(context: AppContext, password: gr.Textbox, pinned: gr.Textbox, top_k: 
     gr.Markdown(f"### Or a video\n{CONTAINERS}; each face is followed across the frames and named once.",
                 elem_id="identify-video-intro")
     with gr.Row():
-        video = gr.Video(label="Video", sources=["upload"], include_audio=True, elem_id="identify-video")
-        annotated = gr.Video(label="Who is who, followed", interactive=False, elem_id="identify-video-annotated")
+        # Faces and names: downloaded by the user who asked, never offered to Gradio's share service (#64 row 6).
+        video = gr.Video(label="Video", sources=["upload"], include_audio=True, elem_id="identify-video", buttons=[])
+        annotated = gr.Video(label="Who is who, followed", interactive=False, elem_id="identify-video-annotated",
+                             buttons=["download"])
     button = gr.Button("Identify video", variant="primary", elem_id="identify-video-button")
     status = gr.Markdown(elem_id="identify-video-status")
     table = gr.Dataframe(headers=HEADERS, label="One row per face followed (a track)", interactive=False, wrap=True,

@@ -55,6 +55,17 @@ LIVE_NOTE = ("Point the camera at faces: each face is followed from frame to fra
              "you see stays current.")
 
 
+# What the Live tab says when the browser gives it no camera (#64 row 6: "Click to Access Webcam" did nothing).
+CAMERA_PROBLEMS = {
+    "insecure": ("This browser gives the page no camera: browsers allow one only on localhost or over HTTPS. Open the "
+                 "app as http://localhost on this machine, or put it behind HTTPS."),
+    "none": "No camera was found on this device: connect one and reopen this tab, or identify a video file instead.",
+    "denied": ("The browser was told not to let this page use the camera: allow the camera in its site settings (the "
+               "icon left of the address), then reload the page."),
+    "unlisted": "The browser would not list its cameras; if Click to Access Webcam does nothing, reload the page.",
+}
+
+
 def live_status(followed: int, dropped: int, names: list[str]) -> str:
     """Who is on the last frame (each face's name or "unknown", as drawn on it: in words too, for a screen reader
     and for anyone who cannot see the frame) and how the live camera is keeping up: frames followed and dropped."""

@@ -59,7 +59,7 @@ class DuplicatePhoto(FaceRecError):
 
 
 class PossibleDuplicate(FaceRecError):
-    """The new face matches another identity above the threshold; `matches` holds (name, similarity) pairs."""
+    """The new face matches another identity above the threshold; `matches` holds (name, score) pairs."""
 
     def __init__(self, message: str, matches: list[tuple[str, float]] | None = None) -> None:
         super().__init__(message)

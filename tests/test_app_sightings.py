@@ -56,7 +56,8 @@ def test_confirm_correct_and_the_health_tab_shows_trend_and_weak_enrollments(pag
     page.locator("#feedback-name").get_by_role("combobox").click()
     page.get_by_role("option", name=display(NEVER_SEEN), exact=True).click()
     page.locator("#correct-sighting").click()
-    expect(page.locator("#sighting-status")).to_contain_text(f"Face #0 is {display(NEVER_SEEN)} (similarity")
+    expect(page.locator("#sighting-status")).to_contain_text(f"Face #0 is {display(NEVER_SEEN)}; kept as a sighting.")
+    assert "similarity" not in page.locator("#sighting-status").inner_text()  # one scale: #64 row 4
     shoot("02-corrected", full_page=True)
 
     open_tab(page, "Health")

@@ -128,8 +128,8 @@ def test_health_says_no_two_people_are_close_to_the_threshold(page, shoot):
     open_tab(page, "Health")  # read as the tab opens
     pairs = page.locator("#confusable-pairs")
     expect(pairs.get_by_role("heading")).to_contain_text(
-        "No two people are close to the match threshold (")
-    expect(pairs.get_by_role("heading")).to_contain_text("); the closest pairs:")
+        "No two people are close to the threshold (a cosine similarity of ")
+    expect(pairs.get_by_role("heading")).to_contain_text("); the closest pairs by similarity:")
     assert "Most confusable" not in pairs.inner_text()
     assert 1 <= pairs.locator("figure.pair").count() <= 3
     shoot("01-closest-pairs", full_page=True)

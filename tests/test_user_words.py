@@ -53,7 +53,7 @@ def test_health_in_the_terminal_lists_the_confusable_pairs(six_people):
     text = facerec("health", home=six_people)
     assert text.returncode == 0, text.stderr
     for pair in pairs[:3]:  # the closest three at least (row 11: when none is close, only those)
-        assert f"{pair['a']} ~ {pair['b']} ({pair['similarity']:.3f})" in text.stdout, text.stdout
+        assert f"{pair['a']} ~ {pair['b']} (similarity {pair['similarity']:.3f})" in text.stdout, text.stdout
 
 
 # ----- row 11: pairs far below the threshold are not "most confusable" -----------------------------------------------
@@ -67,11 +67,14 @@ def test_health_says_when_no_two_people_are_close_to_the_threshold(six_people, t
     assert report["near_threshold"] < threshold and not any(p["near_threshold"] for p in pairs)
     assert all(p["similarity"] < report["near_threshold"] for p in pairs)
     text = facerec("health", home=six_people).stdout
-    closest = "; ".join(f"{p['a']} ~ {p['b']} ({p['similarity']:.3f})" for p in pairs[:3])
-    assert (f"No two people are close to the match threshold ({threshold:.3f}); the closest pairs: {closest}"
-            in text), text
+    closest = "; ".join(f"{p['a']} ~ {p['b']} (similarity {p['similarity']:.3f})" for p in pairs[:3])
+    assert (f"No two people are close to the threshold (a cosine similarity of {threshold:.3f}); the closest pairs "
+            f"by similarity: {closest}" in text), text
     assert "Most confusable" not in text and f"{pairs[3]['a']} ~ {pairs[3]['b']}" not in text  # the closest few
-    assert f"match threshold {threshold:.3f} (the cosine two typical faces" in text
+    # #64 row 4: the threshold users see (Identify's score), its cosine labelled as one
+    assert (f"score threshold {report['score_threshold']:.2f} (two faces at a cosine similarity of {threshold:.3f})"
+            ": the pairs below are cosine similarities too" in text), text
+    assert "match threshold" not in text
 
     import shutil
 
@@ -83,7 +86,8 @@ def test_health_says_when_no_two_people_are_close_to_the_threshold(six_people, t
     (near,) = [p for p in report["confusable_pairs"] if p["near_threshold"]]
     assert {near["a"], near["b"]} == {"Colin Powell", "C Powell"}
     text = facerec("health", home=twice).stdout
-    assert f"Most confusable pairs (1 close to the match threshold {report['threshold']:.3f}): " in text, text
+    assert (f"Most confusable pairs by cosine similarity (1 close to the threshold's similarity "
+            f"{report['threshold']:.3f}): " in text), text
     assert "No two people are close" not in text
 
 
@@ -134,7 +138,7 @@ def test_health_grows_from_one_face_not_one_faces(six_people):
     text = facerec("health", home=six_people).stdout
     growth = next(line for line in text.splitlines() if line.startswith("as the gallery grows: "))
     assert growth.startswith("as the gallery grows: 1 face -> ") and "1 faces" not in text, growth
-    assert "6 people, 6 faces, match threshold" in text
+    assert "6 people, 6 faces, score threshold" in text
 
 
 def test_enroll_dir_says_how_to_pick_one_face_of_a_group_photo(tmp_path, lfw_photo):
@@ -199,3 +203,16 @@ def _as_csv(value) -> str:
     if isinstance(value, list):
         return " ".join(str(v) for v in value)
     return str(value)
+
+
+# ----- #64 row 4: one threshold, named as Identify names it -------------------------------------------------------
+def test_the_growth_chart_names_the_threshold_as_identify_does(six_people):
+    """The Health tab's growth chart said "similarity threshold" over score values (4.32 ...)."""
+    from facerec.ui.health_charts import policy_growth_plot
+
+    with Gallery(Settings(home=six_people)) as gallery:
+        rows = gallery.services().thresholds.growth()
+    assert rows[0].threshold > 1  # scores, not cosines
+    figure = policy_growth_plot(rows, 6)
+    assert figure.axes[0].get_ylabel() == "score threshold"
+    assert "similarity" not in " ".join(figure.axes[0].get_legend_handles_labels()[1])

@@ -102,9 +102,10 @@ def validation_message(errors: list[dict]) -> str:
 
 def _details(error: FaceRecError) -> dict:
     if isinstance(error, (PossibleDuplicate, IdentityMismatch)):
-        return {"matches": [{"name": n, "similarity": round(float(s), 4)} for n, s in error.matches]}
+        # `score`: the normalised score the check compared with the threshold, as every other route names it
+        return {"matches": [{"name": n, "score": round(float(s), 4)} for n, s in error.matches]}
     if isinstance(error, DuplicatePhoto) and error.enrolled_as:
-        return {"matches": [{"name": error.enrolled_as, "similarity": None}]}
+        return {"matches": [{"name": error.enrolled_as, "score": None}]}
     if isinstance(error, NameTaken) and error.taken:
         return {"taken": error.taken}
     if isinstance(error, LowQuality) and error.quality is not None:

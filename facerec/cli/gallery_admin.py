@@ -7,7 +7,7 @@ import argparse
 from facerec.cli.output import emit, open_gallery, settings_from
 from facerec.cli.registry import CommandAdder
 from facerec.words.phrasing import plural, score_text, size_text
-from facerec.words.health import confusable_pairs_line, figure_text, health_in_words, pair_text
+from facerec.words.health import confusable_pairs_line, figure_text, health_in_words, pair_text, threshold_words
 from facerec.words.sightings import sightings_in_words
 from facerec.words.threshold import with_sentence
 
@@ -86,8 +86,8 @@ def cmd_health(args) -> int:
              report["readings"]["closest_is_positive_accuracy"]]]
     rows += [[k, v, report["readings"][k]] for k, v in report["median_distances"].items()]
     rows.append(["Nearest other person", report["nearest_other_person"], report["readings"]["NearestOtherPerson"]])
-    text = (f"{plural(report['identities'], 'person', 'people')}, {plural(report['faces'], 'face')}, match "
-            f"threshold {figure_text(report['threshold'])}{_cosine_of(report)}\n"
+    text = (f"{plural(report['identities'], 'person', 'people')}, {plural(report['faces'], 'face')}, "
+            f"{threshold_words(report['score_threshold'], report['threshold'])}{_cosine_of(report)}\n"
             f"{report['threshold_policy']['sentence']}\n"
             "as the gallery grows: " + ", ".join(f"{plural(g['faces'], 'face')} -> {score_text(g['threshold'])}"
                                                   for g in report["policy_growth"][::6]))
@@ -105,13 +105,12 @@ def cmd_health(args) -> int:
 
 
 def _cosine_of(report: dict) -> str:
-    """What Health's threshold is where the gallery decides on a normalised score: the cosine two of its typical
-    faces reach at the score threshold, the scale the pairs are printed on."""
+    """Where the gallery decides on a normalised score, that the pairs printed below are on the cosine scale of
+    the similarity `threshold_words` names beside the score threshold."""
     score = report["score_threshold"]
     if score is None or round(score, 3) == round(report["threshold"], 3):
         return ""
-    return (f" (the cosine two typical faces of this gallery reach at the score threshold {score_text(score)}: "
-            "the pairs below are cosines too)")
+    return ": the pairs below are cosine similarities too"
 
 
 _TREND_UNITS = {"day": "per day", "sightings": "per block of sightings"}

@@ -9,7 +9,8 @@ from facerec.words.phrasing import percent_text
 
 
 def similarity_histogram(similarities: list[float], threshold: float, title: str):
-    """A matplotlib figure: nearest-other-identity similarities against the match threshold."""
+    """A matplotlib figure: nearest-other-identity similarities against the threshold (as the cosine two typical
+    faces have at it: the histogram is of cosines)."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -22,7 +23,7 @@ def similarity_histogram(similarities: list[float], threshold: float, title: str
         # Edged bars, so neighbouring bins read as separate counts.
         axis.hist(similarities, bins=np.linspace(-0.5, 1.0, 61), color="#4c8bf5", edgecolor="#1e3a8a",
                   linewidth=0.8)
-    axis.axvline(threshold, color="crimson", linestyle="--", label=f"match threshold {threshold:.3f}")
+    axis.axvline(threshold, color="crimson", linestyle="--", label=f"the threshold, as a similarity ({threshold:.3f})")
     axis.set_xlabel("cosine similarity to the nearest other person")
     axis.set_ylabel("people")
     axis.yaxis.set_major_locator(MaxNLocator(integer=True))  # whole people: never a tick at 0.5
@@ -44,9 +45,10 @@ def policy_growth_plot(rows: list, current_faces: int):
 
     sizes = [r.comparisons for r in rows]
     figure, axis = plt.subplots(figsize=(6, 3.5))
-    axis.semilogx(sizes, [r.threshold for r in rows], color="crimson", label="similarity threshold")
+    what = "similarity threshold" if rows and rows[0].on_cosines else "score threshold"  # as Identify says it
+    axis.semilogx(sizes, [r.threshold for r in rows], color="crimson", label=what)
     axis.set_xlabel("enrolled faces")
-    axis.set_ylabel("similarity threshold", color="crimson")
+    axis.set_ylabel(what, color="crimson")
     rates = [r.true_match_rate for r in rows]
     if all(rate is not None for rate in rates):
         other = axis.twinx()

@@ -13,7 +13,7 @@ from facerec.words.sightings import sightings_in_words
 from facerec.ui.health_charts import policy_growth_plot, sightings_trend_plot, similarity_histogram
 from facerec.faces.embedder_check import EmbedderCheck
 from facerec.gallery.health import HealthReport
-from facerec.words.health import confusable_pairs_in_words, figure_text, health_in_words
+from facerec.words.health import confusable_pairs_in_words, figure_text, health_in_words, threshold_words
 from facerec.words.phrasing import plural
 from facerec.metrics import MEDIAN_KEYS
 from facerec.ui.actions import expose, page_door
@@ -107,7 +107,7 @@ def report_html(report: HealthReport, readings: dict[str, str]) -> str:
     """The health report: the gallery in one line, the figures with their `readings`, notes, suspected duplicates."""
     data = report.to_dict()
     lines = [f"<p><strong>{plural(report.identities, 'person', 'people')}, {plural(report.faces, 'face')}"
-             f"</strong>, match threshold {report.threshold:.3f}.</p>"]
+             f"</strong>, {threshold_words(report.score_threshold, report.threshold)}.</p>"]
     rows = [("ClosestIsPositiveAccuracy", figure_text(report.closest_is_positive_accuracy),
              readings["closest_is_positive_accuracy"])]
     rows += [(key, figure_text(report.median_distances[key]), readings[key]) for key in MEDIAN_KEYS]
@@ -118,9 +118,9 @@ def report_html(report: HealthReport, readings: dict[str, str]) -> str:
     if readings.get("search_index"):
         lines.append(f"<p>{html_text(readings['search_index'])}</p>")
     if report.suspected_duplicates:
-        listed = "; ".join(f"{html_text(p['a'])} ~ {html_text(p['b'])} ({p['similarity']:.3f})"
+        listed = "; ".join(f"{html_text(p['a'])} ~ {html_text(p['b'])} (similarity {p['similarity']:.3f})"
                            for p in data["suspected_duplicates"][:20])
-        lines.append(f"<p><strong>Suspected duplicates</strong> (above the match threshold): {listed}</p>")
+        lines.append(f"<p><strong>Suspected duplicates</strong> (above the threshold): {listed}</p>")
     else:
         lines.append("<p>No suspected duplicates: no two people match each other above the threshold.</p>")
     return "\n".join(lines)

@@ -162,9 +162,10 @@ def build(context: AppContext, default_percent: float, password: gr.Textbox) -> 
         info = (services.feedback.correct(sighting_id, name, learn_by=learner()) if sighting_id is not None
                 else services.feedback.label(embedding, name, learn_by=learner(), **where(answered, found)))
         faces_seen[index][0] = info.id
-        return {seen: faces_seen, feedback_status: f"Face #{index} is **{markdown_text(info.name)}** (similarity "
-                                                   f"{info.similarity:.3f} to their enrollment); kept as a sighting."
-                                                   + undo_sentence(info.undone) + learning_sentence(info.learning)}
+        # No cosine beside the learning sentence's score threshold: one scale in one answer (#64 row 4)
+        return {seen: faces_seen, feedback_status: f"Face #{index} is **{markdown_text(info.name)}**; kept as a "
+                                                   "sighting." + undo_sentence(info.undone)
+                                                   + learning_sentence(info.learning)}
 
     def learner() -> str:
         """Who confirms on this page: the admin (password checked by `chosen`), or whoever runs the app."""

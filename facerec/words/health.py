@@ -1,7 +1,7 @@
 """Health in plain words: each figure's reading, the sightings' trend, and the one way every figure is printed.
 
 Distances are Euclidean between unit vectors, d = sqrt(2 - 2 cos): 0 for identical faces, sqrt(2) ~ 1.41 for
-unrelated ones; each reading compares a figure with the match threshold's distance. `readings` is for the
+unrelated ones; each reading compares a figure with the threshold's distance (the cosine two typical faces have at it). `readings` is for the
 enrolled faces alone (saying why a figure is undefined in a one-photo gallery); `memory_readings` for the figures
 over enrolled faces + sightings, saying what they rest on and how automatic sightings flatter them.
 """
@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 
 from facerec.words.engines import search_index_text
-from facerec.words.phrasing import plural
+from facerec.words.phrasing import plural, score_text
 
 
 def figure_text(value: float | None) -> str:
@@ -23,7 +23,7 @@ def figure_text(value: float | None) -> str:
 def readings(cipa: float, distances: dict[str, float], threshold_distance: float, count: int,
              nearest_other: float = math.nan, twins: int = 0, people: int = 0) -> dict[str, str]:
     """Each figure in plain words (the figures are computed by `facerec.gallery.health`: `threshold_distance`, the
-    match threshold as a distance; `nearest_other`, the typical distance to the nearest other person; `twins` of
+    threshold as a distance; `nearest_other`, the typical distance to the nearest other person; `twins` of
     `people` reach the threshold with theirs)."""
     shown = figure_text(threshold_distance)
     found: dict[str, str] = {}
@@ -41,7 +41,7 @@ def readings(cipa: float, distances: dict[str, float], threshold_distance: float
     md = distances["MedianDistance"]
     found["MedianDistance"] = (
         "Undefined: fewer than two faces." if math.isnan(md) else
-        f"Typical distance between any two faces: {figure_text(md)}. Unrelated faces sit near 1.41; the match "
+        f"Typical distance between any two faces: {figure_text(md)}. Unrelated faces sit near 1.41; the "
         f"threshold corresponds to distance {shown}."
     )
     mc = distances["MedianClosestDistance"]
@@ -76,7 +76,7 @@ def readings(cipa: float, distances: dict[str, float], threshold_distance: float
         f"Typical distance from a person to the nearest face of anyone else: {figure_text(nearest_other)}. "
         + (_look_alike_reading(nearest_other, threshold_distance) if not twins else
            f"{twins} of {people} people have a near-twin in the gallery: another person at or above "
-           "the match threshold (see the suspected duplicates)."))
+           "the threshold (see the suspected duplicates)."))
     return found
 
 
@@ -136,8 +136,18 @@ def trend_reading(trend: list[dict], unit: str, drift: float, min_block: int) ->
 
 
 def pair_text(pair: dict) -> str:
-    """One confusable pair as every interface prints it: "Tony Blair ~ Alan Ball (0.334)" (their cosine)."""
-    return f"{pair['a']} ~ {pair['b']} ({figure_text(pair['similarity'])})"
+    """One confusable pair as every interface prints it: "Tony Blair ~ Alan Ball (similarity 0.334)" (their
+    cosine, named as what it is: the threshold users see is a score)."""
+    return f"{pair['a']} ~ {pair['b']} (similarity {figure_text(pair['similarity'])})"
+
+
+def threshold_words(score_threshold: float | None, cosine: float) -> str:
+    """The threshold as Identify and Verify show it (one number users see), with the cosine similarity two
+    typical faces have at it, which Health's figures are read against (#64 row 4: Health said "match threshold
+    0.530" where Identify said "Score threshold 4.32" for the same decision)."""
+    if score_threshold is None or abs(score_threshold - cosine) < 1e-9:  # a model calibrated on cosines
+        return f"similarity threshold {figure_text(cosine)}"
+    return f"score threshold {score_text(score_threshold)} (two faces at a cosine similarity of {figure_text(cosine)})"
 
 
 CLOSEST_SHOWN = 3  # pairs listed when none is close to the threshold: the closest few, as such
@@ -146,15 +156,16 @@ CLOSEST_SHOWN = 3  # pairs listed when none is close to the threshold: the close
 def confusable_pairs_in_words(pairs: list[dict], threshold: float) -> tuple[str, list[dict]]:
     """(heading, the pairs to show) for the report's confusable pairs (cosines) and `threshold` (the cosine two
     typical faces must reach): "Most confusable pairs" only when some pair is close to the threshold (its
-    `near_threshold`); else "No two people are close to the match threshold (0.487); the closest pairs:" over the
+    `near_threshold`); else "No two people are close to the threshold (a cosine similarity of 0.487); ..." over the
     closest few, so pairs far below it are never called confusable. ("", []) when there are none."""
     if not pairs:
         return "", []
     near = sum(bool(pair.get("near_threshold")) for pair in pairs)
     if near:
-        return f"Most confusable pairs ({near:,} close to the match threshold {figure_text(threshold)}):", pairs
-    return (f"No two people are close to the match threshold ({figure_text(threshold)}); the closest pairs:",
-            pairs[:CLOSEST_SHOWN])
+        return (f"Most confusable pairs by cosine similarity ({near:,} close to the threshold's similarity "
+                f"{figure_text(threshold)}):", pairs)
+    return (f"No two people are close to the threshold (a cosine similarity of {figure_text(threshold)}); the "
+            "closest pairs by similarity:", pairs[:CLOSEST_SHOWN])
 
 
 def confusable_pairs_line(pairs: list[dict], threshold: float) -> str:

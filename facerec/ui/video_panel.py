@@ -36,6 +36,8 @@ from facerec.words.templates import learning_sentence, not_this_sentence, undo_s
 from facerec.words.video import pooled_sentence, preview_note, span, video_summary
 
 DRAWING = "Drawing the answer on the video above…"
+VIDEO_GONE = ("the uploaded video is no longer on the server (a video is deleted once it has been answered, and "
+              "uploads expire); upload it again")
 HEADERS = ["track", "name", "score", "on screen", "frames seen", "best candidates"]
 MAX_NAMES = 1000  # names offered for a correction (any enrolled name may be typed)
 # A page user without the admin password: a photo's upload limit in bytes (15 MB), a minute, 1,800 frames, and
@@ -103,6 +105,8 @@ def build(context: AppContext, password: gr.Textbox, pinned: gr.Textbox, top_k: 
             admin, unchecked = False, f" The admin password was not checked. {error}"
         if not path:
             raise InvalidArgument("upload a video first")
+        if not Path(path).is_file():  # answered already (the same bytes sent twice share one upload), or expired
+            raise InvalidArgument(VIDEO_GONE)
         limits = None if admin else ANONYMOUS_LIMITS
         rate, threshold = page_rule(services.settings, fpir_percent, pinned_threshold)  # as the photo's rule
         answer = gallery.identify_video(path, top_k=int(top_k), threshold=threshold, fpir=rate,

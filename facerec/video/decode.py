@@ -159,6 +159,7 @@ class VideoFile:
             raise VideoTooLarge(self._too_much_decoding())
         # The decoder refuses any later frame over the bound before allocating it (a frame's size can change).
         codec.options = {"max_pixels": str(MAX_FRAME_PIXELS)}
+        codec.thread_count = 1  # one core: a video's decoding never takes the other from the photos being answered
         return info
 
     def _too_much_decoding(self) -> str:

@@ -5,6 +5,10 @@ stranger unknown; the Live tab says where a browser allows the camera."""
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
+import httpx
 import pytest
 
 from app_server import running_app, running_app_with
@@ -131,32 +135,37 @@ def test_a_video_the_browser_cannot_preview_says_so_and_is_answered(app, page, p
     assert_no_traceback(page)
 
 
+def upload(http, video: Path) -> str:
+    """`video` uploaded as the page uploads it; the server's path of the upload."""
+    (uploaded,) = http.post("gradio_api/upload", files={"files": (video.name, video.read_bytes(), "video/webm")}).json()
+    return uploaded
+
+
+def page_video_event(http, uploaded: str, session: str = "steps-test") -> list[dict]:
+    """The page's own Identify video event on `uploaded`, as the browser sends it: every message of its stream."""
+    event = next(d for d in http.get("config").json()["dependencies"] if d.get("api_name") == "identify_video")
+    video = {"path": uploaded, "orig_name": Path(uploaded).name, "meta": {"_type": "gradio.FileData"}}
+    joined = http.post("gradio_api/queue/join", json={"data": [video, "", 3, "", 1.0], "fn_index": event["id"],
+                                                      "session_hash": session, "event_data": None,
+                                                      "trigger_id": event["targets"][0][0]})
+    assert joined.status_code == 200, joined.text
+    messages = []
+    with http.stream("GET", "gradio_api/queue/data", params={"session_hash": session}) as stream:
+        for line in stream.iter_lines():
+            if line.startswith("data:"):
+                messages.append(json.loads(line[5:]))
+                if messages[-1].get("msg") == "process_completed":
+                    break
+    return messages
+
+
 def test_the_page_answers_a_video_in_steps_the_table_before_the_drawing(app, walk):
     """#64 row 1: the page drew and encoded the annotated video before showing anything (41-55 s for
     face_recognition's 9 s clip, behind Gradio's generic timer). Now, as the page's own event stream shows: a
     progress line naming the step, the table and the status as soon as the faces are followed (the annotated
     video still empty, the status saying it is being drawn), then the annotated copy."""
-    import json
-
-    import httpx
-
     with httpx.Client(base_url=app.url, timeout=120) as http:
-        event = next(d for d in http.get("config").json()["dependencies"] if d.get("api_name") == "identify_video")
-        (uploaded,) = http.post("gradio_api/upload", files={"files": ("walk.webm", walk.read_bytes(),
-                                                                      "video/webm")}).json()
-        video = {"path": uploaded, "orig_name": "walk.webm", "meta": {"_type": "gradio.FileData"}}
-        session = "steps-test"
-        joined = http.post("gradio_api/queue/join", json={"data": [video, "", 3, "", 1.0], "fn_index": event["id"],
-                                                          "session_hash": session, "event_data": None,
-                                                          "trigger_id": event["targets"][0][0]})
-        assert joined.status_code == 200, joined.text
-        messages = []
-        with http.stream("GET", "gradio_api/queue/data", params={"session_hash": session}) as stream:
-            for line in stream.iter_lines():
-                if line.startswith("data:"):
-                    messages.append(json.loads(line[5:]))
-                    if messages[-1].get("msg") == "process_completed":
-                        break
+        messages = page_video_event(http, upload(http, walk))
     kinds = [m.get("msg") for m in messages]
     progress = [unit.get("desc") or "" for m in messages if m.get("msg") == "progress"
                 for unit in m.get("progress_data") or []]
@@ -167,3 +176,17 @@ def test_the_page_answers_a_video_in_steps_the_table_before_the_drawing(app, wal
     assert "Barack Obama" in first and "Drawing the answer on the video" in first, first[:2000]
     assert ".webm" not in first  # the table came first, without the drawing
     assert "identified.webm" in json.dumps(steps[-1]["output"])
+
+
+def test_a_video_sent_twice_at_once_is_answered_once_and_then_said_to_be_gone(app, walk):
+    """Found by the flood (#63): the same bytes uploaded twice share one file in Gradio's cache; the first answer
+    deletes it, and the second was refused as "walk.webm cannot be read". Now it says the upload is no longer on
+    the server and to upload it again."""
+    with httpx.Client(base_url=app.url, timeout=120) as http:
+        first, second = upload(http, walk), upload(http, walk)
+        assert first == second  # one file for both
+        answered = page_video_event(http, first, "first")
+        assert answered[-1].get("success") and "Barack Obama" in json.dumps(answered[-1]["output"])
+        again = json.dumps(page_video_event(http, second, "second")[-1]["output"])
+    assert "The uploaded video is no longer on the server" in again and "upload it again" in again, again[:500]
+    assert "cannot be read" not in again

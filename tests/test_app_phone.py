@@ -95,6 +95,8 @@ def test_every_health_reading_is_readable_on_a_phone(phone, shots):
     assert_readable(phone, "#health-report", "#health-report td")
     # Each reading still says which column it is, now that the header row is not above it.
     expect(report.locator("td[data-label='what it means']").first).to_be_visible()
+    # #64 row 9: with no sightings yet there is no trend to draw, and no empty plot box with a broken-picture icon
+    expect(phone.locator("#sightings-trend")).to_be_hidden()
     assert_no_traceback(phone)
 
 

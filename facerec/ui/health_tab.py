@@ -25,6 +25,11 @@ HEADERS = ("metric", "value", "what it means")
 WEAK_SHOWN = 20  # weak enrollments shown with their face (all are in the JSON)
 
 
+def no_trend() -> dict:
+    """No sightings yet: no empty plot box."""
+    return gr.update(value=None, visible=False)
+
+
 def build(context: AppContext, password: gr.Textbox) -> gr.Tab:
     """The Health tab; `password`: the page's one admin password field."""
     gallery = context.gallery
@@ -37,7 +42,9 @@ def build(context: AppContext, password: gr.Textbox) -> gr.Tab:
         # No label badge on a chart: each draws its own title, which the badge covered on a phone (#64 row 9)
         plot = gr.Plot(label="Nearest other person", show_label=False, elem_id="nearest-plot")
         sightings_view = gr.HTML(css_template=TABLE_CSS + FACES_CSS, elem_id="sightings-report")
-        trend_plot = gr.Plot(label="Trend of the faces seen", format="png", elem_id="sightings-trend", show_label=False)
+        # Shown only with a trend to draw: an empty plot is a box with a broken-picture icon (#64 row 9, 390 px)
+        trend_plot = gr.Plot(label="Trend of the faces seen", format="png", elem_id="sightings-trend", show_label=False,
+                             visible=False)
         pairs_view = gr.HTML(css_template=FACES_CSS, label="Most confusable pairs", elem_id="confusable-pairs")
         details = gr.JSON(visible=False)
         growth_text = gr.Markdown(elem_id="policy-growth")
@@ -60,19 +67,20 @@ def build(context: AppContext, password: gr.Textbox) -> gr.Tab:
         worded = health_in_words(report)
         memory = worded["sightings"]
         weak = [(people.face_crop(people.get(w["identity_id"]).face_ids[0]),
-                 f"{w['name']}: {w['median_similarity']:.3f} over {plural(w['sightings'], 'sighting')}")
+                 f"{w['name']}: similarity {w['median_similarity']:.3f} over {plural(w['sightings'], 'sighting')}")
                 for w in memory.get("weak_enrollments", [])[:WEAK_SHOWN]]
         trend = memory.get("trend") or []
         page = report_html(report, worded["readings"]) + embedder_html(services.maintenance.embedder_check)
         return {report_view: page, plot: figure, sightings_view: sightings_html(memory, weak),
-                trend_plot: sightings_trend_plot(trend, memory["trend_unit"], report.threshold) if trend else None,
+                trend_plot: gr.update(value=sightings_trend_plot(trend, memory["trend_unit"], report.threshold),
+                                      visible=True) if trend else no_trend(),
                 pairs_view: heading + pair_tiles(pairs), details: worded,
                 status: f"Checked {plural(report.identities, 'person', 'people')} and "
                         f"{plural(report.faces, 'face')}."}
 
     def health_on_page(password="", request: gr.Request = None):
         if context.password_needed and not password:
-            return {report_view: "", plot: None, pairs_view: "", details: None, sightings_view: "", trend_plot: None,
+            return {report_view: "", plot: None, pairs_view: "", details: None, sightings_view: "", trend_plot: no_trend(),
                     status: "Type the admin password at the top of the page and press Check gallery health."}
         return health(password, request)
 

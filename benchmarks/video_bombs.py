@@ -8,7 +8,7 @@ whose next three are 16,000 x 16,000 (about 12 MB); row 5, a VP9 AVI of 1,800 fr
 megapixels) in a few hundred kB; the largest decoding an anonymous video is allowed now (395 frames of 4K, within
 1,800 frames of 1080p); and, for scale, an ordinary 60 s 1280 x 720 clip at the anonymous maxima
 (`tests/video_clips.py`: one LFW face moving across it). Each is followed as the page follows an anonymous
-upload (`Gallery.identify_video` with `facerec.ui.video_panel.ANONYMOUS_LIMITS`, nothing remembered, then the
+upload (`Gallery.identify_video` with `facerec.gallery.video.ANONYMOUS_LIMITS`, nothing remembered, then the
 annotated copy the page shows, `write_annotated`) on an empty gallery. Written: for each video its size, the answer or the one-line refusal, CPU seconds (user + system) and wall
 seconds, and the process's peak resident memory during the request (`VmHWM`, reset before it) against its
 memory before it.
@@ -36,7 +36,7 @@ def measure_one(path: str, home: str) -> dict:
     """In this process: open a gallery, warm it on a small photo, follow `path` at the anonymous bounds."""
     from facerec.errors import FaceRecError
     from facerec.gallery import Gallery
-    from facerec.ui.video_panel import ANONYMOUS_LIMITS
+    from facerec.gallery.video import ANONYMOUS_LIMITS
     from facerec.video.annotate import write_annotated
     from facerec.video.decode import VideoLimits
 

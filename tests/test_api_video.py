@@ -129,3 +129,12 @@ def test_what_is_no_video_or_too_much_video_is_one_line(server, api, keys, portr
     answer = connection.getresponse()
     assert answer.status == 413 and json.loads(answer.read())["code"] == "too_large"
     connection.close()
+
+
+def test_the_video_answer_has_a_schema_in_the_openapi_document(api):
+    """#65 item 4: the REST video answer had no schema; a client generated from the document knew nothing of it."""
+    document = api.get("/openapi.json").json()
+    answered = document["paths"]["/videos/identify"]["post"]["responses"]["200"]["content"]["application/json"]
+    assert answered["schema"] == {"$ref": "#/components/schemas/VideoIdentified"}
+    track = document["components"]["schemas"]["Track"]["properties"]
+    assert {"name", "known", "score", "first_time", "last_time", "box", "candidates", "sighting_id"} <= set(track)

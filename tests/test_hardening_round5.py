@@ -164,7 +164,7 @@ def test_row_9_a_frame_larger_than_the_first_is_refused_before_it_is_decoded(tmp
     from hostile_videos import growing_frames
 
     from facerec.errors import VideoTooLarge
-    from facerec.ui.video_panel import ANONYMOUS_LIMITS
+    from facerec.gallery.video import ANONYMOUS_LIMITS
     from facerec.video.decode import VideoFile
 
     video = growing_frames(tmp_path / "growing.avi", frames=3)
@@ -187,7 +187,7 @@ def test_row_5_a_video_that_decodes_to_more_than_its_bound_is_refused_before_its
     from hostile_videos import decompression_bomb
 
     from facerec.errors import VideoTooLarge
-    from facerec.ui.video_panel import ANONYMOUS_LIMITS
+    from facerec.gallery.video import ANONYMOUS_LIMITS
     from facerec.video.decode import MAX_FRAME_PIXELS, VideoFile, VideoLimits
 
     over_4k = decompression_bomb(tmp_path / "huge.avi", size=(7_296, 5_472), frames=2)

@@ -36,7 +36,8 @@ SERVICE_TYPES = {  # the composition root's narrow services (`Services`' fields)
     "facerec.gallery.maintenance": {"Maintenance"},
     "facerec.gallery.negatives": {"Negatives"},
     "facerec.gallery.regroup": {"Regroup"},
-    "facerec.gallery.video": {"VideoSearch", "VideoAnswer", "LiveFaces"},
+    # and the bounds of an anonymous caller and the containers read, which the interfaces state
+    "facerec.gallery.video": {"VideoSearch", "VideoAnswer", "LiveFaces", "ANONYMOUS_LIMITS", "CONTAINERS"},
 }
 PUBLIC = {
     "facerec.gallery": {"Gallery"},

@@ -224,6 +224,7 @@ def build_router(context: ApiContext) -> APIRouter:
         return schemas.Identified.of(matches, top_k, rule, services.thresholds.typical_cosine(rule.threshold))
 
     @router.post("/videos/identify", dependencies=[READ], tags=["search"], responses=_errors(400, 413),
+                 response_model=schemas.VideoIdentified, response_model_exclude_unset=True,
                  summary="Name every face of a video, followed across its frames: one answer per track")
     async def identify_video(request: Request, video: Video, top_k: TopK = 3, fpir: Fpir = None,
                              threshold: Threshold = None):
@@ -246,7 +247,7 @@ def build_router(context: ApiContext) -> APIRouter:
         finally:
             shutil.rmtree(folder, ignore_errors=True)
         data = answer.to_dict()
-        return {**data, "summary": video_summary(data)}
+        return {**worded(data, answer.rule), "summary": video_summary(data)}
 
     @router.post("/verify", response_model=schemas.Verified, dependencies=[READ], tags=["search"],
                  summary="Are the faces of two photos the same person? (a photo with several faces needs "

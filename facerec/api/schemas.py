@@ -307,3 +307,56 @@ class Rename(BaseModel):
 class Imported(BaseModel):
     added: int
     skipped: int = Field(description="faces already in the gallery (same photo and face)")
+
+
+class TrackCandidate(BaseModel):
+    name: str
+    score: float = Field(description="its normalised score against the track's pooled views")
+
+
+class Track(BaseModel):
+    """One face followed across frames, decided once on its pooled views (`facerec.gallery.video.TrackMatch`)."""
+
+    track: int = Field(description="the track's number in this answer")
+    name: str = Field(description="the person's name, or 'unknown' below the threshold")
+    known: bool
+    score: float | None = Field(description="the pooled views' normalised score: what the decision compares with "
+                                            "`score_threshold` (null in an empty gallery)")
+    similarity: float | None = Field(description="the pooled embedding's cosine to the best candidate")
+    first_frame: int
+    last_frame: int
+    first_time: float = Field(description="seconds from the start")
+    last_time: float
+    frames_seen: int = Field(description="frames the face was detected on")
+    views: int = Field(description="views pooled (at most 12 while followed without a gap, per stretch)")
+    best_frame: int
+    best_quality: float = Field(description="the best view's enrollment quality score in [0, 1]")
+    box: list[int] = Field(description="x1, y1, x2, y2 of the best view, in the video's own pixels")
+    candidates: list[TrackCandidate] = Field(description="the top_k people, best first, by score")
+    sighting_id: int | None = Field(None, description="the sighting this named track was kept as (confirm or correct "
+                                                      "it under /sightings); absent when not kept")
+
+
+class VideoFacts(BaseModel):
+    frames: int
+    fps: float
+    width: int
+    height: int
+    seconds: float
+
+
+class VideoIdentified(BaseModel):
+    """`POST /videos/identify`: one answer per face followed (`facerec.gallery.video.VideoAnswer.to_dict`)."""
+
+    model_config = ConfigDict(extra="allow")
+    tracks: list[Track] = Field(description="first seen first")
+    score_threshold: float = Field(description="the threshold tracks were decided at: a photo's plus `pooled_shift`")
+    pooled_shift: float = Field(description="the calibrated shift for pooled evidence")
+    threshold_policy: ThresholdPolicy
+    video: VideoFacts
+    detected_every: int = Field(description="faces were looked for on every k-th frame")
+    counts: dict[str, int] = Field(description="frames decoded and detected on, faces, views embedded, faces "
+                                               "aligned, tracks re-linked, faces not followed (past 1,000 tracks)")
+    seconds_taken: float
+    warning: str | None
+    summary: str = Field(description="the answer in a sentence")

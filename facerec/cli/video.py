@@ -36,12 +36,9 @@ def identify_video(args, write_outputs) -> int:
 
             answer = gallery.identify_video(args.photo, top_k=args.top_k, progress=progress)
         if annotate is not None:
-            from facerec.video.annotate import write_annotated
-
             with progress_bar(answer.counts.frames, "drawing", "frame") as bar:
-                write_annotated(args.photo, annotate, [(t.track, t.match.label, t.name is not None)
-                                                       for t in answer.tracks],
-                                progress=lambda done, _total: bar.update(done - bar.n))
+                gallery.services().video.annotate(args.photo, answer, [t.match.label for t in answer.tracks],
+                                                  annotate, progress=lambda done, _total: bar.update(done - bar.n))
     data = worded(answer.to_dict(), answer.rule)
     rows = [[t["track"], t["name"], f"{t['score']:.2f}" if t["score"] is not None else "",
              span(t["first_time"], t["last_time"]), t["frames_seen"], t["views"], t.get("sighting_id", "")]

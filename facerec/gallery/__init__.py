@@ -24,6 +24,7 @@ threads and processes, so two simultaneous enrollments cannot both pass it. A wr
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 from facerec.faces.image import ImageInput
@@ -34,7 +35,7 @@ from facerec.formats.archive import ImportLimits
 from facerec.gallery.composition import Services, compose
 from facerec.gallery.health import HealthReport
 from facerec.gallery.results import EnrollResult, FaceMatch, IdentityInfo, VerifyResult
-from facerec.gallery.video import VideoAnswer
+from facerec.gallery.video import VideoAnswer, VideoLimits
 from facerec.settings import Settings
 
 
@@ -101,12 +102,18 @@ class Gallery:
         The contract: `Search.identify`."""
         return self._parts.searching.identify(photo, top_k, threshold, fpir, remember, not_below_default)
 
-    def identify_video(self, path: str | Path, **options) -> VideoAnswer:
+    def identify_video(self, path: str | Path, top_k: int = 3, fpir: float | None = None,
+                       threshold: float | None = None, remember: bool = True, not_below_default: bool = False,
+                       limits: VideoLimits | None = None, progress: Callable[[int, int], None] | None = None,
+                       label: str | None = None) -> VideoAnswer:
         """Every face of the video file at `path` followed across frames -> a `VideoAnswer` whose `tracks` hold
-        one `TrackMatch` per face followed (its `name`, None when unknown, and its `FaceMatch`). `options`: `top_k`,
-        `fpir`, `threshold`, `remember` as for `identify`. Raises `InvalidVideo`, `VideoTooLarge`. The contract:
-        `VideoSearch.identify`."""
-        return self._parts.videos.identify(path, **options)
+        one `TrackMatch` per face followed (its `name`, None when unknown, and its `FaceMatch`). `top_k`, `fpir`,
+        `threshold`, `remember`, `not_below_default` as for `identify`; `limits`: tighter bounds for this call
+        (`facerec.gallery.video.ANONYMOUS_LIMITS` for a caller without the password); `progress(frames done,
+        frames in all)`; `label`: the file's name in messages. Raises `InvalidVideo`, `VideoTooLarge`. The
+        contract: `VideoSearch.identify`."""
+        return self._parts.videos.identify(path, top_k, fpir, threshold, remember, not_below_default, limits,
+                                           progress, label)
 
     def verify(self, photo_a: ImageInput | Photo, photo_b: ImageInput | Photo,
                threshold: float | None = None, fpir: float | None = None,

@@ -16,7 +16,6 @@ counted as one photo.
 
 from __future__ import annotations
 
-import hashlib
 import time
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -32,12 +31,20 @@ from facerec.gallery.sightings import SightingsMemory
 from facerec.gallery.thresholds import GalleryThresholds
 from facerec.openset.pooled import PooledCalibration
 from facerec.openset.threshold_policy import ThresholdInForce
-from facerec.video.decode import Frame, VideoFile, VideoInfo, VideoLimits
 from facerec.openset.cohort import normalised
+from facerec.provenance import file_sha256
+from facerec.video.annotate import write_annotated
+from facerec.video.decode import CONTAINERS, Frame, VideoFile, VideoInfo, VideoLimits
 from facerec.video.follow import RELINK_SECONDS, FaceFollower, FollowCounts, relinked
 from facerec.video.tracks import Track, ViewQuality
 
 RELINK_FAR = 1e-4  # per comparison: how often two strangers' tracks would be taken for one face
+# A caller without the admin password (the page's anonymous upload): a photo's upload limit in bytes (15 MB), a
+# minute, 1,800 frames, and decoding work of at most 1,800 frames of 1080p (a few kB can decode to far more: #63
+# row 5). The interfaces pass it as `limits`; what they may say of videos: `CONTAINERS`.
+ANONYMOUS_LIMITS = VideoLimits(max_seconds=60.0, max_bytes=15 << 20, max_frames=1_800, max_side=1280,
+                               max_decoded_pixels=1_800 * 1920 * 1080)
+__all__ = ["ANONYMOUS_LIMITS", "CONTAINERS", "VideoAnswer", "VideoInfo", "VideoLimits", "VideoSearch"]
 
 
 @dataclass
@@ -158,6 +165,20 @@ class VideoSearch:
         return VideoAnswer([TrackMatch(t, m, info.fps) for t, m in zip(tracks, matches)], rule, self.pooled.shift,
                            follower.counts, info, self.every, time.perf_counter() - started, self.pooled.warning)
 
+    def probe(self, path: str | Path, label: str | None = None) -> VideoInfo:
+        """What the container says of the video at `path` (frames, size, codec, container), within the settings'
+        bounds: the page's preview note reads it. Raises `InvalidVideo`, `VideoTooLarge`."""
+        with VideoFile(path, self.limits, label) as video:
+            return video.info
+
+    def annotate(self, path: str | Path, answer: "VideoAnswer", labels: list[str], out: str | Path,
+                 limits: VideoLimits | None = None, progress: Callable[[int, int], None] | None = None) -> Path:
+        """The video at `path` drawn back with `answer`'s tracks (each with its label in `labels`, green when
+        named), written to `out` (VP9 WebM), within the same bounds `identify` had (`limits`: tighter ones)."""
+        bounds = self.limits if limits is None else self.limits.tighter(limits)
+        drawn = [(t.track, label, t.match.name is not None) for t, label in zip(answer.tracks, labels)]
+        return write_annotated(path, out, drawn, bounds, progress)
+
     def same_face(self) -> Callable[[np.ndarray, np.ndarray], float | None]:
         """Whether two tracks' pools are one face: their normalised score at or above the threshold for one
         comparison at `RELINK_FAR` plus the pooled shift (a stranger's track joined to an enrolled person's would be
@@ -185,15 +206,6 @@ class VideoSearch:
 
     def live(self, fps: float = 10.0) -> "LiveFaces":
         return LiveFaces(self, fps)
-
-
-def file_sha256(path: str | Path) -> str:
-    """The file's SHA-256, read a megabyte at a time (the strangers memory tells one video sent twice by it)."""
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        while chunk := handle.read(1 << 20):
-            digest.update(chunk)
-    return digest.hexdigest()
 
 
 class LiveFaces:

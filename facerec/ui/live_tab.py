@@ -28,7 +28,7 @@ from facerec.ui.camera_input import CameraFrameInput, frame_pixels
 from facerec.ui.context import AppContext
 from facerec.ui.page_pictures import page_picture
 from facerec.ui.text import markdown_text
-from facerec.ui.video_panel import ANONYMOUS_LIMITS
+from facerec.gallery.video import ANONYMOUS_LIMITS
 from facerec.words.video import CAMERA_PROBLEMS, LIVE_NOTE, live_refused, live_status
 
 FPS = 5.0  # frames the page sends a second (`stream_every`)

@@ -29,8 +29,7 @@ from facerec.ui.text import markdown_text
 from facerec.ui.threshold_controls import page_rule
 from facerec.ui.uploads import CACHE_MAX_AGE_S, delete_later, forget_upload
 from facerec.ui.views import FACES_CSS, face_tiles
-from facerec.video.annotate import write_annotated
-from facerec.video.decode import CONTAINERS, VideoFile, VideoLimits
+from facerec.gallery.video import ANONYMOUS_LIMITS, CONTAINERS
 from facerec.video.waiting_room import PLACES, WaitingRoom
 from facerec.words.templates import learning_sentence, not_this_sentence, undo_sentence
 from facerec.words.video import pooled_sentence, preview_note, span, video_summary
@@ -40,10 +39,6 @@ VIDEO_GONE = ("the uploaded video is no longer on the server (a video is deleted
               "uploads expire); upload it again")
 HEADERS = ["track", "name", "score", "on screen", "frames seen", "best candidates"]
 MAX_NAMES = 1000  # names offered for a correction (any enrolled name may be typed)
-# A page user without the admin password: a photo's upload limit in bytes (15 MB), a minute, 1,800 frames, and
-# decoding work of at most 1,800 frames of 1080p (a few kB can decode to far more: #63 row 5).
-ANONYMOUS_LIMITS = VideoLimits(max_seconds=60.0, max_bytes=15 << 20, max_frames=1_800, max_side=1280,
-                               max_decoded_pixels=1_800 * 1920 * 1080)
 
 
 def stepper(progress: gr.Progress, step: str) -> Callable[[int, int], None]:
@@ -141,20 +136,17 @@ def build(context: AppContext, password: gr.Textbox, pinned: gr.Textbox, top_k: 
         own: MPEG-4 Part 2, which OpenCV's writer puts into MP4, or any AVI); one the reader refuses is said
         by Identify video."""
         try:
-            with VideoFile(path, VideoLimits.of(services.settings)) as opened:
-                return preview_note(opened.info.container, opened.info.codec)
+            info = services.video.probe(path)
         except FaceRecError:
             return ""
+        return preview_note(info.container, info.codec)
 
-    def annotated_copy(path, answer: VideoAnswer, labels: list[str], limits: VideoLimits | None,
-                       progress: Callable[[int, int], None]) -> str:
+    def annotated_copy(path, answer: VideoAnswer, labels: list[str], limits, progress: Callable[[int, int], None]
+                       ) -> str:
         """The video with each track's box and label, in a folder of the web cache deleted with its other files."""
         folder = Path(tempfile.mkdtemp(prefix="video-", dir=context.web_cache))
         delete_later(folder, CACHE_MAX_AGE_S)
-        bounds = VideoLimits.of(services.settings)
-        bounds = bounds if limits is None else bounds.tighter(limits)
-        drawn = [(t.track, label, t.match.name is not None) for t, label in zip(answer.tracks, labels)]
-        return str(write_annotated(path, folder / "identified.webm", drawn, bounds, progress))
+        return str(services.video.annotate(path, answer, labels, folder / "identified.webm", limits, progress))
 
     def chosen(track, tracks_seen, password, request) -> tuple[int, list]:
         context.require_admin(password, request)

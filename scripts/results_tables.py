@@ -23,7 +23,7 @@ sys.path.insert(0, str(ROOT))  # the tables that facerec itself prints (open set
 from result_blocks import accuracy, gallery, open_set, packs, scale, testing, training, video  # noqa: E402
 
 PAGES = {ROOT / "README.md": ("growth", "accuracy", "packs_headline", "speed_line"),
-         ROOT / "docs" / "results.md": ("probe_quality", "peer_open_set", "cpus", "accuracy", "peer", "speed", "sightings", "enrollment_quality",
+         ROOT / "docs" / "results.md": ("probe_quality", "peer_open_set", "cpus", "accuracy", "peer", "speed", "sightings", "quality_agreement", "enrollment_quality",
                                         "rest", "scale", "faiss_million", "yardstick", "flood", "identify_profile", "reindex_online",
                                         "replay_learning", "suggestions", "strangers_memory", "scores", "rerank",
                                         "score_cost", "video_hamilton", "video_open_set", "video_request", "video_page", "video_bombs", "public_domain", "packs", "claims"),

@@ -13,12 +13,13 @@ class Quality(Protocol):
     score: float
     low: bool
     reasons: list[str]
+    caveats: list[str]
 
 
 def quality_sentence(quality: Quality) -> str:
     """"Enrollment quality 0.84 (estimated chance ...): good." (or low, with its reasons)."""
     verdict = "low: " + "; ".join(quality.reasons) if quality.low and quality.reasons else (
-        "low" if quality.low else "good")
+        "low" if quality.low else "good" + (", though " + " and ".join(quality.caveats) if quality.caveats else ""))
     return (f"Enrollment quality {quality.score:.2f} (estimated chance that a later photo of this person is "
             f"recognised as them first): {verdict}.")
 
@@ -40,4 +41,8 @@ def quality_reason(feature: str, face_width_px: float, eye_distance_px: float, t
         return "strong profile (the face is turned away from the camera)"
     if feature == "sharpness":
         return "blurred"
+    if feature == "geometric_stability":
+        return "unstable (its embedding changes under small shifts or mirroring: occlusion, odd light or pose)"
+    if feature == "detail_stability":
+        return "its fine detail reads unreliably (the embedding changes under slight blur: noise or heavy grain)"
     return "unstable (its embedding changes under small shifts, blur or mirroring: occlusion, odd light or pose)"

@@ -349,3 +349,29 @@ def claims_block() -> str:
             f"photo, {protocol['strangers']} held-out strangers ({protocol['held_out']}). `python benchmarks/claims.py "
             f"--data ../shared/data --out benchmarks/results/claims.json`. {cpu_text(result)}, model "
             f"{model_text(result)}, {result['provenance']['date'][:10]}.")
+
+
+def quality_agreement_block() -> str:
+    """The enrollment quality score against later recognition, per kind of photo, read out of fold on held-out
+    CelebA identities, beside the calibration shipped before (the `agreement` scripts/calibrate_quality.py records
+    in the shipped calibration file)."""
+    import json
+
+    from result_blocks.common import ROOT
+
+    path = ROOT / "models" / "facerec-r18-arcface.quality.json"
+    found = json.loads(path.read_text())["source"].get("agreement")
+    if not found:
+        return "(not measured yet: `python scripts/calibrate_quality.py`)"
+    readings = {name: table for name, table in found.items() if isinstance(table, dict)}
+    versions = [v for v in next(iter(readings.values())) if v != "all"]
+    rows = ["| calibration | " + " | ".join(versions) + " | all: squared error |",
+            "|---|" + "---|" * (len(versions) + 1)]
+    for name, table in readings.items():
+        cells = [f"{table[v]['mean_score']:.3f} vs {table[v]['observed']:.3f} ({table[v]['squared_error']:.4f})"
+                 for v in versions]
+        rows.append(f"| {name} | " + " | ".join(cells) + f" | {table['all']['squared_error']:.4f} |")
+    return ("\n".join(rows) + "\n\nEach cell: the mean score vs the share of the person's other photos ranked first "
+            "(the squared error of score against that share, per enrollment); " + found["rule"] + ". Each kind "
+            f"{next(iter(readings.values()))[versions[0]]['enrollments']:,} enrollments of the 150 held-out "
+            "identities' photos.")

@@ -26,16 +26,20 @@ from facerec.errors import UnusableFile
 from facerec.words.quality import quality_reason, quality_sentence
 from facerec.faces.quality.features import TEMPLATE_EYE_DISTANCE, QualityFeatures, effective_eye_distance
 
-FEATURES = ("size", "yaw", "sharpness", "stability")
+FEATURES = ("size", "yaw", "sharpness", "geometric_stability", "detail_stability")
+LEGACY_FEATURES = ("size", "yaw", "sharpness", "stability")  # calibration files made before #64 row 2
 LOW_SHARE = 0.05
 REASON_SHARE = 0.25
+# A face that is not low may still be, say, blurred: a feature costing at least this much (log-odds against a
+# typical photo) is said beside "good" (#64 row 2: a blurred photo rated "0.84 good" without a word)
+CAVEAT_LOGODDS = 0.5
 
 
-def design_row(features: QualityFeatures) -> np.ndarray:
-    """The model's inputs for one face, in `FEATURES` order; size is log2 of the usable eye distance over the
+def design_row(features: QualityFeatures, names: tuple[str, ...] = FEATURES) -> np.ndarray:
+    """The model's inputs for one face, in `names` order; size is log2 of the usable eye distance over the
     template's (0 for any face at least as big as the crop, -1 for half of it)."""
     size = math.log2(max(effective_eye_distance(features.eye_distance_px), 1.0) / TEMPLATE_EYE_DISTANCE)
-    return np.array([size, features.yaw, features.sharpness, features.stability], np.float64)
+    return np.array([size if name == "size" else getattr(features, name) for name in names], np.float64)
 
 
 @dataclass
@@ -48,6 +52,7 @@ class EnrollmentQuality:
     features: QualityFeatures
     face_width_px: float
     notes: list[str] = field(default_factory=list)
+    caveats: list[str] = field(default_factory=list)  # what costs a face that is not low most, in words
 
     def sentence(self) -> str:
         return quality_sentence(self)
@@ -55,7 +60,7 @@ class EnrollmentQuality:
     def to_dict(self) -> dict:
         return {"score": round(self.score, 4), "low": self.low, "reasons": self.reasons,
                 "face_width_px": round(self.face_width_px, 1), "features": self.features.to_dict(),
-                "sentence": self.sentence(), "notes": self.notes}
+                "caveats": self.caveats, "sentence": self.sentence(), "notes": self.notes}
 
 
 @dataclass(frozen=True)
@@ -68,6 +73,7 @@ class QualityModel:
     typical: np.ndarray  # the design row of a typical enrollment photo (the reasons compare with it)
     model_sha256: str
     source: dict
+    features: tuple[str, ...] = FEATURES  # the design row's columns, as the file names them
 
     @classmethod
     def load(cls, path: str | Path) -> "QualityModel":
@@ -76,13 +82,14 @@ class QualityModel:
             return cls(np.array(data["means"], np.float64), np.array(data["scales"], np.float64),
                        np.array(data["coefficients"], np.float64), float(data["intercept"]),
                        float(data["low_score"]), np.array(data["typical"], np.float64),
-                       str(data.get("model_sha256", "")), dict(data.get("source", {})))
+                       str(data.get("model_sha256", "")), dict(data.get("source", {})),
+                       tuple(data.get("features", LEGACY_FEATURES)))
         except (OSError, ValueError, KeyError, TypeError) as error:
             raise UnusableFile(f"the enrollment-quality calibration {path} cannot be read "
                                f"({' '.join(str(error).split())[:120]}); run scripts/calibrate_quality.py") from None
 
     def to_dict(self) -> dict:
-        return {"features": list(FEATURES), "means": self.means.tolist(), "scales": self.scales.tolist(),
+        return {"features": list(self.features), "means": self.means.tolist(), "scales": self.scales.tolist(),
                 "coefficients": self.coefficients.tolist(), "intercept": self.intercept,
                 "low_score": self.low_score, "typical": self.typical.tolist(),
                 "model_sha256": self.model_sha256, "source": self.source}
@@ -97,22 +104,33 @@ class QualityModel:
 
     def assess(self, features: QualityFeatures, face_width_px: float, model_sha256: str | None = None
                ) -> EnrollmentQuality:
-        score = float(self.predict(design_row(features))[0])
+        score = float(self.predict(design_row(features, self.features))[0])
         notes = []
         if model_sha256 and self.model_sha256 and model_sha256 != self.model_sha256:
             notes.append("The quality calibration was made for another model file: rerun "
                          "scripts/calibrate_quality.py for this one.")
         low = score < self.low_score
         return EnrollmentQuality(score, low, self.reasons(features, face_width_px) if low else [], features,
-                                face_width_px, notes)
+                                 face_width_px, notes, [] if low else self.caveats(features, face_width_px))
+
+    def caveats(self, features: QualityFeatures, face_width_px: float) -> list[str]:
+        """The features that cost a face at least `CAVEAT_LOGODDS` against a typical photo, in words, worst first."""
+        costs = self._costs(features)
+        found = [(cost, _reason(name, features, face_width_px)) for name, cost in zip(self.features, costs)
+                 if -cost >= CAVEAT_LOGODDS]
+        return [text for _cost, text in sorted(found)]
+
+    def _costs(self, features: QualityFeatures) -> np.ndarray:
+        """Each feature's log-odds against a typical enrollment photo (negative: it costs this face)."""
+        return (design_row(features, self.features) - self.typical) * self.coefficients / self.scales
 
     def reasons(self, features: QualityFeatures, face_width_px: float) -> list[str]:
         """The features that cost this face most against a typical enrollment photo, in words, worst first."""
-        costs = (design_row(features) - self.typical) * self.coefficients / self.scales  # log-odds, per feature
+        costs = self._costs(features)
         shortfall = -float(np.sum(np.minimum(costs, 0.0)))
         if shortfall <= 0:
             return []
-        found = [(cost, _reason(name, features, face_width_px)) for name, cost in zip(FEATURES, costs)
+        found = [(cost, _reason(name, features, face_width_px)) for name, cost in zip(self.features, costs)
                  if cost < 0 and -cost >= REASON_SHARE * shortfall]
         return [text for _cost, text in sorted(found)]
 

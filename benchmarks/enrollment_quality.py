@@ -27,6 +27,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from facerec.datasets.cache import load_cache, read_results  # noqa: E402
 from facerec.faces.embed import FaceEmbedder  # noqa: E402
+from facerec.openset.cohort import Cohort, cohort_path, normalised  # noqa: E402
 from facerec.openset.model_card import policy_for  # noqa: E402
 from facerec.provenance import write_result  # noqa: E402
 from facerec.faces.quality import QualityModel  # noqa: E402
@@ -65,15 +66,21 @@ def main() -> None:
     usable = [rows for rows in pairs if all(results[r]["status"] == "face" for r in rows)]
     rows = np.array(usable)  # [P, 2]
     embeddings = embedder.embed(np.asarray(faces[rows.ravel()])).reshape(len(rows), 2, -1)
-    threshold = policy_for(settings, embedder.sha256).for_gallery(len(rows)).threshold
+    policy = policy_for(settings, embedder.sha256)
+    threshold = policy.for_gallery(len(rows)).threshold
+    # The threshold is on the normalised score when the card says so: each pair is scored as identify scores it
+    # (until 1f797af this compared cosines with the score threshold, so "named at the threshold" read 0 everywhere)
+    cohort = Cohort.load(cohort_path(settings.model_path)) if policy.calibration.normalised else None
     labels = np.arange(len(rows))
     ranked_first, named, scores, reasons = [], [], [], Counter()
     for enrolled_side in (0, 1):
         enrolled, queries = embeddings[:, enrolled_side], embeddings[:, 1 - enrolled_side]
         first, _trials = one_shot_outcomes(enrolled, labels, enrolled, labels, queries, labels, -1.0)
-        at_threshold, _trials = one_shot_outcomes(enrolled, labels, enrolled, labels, queries, labels, threshold)
+        own = np.sum(enrolled * queries, axis=1)  # each person's other photo against their enrolled one
+        if cohort is not None:
+            own = normalised(own, cohort.statistics(queries), cohort.statistics(enrolled))
         ranked_first += first.tolist()
-        named += at_threshold.tolist()
+        named += ((first > 0) & (own >= threshold)).tolist()
         for row in rows[:, enrolled_side]:
             landmarks = np.array(results[int(row)]["landmarks"].split(), np.float64).reshape(5, 2)
             quality = model.assess(measure(embedder, np.asarray(faces[row]), landmarks), 0.0)

@@ -102,14 +102,18 @@ STATED = {
     "SECURITY.md": {"1 MiB", "1.5 GB", "10 minutes", "15 MB", "16 MP", "16 MiB", "2 GiB", "2 minutes", "2,048 px",
                     "20 s", "20x", "256 MiB", "257 MiB", "30 days", "31 MiB", "4 MP", "40 megapixels", "40 px",
                     "512 MiB", "64 MiB", "41 MB", "21 MB", "60 s", "300 s", "1,280 px", "257 MiB",
-                    "8 MB", "3840x"},  # a live camera frame's limits (facerec.ui.camera_input)
+                    "8 MB", "3840x",  # a live camera frame's limits (facerec.ui.camera_input)
+                    # a video's frame (facerec.video.decode.MAX_FRAME_PIXELS), an anonymous video's decoding
+                    # (facerec.gallery.video.ANONYMOUS_LIMITS), the memory bound the flood is held to
+                    "4096x", "9.4 megapixels", "3,732 megapixels", "2 GB"},
     "docs/api.md": {"1 MB", "15 MB", "16 MP", "256 MB", "31 MB", "40 megapixels"},
     "docs/app.md": {"0.1%", "1%", "112 px", "15 MB", "16 MP", "2 minutes", "30 days", "34 px", "40 megapixels"},
     "docs/cli.md": {"0.1%", "1%"},
     "docs/deployment.md": {"60 s", "4 GB"},
-    "docs/health.md": {"15 px", "3 px", "34 px", "35 px"},
+    "docs/health.md": {"15 px", "3 px", "34 px", "35 px", "4 px", "5%"},  # + the calibration's blur and low share
     "docs/how-the-threshold-works.md": {"0.1%", "1%", "10%", "12 px", "90%", "95%"},
-    "docs/results.md": {"1%", "10%", "20 ms", "30 MB", "40 megapixels", "5 ms", "5%", "87 kB", "99.9%"},
+    "docs/results.md": {"1%", "10%", "20 ms", "30 MB", "40 megapixels", "5 ms", "5%", "87 kB", "99.9%",
+                        "13,300x", "16,000x"},  # the sizes of the hostile inputs the flood sends
     "docs/threshold-policy.md": {"1%", "5%"},
 }
 WITH_UNIT = (r"(?<![\w.])(\d[\d,]*(?:\.\d+)?)\s?(ms|s|seconds|minutes|min|h|hours|days|MB|GB|KB|kB|MiB|GiB|B|%|x|px|"

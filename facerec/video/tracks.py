@@ -20,8 +20,8 @@ from facerec.faces.quality.score import QualityModel
 
 
 class ViewQuality:
-    """The enrollment quality score of one view, without its one costly feature: stability needs five more
-    embeddings per face, so a video holds it at the typical photo's value (`QualityModel.typical`) and scores size,
+    """The enrollment quality score of one view, without its costly features: stability needs five more
+    embeddings per face, so a video holds both kinds at the typical photo's value (`QualityModel.typical`) and scores size,
     pose and sharpness as calibrated. Without a calibration beside the model: the usable eye distance over the
     template's times frontality, in [0, 1] (bigger and more frontal is better)."""
 
@@ -33,8 +33,11 @@ class ViewQuality:
         eyes = eye_distance(face.landmarks)
         if self.model is None:
             return float(effective_eye_distance(eyes) / TEMPLATE_EYE_DISTANCE * max(0.0, 1.0 - yaw_ratio(face.landmarks)))
-        size = np.log2(max(effective_eye_distance(eyes), 1.0) / TEMPLATE_EYE_DISTANCE)
-        row = np.array([size, yaw_ratio(face.landmarks), sharpness(crop), self.model.typical[3]], np.float64)
+        measured = {"size": np.log2(max(effective_eye_distance(eyes), 1.0) / TEMPLATE_EYE_DISTANCE),
+                    "yaw": yaw_ratio(face.landmarks), "sharpness": sharpness(crop)}
+        # every other feature (the stabilities, whatever the calibration file names) at the typical photo's value
+        row = np.array([measured.get(name, typical) for name, typical in zip(self.model.features, self.model.typical)],
+                       np.float64)
         return float(self.model.predict(row)[0])
 
 

@@ -52,15 +52,20 @@ COVERING = """(picture) => {
 }"""
 
 
-@pytest.mark.parametrize("width", [1280, 390])
-def test_a_group_photos_labels_are_clear_of_the_pictures_own_controls(app, page, data_dir, tmp_path, shots, width):
-    """Item 1: at 390 px the picture's own "Who is who" label and toolbar icons covered the labels drawn on it
-    (their layout among themselves: tests/test_words_fit_the_state.py)."""
+def identify_group_photo(page, data_dir, tmp_path, width: int) -> None:
+    """The photo of the three `PEOPLE` identified on the Identify tab of a page `width` px wide."""
     page.set_viewport_size({"width": width, "height": 1000})
     photo = group_photo([lfw(data_dir, person, 1) for person in PEOPLE], tmp_path / "three.jpg")
     panel = open_tab(page, "Identify")
     panel.locator(IMAGE_INPUT).set_input_files(str(photo))
     panel.get_by_role("button", name="Identify", exact=True).click()
+
+
+@pytest.mark.parametrize("width", [1280, 390])
+def test_a_group_photos_labels_are_clear_of_the_pictures_own_controls(app, page, data_dir, tmp_path, shots, width):
+    """Item 1: at 390 px the picture's own "Who is who" label and toolbar icons covered the labels drawn on it
+    (their layout among themselves: tests/test_words_fit_the_state.py)."""
+    identify_group_photo(page, data_dir, tmp_path, width)
     expect(page.locator("#identify-status")).to_contain_text("3 face(s): #0 unknown, #1 Serena Williams, #2 Colin")
     picture = page.locator('img[alt="Who is who"]')
     expect(picture).to_be_visible()
@@ -155,11 +160,7 @@ def test_every_tab_is_in_sight_on_a_phone_and_stays_itself(app, page):
 
 def test_every_column_of_the_identify_table_fits_at_1280(app, page, data_dir, tmp_path, shots):
     """#64 row 8: at 1280 px the "face" header wrapped as "fac / e" and the "candidate 3" column was cut off."""
-    page.set_viewport_size({"width": 1280, "height": 1000})
-    photo = group_photo([lfw(data_dir, person, 1) for person in PEOPLE], tmp_path / "three.jpg")
-    panel = open_tab(page, "Identify")
-    panel.locator(IMAGE_INPUT).set_input_files(str(photo))
-    panel.get_by_role("button", name="Identify", exact=True).click()
+    identify_group_photo(page, data_dir, tmp_path, 1280)
     expect(page.locator("#identify-status")).to_contain_text("3 face(s)")
     table = page.locator("#identify-table")
     expect(table.get_by_role("columnheader").first).to_be_visible()

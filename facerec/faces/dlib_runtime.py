@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import threading
-
 from facerec.errors import FaceRecError
+from facerec.faces.loaded_once import LoadedOnce
 
 INSTALL_HINT = "pip install 'facerec[packs]'"
 
@@ -32,12 +31,7 @@ class LazyLandmarks:
 
     def __init__(self, path) -> None:
         self.path = path
-        self._predictor = None
-        self._lock = threading.Lock()
+        self._predictor = LoadedOnce(lambda: import_dlib().shape_predictor(str(self.path)))
 
     def get(self):
-        if self._predictor is None:
-            with self._lock:
-                if self._predictor is None:
-                    self._predictor = import_dlib().shape_predictor(str(self.path))
-        return self._predictor
+        return self._predictor.get()

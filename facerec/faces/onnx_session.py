@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import threading
+from facerec.faces.loaded_once import LoadedOnce
 
 
 class LazySession:
@@ -18,29 +18,25 @@ class LazySession:
         self._model = model
         self.num_threads = num_threads
         self.exact = exact
-        self._session = None
-        self._lock = threading.Lock()
+        self._session = LoadedOnce(self._open)
 
     def get(self):
-        if self._session is None:
-            with self._lock:
-                if self._session is None:
-                    import onnxruntime as ort
+        return self._session.get()
 
-                    options = ort.SessionOptions()
-                    options.intra_op_num_threads = self.num_threads
-                    options.log_severity_level = 3
-                    if self.exact:
-                        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
-                    # Idle worker threads would otherwise spin for a while after each run, taking the cores
-                    # the gallery search (a multi-threaded BLAS product) needs right after embedding.
-                    options.add_session_config_entry("session.intra_op.allow_spinning", "0")
-                    # No arena: onnxruntime's own pool kept the peak of every concurrent run for good (a flood of
-                    # 50-face photos held the app above 1.8 GB); freed tensors go back to the system instead.
-                    options.enable_cpu_mem_arena = False
-                    model = self._model() if callable(self._model) else self._model
-                    self._session = ort.InferenceSession(
-                        model if isinstance(model, bytes) else str(model), options,
-                        providers=["CPUExecutionProvider"],
-                    )
-        return self._session
+    def _open(self):
+        import onnxruntime as ort
+
+        options = ort.SessionOptions()
+        options.intra_op_num_threads = self.num_threads
+        options.log_severity_level = 3
+        if self.exact:
+            options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+        # Idle worker threads would otherwise spin for a while after each run, taking the cores
+        # the gallery search (a multi-threaded BLAS product) needs right after embedding.
+        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+        # No arena: onnxruntime's own pool kept the peak of every concurrent run for good (a flood of
+        # 50-face photos held the app above 1.8 GB); freed tensors go back to the system instead.
+        options.enable_cpu_mem_arena = False
+        model = self._model() if callable(self._model) else self._model
+        return ort.InferenceSession(model if isinstance(model, bytes) else str(model), options,
+                                    providers=["CPUExecutionProvider"])

@@ -135,7 +135,7 @@ def agreement(rows, legacy, kinds, successes, trials, identity_of, before, sha25
     keep = trials > 0
     observed = np.where(keep, successes / np.maximum(trials, 1), np.nan)
     out_of_fold = np.full(len(rows), np.nan)
-    fold = (identity_of % FOLDS) if identity_of is not None else np.arange(len(rows)) % FOLDS
+    fold = identity_of % FOLDS
     for k in range(FOLDS):
         train = (fold != k) & keep
         model = fitted_model(rows[train], successes[train], trials[train], rows[train & (kinds == "as is")], sha256,
@@ -197,8 +197,7 @@ def main() -> None:
               "outcome": "rank-1 of the person's other photos in a one-shot gallery of the held-out people",
               "seed": SEED, "low_score_rule": f"the score of the worst {LOW_SHARE:.0%} of the held-out photos as they are",
               "model_file": args.model.name, "seconds": round(time.perf_counter() - started, 1)}
-    identity_of = np.array([labels[i] for i in range(len(labels)) for _ in VERSIONS]) if len(rows) == len(
-        labels) * len(VERSIONS) else None
+    identity_of = np.repeat(labels, len(VERSIONS))  # measure_all's rows: each photo's versions in turn
     before = previous_model(args.model.with_suffix(".quality.json"), embedder.sha256)
     source["agreement"] = agreement(rows, legacy, kinds, successes, trials, identity_of, before, embedder.sha256,
                                     source)

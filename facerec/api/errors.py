@@ -53,10 +53,11 @@ STATUS_OF = (
     (ModelMismatch, 409, "model_mismatch"),
     (AccessDenied, 403, "forbidden"),
     (StorageFull, 507, "storage_full"),
-    (Busy, 503, "busy"),
+    (Busy, 503, "busy"),  # with Retry-After (`HEADERS_OF`)
     (UnusableFile, 500, "unusable_file"),
     (FaceRecError, 400, "invalid_argument"),
 )
+HEADERS_OF = ((Busy, {"Retry-After": "120"}),)  # what a client needs beside the status to act on it
 CODE_OF_HTTP_STATUS = {400: "bad_request", 401: "unauthorized", 403: "forbidden", 404: "not_found",
                        405: "method_not_allowed", 413: "too_large", 503: "api_off", 507: "storage_full"}
 
@@ -71,11 +72,10 @@ class ApiError(Exception):
 
 def error_response(error: BaseException) -> JSONResponse:
     """The HTTP answer for any exception raised while serving a request."""
-    if isinstance(error, Busy):
-        return _answer(503, "busy", str(error), headers={"Retry-After": "120"})
     if isinstance(error, FaceRecError):
         status, code = next((s, c) for kind, s, c in STATUS_OF if isinstance(error, kind))
-        return _answer(status, code, str(error), **_details(error))
+        headers = next((h for kind, h in HEADERS_OF if isinstance(error, kind)), None)
+        return _answer(status, code, str(error), headers=headers, **_details(error))
     if isinstance(error, ApiError):
         return _answer(error.status, error.code, str(error), headers=error.headers)
     if isinstance(error, RequestValidationError):

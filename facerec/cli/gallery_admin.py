@@ -7,7 +7,8 @@ import argparse
 from facerec.cli.output import emit, open_gallery, settings_from
 from facerec.cli.registry import CommandAdder
 from facerec.words.phrasing import plural, score_text, size_text
-from facerec.words.health import confusable_pairs_line, figure_text, health_in_words, pair_text, threshold_words
+from facerec.words.health import (confusable_pairs_line, health_in_words, on_cosines, pair_text,
+                                  threshold_words)
 from facerec.words.sightings import sightings_in_words
 from facerec.words.threshold import with_sentence
 
@@ -107,10 +108,8 @@ def cmd_health(args) -> int:
 def _cosine_of(report: dict) -> str:
     """Where the gallery decides on a normalised score, that the pairs printed below are on the cosine scale of
     the similarity `threshold_words` names beside the score threshold."""
-    score = report["score_threshold"]
-    if score is None or round(score, 3) == round(report["threshold"], 3):
-        return ""
-    return ": the pairs below are cosine similarities too"
+    return "" if on_cosines(report["score_threshold"], report["threshold"]) else (
+        ": the pairs below are cosine similarities too")
 
 
 _TREND_UNITS = {"day": "per day", "sightings": "per block of sightings"}

@@ -13,7 +13,8 @@ from facerec.words.sightings import sightings_in_words
 from facerec.ui.health_charts import policy_growth_plot, sightings_trend_plot, similarity_histogram
 from facerec.faces.embedder_check import EmbedderCheck
 from facerec.gallery.health import HealthReport
-from facerec.words.health import confusable_pairs_in_words, figure_text, health_in_words, threshold_words
+from facerec.words.health import (confusable_pairs_in_words, figure_text, health_in_words, pair_text,
+                                  threshold_words)
 from facerec.words.phrasing import plural
 from facerec.metrics import MEDIAN_KEYS
 from facerec.ui.actions import expose, page_door
@@ -80,8 +81,8 @@ def build(context: AppContext, password: gr.Textbox) -> gr.Tab:
 
     def health_on_page(password="", request: gr.Request = None):
         if context.password_needed and not password:
-            return {report_view: "", plot: None, pairs_view: "", details: None, sightings_view: "", trend_plot: no_trend(),
-                    status: "Type the admin password at the top of the page and press Check gallery health."}
+            return {report_view: "", plot: None, pairs_view: "", details: None, sightings_view: "",
+                    trend_plot: no_trend(), status: "Type the admin password at the top of the page and press Check gallery health."}
         return health(password, request)
 
     def policy_growth(succeeded, password="", request: gr.Request = None):
@@ -126,8 +127,7 @@ def report_html(report: HealthReport, readings: dict[str, str]) -> str:
     if readings.get("search_index"):
         lines.append(f"<p>{html_text(readings['search_index'])}</p>")
     if report.suspected_duplicates:
-        listed = "; ".join(f"{html_text(p['a'])} ~ {html_text(p['b'])} (similarity {p['similarity']:.3f})"
-                           for p in data["suspected_duplicates"][:20])
+        listed = "; ".join(html_text(pair_text(pair)) for pair in data["suspected_duplicates"][:20])
         lines.append(f"<p><strong>Suspected duplicates</strong> (above the threshold): {listed}</p>")
     else:
         lines.append("<p>No suspected duplicates: no two people match each other above the threshold.</p>")

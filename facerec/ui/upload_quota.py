@@ -74,7 +74,8 @@ class UploadQuota:
     within `limit_bytes` of `folder`."""
 
     def __init__(self, app: ASGIApp, folder: Path, limit_bytes: int = DEFAULT_LIMIT_BYTES,
-                 per_request_bytes: int = (15 << 20) + FORM_ALLOWANCE, routes: tuple[str, ...] = (UPLOAD_ROUTE,)) -> None:
+                 per_request_bytes: int = (15 << 20) + FORM_ALLOWANCE,
+                 routes: tuple[str, ...] = (UPLOAD_ROUTE,)) -> None:
         self.app, self.folder, self.routes = app, Path(folder), routes
         self.limit_bytes, self.per_request_bytes = limit_bytes, per_request_bytes
         self._lock = threading.Lock()

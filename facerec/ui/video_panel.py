@@ -42,8 +42,8 @@ MAX_NAMES = 1000  # names offered for a correction (any enrolled name may be typ
 
 
 def stepper(progress: gr.Progress, step: str) -> Callable[[int, int], None]:
-    """A `progress(done, total)` callback that shows Gradio's progress bar named after `step`, at most 10 times a
-    second of frames (each update is a message to the page)."""
+    """A `progress(done, total)` callback that shows Gradio's progress bar named after `step`, on every 30th frame
+    and the last (each update is a message to the page)."""
     def update(done: int, total: int) -> None:
         if total and (done == total or done % 30 == 0):
             progress(min(done / total, 1.0), desc=f"{step}: frame {done:,} of {total:,}")

@@ -38,11 +38,14 @@ def write_annotated(source: str | Path, out: str | Path, tracks: list[tuple[Trac
         info = video.info
         # libvpx's 4:2:0 wants even sides: the last row or column of an odd size is left out
         width, height = round(info.width * info.scale) // 2 * 2, round(info.height * info.scale) // 2 * 2
+        container = None
         try:
             container = av.open(str(out), "w", format="webm")
             stream = container.add_stream("libvpx-vp9", rate=Fraction(info.fps).limit_denominator(1001),
                                           options=ENCODER_OPTIONS)
         except (av.error.FFmpegError, ValueError) as error:
+            if container is not None:
+                container.close()
             raise FaceRecError(f"this PyAV cannot write VP9 WebM video to {out.name} ({error})") from None
         stream.width, stream.height, stream.pix_fmt, stream.bit_rate = max(width, 2), max(height, 2), "yuv420p", 0
         try:

@@ -30,6 +30,7 @@ CONTAINERS = "MP4, MOV, WebM, MKV or AVI"
 # The largest frame a video may have: 4K (DCI 4096 x 2160 and UHD 3840 x 2160, with room for 4096 x 2304). A photo may
 # have 40 megapixels, but a video decodes hundreds of frames: 40-megapixel ones cost seconds each (row 5 of #63).
 MAX_FRAME_PIXELS = 4096 * 2304
+UHD_PIXELS = 3840 * 2160  # a 4K UHD frame: what a request may decode, frame for frame, with a key
 DEMUXERS = {"mp4": "mov", "matroska": "matroska", "avi": "avi"}  # FFmpeg's demuxer for each container we read
 
 
@@ -42,12 +43,12 @@ class VideoLimits:
     max_bytes: int = 256 << 20
     max_frames: int = 9_000
     max_side: int = 1280
-    max_decoded_pixels: int = 9_000 * 3840 * 2160  # the most frames, each 4K UHD
+    max_decoded_pixels: int = 9_000 * UHD_PIXELS  # the most frames, each 4K UHD
 
     @classmethod
     def of(cls, settings) -> "VideoLimits":
         return cls(settings.video_max_seconds, settings.video_max_bytes, settings.video_max_frames,
-                   settings.video_max_side, settings.video_max_frames * 3840 * 2160)
+                   settings.video_max_side, settings.video_max_frames * UHD_PIXELS)
 
     def tighter(self, other: "VideoLimits") -> "VideoLimits":
         """The smaller of each bound (an anonymous caller gets the tighter of its limits and the settings')."""

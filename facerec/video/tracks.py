@@ -16,13 +16,13 @@ import numpy as np
 from facerec.faces.detect import DetectedFace
 from facerec.faces.quality.features import TEMPLATE_EYE_DISTANCE, effective_eye_distance, eye_distance, sharpness, \
     yaw_ratio
-from facerec.faces.quality.score import QualityModel
+from facerec.faces.quality.score import QualityModel, size_feature
 
 
 class ViewQuality:
     """The enrollment quality score of one view, without its costly features: stability needs five more
-    embeddings per face, so a video holds both kinds at the typical photo's value (`QualityModel.typical`) and scores size,
-    pose and sharpness as calibrated. Without a calibration beside the model: the usable eye distance over the
+    embeddings per face, so a video holds both kinds at the typical photo's value (`QualityModel.typical`) and
+    scores size, pose and sharpness as calibrated. Without a calibration beside the model: the usable eye distance over the
     template's times frontality, in [0, 1] (bigger and more frontal is better)."""
 
     def __init__(self, model: QualityModel | None) -> None:
@@ -33,8 +33,7 @@ class ViewQuality:
         eyes = eye_distance(face.landmarks)
         if self.model is None:
             return float(effective_eye_distance(eyes) / TEMPLATE_EYE_DISTANCE * max(0.0, 1.0 - yaw_ratio(face.landmarks)))
-        measured = {"size": np.log2(max(effective_eye_distance(eyes), 1.0) / TEMPLATE_EYE_DISTANCE),
-                    "yaw": yaw_ratio(face.landmarks), "sharpness": sharpness(crop)}
+        measured = {"size": size_feature(eyes), "yaw": yaw_ratio(face.landmarks), "sharpness": sharpness(crop)}
         # every other feature (the stabilities, whatever the calibration file names) at the typical photo's value
         row = np.array([measured.get(name, typical) for name, typical in zip(self.model.features, self.model.typical)],
                        np.float64)

@@ -1,8 +1,8 @@
 """Health in plain words: each figure's reading, the sightings' trend, and the one way every figure is printed.
 
 Distances are Euclidean between unit vectors, d = sqrt(2 - 2 cos): 0 for identical faces, sqrt(2) ~ 1.41 for
-unrelated ones; each reading compares a figure with the threshold's distance (the cosine two typical faces have at it). `readings` is for the
-enrolled faces alone (saying why a figure is undefined in a one-photo gallery); `memory_readings` for the figures
+unrelated ones; each reading compares a figure with the threshold's distance (the cosine two typical faces have
+at it). `readings` is for the enrolled faces alone (saying why a figure is undefined in a one-photo gallery); `memory_readings` for the figures
 over enrolled faces + sightings, saying what they rest on and how automatic sightings flatter them.
 """
 
@@ -141,11 +141,16 @@ def pair_text(pair: dict) -> str:
     return f"{pair['a']} ~ {pair['b']} (similarity {figure_text(pair['similarity'])})"
 
 
+def on_cosines(score_threshold: float | None, cosine: float) -> bool:
+    """Whether the gallery decides on raw cosines (a model calibrated on them): its threshold is the cosine itself."""
+    return score_threshold is None or abs(score_threshold - cosine) < 1e-9
+
+
 def threshold_words(score_threshold: float | None, cosine: float) -> str:
     """The threshold as Identify and Verify show it (one number users see), with the cosine similarity two
     typical faces have at it, which Health's figures are read against (#64 row 4: Health said "match threshold
     0.530" where Identify said "Score threshold 4.32" for the same decision)."""
-    if score_threshold is None or abs(score_threshold - cosine) < 1e-9:  # a model calibrated on cosines
+    if on_cosines(score_threshold, cosine):
         return f"similarity threshold {figure_text(cosine)}"
     return f"score threshold {score_text(score_threshold)} (two faces at a cosine similarity of {figure_text(cosine)})"
 

@@ -35,10 +35,15 @@ REASON_SHARE = 0.25
 CAVEAT_LOGODDS = 0.5
 
 
+def size_feature(eye_distance_px: float) -> float:
+    """The model's size input: log2 of the usable eye distance over the template's (0 for any face at least as big
+    as the crop, -1 for half of it)."""
+    return math.log2(max(effective_eye_distance(eye_distance_px), 1.0) / TEMPLATE_EYE_DISTANCE)
+
+
 def design_row(features: QualityFeatures, names: tuple[str, ...] = FEATURES) -> np.ndarray:
-    """The model's inputs for one face, in `names` order; size is log2 of the usable eye distance over the
-    template's (0 for any face at least as big as the crop, -1 for half of it)."""
-    size = math.log2(max(effective_eye_distance(features.eye_distance_px), 1.0) / TEMPLATE_EYE_DISTANCE)
+    """The model's inputs for one face, in `names` order (`size_feature` for the size)."""
+    size = size_feature(features.eye_distance_px)
     return np.array([size if name == "size" else getattr(features, name) for name in names], np.float64)
 
 

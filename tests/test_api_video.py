@@ -93,6 +93,7 @@ def test_a_video_is_one_answer_with_a_track_per_face_each_one_sighting(server, a
     assert answer["video"]["frames"] == 75 and answer["counts"]["frames"] == 75
     assert "1 person named: Barack Obama" in answer["summary"]
     assert "sighting_id" in alan and "sighting_id" not in stranger  # a track is one sighting, not one per frame
+    assert "label_token" not in stranger  # a read key's answer carries no face
     assert not leftovers(server)  # the upload left with the answer
     # The sighting is confirmed as a photo's is (an admin key), which learns the track's best face.
     confirmed = api.post(f"/sightings/{alan['sighting_id']}/confirm", headers={"X-API-Key": keys["admin"]})
@@ -102,6 +103,26 @@ def test_a_video_is_one_answer_with_a_track_per_face_each_one_sighting(server, a
     # The same keys as photo identify: none, or a wrong one, is refused before the body is read.
     refused(api.post(ROUTE, files=video(walk)), 401, "unauthorized")
     refused(api.post(ROUTE, files=video(walk), headers={"X-API-Key": "frk_" + "x" * 43}), 401, "unauthorized")
+
+
+def test_an_admin_labels_or_denies_a_track_that_was_not_kept_by_its_token(api, keys, portrait_square, tmp_path):
+    """#65 item 2: what the page's video rows do for a track that was not kept, over REST."""
+    admin = {"X-API-Key": keys["admin"]}
+    walk = clip(tmp_path / "stranger.mp4", [Path2D(portrait_square(STRANGER, 1), (0.3, 0.5), (0.6, 0.5),
+                                                   frames=(0, 30))], frames=31)
+    response = api.post(ROUTE, files=video(walk), headers=admin)
+    assert response.status_code == 200, response.text
+    stranger = max(response.json()["tracks"], key=lambda t: t["frames_seen"])
+    assert not stranger["known"] and "sighting_id" not in stranger
+    obama = api.get("/people", params={"search": "Obama"}, headers=admin).json()["people"][0]["id"]
+    denied = api.post("/negatives", json={"label_token": stranger["label_token"], "person_id": obama}, headers=admin)
+    assert denied.status_code == 201, denied.text
+    assert api.delete(f"/negatives/{denied.json()['negative_id']}", headers=admin).status_code == 200
+    labelled = api.post("/sightings?learn=false", json={"label_token": stranger["label_token"], "person_id": obama},
+                        headers=admin)
+    assert labelled.status_code == 201, labelled.text
+    assert labelled.json()["source"] == "corrected" and labelled.json()["name"] == "Barack Obama"
+    assert api.delete(f"/sightings/{labelled.json()['id']}", headers=admin).status_code == 200
 
 
 def test_what_is_no_video_or_too_much_video_is_one_line(server, api, keys, portrait_square, tmp_path):

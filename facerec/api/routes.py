@@ -215,25 +215,30 @@ def build_router(context: ApiContext) -> APIRouter:
     # ----- search ---------------------------------------------------------------------------------------
     @router.post("/identify", response_model=schemas.Identified, dependencies=[READ], tags=["search"],
                  summary="Name every face in a photo", responses=_errors(400, 413))
-    async def identify(photo: Photo, top_k: TopK = 3, fpir: Fpir = None, threshold: Threshold = None):
+    async def identify(photo: Photo, key: Annotated[ApiKey, READ], top_k: TopK = 3, fpir: Fpir = None,
+                       threshold: Threshold = None):
         """Each face: its box, the name (or 'unknown' below the threshold), its score and similarity, the top_k
-        candidates; and the threshold used with its expected stranger-match rate for this gallery."""
+        candidates; and the threshold used with its expected stranger-match rate for this gallery. For an admin key,
+        each face not kept as a sighting has a `label_token` to label it later."""
         decoded = await context.photo(photo)
         matches = await context.run(gallery.identify, decoded, top_k=top_k, threshold=threshold, fpir=fpir)
         rule = matches[0].rule
-        return schemas.Identified.of(matches, top_k, rule, services.thresholds.typical_cosine(rule.threshold))
+        tokens = ([None if m.sighting_id is not None else services.feedback.token(m.embedding, m.face, m.crop)
+                   for m in matches] if key.role == "admin" else None)
+        return schemas.Identified.of(matches, top_k, rule, services.thresholds.typical_cosine(rule.threshold),
+                                     tokens)
 
     @router.post("/videos/identify", dependencies=[READ], tags=["search"], responses=_errors(400, 413),
                  response_model=schemas.VideoIdentified, response_model_exclude_unset=True,
                  summary="Name every face of a video, followed across its frames: one answer per track")
-    async def identify_video(request: Request, video: Video, top_k: TopK = 3, fpir: Fpir = None,
-                             threshold: Threshold = None):
+    async def identify_video(request: Request, video: Video, key: Annotated[ApiKey, READ], top_k: TopK = 3,
+                             fpir: Fpir = None, threshold: Threshold = None):
         """Each track (a face followed across frames): name or 'unknown', its pooled score, when it was on screen,
         frames seen and its best face's box; a named track is one sighting (`sighting_id`). The upload is written
         to a private temporary folder (the decoder reads a file) and deleted before the answer is sent. One video
         is followed at a time and two more may wait (their uploads are read while they wait); a fourth is refused
         with 503 `busy` before its upload is read. A video whose client went away while it waited is not
-        followed."""
+        followed. For an admin key, each track not kept as a sighting has a `label_token` to label it later."""
         folder = Path(tempfile.mkdtemp(prefix="api-video-", dir=context.scratch))
         try:
             path = folder / "upload"
@@ -247,6 +252,11 @@ def build_router(context: ApiContext) -> APIRouter:
         finally:
             shutil.rmtree(folder, ignore_errors=True)
         data = answer.to_dict()
+        if key.role == "admin":  # a track not kept can be labelled later, as on the page
+            for track, row in zip(answer.tracks, data["tracks"]):
+                if track.match.sighting_id is None:
+                    row["label_token"] = services.feedback.token(track.track.pooled, track.track.best_face,
+                                                                 track.track.best_crop)
         return {**worded(data, answer.rule), "summary": video_summary(data)}
 
     @router.post("/verify", response_model=schemas.Verified, dependencies=[READ], tags=["search"],
@@ -276,6 +286,15 @@ def build_router(context: ApiContext) -> APIRouter:
         return (await context.run(services.feedback.correct, sighting_id, correction.person_id,
                                   _learned_by(key) if learn else None)).to_dict()
 
+    @router.post("/sightings", status_code=201, response_model=schemas.Sighting, tags=["sightings"],
+                 summary="A face identify did not keep is this person: kept as a sighting (learned as theirs)",
+                 responses=_errors(400, 404))
+    async def label_face(label: schemas.Label, key: Annotated[ApiKey, ADMIN], learn: Learn = True):
+        """The face is the one whose `label_token` an identify answer gave (to an admin key, within the hour);
+        as the page's Correct (or Confirm, with `confirmed`) on a face that was not kept."""
+        return (await context.run(services.feedback.label_token, label.label_token, label.person_id,
+                                  label.confirmed, _learned_by(key) if learn else None)).to_dict()
+
     @router.delete("/sightings/{sighting_id}", response_model=schemas.Sighting, dependencies=[ADMIN],
                    tags=["sightings"], summary="The face kept as this sighting is nobody enrolled: forget it",
                    responses=_errors(400, 404))
@@ -288,6 +307,14 @@ def build_router(context: ApiContext) -> APIRouter:
                  responses=_errors(400, 404))
     async def not_this_person(sighting_id: SightingId, key: Annotated[ApiKey, ADMIN]):
         return (await context.run(services.feedback.not_this_person, sighting_id, _learned_by(key))).to_dict()
+
+    @router.post("/negatives", status_code=201, response_model=schemas.Negative, tags=["sightings"],
+                 summary="A face identify did not keep is not this person: kept as their negative example",
+                 responses=_errors(400, 404))
+    async def not_this_face(denial: schemas.NotThisPerson, key: Annotated[ApiKey, ADMIN]):
+        negative = await context.run(services.feedback.not_this_token, denial.label_token, denial.person_id,
+                                     _learned_by(key))
+        return {"negative_id": negative, "identity_id": denial.person_id}
 
     @router.delete("/negatives/{negative_id}", dependencies=[ADMIN], tags=["sightings"],
                    summary="Undo one \"not this person\"", responses=_errors(404))

@@ -13,6 +13,10 @@ from facerec.words.threshold import with_sentence, worded
 from facerec.words.phrasing import faces_left_out_message
 
 
+LABEL_TOKEN = ("admin keys only, for a face or track not kept as a sighting: a signed token, valid for an hour, that "
+               "labels it later (POST /sightings) or says who it is not (POST /negatives); it holds the face's "
+               "embedding and aligned face, so keep it as you keep faces")
+
 class Error(BaseModel):
     error: str = Field(description="one line, the message the web app shows for the same problem")
     code: str = Field(description="a stable word for programs: no_face, possible_duplicate, unauthorized, ...")
@@ -169,6 +173,25 @@ class Correction(BaseModel):
     person_id: int = Field(ge=1, le=2**63 - 1, description="who the face really is")
 
 
+class Label(BaseModel):
+    """`POST /sightings`: a face identify did not keep is this person."""
+    label_token: str = Field(max_length=64_000, description="the face's `label_token` from an identify answer")
+    person_id: int = Field(ge=1, le=2**63 - 1, description="who the face is")
+    confirmed: bool = Field(False, description="true: the face was named this person and that was right (kept as "
+                                               "a confirmed sighting); false: a correction")
+
+
+class NotThisPerson(BaseModel):
+    """`POST /negatives`: a face identify did not keep is not this person."""
+    label_token: str = Field(max_length=64_000, description="the face's `label_token` from an identify answer")
+    person_id: int = Field(ge=1, le=2**63 - 1, description="who the face is not")
+
+
+class Negative(BaseModel):
+    negative_id: int = Field(description="the negative example kept (undo: DELETE /negatives/{negative_id})")
+    identity_id: int
+
+
 class Enrolled(BaseModel):
     identity_id: int
     name: str
@@ -214,6 +237,7 @@ class IdentifiedFace(BaseModel):
     candidates: list[Candidate] = Field(description="the top_k people, best first, by score")
     sighting_id: int | None = Field(None, description="the sighting this named face was kept as (confirm or "
                                                       "correct it under /sightings); null when not kept")
+    label_token: str | None = Field(None, description=LABEL_TOKEN)
 
 
 class Identified(BaseModel):
@@ -230,9 +254,11 @@ class Identified(BaseModel):
     threshold_policy: ThresholdPolicy
 
     @classmethod
-    def of(cls, matches: FoundFaces, top_k: int, rule: ThresholdInForce, typical_cosine: float) -> "Identified":
+    def of(cls, matches: FoundFaces, top_k: int, rule: ThresholdInForce, typical_cosine: float,
+           tokens: list[str | None] | None = None) -> "Identified":
+        """The answer; `tokens`: each face's `label_token` (an admin key's answer only)."""
         faces = []
-        for match in matches:
+        for i, match in enumerate(matches):
             face = match.face.to_dict()
             data = match.to_dict()
             best = match.candidates[0].identity_id if match.name is not None and match.candidates else None
@@ -243,7 +269,7 @@ class Identified(BaseModel):
                 stranger_far=data["stranger_far"],
                 candidates=[Candidate(**candidate, identity_id=c.identity_id)
                             for c, candidate in zip(match.candidates, data["candidates"])],
-                sighting_id=match.sighting_id))
+                sighting_id=match.sighting_id, label_token=tokens[i] if tokens else None))
         policy = with_sentence(rule.to_dict(), rule)
         return cls(faces=faces, faces_found=matches.found, note=faces_left_out_message(matches.found, len(matches)),
                    threshold=round(typical_cosine, 4), score_threshold=policy["threshold"],
@@ -335,6 +361,7 @@ class Track(BaseModel):
     candidates: list[TrackCandidate] = Field(description="the top_k people, best first, by score")
     sighting_id: int | None = Field(None, description="the sighting this named track was kept as (confirm or correct "
                                                       "it under /sightings); absent when not kept")
+    label_token: str | None = Field(None, description=LABEL_TOKEN)
 
 
 class VideoFacts(BaseModel):

@@ -32,6 +32,7 @@ from facerec.gallery.strangers import StrangersMemory
 from facerec.gallery.suggestions import Suggestions
 from facerec.gallery.templates import Templates
 from facerec.gallery.thresholds import GalleryThresholds
+from facerec.gallery.unkept_faces import UnkeptFaces
 from facerec.gallery.video import VideoSearch, video_search
 from facerec.openset.cohort import Scorer
 from facerec.openset.model_card import cosine_calibration_for, policy_for, scorer_for
@@ -146,7 +147,8 @@ def compose(settings: Settings, pipeline: FacePipeline | None = None) -> Parts:
     parts.notices = _opening_notices(parts, filled)
     negatives = Negatives(store, scorer, model_id, settings.store_crops)
     parts.services = Services(settings, Photos(pipeline, enrollment, quality), thresholds,
-                              SightingsFeedback(sightings, learning, pipeline, negatives), learning, negatives,
+                              SightingsFeedback(sightings, learning, pipeline, negatives,
+                                                UnkeptFaces(store, model_id, settings.store_crops)), learning, negatives,
                               Regroup(store, index, thresholds, searching),
                               Directory(store, index),
                               suggesting, strangers, parts.keys,

@@ -1,6 +1,8 @@
 """What a person tells the gallery about its identifications: the sightings kept were right (confirm), were
 someone else (correct), were nobody enrolled (reject), were not the person named (not_this_person: kept as that
-person's negative example, `facerec.gallery.negatives`), or a face identify did not keep is someone (label).
+person's negative example, `facerec.gallery.negatives`), or a face identify did not keep is someone (label), is
+not someone (not_this_face); a REST client names such a face by the signed token its answer carried
+(`facerec.gallery.unkept_faces`: `token`, `label_token`, `not_this_token`).
 
 Each answer goes to the sightings memory (`facerec.gallery.sightings`) and, for a caller allowed to teach it
 (`learn_by`: who, with the admin password or an admin key), to the person's templates
@@ -22,13 +24,14 @@ from facerec.gallery.sightings import (
 )
 from facerec.gallery.negatives import Negatives
 from facerec.gallery.templates import Templates
+from facerec.gallery.unkept_faces import UnkeptFaces
 
 
 class SightingsFeedback:
     def __init__(self, sightings: SightingsMemory, templates: Templates, pipeline: FacePipeline,
-                 negatives: Negatives) -> None:
+                 negatives: Negatives, unkept: UnkeptFaces) -> None:
         self._sightings, self._templates, self._pipeline = sightings, templates, pipeline
-        self._negatives = negatives
+        self._negatives, self._unkept = negatives, unkept
 
     def not_this_person(self, sighting_id: int, by: str) -> SightingInfo:
         """The face kept as this sighting is not the person it was named as: it becomes their negative example
@@ -93,6 +96,27 @@ class SightingsFeedback:
         if learn_by:
             info.learning = self._templates.learn(info.id, learn_by).to_dict()
         return info
+
+    def token(self, embedding: np.ndarray, face: DetectedFace | None = None, crop: np.ndarray | None = None) -> str:
+        """A signed token of a face identify did not keep (a track's pool and best view), which an admin's REST
+        client sends back to label it (`label_token`) or deny it (`not_this_token`)."""
+        return self._unkept.token(embedding, face, crop)
+
+    def label_token(self, token: str, identity: str | int, confirmed: bool = False,
+                    learn_by: str | None = None) -> SightingInfo:
+        """`label` for the face a token holds."""
+        unkept = self._unkept.read(token)
+        info = self._sightings.label_face(unkept.embedding, identity, CONFIRMED if confirmed else CORRECTED,
+                                          unkept.kept)
+        if learn_by:
+            info.learning = self._templates.learn(info.id, learn_by).to_dict()
+        return info
+
+    def not_this_token(self, token: str, identity: str | int, by: str) -> int:
+        """`not_this_face` for the face a token holds; the negative example's id."""
+        unkept = self._unkept.read(token)
+        crop_jpeg = None if unkept.kept is None else unkept.kept["crop_jpeg"]
+        return self._negatives.say_not(identity, unkept.embedding, by, crop_jpeg).id
 
     def clear(self) -> int:
         """Forget every kept sighting; how many."""

@@ -88,6 +88,7 @@ class FaceMatch:
     threshold: float
     rule: ThresholdInForce | None = None  # how the threshold was set, and its expected stranger-match rate
     embedding: np.ndarray | None = field(default=None, repr=False)  # the face's; never in `to_dict`
+    crop: np.ndarray | None = field(default=None, repr=False)  # its aligned face [112, 112, 3]; never in `to_dict`
     sighting_id: int | None = None  # the sighting this identification was kept as (`facerec.gallery.sightings`)
     score: float | None = None
     score_threshold: float | None = None

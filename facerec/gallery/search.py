@@ -79,6 +79,8 @@ class Search:
                 rule = trusted  # a caller without the password never loosens the rule in force
         matches = [self._match(face, candidates, rule, embedding, statistics[i]) for i, (face, candidates, embedding)
                    in enumerate(zip(faces, ranked, embeddings))]
+        for match, crop in zip(matches, crops):
+            match.crop = crop  # what a label of a face not kept keeps of it (`SightingsFeedback.token`)
         if remember:  # kept only at the default rate's threshold: a caller's pin or rate never reaches the memory
             self.memory.record(matches, embeddings, trusted.threshold, crops)
             self.strangers.keep(photo.sha256, matches, embeddings, trusted.threshold, crops)

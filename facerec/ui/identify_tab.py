@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import gradio as gr
 
-from facerec.words.templates import learning_sentence, not_this_sentence, undo_sentence
+from facerec.words.feedback import PHOTO_FACE
 from facerec.words.threshold import shown_score, strangers_scoring, threshold_sentence
 from facerec.faces.drawing import KNOWN, UNKNOWN, annotate
-from facerec.errors import InvalidArgument, LockedOut
+from facerec.errors import LockedOut
 from facerec.words.phrasing import faces_left_out_message
 from facerec.ui.actions import NEW_UPLOAD, expose, page_door
 from facerec.ui.context import AppContext
+from facerec.ui.feedback_panel import FeedbackPanel, PanelIds, Seen
 import facerec.ui.video_panel as video_panel
 from facerec.ui.text import markdown_text
 from facerec.ui.threshold_controls import page_rule, rate_and_pin
@@ -21,7 +22,9 @@ from facerec.ui.uploads import (Unreadable, forget_upload, photo_input, photo_to
                                 uploaded_photo)
 
 HEADERS = ["face", "name", "score", "strangers who score this high", "candidate 1", "candidate 2", "candidate 3"]
-MAX_NAMES = 1000  # names offered for a correction (any enrolled name may be typed)
+PHOTO_IDS = PanelIds(choice="feedback-face", name="feedback-name", confirm="confirm-sighting",
+                     correct="correct-sighting", reject="reject-sighting", not_this="not-this-person",
+                     status="sighting-status")
 
 
 def build(context: AppContext, default_percent: float, password: gr.Textbox) -> gr.Tab:
@@ -29,8 +32,6 @@ def build(context: AppContext, default_percent: float, password: gr.Textbox) -> 
     gallery = context.gallery
     services = gallery.services()  # what the verbs do not offer
     with gr.Tab("Identify", id="identify") as tab:
-        seen = gr.State(None)  # per face of the last identification (admin only): [sighting id or None, embedding]
-        learned = gr.State(False)  # whether the last Confirm, Correct or Reject went through
         kept = context.kept_state()  # the photo last answered about, in memory only
         with gr.Row():
             photo = photo_input("Photo", services.settings.max_upload_bytes,
@@ -55,16 +56,7 @@ def build(context: AppContext, default_percent: float, password: gr.Textbox) -> 
                       "person (after the checks of Add photo), so their next photos are recognised more often. "
                       "*Not this person* keeps a wrongly named face as that person's negative example, so faces "
                       "like it are no longer named them.")
-        with gr.Row():
-            feedback_face = gr.Dropdown(label="Face", choices=[], value=None, elem_id="feedback-face")
-            feedback_name = gr.Dropdown(label="Who it really is (for Correct)", choices=[], value=None,
-                                        allow_custom_value=True, elem_id="feedback-name")
-        with gr.Row():
-            confirm_button = gr.Button("Confirm", elem_id="confirm-sighting")
-            correct_button = gr.Button("Correct", elem_id="correct-sighting")
-            reject_button = gr.Button("Nobody enrolled", elem_id="reject-sighting")
-            not_button = gr.Button("Not this person", elem_id="not-this-person")
-        feedback_status = gr.Markdown(elem_id="sighting-status")
+        panel = FeedbackPanel(context, PHOTO_FACE, PHOTO_IDS, password, kept)
         with gr.Accordion("Details (JSON)", open=False):
             details = gr.JSON()
         video_panel.build(context, password, pinned, top_k, fpir)  # a video instead: the same controls
@@ -96,7 +88,7 @@ def build(context: AppContext, default_percent: float, password: gr.Textbox) -> 
         matches = gallery.identify(answered.photo, top_k=int(top_k), threshold=threshold, fpir=rate,
                                    not_below_default=not admin)
         left_out = faces_left_out_message(matches.found, len(matches))
-        faces_seen = [[m.sighting_id, m.embedding, m.name, m.face] for m in matches] if admin else None
+        faces_seen = [Seen(m.sighting_id, m.embedding, m.name, m.face) for m in matches] if admin else None
         if not admin:
             matches = [match.redacted() for match in matches]
         labels = [f"#{i} {m.label}" + (f" {shown_score(m.score, m.similarity)}" if shown_score(m.score, m.similarity)
@@ -115,15 +107,12 @@ def build(context: AppContext, default_percent: float, password: gr.Textbox) -> 
             summary += " Only matching names are shown without the admin password."
         if unchecked:
             summary += " " + unchecked
-        face_names = [f"#{i} {m.label}" for i, m in enumerate(matches)]
-        names = [person.name for person in gallery.people()[:MAX_NAMES]] if admin else []
         drawn = annotate(answered.photo.pixels, [m.face for m in matches], labels, colours, max_side=MAX_SIDE,
                          scale=answered.photo.scale)
         return {picture: drawn, table: rows,
                 status: summary, threshold_note: threshold_sentence(matches[0].rule),
-                details: [m.to_dict() for m in matches], seen: faces_seen, kept: context.keep(answered),
-                feedback_face: gr.update(choices=face_names if admin else [], value=face_names[0] if admin else None),
-                feedback_name: gr.update(choices=names, value=None)}
+                details: [m.to_dict() for m in matches], kept: context.keep(answered),
+                **panel.offer(faces_seen, [f"#{i} {m.label}" for i, m in enumerate(matches)])}
 
     def cleared(photo):
         """A new photo: nothing of the previous one's answer stays on the page, and a file that is not a usable
@@ -132,89 +121,15 @@ def build(context: AppContext, default_percent: float, password: gr.Textbox) -> 
         if isinstance(photo, Unreadable):
             forget_upload(photo, context.web_cache)
             uploaded_photo(photo)
-        return {picture: None, table: None, status: "", details: None, seen: None, feedback_status: "", kept: None}
-
-    def chosen(face, faces_seen, password, request) -> tuple[int, list]:
-        context.require_admin(password, request)
-        if not faces_seen or not face:
-            raise InvalidArgument("identify a photo first (with the admin password), then pick one of its faces")
-        index = int(str(face).split()[0].lstrip("#"))
-        return index, faces_seen[index]
-
-    def confirm(face, faces_seen, answered=None, password="", request: gr.Request = None):
-        index, (sighting_id, embedding, name, found) = chosen(face, faces_seen, password, request)
-        if sighting_id is None and name is None:
-            raise InvalidArgument(f"face #{index} was not named, so there is nothing to confirm: pick who it is "
-                                  "and press Correct")
-        if sighting_id is None:  # named, but not kept (past the pace of automatic sightings): kept now, confirmed
-            info = services.feedback.label(embedding, name, confirmed=True, learn_by=learner(),
-                                           **where(answered, found))
-            faces_seen[index][0] = info.id
-        else:
-            info = services.feedback.confirm(sighting_id, learn_by=learner())
-        return {seen: faces_seen, feedback_status: f"Confirmed face #{index} as **{markdown_text(info.name)}**."
-                                                   + learning_sentence(info.learning)}
-
-    def correct(face, name, faces_seen, answered=None, password="", request: gr.Request = None):
-        index, (sighting_id, embedding, _name, found) = chosen(face, faces_seen, password, request)
-        if not name:
-            raise InvalidArgument("pick who the face really is, then press Correct")
-        info = (services.feedback.correct(sighting_id, name, learn_by=learner()) if sighting_id is not None
-                else services.feedback.label(embedding, name, learn_by=learner(), **where(answered, found)))
-        faces_seen[index][0] = info.id
-        # No cosine beside the learning sentence's score threshold: one scale in one answer (#64 row 4)
-        return {seen: faces_seen, feedback_status: f"Face #{index} is **{markdown_text(info.name)}**; kept as a "
-                                                   "sighting." + undo_sentence(info.undone)
-                                                   + learning_sentence(info.learning)}
-
-    def learner() -> str:
-        """Who confirms on this page: the admin (password checked by `chosen`), or whoever runs the app."""
-        return "admin password" if context.password_needed else "the page (no admin password set)"
-
-    def where(answered, found) -> dict:
-        """The photo the page keeps in memory and the face in it, so the face can be learned as a template."""
-        photo = getattr(answered, "photo", None)
-        return {"photo": photo, "face": found} if photo is not None and found is not None else {}
-
-    def reject(face, faces_seen, password="", request: gr.Request = None):
-        index, (sighting_id, _embedding, _name, _found) = chosen(face, faces_seen, password, request)
-        if sighting_id is None:
-            raise InvalidArgument(f"face #{index} was not kept as a sighting: nothing to forget")
-        info = services.feedback.reject(sighting_id)
-        faces_seen[index][0] = None
-        return {seen: faces_seen, feedback_status: f"Face #{index} is not {markdown_text(info.name)}: forgotten."
-                                                   + undo_sentence(info.undone)}
-
-    def not_this(face, faces_seen, password="", request: gr.Request = None):
-        index, (sighting_id, embedding, name, _found) = chosen(face, faces_seen, password, request)
-        if sighting_id is not None:
-            info = services.feedback.not_this_person(sighting_id, learner())
-            name, negative = info.name, info.negative_id
-        elif name is not None:
-            negative = services.feedback.not_this_face(embedding, name, learner())
-        else:
-            raise InvalidArgument(f"face #{index} was not named: there is nobody it is not")
-        faces_seen[index][0] = None
-        return {seen: faces_seen, feedback_status: not_this_sentence(f"Face #{index}", markdown_text(name), negative)}
+        return {picture: None, table: None, status: "", details: None, panel.seen: None, panel.status: "", kept: None}
 
     expose([fpir.change, pinned.change, tab.select, context.app.load], policy, [fpir, pinned], [threshold_note],
            threshold_note)
     # A file that is no photo is taken out of the photo box (it showed a broken-image icon), its reason in `status`.
-    gr.on([photo.input], page_door(cleared, [photo, picture, table, details, seen, feedback_status, kept], status),
-          [photo], [photo, picture, table, status, details, seen, feedback_status, kept], api_visibility="private",
+    gr.on([photo.input], page_door(cleared, [photo, picture, table, details, panel.seen, panel.status, kept], status),
+          [photo], [photo, picture, table, status, details, panel.seen, panel.status, kept], api_visibility="private",
           **NEW_UPLOAD)
     expose([button.click], identify, [photo, pinned, top_k, password, fpir, kept], [picture, table, status, details],
-           status, api_name="identify", also_clear=[seen, feedback_status],
-           extra_outputs=[feedback_face, feedback_name, threshold_note, kept])
-    confirming = expose([confirm_button.click], confirm, [feedback_face, seen, kept, password], [], feedback_status,
-                        extra_outputs=[seen], ok=learned)
-    # `seen` is kept as it is when a correction fails (a mistyped name must not forget the photo's faces).
-    correcting = expose([correct_button.click], correct, [feedback_face, feedback_name, seen, kept, password], [],
-                        feedback_status, extra_outputs=[seen], ok=learned)
-    rejecting = expose([reject_button.click], reject, [feedback_face, seen, password], [], feedback_status,
-                       extra_outputs=[seen], ok=learned)
-    denying = expose([not_button.click], not_this, [feedback_face, seen, password], [], feedback_status,
-                     extra_outputs=[seen], ok=learned)
-    for event in (confirming, correcting, rejecting, denying):  # each may change a person: the Gallery tab follows
-        context.changes_people(event, learned)
+           status, api_name="identify", also_clear=[panel.seen, panel.status],
+           extra_outputs=[*panel.outputs, threshold_note, kept])
     return tab

@@ -17,7 +17,6 @@ import os
 import shutil
 import signal
 import socket
-import stat
 import sys
 from pathlib import Path
 
@@ -25,9 +24,10 @@ from facerec.errors import FaceRecError
 from facerec.gallery import Gallery
 from facerec.allocator import return_freed_memory
 from facerec.settings import PASSWORD_ENV, TRUSTED_PROXIES_ENV, ServerSettings, Settings
+from facerec.web.cache import private_web_cache, web_cache_root
+from facerec.web.upload_quota import DEFAULT_LIMIT_BYTES as DEFAULT_QUOTA_BYTES
 from facerec.words.threshold import threshold_sentence
 
-WEB_CACHE = "webcache"  # Gradio's cache, inside the gallery folder
 
 
 def build_parser(server: ServerSettings | None = None) -> argparse.ArgumentParser:
@@ -84,10 +84,8 @@ def port_taken(host: str, port: int) -> bool:
 
 
 def upload_quota_bytes(server: ServerSettings) -> int:
-    """What all recent uploads together may hold: $FACEREC_UPLOAD_QUOTA_MB, else 512 MiB (facerec.ui.upload_quota)."""
-    from facerec.ui.upload_quota import DEFAULT_LIMIT_BYTES
-
-    return int(server.upload_quota_mb * (1 << 20)) if server.upload_quota_mb else DEFAULT_LIMIT_BYTES
+    """What all recent uploads together may hold: $FACEREC_UPLOAD_QUOTA_MB, else 512 MiB (facerec.web.upload_quota)."""
+    return int(server.upload_quota_mb * (1 << 20)) if server.upload_quota_mb else DEFAULT_QUOTA_BYTES
 
 
 def trusted_proxies(args: argparse.Namespace, server: ServerSettings) -> list[str]:
@@ -114,53 +112,6 @@ def admin_password(args: argparse.Namespace, server: ServerSettings) -> tuple[st
         warnings.append(f"no admin password while reachable from other machines: anyone can enroll, delete, list and "
                         f"export faces; set {PASSWORD_ENV}")
     return password, warnings
-
-
-def web_cache_root(home: Path, quota_bytes: int, memory: Path = Path("/dev/shm")) -> Path:
-    """Where this user's runs keep Gradio's cache: a folder of their own in memory (`/dev/shm/facerec-<uid>`) when
-    that memory has room for twice the upload quota, else `<home>/webcache`.
-
-    Why memory first: uploads of faces then never reach a disk, and a full gallery disk does not stop identify
-    (an upload that cannot be written could not be answered). A folder there that is not this user's own plain
-    folder (another user made it first, or a link) is not used."""
-    try:
-        stats = os.statvfs(memory)
-        roomy = stats.f_bavail * stats.f_frsize >= 2 * quota_bytes
-    except OSError:
-        roomy = False
-    if roomy:
-        root = memory / f"facerec-{os.getuid()}"
-        try:
-            root.mkdir(mode=0o700, exist_ok=True)
-            found = os.lstat(root)
-            if stat.S_ISDIR(found.st_mode) and found.st_uid == os.getuid():
-                return root
-        except OSError:
-            pass
-    return home.resolve() / WEB_CACHE
-
-
-def private_web_cache(root: Path) -> Path:
-    """This run's folder for Gradio's cache, `<root>/run-<pid>` (owner only), after deleting those of runs that
-    are gone without cleaning up: uploads and pictures must not outlive the app that received them."""
-    root.mkdir(mode=0o700, exist_ok=True)
-    root.chmod(0o700)  # also when an older version or someone else made it
-    for folder in root.glob("run-*"):
-        if not _running(folder.name.removeprefix("run-")):
-            shutil.rmtree(folder, ignore_errors=True)
-    folder = root / f"run-{os.getpid()}"
-    folder.mkdir(mode=0o700, exist_ok=True)
-    return folder
-
-
-def _running(pid: str) -> bool:
-    try:
-        os.kill(int(pid), 0)
-    except (ValueError, ProcessLookupError):
-        return False
-    except PermissionError:  # someone else's process
-        return True
-    return True
 
 
 def _api_state(api) -> str:
@@ -201,26 +152,19 @@ def main(argv: list[str] | None = None) -> int:
         scratch = web_cache = private_web_cache(web_cache_root(Path(gallery.services().settings.home), quota))
         os.environ["GRADIO_TEMP_DIR"] = str(web_cache)  # read by Gradio when it is imported below
 
-    from starlette.middleware import Middleware
-
-    from facerec.api import API_PREFIX, api_mount, build_api
+    from facerec.api import API_PREFIX
     from facerec.packs.catalog import pack_of
+    from facerec.web.server import assemble  # imports Gradio, which reads GRADIO_TEMP_DIR
     from facerec.words.startup import startup_lines
-    from facerec.ui import build_app, forget_served_files  # imports Gradio, which reads GRADIO_TEMP_DIR
-    from facerec.ui.body_limit import BodyLimit
-    from facerec.ui.page_sessions import MAX_SESSIONS
-    from facerec.ui.upload_quota import FORM_ALLOWANCE, UPLOAD_ROUTE, UploadQuota
 
-    app = build_app(gallery, admin_password=password, api_docs=f"{API_PREFIX}/docs")
-    # Imports and exports in flight go where the UI's go: this run's private web cache (or GRADIO_TEMP_DIR).
-    api = build_api(gallery, scratch=scratch, after_delete=lambda: forget_served_files(app))
+    web = assemble(gallery, password, scratch, quota)
     # `kill` (SIGTERM) stops the server as Ctrl-C does, so the gallery is closed and the web cache deleted.
     signal.signal(signal.SIGTERM, signal.default_int_handler)
     services = gallery.services()
     people = services.directory.count()
     print(f"facerec: gallery {Path(services.settings.home).resolve()} ({people} people)", flush=True)
     print(f"facerec: {threshold_sentence(services.thresholds.in_force(with_people=True))}", flush=True)
-    print(f"facerec: REST API at {API_PREFIX} (docs at {API_PREFIX}/docs): {_api_state(api)}", flush=True)
+    print(f"facerec: REST API at {API_PREFIX} (docs at {API_PREFIX}/docs): {_api_state(web.api)}", flush=True)
     settings = services.settings
     pack = pack_of(settings.model_path)
     for line in startup_lines(pack.title, pack.commercial_use.split(":")[0], password is not None,
@@ -228,28 +172,16 @@ def main(argv: list[str] | None = None) -> int:
                               settings.store_crops):
         print(f"facerec: {line}", flush=True)
     try:
-        try:  # quiet: Gradio's own lines name its launch() parameters, not facerec's options
-            app.queue(default_concurrency_limit=4).launch(
-                server_name=args.host, server_port=args.port, share=args.share, quiet=True, prevent_thread_lock=True,
-                max_file_size=gallery.services().settings.max_import_bytes, show_error=False, footer_links=[],
-                state_session_capacity=MAX_SESSIONS,
-                app_kwargs={"routes": [api_mount(api)],  # before Gradio's own routes
-                            "middleware": [Middleware(BodyLimit, own_limits=(f"{API_PREFIX}/", UPLOAD_ROUTE)),
-                                           Middleware(UploadQuota, folder=scratch, limit_bytes=quota,
-                                                      per_request_bytes=max(settings.max_import_bytes,
-                                                                            settings.video_max_bytes)
-                                                      + FORM_ALLOWANCE,
-                                                      # REST uploads written where the page's are: one quota
-                                                      routes=(UPLOAD_ROUTE, f"{API_PREFIX}/videos/identify",
-                                                              f"{API_PREFIX}/gallery/import"))]},
-            )
+        try:
+            web.launch(args.host, args.port, args.share)
         except OSError as error:
             print(f"error: {launch_problem(error, args)}", file=sys.stderr, flush=True)
             return 1
-        print(f"facerec: running on {app.local_url}"
-              + (f", public link {app.share_url}" if args.share and app.share_url else
+        page = web.page
+        print(f"facerec: running on {page.local_url}"
+              + (f", public link {page.share_url}" if args.share and page.share_url else
                  " (add --share for a public link)" if not args.share else ""), flush=True)
-        app.block_thread()
+        page.block_thread()
     finally:
         gallery.close()
         if web_cache is not None:

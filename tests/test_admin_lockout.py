@@ -86,7 +86,7 @@ def test_anonymous_uploads_have_a_quota(tmp_path: Path) -> None:
     import httpx
 
     from app_server import running_app
-    from facerec.ui.upload_quota import folder_bytes
+    from facerec.web.upload_quota import folder_bytes
 
     with running_app(tmp_path / "home", admin_password=PASSWORD,
                      extra_env={"FACEREC_UPLOAD_QUOTA_MB": "2"}) as app:

@@ -85,6 +85,7 @@ def test_no_import_circle() -> None:
 LAYERS = [
     ("front door", {"facerec"}),  # facerec/__init__.py: `facerec.Gallery`, imported on first use
     ("tools", {"train"}),
+    ("the server", {"web"}),  # the page and the REST API in one web server, behind one edge
     ("interfaces", {"ui", "api", "cli", "pipeline"}),
     ("offline", {"evaluation"}),
     ("data", {"datasets"}),

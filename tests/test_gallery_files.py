@@ -4,7 +4,6 @@ only; commits and index saves are durable; the web cache is private per run."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import shutil
@@ -37,6 +36,7 @@ from facerec.gallery.composition import parts_of
 from facerec.openset.model_card import policy_for
 from facerec.settings import Settings
 from facerec.vectors.saved_files import INDEX_FILE, INDEX_META_FILE
+from facerec.web.cache import WEB_CACHE, private_web_cache, web_cache_root
 
 
 @pytest.mark.parametrize("accident", ["deleted", "emptied_file", "emptied_tables", "older_backup"])
@@ -181,32 +181,26 @@ def test_commits_and_index_saves_are_durable(home, pipeline, portrait, monkeypat
 
 
 def test_web_cache_is_private_per_run_and_outlives_no_run(tmp_path):
-    spec = importlib.util.spec_from_file_location("facerec_app", REPO_ROOT / "app.py")
-    app = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(app)
     home = tmp_path / "home"
     home.mkdir()
-    stale = home / app.WEB_CACHE / "run-999999999"  # a run that crashed: no such process
+    stale = home / WEB_CACHE / "run-999999999"  # a run that crashed: no such process
     stale.mkdir(parents=True)
     (stale / "upload.jpg").write_bytes(b"a face")
-    folder = app.private_web_cache(home / app.WEB_CACHE)
-    assert folder == (home / app.WEB_CACHE / f"run-{os.getpid()}") and folder.is_dir()
+    folder = private_web_cache(home / WEB_CACHE)
+    assert folder == (home / WEB_CACHE / f"run-{os.getpid()}") and folder.is_dir()
     assert not stale.exists()
     assert stat.S_IMODE(folder.stat().st_mode) == 0o700 and stat.S_IMODE(folder.parent.stat().st_mode) == 0o700
-    assert app.private_web_cache(home / app.WEB_CACHE) == folder  # this run's folder is kept
+    assert private_web_cache(home / WEB_CACHE) == folder  # this run's folder is kept
 
 
 def test_web_cache_lives_in_memory_only_where_there_is_room_and_the_folder_is_ours(tmp_path):
     """Uploads go to memory (they never reach a disk, and a full gallery disk does not stop identify) when the
     memory has room for twice the quota and the folder there is this user's own; otherwise the gallery folder."""
-    spec = importlib.util.spec_from_file_location("facerec_app", REPO_ROOT / "app.py")
-    app = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(app)
     home, memory = tmp_path / "home", tmp_path / "memory"
     home.mkdir()
     memory.mkdir()
-    assert app.web_cache_root(home, 1 << 20, memory) == memory / f"facerec-{os.getuid()}"
-    assert app.web_cache_root(home, 1 << 60, memory) == home.resolve() / app.WEB_CACHE  # no room for the quota
+    assert web_cache_root(home, 1 << 20, memory) == memory / f"facerec-{os.getuid()}"
+    assert web_cache_root(home, 1 << 60, memory) == home.resolve() / WEB_CACHE  # no room for the quota
     (memory / f"facerec-{os.getuid()}").rmdir()
     (memory / f"facerec-{os.getuid()}").symlink_to(tmp_path)  # someone's link in a shared folder
-    assert app.web_cache_root(home, 1 << 20, memory) == home.resolve() / app.WEB_CACHE
+    assert web_cache_root(home, 1 << 20, memory) == home.resolve() / WEB_CACHE

@@ -11,14 +11,16 @@ import json
 import os
 import select
 import socket
+import subprocess
+import sys
 import time
 
 import pytest
 
-from facerec.ui.body_limit import DEFAULT_LIMIT_BYTES
-from facerec.ui.request_body import STALL_S
+from facerec.web.body_limit import DEFAULT_LIMIT_BYTES
+from facerec.web.request_body import STALL_S
 
-from app_server import running_app
+from app_server import REPO_ROOT, running_app
 
 QUOTA_MB = 2
 BOUNDARY = "facerec"
@@ -137,3 +139,23 @@ def test_uploads_that_trickle_hold_no_quota_and_are_ended(app):
     assert all(" 408 " in status and json.loads(text)["code"] == "too_slow" for status, text in statuses.values()), \
         statuses
     assert files_at_the_top(app) == []  # the partial files Gradio was writing are gone
+
+
+def test_a_rest_body_keeps_the_pace_a_page_body_keeps(app):
+    """#65 item 5: one body limit with one pace rule for the page and the REST API alike. A REST body that stops
+    arriving held its worker for as long as the client kept the connection (the REST limit counted bytes only);
+    it is now ended like a page's, 408 in one line."""
+    created = subprocess.run([sys.executable, "-m", "facerec.cli", "api-key", "create", "--role", "read", "--name",
+                              "pace", "--json", "--home", str(app.home)], cwd=REPO_ROOT, capture_output=True,
+                             text=True, timeout=120)
+    assert created.returncode == 0, created.stderr
+    key = json.loads(created.stdout)["key"]
+    body = upload_body(os.urandom(100_000)).replace(b'name="files"', b'name="photo"')
+    with connect(app, timeout=STALL_S + 30) as connection:
+        send_head(connection, f"POST /api/v1/identify HTTP/1.1\nHost: 127.0.0.1\nX-API-Key: {key}\n"
+                              f"Content-Type: multipart/form-data; boundary={BOUNDARY}\nContent-Length: {len(body)}\n",
+                  body[:100])
+        began = time.monotonic()
+        status, text = answer(connection)
+    assert " 408 " in status and json.loads(text)["code"] == "too_slow", (status, text)
+    assert time.monotonic() - began < STALL_S + 10

@@ -2,7 +2,7 @@
 
 A photo is handed to the Gallery as bytes, so the server writes no copy of it; only an import (the Gallery reads
 an archive from a path) is written to a private temporary folder, deleted before the answer is sent. The body
-itself is bounded by `BodyLimit` before any of it is parsed. (Starlette spools parts over 1 MB of a multipart body
+itself is bounded by the server's one body limit (`facerec.web.body_limit`) before any of it is parsed. (Starlette spools parts over 1 MB of a multipart body
 to an anonymous temporary file, unlinked from the start and closed with the request.)
 """
 
@@ -14,9 +14,6 @@ from pathlib import Path, PurePosixPath, PureWindowsPath
 
 from fastapi import UploadFile
 from starlette.exceptions import HTTPException
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
-
-from facerec.api.errors import error_response
 
 MULTIPART_ALLOWANCE = 1 << 20  # form fields, part headers and boundaries beside the files
 
@@ -51,38 +48,6 @@ def upload_label(upload: UploadFile) -> str | None:
     name = PureWindowsPath(PurePosixPath(upload.filename or "").name).name
     name = "".join(c for c in name if unicodedata.category(c)[0] not in "CZ" or c == " ").strip()
     return name[:100] or None
-
-
-class BodyLimit:
-    """ASGI middleware: refuse a request body over `max_bytes` (`larger`: other limits for paths ending so, such as
-    an import) with 413, by its Content-Length before reading any of it, or as soon as the bytes received pass the
-    limit (a body sent without a length)."""
-
-    def __init__(self, app: ASGIApp, max_bytes: int, larger: dict[str, int] | None = None) -> None:
-        self.app, self.max_bytes, self.larger = app, max_bytes, dict(larger or {})
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
-        path = scope.get("path", "")
-        limit = next((size for ending, size in self.larger.items() if path.endswith(ending)), self.max_bytes)
-        too_large = HTTPException(413, f"the request body is over the limit of {_megabytes(limit)}")
-        length = dict(scope.get("headers") or []).get(b"content-length")
-        if length is not None and length.isdigit() and int(length) > limit:
-            await error_response(too_large)(scope, receive, send)
-            return
-        received = 0
-
-        async def counted() -> Message:
-            nonlocal received
-            message = await receive()
-            received += len(message.get("body", b""))
-            if received > limit:
-                raise too_large  # inside the route: answered as a 413 like every other error
-            return message
-
-        await self.app(scope, counted, send)
 
 
 def _megabytes(size: int) -> str:

@@ -13,8 +13,9 @@ only faces that match at or above the gallery's threshold and shows nothing abou
 Modules: `app` (the page), one per tab (`enroll_tab`, `identify_tab`, `verify_tab`, `gallery_tab`,
 `health_tab`), and what they share: `actions` (one action, two doors), `face_picker`, `threshold_controls`,
 `uploads` (files the server holds), `kept_photos` (photos pages keep, bounded in bytes), `views` (HTML of faces and
-tables), `text` (escaping, status lines). What the web server takes from anyone is bounded in `upload_quota`,
-`body_limit`, `request_body` (a body's pace) and `page_sessions` (what a page session keeps).
+tables), `text` (escaping, status lines), `admin_gate` (the one check of the admin password), `feedback_panel`
+(Confirm / Correct under an identification). What the web server takes from anyone is bounded before the page:
+`facerec.web`.
 """
 
 from facerec.ui.app import build_app

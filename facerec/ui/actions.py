@@ -21,6 +21,7 @@ from collections.abc import Callable, Sequence
 import gradio as gr
 
 from facerec.errors import FaceRecError
+from facerec.ui.admin_gate import AdminGate
 from facerec.words.phrasing import sentences
 from facerec.ui.text import error_line
 
@@ -115,19 +116,23 @@ def api_door(core: Callable, outputs: Sequence, hints: Hints | None = None) -> C
 
 
 def expose(triggers, core: Callable, inputs: Sequence, outputs: Sequence, status, *, api_name: str | None = None,
-           page_hints: Hints | None = None, api_hints: Hints | None = None, page_core: Callable | None = None,
-           also_clear: Sequence = (), extra_outputs: Sequence = (), on_failure: dict | None = None, ok=None,
-           **event_options):
+           page_hints: Hints | None = None, api_hints: Hints | None = None, admin: AdminGate | None = None,
+           ask: Callable | None = None, refused: Callable | None = None, also_clear: Sequence = (),
+           extra_outputs: Sequence = (), on_failure: dict | None = None, ok=None, **event_options):
     """Register an action on the page's `triggers` (e.g. `[button.click]`) and, with `api_name`, as an API
     endpoint calling `core` with `inputs` and answering `outputs`. `status` is the action's line on the page (an
     API output too, or page-only: the page always updates it).
 
-    The page runs `page_core` (default `core`; e.g. one that asks for a password instead of failing). Whenever
-    it runs, `also_clear` are emptied (other actions' status lines: only the latest result stays on the page);
+    With `admin` (the page's `AdminGate`) the action is admin-only: both doors check the password first (`ask`: what
+    the page shows when none was typed; `refused`: what to delete when it is refused). Whenever the page's door
+    runs, `also_clear` are emptied (other actions' status lines: only the latest result stays on the page);
     `extra_outputs` are components only the page updates, left as they are on failure; `on_failure` gives the
     values some outputs take on failure instead of empty (e.g. hidden). Returns the page event."""
     cleared = {component: None for component in also_clear}
-    page_function = page_core or core
+    page_function = core
+    if admin is not None:
+        page_function, _inputs = admin.guarded(core, inputs, ask=ask, refused=refused)
+        core, inputs = admin.guarded(core, inputs, refused=refused)
 
     if inspect.isgeneratorfunction(page_function):
         def with_cleared(*args, **kwargs):

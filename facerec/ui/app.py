@@ -12,8 +12,8 @@ import facerec.ui.health_tab as health_tab
 import facerec.ui.identify_tab as identify_tab
 import facerec.ui.live_tab as live_tab
 import facerec.ui.verify_tab as verify_tab
+from facerec.ui.admin_gate import AdminGate
 from facerec.ui.context import AppContext
-from facerec.ui.page_sessions import keep_no_event_values
 from facerec.ui.password_field import admin_password_field
 from facerec.ui.text import markdown_text
 from facerec.ui.threshold_controls import shown_percent
@@ -26,26 +26,25 @@ def build_app(gallery: Gallery, admin_password: str | None = None, api_docs: str
     services = gallery.services()  # what the verbs do not offer
     default_percent = shown_percent(services.settings)
     needs_password = bool(admin_password)
-    keep_no_event_values()  # what anonymous events send is not kept in their sessions (facerec.ui.page_sessions)
     with gr.Blocks(title="facerec", delete_cache=(60, CACHE_MAX_AGE_S)) as app:
-        context = AppContext(gallery, AdminGuard(admin_password), app)
         where = "" if admin_password else f"; gallery {markdown_text(services.settings.home)}"  # no server paths
         gr.Markdown(f"# facerec\nEnroll a person from one photo, then find them in any photo. Model "
                     f"{markdown_text(services.maintenance.model_id)}{where}.")
         for warning in services.maintenance.warnings():
             gr.Markdown(f"**Warning:** {markdown_text(warning)}")
-        password = admin_password_field(needs_password)
+        context = AppContext(gallery, AdminGate(AdminGuard(admin_password), admin_password_field(needs_password)),
+                             app)
         # On a phone every tab stays in sight (no "..." menu hiding two). Gradio places a wrapped tab by its position
         # among everything in the tab set, so each tab makes its gr.State inside itself, never beside it.
         with gr.Tabs(overflow_behavior="wrap"):
-            enroll_tab.build(context, password)
-            identify_tab.build(context, default_percent, password)
+            enroll_tab.build(context)
+            identify_tab.build(context, default_percent)
             verify_tab.build(context, default_percent)
             live_tab.build(context)
-            _tab, people = gallery_tab.build(context, password)
-            health_tab.build(context, password)
+            _tab, people = gallery_tab.build(context)
+            health_tab.build(context)
         for event, ok in context.people_changes:  # every change, from any tab, shows in the people list at once
-            people.refresh_after(event, ok, password)
+            people.refresh_after(event, ok)
         if api_docs:
             gr.Markdown(f"For programs: the [REST API]({api_docs}) (an API key from `facerec api-key create`).",
                         elem_id="page-footer")

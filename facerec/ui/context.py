@@ -1,4 +1,4 @@
-"""What every tab shares: the one Gallery, the admin guard, where Gradio keeps the files it holds, and the photos
+"""What every tab shares: the one Gallery, the admin gate, where Gradio keeps the files it holds, and the photos
 pages keep to be asked about again."""
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ from pathlib import Path
 import gradio as gr
 from gradio.utils import get_upload_folder
 
-from facerec.access.admin import AdminGuard
 from facerec.gallery import Gallery
+from facerec.ui.admin_gate import AdminGate
 from facerec.ui.kept_photos import KeptPhoto, KeptPhotos
 from facerec.ui.uploads import CACHE_MAX_AGE_S, AnsweredPhoto
 
@@ -18,7 +18,7 @@ from facerec.ui.uploads import CACHE_MAX_AGE_S, AnsweredPhoto
 @dataclass
 class AppContext:
     gallery: Gallery
-    guard: AdminGuard
+    gate: AdminGate  # the admin password's one check, and the page's field for it
     app: gr.Blocks | None = None  # set once the Blocks exist
     web_cache: Path = field(default_factory=lambda: Path(get_upload_folder()))  # Gradio's uploads, its files
     kept_photos: KeptPhotos = field(default_factory=lambda: KeptPhotos(CACHE_MAX_AGE_S))  # for every page
@@ -43,16 +43,4 @@ class AppContext:
 
     @property
     def password_needed(self) -> bool:
-        return self.guard.enabled
-
-    def require_admin(self, password: str | None, request: gr.Request | None) -> None:
-        self.guard.check(password, client_address(request))
-
-    def is_admin(self, password: str | None, request: gr.Request | None) -> bool:
-        return self.guard.is_admin(password, client_address(request))
-
-
-def client_address(request: gr.Request | None) -> str:
-    """The caller's network address: what the admin guard counts wrong passwords by."""
-    client = getattr(request, "client", None)
-    return str(getattr(client, "host", None) or "unknown")
+        return self.gate.needed

@@ -17,8 +17,8 @@ LOOKALIKE_BOX = "Enroll anyway if the face matches someone already enrolled"
 LOW_QUALITY_BOX = "Enroll anyway if the photo is a poor enrollment photo"
 
 
-def build(context: AppContext, password: gr.Textbox) -> None:
-    """The Enroll tab; `password`: the page's one admin password field."""
+def build(context: AppContext) -> None:
+    """The Enroll tab (enrolling is admin-only: `context.gate`)."""
     gallery = context.gallery
     services = gallery.services()  # what the verbs do not offer
     with gr.Tab("Enroll", id="enroll"):
@@ -59,10 +59,9 @@ def build(context: AppContext, password: gr.Textbox) -> None:
         return {faces: picture, face_choice: choices, detect_status: text, kept: context.keep(answered),
                 quality_note: markdown_text(quality.sentence()) if quality else ""}
 
-    def enroll(photo, name, face_choice=None, allow_lookalike=False, note=None, password="",
-               allow_low_quality=False, answered=None, request: gr.Request = None):
+    def enroll(photo, name, face_choice=None, allow_lookalike=False, note=None, allow_low_quality=False,
+               answered=None):
         try:
-            context.require_admin(password, request)
             answered = photo_to_answer(photo, answered, services.photos.read)
             result = gallery.enroll(answered.photo, name, face_index=chosen_face(face_choice, "face to enroll"),
                                     allow_lookalike=bool(allow_lookalike), note=note or None,
@@ -82,9 +81,10 @@ def build(context: AppContext, password: gr.Textbox) -> None:
     expose([photo.input], detect, [photo], [faces, face_choice, detect_status], detect_status, api_name="detect",
            also_clear=[status, crop, details, quality_note, kept],
            on_failure={face_choice: gr.update(choices=[], value=None)}, **NEW_UPLOAD)
-    event = expose([button.click], enroll, [photo, name, face_choice, allow_lookalike, note, password,
+    event = expose([button.click], enroll, [photo, name, face_choice, allow_lookalike, note, context.gate.field,
                                             allow_low_quality, kept],
                    [crop, status, details], status, api_name="enroll", ok=ok, extra_outputs=[quality_note],
+                   admin=context.gate, refused=lambda photo, *_: forget_upload(photo, context.web_cache),
                    page_hints={PossibleDuplicate: f"If this is a different person, tick '{LOOKALIKE_BOX}' and "
                                                   "press Enroll again.",
                                LowQuality: f"To enroll it anyway, tick '{LOW_QUALITY_BOX}' and press Enroll again.",

@@ -51,8 +51,7 @@ class FeedbackPanel:
     """The feedback rows, built where it is created. `offer` fills them after an identification; `outputs` are the
     components that identification must list among its outputs for `offer`'s updates."""
 
-    def __init__(self, context: AppContext, unit: Unit, ids: PanelIds, password: gr.Textbox,
-                 kept: gr.State | None = None) -> None:
+    def __init__(self, context: AppContext, unit: Unit, ids: PanelIds, kept: gr.State | None = None) -> None:
         self._context, self._unit, self._kept = context, unit, kept
         self._feedback = context.gallery.services().feedback
         self.seen = gr.State(None)  # list[Seen] of the last identification (admin only)
@@ -67,14 +66,14 @@ class FeedbackPanel:
                                              ("reject", "Nobody enrolled"), ("not_this", "Not this person"))}
         self.status = gr.Markdown(elem_id=ids.status)
         photo = [kept] if kept is not None else []
-        actions = {"confirm": (self.confirm, [self.choice, self.seen, password, *photo]),
+        actions = {"confirm": (self.confirm, [self.choice, self.seen, *photo]),
                    # `seen` stays as it is when a correction fails (a mistyped name must not forget the faces)
-                   "correct": (self.correct, [self.choice, self.names, self.seen, password, *photo]),
-                   "reject": (self.reject, [self.choice, self.seen, password]),
-                   "not_this": (self.not_this, [self.choice, self.seen, password])}
-        for action, (function, inputs) in actions.items():
+                   "correct": (self.correct, [self.choice, self.names, self.seen, *photo]),
+                   "reject": (self.reject, [self.choice, self.seen]),
+                   "not_this": (self.not_this, [self.choice, self.seen])}
+        for action, (function, inputs) in actions.items():  # admin-only, each (the password field added last)
             event = expose([buttons[action].click], function, inputs, [], self.status, extra_outputs=[self.seen],
-                           ok=learned)
+                           ok=learned, admin=context.gate)
             context.changes_people(event, learned)  # each may learn or undo a template: the Gallery tab follows
 
     @property
@@ -90,8 +89,8 @@ class FeedbackPanel:
                 self.names: gr.update(choices=names, value=None)}
 
     # ----- the four actions -----------------------------------------------------------------------------------
-    def confirm(self, choice, seen, password="", answered=None, request: gr.Request = None):
-        index, one = self._chosen(choice, seen, password, request)
+    def confirm(self, choice, seen, answered=None):
+        index, one = self._chosen(choice, seen)
         if one.sighting_id is None and one.name is None:
             raise InvalidArgument(self._unit.nothing_to_confirm(index))
         if one.sighting_id is None:  # named, but not kept (past the pace of automatic sightings): kept, confirmed
@@ -102,8 +101,8 @@ class FeedbackPanel:
         one.sighting_id = info.id
         return {self.seen: seen, self.status: self._unit.confirmed(index, markdown_text(info.name), info.learning)}
 
-    def correct(self, choice, name, seen, password="", answered=None, request: gr.Request = None):
-        index, one = self._chosen(choice, seen, password, request)
+    def correct(self, choice, name, seen, answered=None):
+        index, one = self._chosen(choice, seen)
         if not name:
             raise InvalidArgument(self._unit.no_name_picked())
         info = (self._feedback.correct(one.sighting_id, name, learn_by=self._learner()) if one.sighting_id is not None
@@ -114,16 +113,16 @@ class FeedbackPanel:
         return {self.seen: seen, self.status: self._unit.corrected(index, markdown_text(info.name), info.undone,
                                                                    info.learning)}
 
-    def reject(self, choice, seen, password="", request: gr.Request = None):
-        index, one = self._chosen(choice, seen, password, request)
+    def reject(self, choice, seen):
+        index, one = self._chosen(choice, seen)
         if one.sighting_id is None:
             raise InvalidArgument(self._unit.nothing_to_forget(index))
         info = self._feedback.reject(one.sighting_id)
         one.sighting_id = None
         return {self.seen: seen, self.status: self._unit.rejected(index, markdown_text(info.name), info.undone)}
 
-    def not_this(self, choice, seen, password="", request: gr.Request = None):
-        index, one = self._chosen(choice, seen, password, request)
+    def not_this(self, choice, seen):
+        index, one = self._chosen(choice, seen)
         if one.sighting_id is not None:
             info = self._feedback.not_this_person(one.sighting_id, self._learner())
             name, negative = info.name, info.negative_id
@@ -136,15 +135,14 @@ class FeedbackPanel:
         return {self.seen: seen, self.status: self._unit.denied(index, markdown_text(name), negative)}
 
     # ----- shared by them -------------------------------------------------------------------------------------
-    def _chosen(self, choice, seen: list[Seen] | None, password, request) -> tuple[int, Seen]:
-        self._context.require_admin(password, request)
+    def _chosen(self, choice, seen: list[Seen] | None) -> tuple[int, Seen]:
         if not seen or not choice:
             raise InvalidArgument(self._unit.nothing_identified())
         index = int(str(choice).split()[0].lstrip("#"))
         return index, seen[index]
 
     def _learner(self) -> str:
-        """Who answers on this page: the admin (password checked by `_chosen`), or whoever runs the app."""
+        """Who answers on this page: the admin (password checked by the gate), or whoever runs the app."""
         return "admin password" if self._context.password_needed else "the page (no admin password set)"
 
     @staticmethod

@@ -9,6 +9,7 @@ stays).
 from __future__ import annotations
 
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -43,18 +44,18 @@ class PeopleList:
     """The list's inputs and outputs, and how to refresh it after a change (`refresh_after`)."""
 
     search: gr.Textbox
-    password: gr.Textbox
     outputs: list  # the list's views, its status line last
-    refresh: object  # (ok, query, password, request) -> updates; nothing unless ok
+    refresh: Callable  # (ok, query, password, request) -> updates, behind the gate; nothing unless ok
+    inputs: list  # the refresh's: ok, the search box and the password field
 
-    def refresh_after(self, event, ok: gr.State, password: gr.Textbox) -> None:
+    def refresh_after(self, event, ok: gr.State) -> None:
         """After `event` (which wrote `ok`), show the list again if it succeeded, with the password it used."""
-        event.then(page_door(self.refresh, self.outputs[:-1], self.outputs[-1]), [ok, self.search, password],
+        event.then(page_door(self.refresh, self.outputs[:-1], self.outputs[-1]), [ok, *self.inputs[1:]],
                    self.outputs, api_visibility="private", **PEOPLE_LIST_QUEUE)
 
 
-def build(context: AppContext, password: gr.Textbox) -> tuple[gr.Tab, PeopleList]:
-    """The Gallery tab; `password`: the page's one admin password field (Enter there shows the people)."""
+def build(context: AppContext) -> tuple[gr.Tab, PeopleList]:
+    """The Gallery tab, admin-only (`context.gate`; Enter in the password field shows the people)."""
     gallery = context.gallery
     services = gallery.services()  # what the verbs do not offer
     with gr.Tab("Gallery", id="gallery") as tab:
@@ -101,8 +102,8 @@ def build(context: AppContext, password: gr.Textbox) -> tuple[gr.Tab, PeopleList
             add_low_quality = gr.Checkbox(label=ADD_LOW_QUALITY_BOX)
             add_button = gr.Button("Add photo")
             add_status = gr.Markdown(elem_id="add-photo-status")
-        templates = templates_panel_build(context, password)
-        suggestions_panel_build(context, password)
+        templates = templates_panel_build(context)
+        suggestions_panel_build(context)
         with gr.Accordion("Export / import", open=False):
             export_crops = gr.Checkbox(value=True, label="Include face crops")
             export_button = gr.Button("Export")
@@ -114,8 +115,7 @@ def build(context: AppContext, password: gr.Textbox) -> tuple[gr.Tab, PeopleList
         manage_json = gr.JSON(visible=False)
     statuses = [rename_status, delete_status, add_status, export_status, import_status, regroup_status]
 
-    def list_people(query="", password="", request: gr.Request = None):
-        context.require_admin(password, request)
+    def list_people(query=""):
         people = gallery.people(query or None)
         rows = [[p.id, p.name, p.photos - p.learned, p.learned, p.created_at.strftime("%Y-%m-%d")]
                 for p in people]
@@ -134,34 +134,33 @@ def build(context: AppContext, password: gr.Textbox) -> tuple[gr.Tab, PeopleList
         return {table: rows, thumbnails: face_tiles(tiles), people_json: [p.to_dict() for p in people],
                 people_status: summary}
 
-    def list_on_page(query="", password="", request: gr.Request = None):
-        if context.password_needed and not password:  # not an error: nobody has tried anything yet
-            return {table: None, thumbnails: "", people_json: None,
-                    people_status: "Type the admin password at the top of the page and press Enter to see the "
-                                   "enrolled people."}
-        return list_people(query, password, request)
+    def ask_for_password(_query=""):  # not an error: nobody has tried anything yet
+        return {table: None, thumbnails: "", people_json: None,
+                people_status: "Type the admin password at the top of the page and press Enter to see the "
+                               "enrolled people."}
 
-    def refresh(succeeded, query="", password="", request: gr.Request = None):
-        if not succeeded:  # the action failed: nothing changed, and its password may be wrong (no second guess)
-            return {component: gr.update() for component in (table, thumbnails, people_json, people_status)}
-        return list_people(query, password, request)
+    def refresh(succeeded, query=""):
+        return list_people(query)
 
-    def rename(name, new_name, password="", request: gr.Request = None):
-        context.require_admin(password, request)
+    def unchanged(succeeded, _query=""):
+        """After a change that failed: the list as it is (nothing changed, and no second check of a password
+        that may be wrong)."""
+        return None if succeeded else {component: gr.update() for component in
+                                       (table, thumbnails, people_json, people_status)}
+
+    def rename(name, new_name):
         info = gallery.rename(name, new_name)
         # the boxes follow the new state: the person is now called the new name (#64 row 7)
         return {rename_status: f"Renamed to **{markdown_text(info.name)}**.", manage_json: info.to_dict(),
                 rename_from: info.name, rename_to: ""}
 
-    def merge(source, target, force=False, password="", request: gr.Request = None):
-        context.require_admin(password, request)
+    def merge(source, target, force=False):
         done = gallery.merge(source, target, force=bool(force))
         return {regroup_status: f"Merged **{markdown_text(done.removed_person)}** into **{markdown_text(done.name)}**"
                                 f" ({len(done.moved)} face(s) moved, {len(done.duplicates)} duplicate(s) dropped).",
                 manage_json: done.to_dict(), regroup_force: False}
 
-    def move(face_id, to, force=False, password="", request: gr.Request = None):
-        context.require_admin(password, request)
+    def move(face_id, to, force=False):
         if face_id is None or not str(to or "").strip():
             raise InvalidArgument("give the face's id and who it goes to (an enrolled name, or a new one)")
         known = {person.name for person in gallery.people(str(to).strip())}
@@ -171,8 +170,7 @@ def build(context: AppContext, password: gr.Textbox) -> tuple[gr.Tab, PeopleList
         return {regroup_status: f"Face {int(face_id)} is now **{markdown_text(done.name)}**'s.",
                 manage_json: done.to_dict(), regroup_force: False}
 
-    def delete(name, confirmed=False, password="", request: gr.Request = None):
-        context.require_admin(password, request)
+    def delete(name, confirmed=False):
         if not confirmed:
             raise InvalidArgument(f"nothing was deleted: tick '{DELETE_BOX.lower()}' to confirm")
         info = gallery.delete(name)
@@ -186,10 +184,8 @@ def build(context: AppContext, password: gr.Textbox) -> tuple[gr.Tab, PeopleList
         asks again about the same photo without another upload)."""
         return {add_kept: context.keep(received_photo(photo, services.photos.read, context.web_cache))}
 
-    def add_photo(name, photo, password="", allow_mismatch=False, allow_low_quality=False, answered=None,
-                  request: gr.Request = None):
+    def add_photo(name, photo, allow_mismatch=False, allow_low_quality=False, answered=None):
         try:
-            context.require_admin(password, request)
             answered = photo_to_answer(photo, answered, services.photos.read)
             result = gallery.add_photo(name, answered.photo, allow_mismatch=bool(allow_mismatch),
                                        allow_low_quality=bool(allow_low_quality))
@@ -200,8 +196,7 @@ def build(context: AppContext, password: gr.Textbox) -> tuple[gr.Tab, PeopleList
                             f"({faces_text(result.photos, result.learned)}).",
                 manage_json: result.to_dict(), add_image: None, add_anyway: False, add_low_quality: False}
 
-    def export_gallery(include_crops=True, password="", request: gr.Request = None):
-        context.require_admin(password, request)
+    def export_gallery(include_crops=True):
         # Written straight into the web cache (one copy, in a private folder with an unguessable name), and
         # deleted once its link has had time to be used.
         context.web_cache.mkdir(parents=True, exist_ok=True, mode=0o700)
@@ -212,9 +207,8 @@ def build(context: AppContext, password: gr.Textbox) -> tuple[gr.Tab, PeopleList
         return {export_file: str(path), export_status: f"Exported {plural(count, 'face')}. The download link "
                                                        f"works for {EXPORT_LIFETIME_S // 60} minutes."}
 
-    def import_gallery(upload, password="", request: gr.Request = None):
+    def import_gallery(upload):
         try:
-            context.require_admin(password, request)
             if not upload:
                 raise InvalidArgument("choose an exported .zip file first")
             counts = gallery.import_(upload)
@@ -226,7 +220,7 @@ def build(context: AppContext, password: gr.Textbox) -> tuple[gr.Tab, PeopleList
     def picked(event: gr.SelectData):
         """A click on a row of the people table: that person's name in Rename, Delete and Add a photo, so no name
         is typed by hand (#31 item 7). The name comes from the clicked row the page shows (read with the password);
-        the page sends that row only, not the whole list (a body the server bounds: `facerec.ui.body_limit`)."""
+        the page sends that row only, not the whole list (a body the server bounds: `facerec.web.body_limit`)."""
         row = event.row_value
         if not isinstance(row, (list, tuple)) or len(row) < 2 or not isinstance(row[1], str) or not row[1]:
             return {rename_from: gr.update(), delete_name: gr.update(), add_name: gr.update(),
@@ -236,16 +230,18 @@ def build(context: AppContext, password: gr.Textbox) -> tuple[gr.Tab, PeopleList
 
     table.select(picked, None, [rename_from, delete_name, add_name, templates.name, merge_from],
                  api_visibility="private")
-    people = PeopleList(search, password, [table, thumbnails, people_json, people_status], refresh)
+    password = context.gate.field
+    people = PeopleList(search, [table, thumbnails, people_json, people_status],
+                        *context.gate.guarded(refresh, [ok, search, password], skip=unchanged))
     # One listener for the three triggers: with Gradio's default trigger mode ("once") a search submitted while the
     # tab's own listing was still pending was dropped by the page, and the whole list stayed (the clean-clone
     # browser test, twice); "always_last" runs the last trigger once the pending one is done.
     expose([tab.select, search.submit, password.submit], list_people, [search, password],
-           [table, thumbnails, people_json], people_status, api_name="list", page_core=list_on_page,
+           [table, thumbnails, people_json], people_status, api_name="list", admin=context.gate, ask=ask_for_password,
            trigger_mode="always_last", **PEOPLE_LIST_QUEUE)
 
     def action(button, core, inputs, outputs, status, api_name, extra=(), **hints):
-        event = expose([button.click], core, inputs, outputs, status, api_name=api_name,
+        event = expose([button.click], core, inputs, outputs, status, api_name=api_name, admin=context.gate,
                        also_clear=[s for s in statuses if s is not status], extra_outputs=extra, ok=ok, **hints)
         context.changes_people(event, ok)
 
@@ -260,7 +256,8 @@ def build(context: AppContext, password: gr.Textbox) -> tuple[gr.Tab, PeopleList
     gr.on([add_image.input], page_door(received, [add_kept], add_status), [add_image], [add_kept, add_status],
           api_visibility="private", **NEW_UPLOAD)
     action(add_button, add_photo, [add_name, add_image, password, add_anyway, add_low_quality, add_kept],
-           [add_status, manage_json], add_status, "add_photo",
+           [add_status, manage_json], add_status, "add_photo", refused=lambda _name, photo, *_: forget_upload(
+               photo, context.web_cache),
            extra=[add_image, add_anyway, add_low_quality, add_kept],
            page_hints={IdentityMismatch: f"If you are sure it is them, tick '{MISMATCH_BOX}' and press Add photo "
                                          "again.",
@@ -272,5 +269,5 @@ def build(context: AppContext, password: gr.Textbox) -> tuple[gr.Tab, PeopleList
     action(export_button, export_gallery, [export_crops, password], [export_file, export_status], export_status,
            "export")
     action(import_button, import_gallery, [import_file, password], [import_status, manage_json], import_status,
-           "import")
+           "import", refused=lambda upload: forget_upload(upload, context.web_cache))
     return tab, people

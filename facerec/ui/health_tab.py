@@ -31,8 +31,8 @@ def no_trend() -> dict:
     return gr.update(value=None, visible=False)
 
 
-def build(context: AppContext, password: gr.Textbox) -> gr.Tab:
-    """The Health tab; `password`: the page's one admin password field."""
+def build(context: AppContext) -> gr.Tab:
+    """The Health tab, admin-only (`context.gate`)."""
     gallery = context.gallery
     services = gallery.services()  # what the verbs do not offer
     with gr.Tab("Health", id="health") as tab:
@@ -52,8 +52,7 @@ def build(context: AppContext, password: gr.Textbox) -> gr.Tab:
         growth_plot = gr.Plot(label="Threshold and expected true-match rate as the gallery grows", format="png",
                               show_label=False, elem_id="growth-plot")
 
-    def health(password="", request: gr.Request = None):
-        context.require_admin(password, request)
+    def health():
         report = gallery.health()
         people = services.directory
         heading, shown = confusable_pairs_in_words(report.confusable_pairs, report.threshold)
@@ -79,17 +78,16 @@ def build(context: AppContext, password: gr.Textbox) -> gr.Tab:
                 status: f"Checked {plural(report.identities, 'person', 'people')} and "
                         f"{plural(report.faces, 'face')}."}
 
-    def health_on_page(password="", request: gr.Request = None):
-        if context.password_needed and not password:
-            return {report_view: "", plot: None, pairs_view: "", details: None, sightings_view: "",
-                    trend_plot: no_trend(), status: "Type the admin password at the top of the page and press Check gallery health."}
-        return health(password, request)
+    def ask_for_password():
+        return {report_view: "", plot: None, pairs_view: "", details: None, sightings_view: "",
+                trend_plot: no_trend(),
+                status: "Type the admin password at the top of the page and press Check gallery health."}
 
-    def policy_growth(succeeded, password="", request: gr.Request = None):
+    def no_growth(_succeeded=False):
+        return {growth_text: "", growth_plot: None}
+
+    def policy_growth(_succeeded):
         """How the threshold policy behaves as this gallery grows (the second plot), after a health check."""
-        if not succeeded or (context.password_needed and not password):
-            return {growth_text: "", growth_plot: None}
-        context.require_admin(password, request)
         rule = services.thresholds.in_force(with_people=True)
         rows = services.thresholds.growth()
         shown = [r for r in rows if r.comparisons in (1, 10, 100, 1000, 10_000, 100_000, 1_000_000)]
@@ -104,10 +102,14 @@ def build(context: AppContext, password: gr.Textbox) -> gr.Tab:
                   f"{'unknown' if r.true_match_rate is None else f'{r.true_match_rate:.0%}'} |" for r in shown]
         return {growth_text: "\n".join(lines), growth_plot: policy_growth_plot(rows, rule.comparisons)}
 
+    password = context.gate.field
     event = expose([button.click, tab.select, password.submit], health, [password],
-                   [report_view, plot, pairs_view, details], status, api_name="health", page_core=health_on_page,
-                   ok=ok, also_clear=[sightings_view, trend_plot])
-    event.then(page_door(policy_growth, [growth_plot], growth_text), [ok, password], [growth_text, growth_plot],
+                   [report_view, plot, pairs_view, details], status, api_name="health", admin=context.gate,
+                   ask=ask_for_password, ok=ok, also_clear=[sightings_view, trend_plot])
+    # After the check, only when it succeeded (a failed one's password is not checked twice)
+    growth, inputs = context.gate.guarded(policy_growth, [ok, password], ask=no_growth,
+                                          skip=lambda succeeded: None if succeeded else no_growth())
+    event.then(page_door(growth, [growth_plot], growth_text), inputs, [growth_text, growth_plot],
                api_visibility="private")
     return tab
 

@@ -27,8 +27,8 @@ PHOTO_IDS = PanelIds(choice="feedback-face", name="feedback-name", confirm="conf
                      status="sighting-status")
 
 
-def build(context: AppContext, default_percent: float, password: gr.Textbox) -> gr.Tab:
-    """The Identify tab; `password` (the page's one field, optional here) shows every candidate."""
+def build(context: AppContext, default_percent: float) -> gr.Tab:
+    """The Identify tab, open to everyone; with the admin password (`context.gate`) it shows every candidate."""
     gallery = context.gallery
     services = gallery.services()  # what the verbs do not offer
     with gr.Tab("Identify", id="identify") as tab:
@@ -56,10 +56,10 @@ def build(context: AppContext, default_percent: float, password: gr.Textbox) -> 
                       "person (after the checks of Add photo), so their next photos are recognised more often. "
                       "*Not this person* keeps a wrongly named face as that person's negative example, so faces "
                       "like it are no longer named them.")
-        panel = FeedbackPanel(context, PHOTO_FACE, PHOTO_IDS, password, kept)
+        panel = FeedbackPanel(context, PHOTO_FACE, PHOTO_IDS, kept)
         with gr.Accordion("Details (JSON)", open=False):
             details = gr.JSON()
-        video_panel.build(context, password, pinned, top_k, fpir)  # a video instead: the same controls
+        video_panel.build(context, pinned, top_k, fpir)  # a video instead: the same controls
 
     def policy(fpir_percent, pinned_threshold):
         """The threshold identify would use now, for this gallery, in plain words."""
@@ -78,7 +78,7 @@ def build(context: AppContext, default_percent: float, password: gr.Textbox) -> 
 
     def _identify(photo, pinned_threshold, top_k, password, fpir_percent, answered, request):
         try:
-            admin, unchecked = context.is_admin(password, request), ""
+            admin, unchecked = context.gate.admits(password, request), ""
         except LockedOut as error:  # identify needs no password: answered as for anyone, and said why
             admin, unchecked = False, f"The admin password was not checked. {error}"
         rate, threshold = page_rule(services.settings, fpir_percent, pinned_threshold)
@@ -129,7 +129,7 @@ def build(context: AppContext, default_percent: float, password: gr.Textbox) -> 
     gr.on([photo.input], page_door(cleared, [photo, picture, table, details, panel.seen, panel.status, kept], status),
           [photo], [photo, picture, table, status, details, panel.seen, panel.status, kept], api_visibility="private",
           **NEW_UPLOAD)
-    expose([button.click], identify, [photo, pinned, top_k, password, fpir, kept], [picture, table, status, details],
+    expose([button.click], identify, [photo, pinned, top_k, context.gate.field, fpir, kept], [picture, table, status, details],
            status, api_name="identify", also_clear=[panel.seen, panel.status],
            extra_outputs=[*panel.outputs, threshold_note, kept])
     return tab

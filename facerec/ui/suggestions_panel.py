@@ -19,7 +19,8 @@ from facerec.ui.views import FACES_CSS, face_tiles
 PAGE_SIZE = 20  # suggestions a page shows: 20 faces as tiles, each a small data: image
 
 
-def build(context: AppContext, password: gr.Textbox) -> None:
+def build(context: AppContext) -> None:
+    """The panel, admin-only (`context.gate`)."""
     gallery = context.gallery
     services = gallery.services()  # what the verbs do not offer
     with gr.Accordion("Suggested people: seen again and again, not enrolled", open=False):
@@ -37,8 +38,7 @@ def build(context: AppContext, password: gr.Textbox) -> None:
         status = gr.Markdown(elem_id="suggestions-status")
         ok = gr.State(False)
 
-    def listed(number=1, password="", request: gr.Request = None):
-        context.require_admin(password, request)
+    def listed(number=1):
         shown = services.suggestions.list(offset=PAGE_SIZE * (_page_number(number) - 1), limit=PAGE_SIZE)
         found = shown.suggestions
         captions = [_caption(s) for s in found]
@@ -60,38 +60,36 @@ def build(context: AppContext, password: gr.Textbox) -> None:
                                       for s, c in zip(found, captions)]),
                 choice: gr.update(choices=captions, value=None), faces: "", status: line}
 
-    def opened(picked, password="", request: gr.Request = None):
-        context.require_admin(password, request)
+    def opened(picked):
         suggestion = services.suggestions.get(_id_of(picked))
         crops = services.suggestions.crops(suggestion.face_ids)
         return {faces: face_tiles([(crops.get(f), f"face {f}") for f in suggestion.face_ids]),
                 status: f"{_caption(suggestion)}: type their name to enroll them, or dismiss them."}
 
-    def named(picked, new_name, number=1, password="", request: gr.Request = None):
-        context.require_admin(password, request)
+    def named(picked, new_name, number=1):
         result = services.suggestions.name(_id_of(picked), new_name)
-        shown = listed(number, password, request)
+        shown = listed(number)
         shown[status] = (f"Enrolled **{markdown_text(result.name)}** from {plural(len(result.face_ids), 'photo')}. "
                          + shown[status])
         shown[name] = ""  # named: the box is ready for the next one (#64 row 7)
         return shown
 
-    def dismissed(picked, number=1, password="", request: gr.Request = None):
-        context.require_admin(password, request)
+    def dismissed(picked, number=1):
         count = services.suggestions.dismiss(_id_of(picked))
-        shown = listed(number, password, request)
+        shown = listed(number)
         shown[status] = f"Dismissed: {plural(count, 'face')} forgotten. " + shown[status]
         return shown
 
-    outputs = [overview, faces, status]
+    outputs, password, gate = [overview, faces, status], context.gate.field, context.gate
     expose([show.click, page.submit], listed, [page, password], outputs, status, api_name="suggestions",
-           extra_outputs=[choice])
-    expose([choice.input], opened, [choice, password], [faces, status], status, api_name="suggestion_faces")
+           extra_outputs=[choice], admin=gate)
+    expose([choice.input], opened, [choice, password], [faces, status], status, api_name="suggestion_faces",
+           admin=gate)
     naming = expose([name_button.click], named, [choice, name, page, password], outputs, status,
-                    api_name="name_suggestion", extra_outputs=[choice, name], ok=ok)
+                    api_name="name_suggestion", extra_outputs=[choice, name], ok=ok, admin=gate)
     context.changes_people(naming, ok)  # the new person shows in the people table at once
     expose([dismiss.click], dismissed, [choice, page, password], outputs, status, api_name="dismiss_suggestion",
-           extra_outputs=[choice])
+           extra_outputs=[choice], admin=gate)
 
 
 def _caption(suggestion) -> str:

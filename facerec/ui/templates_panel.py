@@ -20,7 +20,8 @@ class TemplatesPanel:
     name: gr.Textbox  # filled when a row of the people table is clicked
 
 
-def build(context: AppContext, password: gr.Textbox) -> TemplatesPanel:
+def build(context: AppContext) -> TemplatesPanel:
+    """The panel, admin-only (`context.gate`)."""
     gallery = context.gallery
     services = gallery.services()  # what the verbs do not offer
     with gr.Accordion("Templates: the faces a person is recognised by", open=False):
@@ -35,8 +36,7 @@ def build(context: AppContext, password: gr.Textbox) -> TemplatesPanel:
         status = gr.Markdown(elem_id="templates-status")
         ok = gr.State(False)
 
-    def listed(name, password="", request: gr.Request = None):
-        context.require_admin(password, request)
+    def listed(name):
         if not name:
             raise InvalidArgument("type a name (or click a person in the table above), then press Show templates")
         kept = services.templates.of(name)
@@ -51,8 +51,7 @@ def build(context: AppContext, password: gr.Textbox) -> TemplatesPanel:
         return {tiles: face_tiles(tiles_shown), face_choice: gr.update(choices=captions + said, value=None),
                 status: f"**{markdown_text(name)}**: {counted}."}
 
-    def removed(name, face, password="", request: gr.Request = None):
-        context.require_admin(password, request)
+    def removed(name, face):
         if not face:
             raise InvalidArgument("pick the face to remove first")
         kind, number = str(face).split()[:2]
@@ -60,21 +59,22 @@ def build(context: AppContext, password: gr.Textbox) -> TemplatesPanel:
             if int(number) not in [n.id for n in services.negatives.of(name)]:
                 raise InvalidArgument(f"'{name}' has no negative example {number}: press Show templates again")
             services.negatives.remove(int(number))
-            shown = listed(name, password, request)
+            shown = listed(name)
             shown[status] = f"Removed negative example {number}: faces like it may be named them again. " + shown[status]
             return shown
         face_id = int(number)
         if face_id not in [t.face_id for t in services.templates.of(name)]:
             raise InvalidArgument(f"'{name}' has no face {face_id}: press Show templates again")
         gone = services.templates.remove(face_id)
-        shown = listed(name, password, request)
+        shown = listed(name)
         shown[status] = f"Removed face {gone.face_id} ({origin_text(gone.origin)}). " + shown[status]
         return shown
 
+    password = context.gate.field
     expose([show.click], listed, [name, password], [tiles, status], status, api_name="templates",
-           extra_outputs=[face_choice])
+           extra_outputs=[face_choice], admin=context.gate)
     removal = expose([remove.click], removed, [name, face_choice, password], [tiles, status], status,
-                     api_name="remove_template", extra_outputs=[face_choice], ok=ok)
+                     api_name="remove_template", extra_outputs=[face_choice], ok=ok, admin=context.gate)
     context.changes_people(removal, ok)  # the people table's learned count and thumbnail follow at once
     return TemplatesPanel(name)
 

@@ -52,8 +52,7 @@ def stepper(progress: gr.Progress, step: str) -> Callable[[int, int], None]:
     return update
 
 
-def build(context: AppContext, password: gr.Textbox, pinned: gr.Textbox, top_k: gr.Slider,
-          fpir: gr.Number) -> None:
+def build(context: AppContext, pinned: gr.Textbox, top_k: gr.Slider, fpir: gr.Number) -> None:
     """The video half of the Identify tab, sharing its threshold controls and candidates slider."""
     gallery = context.gallery
     services = gallery.services()  # what the verbs do not offer
@@ -70,7 +69,7 @@ def build(context: AppContext, password: gr.Textbox, pinned: gr.Textbox, top_k: 
                          elem_id="video-tracks")
     # Inside the answer as data: images, never files in the web cache that a URL could fetch (#63 row 6).
     faces = gr.HTML(css_template=FACES_CSS, elem_id="video-faces", label="Each track's best face")
-    panel = FeedbackPanel(context, VIDEO_TRACK, VIDEO_IDS, password)
+    panel = FeedbackPanel(context, VIDEO_TRACK, VIDEO_IDS)
 
     room, turn = WaitingRoom(PLACES), threading.Lock()  # one video followed at a time, two more may wait
 
@@ -86,7 +85,7 @@ def build(context: AppContext, password: gr.Textbox, pinned: gr.Textbox, top_k: 
 
     def _identify_video(path, pinned_threshold, top_k, password, fpir_percent, request, progress):
         try:
-            admin, unchecked = context.is_admin(password, request), ""
+            admin, unchecked = context.gate.admits(password, request), ""
         except LockedOut as error:  # identify needs no password: answered as for anyone, and said why
             admin, unchecked = False, f" The admin password was not checked. {error}"
         if not path:
@@ -137,7 +136,7 @@ def build(context: AppContext, password: gr.Textbox, pinned: gr.Textbox, top_k: 
 
     # Named apart from the photo's functions: Gradio names a page event after its function, and the photo's
     # `identify` (registered after this) must keep its API name.
-    expose([button.click], identify_video, [video, pinned, top_k, password, fpir], [annotated, table, faces, status],
+    expose([button.click], identify_video, [video, pinned, top_k, context.gate.field, fpir], [annotated, table, faces, status],
            status, also_clear=[panel.seen, panel.status], extra_outputs=panel.outputs,
            # More at once than the room has places, so that a video past them is refused at once rather than queued
            concurrency_limit=PLACES + 4)

@@ -22,6 +22,8 @@ from dataclasses import dataclass
 from starlette.formparsers import MultiPartException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from facerec.words.phrasing import sentence
+
 STALL_S = 20.0  # a body that sends nothing for this long is ended (408)
 MIN_RATE = 8 << 10  # bytes per second a body must keep on average after its first STALL_S seconds
 
@@ -108,7 +110,7 @@ async def refuse(send: Send, refusal: Refusal, close: bool = True) -> None:
     `close=False` for a body within its limit that nothing has read yet: the server then reads it to its end and
     drops it, so a client that sends its whole body before reading the answer (a browser, httpx) gets the answer,
     not a reset connection."""
-    body = json.dumps({"error": refusal.message, "code": refusal.code}).encode()
+    body = json.dumps({"error": sentence(refusal.message), "code": refusal.code}).encode()
     headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
     await send({"type": "http.response.start", "status": refusal.status,
                 "headers": headers + ([(b"connection", b"close")] if close else [])})

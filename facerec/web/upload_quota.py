@@ -16,7 +16,7 @@ Why each rule (uploads are anonymous, so each is a bound an outsider cannot talk
   that could not fit even now is refused before its body is read. Reserving the announced length instead let 17
   connections that announced megabytes and sent twelve bytes a minute refuse every other upload; counting the
   folder alone let 12 concurrent uploads all pass while it still looked empty.
-- **A body keeps a pace** (`facerec.ui.request_body`): one that stalls or crawls is ended (408), and the partial
+- **A body keeps a pace** (`facerec.web.request_body`): one that stalls or crawls is ended (408), and the partial
   file Gradio was writing is deleted.
 Past the quota the rest of the app (identify of a photo already uploaded, every admin action) goes on. Uploads
 leave as before: once answered (or their face stored), the rest after `facerec.ui.uploads.CACHE_MAX_AGE_S`.
@@ -30,7 +30,7 @@ from pathlib import Path
 
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from facerec.ui.request_body import Refusal, read_under, refuse
+from facerec.web.request_body import Refusal, read_under, refuse
 
 UPLOAD_ROUTE = "/gradio_api/upload"
 DEFAULT_LIMIT_BYTES = 512 << 20  # 512 MiB: ~34 full-size uploads at once, far above what people upload in 10 min

@@ -9,12 +9,13 @@ attribute of a Gallery (`_parts`). Importing `facerec` stays cheap: the Gallery 
 from __future__ import annotations
 
 import ast
+import re
 import subprocess
 import sys
 from pathlib import Path
 
 from facerec.gallery import Gallery
-from facerec.gallery.composition import Services
+from facerec.gallery.interface_services import Services
 from facerec.settings import Settings
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -24,20 +25,16 @@ VERBS = {"open", "close", "enroll", "add_photo", "identify", "identify_video", "
          "delete", "merge", "move_face", "export", "import_", "health", "services"}
 
 # What a module outside facerec/gallery may import from it.
-SERVICE_TYPES = {  # the composition root's narrow services (`Services`' fields) and the root itself
-    "facerec.gallery.composition": {"Services"},
+SERVICE_TYPES = {  # the narrow services (`Services`' fields) and the records and constants they hand out
+    "facerec.gallery.interface_services": {"Services", "Thresholds", "PersonTemplates", "NegativeExamples", "People",
+                                           "SuggestedPeople", "UnknownFaces", "Videos"},
     "facerec.gallery.photos": {"Photos"},
-    "facerec.gallery.thresholds": {"GalleryThresholds"},
     "facerec.gallery.feedback": {"SightingsFeedback"},
-    "facerec.gallery.templates": {"Templates", "Template"},
-    "facerec.gallery.directory": {"Directory"},
-    "facerec.gallery.suggestions": {"Suggestions", "PAGE", "MAX_PAGE", "SHOWN_FACES"},  # its page sizes
-    "facerec.gallery.strangers": {"StrangersMemory"},
+    "facerec.gallery.templates": {"Template"},
+    "facerec.gallery.suggestions": {"PAGE", "MAX_PAGE", "SHOWN_FACES"},  # its page sizes
     "facerec.gallery.maintenance": {"Maintenance"},
-    "facerec.gallery.negatives": {"Negatives"},
-    "facerec.gallery.regroup": {"Regroup"},
     # and the bounds of an anonymous caller and the containers read, which the interfaces state
-    "facerec.gallery.video": {"VideoSearch", "VideoAnswer", "LiveFaces", "ANONYMOUS_LIMITS", "CONTAINERS"},
+    "facerec.gallery.video": {"VideoAnswer", "LiveFaces", "ANONYMOUS_LIMITS", "CONTAINERS"},
 }
 PUBLIC = {
     "facerec.gallery": {"Gallery"},
@@ -107,6 +104,31 @@ def test_the_service_types_listed_are_the_services_handed_out() -> None:
     fields = Services.__annotations__
     named = {name for names in SERVICE_TYPES.values() for name in names}
     assert {"Settings", "ApiKeys"} | named >= set(fields.values()), fields
+
+
+def documented_services() -> dict[str, set[str]]:
+    """docs/python.md's table of the services: each one's public names, as its second column lists them."""
+    page = (ROOT / "docs" / "python.md").read_text()
+    table = page.split("## Services, for interfaces")[1].split("\n\n")[2]
+    found = {}
+    for row in table.splitlines()[2:]:
+        cells = [cell.strip() for cell in row.strip("|").split("|")]
+        service = cells[0].strip("`")
+        if service != "settings":
+            found[service] = set(re.findall(r"`(\w+)`", cells[1]))
+    return found
+
+
+def test_each_service_has_exactly_the_names_the_docs_list(tmp_path) -> None:
+    """#65 item 1: `services()` was a side door of 59 methods and 38 attributes (stores, indexes, pipelines,
+    `settle` and `close`); each service now shows exactly what docs/python.md promises."""
+    documented = documented_services()
+    with Gallery(Settings.from_env(home=tmp_path / "home")) as gallery:
+        services = gallery.services()
+        handed_out = {name: public_names(getattr(services, name)) for name in Services.__annotations__
+                      if name != "settings"}
+    assert handed_out == documented
+    assert sum(len(names) for names in handed_out.values()) == 52
 
 
 def public_names(thing: object) -> set[str]:

@@ -55,7 +55,7 @@ class ApiKeys:
     by `facerec db upgrade` on PostgreSQL, which a replica never changes): nothing here creates tables."""
 
     def __init__(self, store: Store) -> None:
-        self.store = store
+        self._store = store
 
     def create(self, role: str, name: str | None = None) -> tuple[ApiKey, str]:
         """A new key with `role` ("read" or "admin"): (its record, the key itself, to be shown once)."""
@@ -63,16 +63,16 @@ class ApiKeys:
             raise InvalidArgument(f"the role must be one of {', '.join(ROLES)}; got '{role}'")
         label = clean_name(name) if name else f"{role} key"
         key = KEY_PREFIX + secrets.token_urlsafe(32)
-        row = self.store.api_keys.add(label, role, _digest(key), key[: len(KEY_PREFIX) + SHOWN_CHARACTERS])
+        row = self._store.api_keys.add(label, role, _digest(key), key[: len(KEY_PREFIX) + SHOWN_CHARACTERS])
         return _record(row), key
 
     def list(self) -> list[ApiKey]:
         """Every key ever created, revoked ones included (they say when), oldest first."""
-        return [_record(row) for row in self.store.api_keys.all()]
+        return [_record(row) for row in self._store.api_keys.all()]
 
     def revoke(self, key_id: int) -> ApiKey:
         """Stop a key from working, from the next request on (in every app on this database)."""
-        row = self.store.api_keys.revoke(key_id)
+        row = self._store.api_keys.revoke(key_id)
         if row is None:
             raise InvalidArgument(f"there is no API key {key_id}; `facerec api-key list` shows them")
         return _record(row)
@@ -80,14 +80,14 @@ class ApiKeys:
     def authenticate(self, key: str) -> ApiKey | None:
         """The active key `key` is, or None (unknown or revoked)."""
         digest = _digest(key)
-        row = self.store.api_keys.by_digest(digest)
+        row = self._store.api_keys.by_digest(digest)
         if row is None or row.revoked_at is not None or not hmac.compare_digest(row.key_sha256, digest):
             return None
         return _record(row)
 
     def any_active(self) -> bool:
         """Whether any key works: with none, the REST API is off."""
-        return self.store.api_keys.count_active() > 0
+        return self._store.api_keys.count_active() > 0
 
 
 def _digest(key: str) -> str:

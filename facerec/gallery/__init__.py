@@ -128,27 +128,27 @@ class Gallery:
     def people(self, query: str | None = None) -> list[IdentityInfo]:
         """Enrolled people by name -> `IdentityInfo` (id, name, face count, note); `query` keeps the names that
         contain it, ignoring case."""
-        return self._parts.services.directory.list(query)
+        return self._parts.directory.list(query)
 
     def rename(self, identity: str | int, new_name: str) -> IdentityInfo:
         """Give `identity` (a name or id) the name `new_name`. Raises `UnknownIdentity`, `NameTaken`."""
-        return self._parts.services.directory.rename(identity, new_name)
+        return self._parts.directory.rename(identity, new_name)
 
     def delete(self, identity: str | int) -> IdentityInfo:
         """Remove a person and all their faces from the database and the index; returns who was removed.
         Raises `UnknownIdentity`."""
-        return self._parts.services.directory.delete(identity)
+        return self._parts.directory.delete(identity)
 
     def merge(self, source: str | int, target: str | int, force: bool = False) -> Regrouped:
         """`source` and `target` are one person: every face, sighting and negative example of `source` becomes
         `target`'s, and `source` is gone. Refused (InvalidArgument) when no face of one matches a face of the other
         at verify's threshold, unless `force`. The contract: `facerec.gallery.regroup`."""
-        return self._parts.services.regroup.merge(source, target, force)
+        return self._parts.regroup.merge(source, target, force)
 
     def move_face(self, face_id: int, to: str | int | None = None, new_name: str | None = None,
                   force: bool = False) -> Regrouped:
         """Move one face (its id: `templates`) to the enrolled person `to`, or to a new person `new_name`."""
-        return self._parts.services.regroup.move(face_id, to, new_name, force)
+        return self._parts.regroup.move(face_id, to, new_name, force)
 
     def health(self, top_pairs: int = 10) -> HealthReport:
         """The embedding metrics over every enrolled face, the `top_pairs` most confusable pairs of people and

@@ -3,8 +3,9 @@
 `compose` opens the store (the database, the source of truth) and the vector index (follows the database), loads
 the photo pipeline and the threshold policy, and builds the services beside this file, each given only the parts
 it uses. It returns `Parts`, which the public `facerec.Gallery` keeps privately; the interfaces (the page, REST,
-the CLI) receive the narrow `Services` (`Gallery.services()`) for what the public verbs do not offer, and never the
-store, the index or the pipeline (`tests/test_public_api.py` checks it at import level).
+the CLI) receive the narrow `Services` (`Gallery.services()`, `facerec.gallery.interface_services`) for what the
+public verbs do not offer, and never the store, the index or the pipeline (`tests/test_public_api.py` checks their
+imports and counts each service's public names against docs/python.md).
 
 Opening reports, one line each in `Parts.notices`, what it had to repair or forget."""
 
@@ -22,6 +23,8 @@ from facerec.gallery.directory import Directory
 from facerec.gallery.enrollment import Enrollment
 from facerec.gallery.feedback import SightingsFeedback
 from facerec.gallery.health import GalleryHealth
+from facerec.gallery.interface_services import (NegativeExamples, People, PersonTemplates, Services,
+                                                SuggestedPeople, Thresholds, UnknownFaces, Videos)
 from facerec.gallery.negatives import Negatives
 from facerec.gallery.maintenance import Maintenance
 from facerec.gallery.photos import Photos
@@ -42,24 +45,6 @@ from facerec.storage import Store, database_file
 from facerec.vectors import open_index
 from facerec.vectors.base import VectorIndex
 from facerec.vectors.saved_files import refuse_to_replace_saved_index
-
-
-@dataclass(frozen=True)
-class Services:
-    """What an interface may hold beside the public Gallery: narrow services, each one concept."""
-    settings: Settings
-    photos: Photos  # decode, detect, enrollment quality
-    thresholds: GalleryThresholds  # the threshold in force, for identify, verify and Health
-    feedback: SightingsFeedback  # confirm, correct, reject, not this person, label
-    templates: Templates  # the faces a person is searched by
-    negatives: Negatives  # faces an admin said are not a person ("not this person")
-    regroup: Regroup  # merge two people, move a face
-    directory: Directory  # the people, paged; their stored crops
-    suggestions: Suggestions  # people seen again and again, not enrolled
-    strangers: StrangersMemory  # whether unknown faces are kept, and forgetting them
-    keys: ApiKeys  # the REST API's keys
-    maintenance: Maintenance  # stats, warnings, notices, the embedder's check, reindex
-    video: VideoSearch  # videos and a live camera
 
 
 @dataclass
@@ -83,6 +68,8 @@ class Parts:
     suggesting: Suggestions
     videos: VideoSearch
     keys: ApiKeys
+    directory: Directory  # the people: the verbs list, rename and delete them
+    regroup: Regroup  # the verbs merge and move_face
     notices: list[str] = field(default_factory=list)
     services: Services | None = None
 
@@ -139,21 +126,24 @@ def compose(settings: Settings, pipeline: FacePipeline | None = None) -> Parts:
     # Grouping stays on raw cosines with the strangers memory as its cohort (measured so; see docs/model.md)
     suggesting = Suggestions(store, index, thresholds, strangers, cosine_calibration_for(settings, policy), quality,
                              model_id)
-    parts = Parts(settings, pipeline, policy, scorer, quality, store, index, model_id, thresholds, sightings,
-                  strangers, searching, enrollment, GalleryHealth(store, index, thresholds, sightings,
-                                                        lambda ids: sightings.usable(ids, quality)), learning,
-                  suggesting, video_search(settings, pipeline, searching, thresholds, sightings, quality),
-                  ApiKeys(store))
+    videos = video_search(settings, pipeline, searching, thresholds, sightings, quality)
+    health = GalleryHealth(store, index, thresholds, sightings, lambda ids: sightings.usable(ids, quality))
+    parts = Parts(settings=settings, pipeline=pipeline, policy=policy, scorer=scorer, quality=quality, store=store,
+                  index=index, model_id=model_id, thresholds=thresholds, sightings=sightings, strangers=strangers,
+                  searching=searching, enrollment=enrollment, checkup=health, learning=learning,
+                  suggesting=suggesting, videos=videos, keys=ApiKeys(store), directory=Directory(store, index),
+                  regroup=Regroup(store, index, thresholds, searching))
     parts.notices = _opening_notices(parts, filled)
     negatives = Negatives(store, scorer, model_id, settings.store_crops)
-    parts.services = Services(settings, Photos(pipeline, enrollment, quality), thresholds,
-                              SightingsFeedback(sightings, learning, pipeline, negatives,
-                                                UnkeptFaces(store, model_id, settings.store_crops)), learning, negatives,
-                              Regroup(store, index, thresholds, searching),
-                              Directory(store, index),
-                              suggesting, strangers, parts.keys,
-                              Maintenance(settings, store, index, pipeline, thresholds, sightings, parts.notices),
-                              parts.videos)
+    feedback = SightingsFeedback(sightings, learning, pipeline, negatives,
+                                 UnkeptFaces(store, model_id, settings.store_crops))
+    parts.services = Services(
+        settings=settings, photos=Photos(pipeline, enrollment, quality), thresholds=Thresholds(thresholds),
+        feedback=feedback, templates=PersonTemplates(learning), negatives=NegativeExamples(negatives),
+        directory=People(parts.directory), suggestions=SuggestedPeople(suggesting), strangers=UnknownFaces(strangers),
+        keys=parts.keys, maintenance=Maintenance(settings, store, index, pipeline, thresholds, sightings,
+                                                 parts.notices),
+        video=Videos(videos))
     return parts
 
 

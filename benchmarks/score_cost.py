@@ -96,10 +96,10 @@ def main() -> int:
         shipped, raw = [], []
         for _ in range(IDENTIFY_REPEATS):  # in turns, so a change of the machine's load falls on both
             shipped += timed(lambda: gallery.identify(decoded, remember=False), 1)
-            parts_of(gallery).searching.scorer, depth = RawCosine(), search_module.RERANK_DEPTH
+            parts_of(gallery).searching._scorer, depth = RawCosine(), search_module.RERANK_DEPTH
             search_module.RERANK_DEPTH = 20  # before: 4 per wanted person (top_k 5)
             raw += timed(lambda: gallery.identify(decoded, remember=False), 1)
-            parts_of(gallery).searching.scorer, search_module.RERANK_DEPTH = parts_of(gallery).scorer, depth
+            parts_of(gallery).searching._scorer, search_module.RERANK_DEPTH = parts_of(gallery).scorer, depth
         result["identify_one_face"] = {"gallery_faces": GALLERY, "normalised": percentiles(shipped),
                                        "raw_cosine_depth_20": percentiles(raw),
                                        "added_p50_ms": round(float(1000 * (np.median(shipped) - np.median(raw))), 3)}

@@ -185,8 +185,8 @@ def main() -> None:
                                    "grouping_far": suggesting.GROUPING_FAR, "near_far": suggesting.NEAR_FAR,
                                    "min_z": grouping.MIN_Z, "cohort": [grouping.COHORT_SKIP, grouping.COHORT_SIZE]},
                       "unknown_faces": unknown, "kept_faces": parts_of(gallery).strangers.count(),
-                      "grouping_threshold": round(parts_of(gallery).suggesting.grouping_threshold, 4),
-                      "near_threshold": round(parts_of(gallery).suggesting.near_threshold, 4),
+                      "grouping_threshold": round(parts_of(gallery).suggesting._grouping_threshold, 4),
+                      "near_threshold": round(parts_of(gallery).suggesting._near_threshold, 4),
                       "shipped": scored(found, labels, enrolled, set(repeated)),
                       "grouping_seconds_all_kept_faces": round(grouping_seconds, 2),
                       "stream_seconds": round(seconds_stream, 1)}

@@ -98,7 +98,7 @@ def main(argv: list[str] | None = None) -> int:
         result = {"strangers": rates(stranger_views, None), "mated": rates(mated_views, list(asked)),
                   "gallery_people": len(enrolled), "views_per_track": VIEWS,
                   "target_fpir": track_rule.target_fpir, "track_threshold": round(track_rule.threshold, 4),
-                  "photo_threshold": round(photo_rule.threshold, 4), "pooled_shift": round(parts_of(gallery).videos.pooled.shift, 4),
+                  "photo_threshold": round(photo_rule.threshold, 4), "pooled_shift": round(parts_of(gallery).videos._calibration.shift, 4),
                   "data": "LFW aligned-face cache: gallery = people with >= 3 photos (first photo), strangers = "
                           "one-photo people, mated = enrolled people's second photo; never used to calibrate",
                   "seconds": round(time.perf_counter() - started, 1), "load_average": os.getloadavg(),

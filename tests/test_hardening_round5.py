@@ -70,13 +70,13 @@ def test_row_4_relinking_costs_one_statistic_per_track_and_a_video_has_at_most_s
         videos = parts_of(gallery).videos
         with VideoFile(video) as opened:
             follower = videos.follower(opened.info.fps, opened.info.scale)
-            for frame in opened.frames(videos.every):
+            for frame in opened.frames(videos._every):
                 follower.see(frame)
             fps = opened.info.fps
         tracks = [t for t in follower.tracks() if t.pooled is not None]
         assert len(tracks) >= 50
-        counting = CountingScorer(videos.searching.scorer)
-        monkeypatch.setattr(videos.searching, "scorer", counting)
+        counting = CountingScorer(videos._scorer)  # the video service's own part, counted
+        monkeypatch.setattr(videos, "_scorer", counting)
         _kept, merges = relinked(tracks, videos.same_face(), RELINK_SECONDS * fps)
         # once per pool: each track's, and each merged track's new one (was 2 per pair compared)
         assert counting.calls <= len(tracks) + merges, (counting.calls, len(tracks), merges)

@@ -272,7 +272,7 @@ def test_a_repeat_is_looked_for_among_the_persons_latest_sightings_only(backend,
         return gallery.identify(photos[0])[0].sighting_id == first
 
     assert repeat_is_found(photos_a)  # among the latest 200: the same sighting
-    parts_of(gallery).sightings.lookback = 1  # only the latest one is looked at: photo 2's, so photo 1 is new again
+    parts_of(gallery).sightings._lookback = 1  # only the latest one is looked at: photo 2's, so photo 1 is new again
     assert not repeat_is_found(photos_b)
 
 

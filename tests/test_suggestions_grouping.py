@@ -38,7 +38,7 @@ def test_the_write_lock_is_free_and_identify_keeps_faces_while_kept_faces_are_gr
     answered without waiting for it, saying a grouping is under way."""
     embeddings, photos = clustered(people=5, per_person=3, singles=20)
     plant(parts_of(gallery).store, gallery.services().maintenance.model_id, embeddings, photos, some_crop())
-    grouping_service = parts_of(gallery).suggesting.grouping
+    grouping_service = parts_of(gallery).suggesting._grouping
     real, started, release = grouping_service.place, threading.Event(), threading.Event()
 
     def held(rows, stop):
@@ -80,7 +80,7 @@ def test_an_identify_completes_while_many_kept_faces_are_grouped(gallery, lfw_ph
     during = time.perf_counter()
     assert [m.name for m in gallery.identify(lfw_photo(STRANGER, 3))] == [None]
     during = time.perf_counter() - during
-    assert parts_of(gallery).suggesting.grouping.published is None, "the grouping ended before the identify: too few faces"
+    assert parts_of(gallery).suggesting._grouping.published is None, "the grouping ended before the identify: too few faces"
     assert asked < 1.0 and during < max(3 * alone, 2.0), (asked, alone, during)
     deadline = time.monotonic() + 120
     while (page := gallery.services().suggestions.list()).refreshing and time.monotonic() < deadline:

@@ -230,7 +230,7 @@ def test_an_unknown_track_is_kept_for_suggestions_only_when_they_are_on(portrait
             answer = opened.identify_video(video)
             assert named(answer) == [] and len(answer.tracks) == 1
             opened.identify_video(video)  # the same video again: the same face of the same photo, kept once
-            assert parts_of(opened).searching.strangers.count() == kept
+            assert parts_of(opened).strangers.count() == kept
 
 
 def test_a_video_of_exactly_the_most_frames_allowed_is_read_whole(tmp_path):

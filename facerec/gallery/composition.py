@@ -19,6 +19,7 @@ from facerec.access.api_keys import ApiKeys
 from facerec.faces.pipeline import FacePipeline
 from facerec.faces.quality import QualityCheck
 from facerec.gallery.cohort_statistics import bring_statistics_up_to_date
+from facerec.gallery.core import Core
 from facerec.gallery.directory import Directory
 from facerec.gallery.enrollment import Enrollment
 from facerec.gallery.feedback import SightingsFeedback
@@ -36,7 +37,7 @@ from facerec.gallery.suggestions import Suggestions
 from facerec.gallery.templates import Templates
 from facerec.gallery.thresholds import GalleryThresholds
 from facerec.gallery.unkept_faces import UnkeptFaces
-from facerec.gallery.video import VideoSearch, video_search
+from facerec.gallery.video import VideoSearch
 from facerec.openset.cohort import Scorer
 from facerec.openset.model_card import cosine_calibration_for, policy_for, scorer_for
 from facerec.openset.threshold_policy import ThresholdPolicy
@@ -114,35 +115,30 @@ def compose(settings: Settings, pipeline: FacePipeline | None = None) -> Parts:
         raise
     filled = bring_statistics_up_to_date(store, scorer)
     thresholds = GalleryThresholds(policy, store, index)
-    sightings = SightingsMemory(store, model_id, settings.store_crops, settings.sightings_memory,
-                                per_hour=settings.sightings_per_hour)
-    strangers = StrangersMemory(store, model_id, settings.suggestions, settings.store_crops,
-                                settings.suggestions_days, settings.suggestions_memory)
-    searching = Search(pipeline, store, index, thresholds, sightings, strangers, model_id, settings.min_face_size,
-                       scorer)
-    enrollment = Enrollment(pipeline, store, index, thresholds, searching, quality, model_id, settings.store_crops,
-                            settings.min_face_size)
-    learning = Templates(store, index, thresholds, searching, quality, model_id, settings.store_crops)
+    core = Core(settings=settings, pipeline=pipeline, store=store, index=index, policy=policy, thresholds=thresholds,
+                scorer=scorer, quality=quality, model_id=model_id)
+    sightings, strangers = SightingsMemory(core), StrangersMemory(core)
+    searching = Search(core, memory=sightings, strangers=strangers)
+    enrollment = Enrollment(core, search=searching)
+    learning = Templates(core, search=searching)
     # Grouping stays on raw cosines with the strangers memory as its cohort (measured so; see docs/model.md)
-    suggesting = Suggestions(store, index, thresholds, strangers, cosine_calibration_for(settings, policy), quality,
-                             model_id)
-    videos = video_search(settings, pipeline, searching, thresholds, sightings, quality)
-    health = GalleryHealth(store, index, thresholds, sightings, lambda ids: sightings.usable(ids, quality))
+    suggesting = Suggestions(core, memory=strangers, calibration=cosine_calibration_for(settings, policy))
+    videos = VideoSearch(core, searching=searching, memory=sightings, strangers=strangers)
+    health = GalleryHealth(core, memory=sightings, usable=lambda ids: sightings.usable(ids, quality))
     parts = Parts(settings=settings, pipeline=pipeline, policy=policy, scorer=scorer, quality=quality, store=store,
                   index=index, model_id=model_id, thresholds=thresholds, sightings=sightings, strangers=strangers,
                   searching=searching, enrollment=enrollment, checkup=health, learning=learning,
-                  suggesting=suggesting, videos=videos, keys=ApiKeys(store), directory=Directory(store, index),
-                  regroup=Regroup(store, index, thresholds, searching))
+                  suggesting=suggesting, videos=videos, keys=ApiKeys(store), directory=Directory(core),
+                  regroup=Regroup(core, search=searching))
     parts.notices = _opening_notices(parts, filled)
-    negatives = Negatives(store, scorer, model_id, settings.store_crops)
-    feedback = SightingsFeedback(sightings, learning, pipeline, negatives,
-                                 UnkeptFaces(store, model_id, settings.store_crops))
+    negatives = Negatives(core)
+    feedback = SightingsFeedback(core, sightings=sightings, templates=learning, negatives=negatives,
+                                 unkept=UnkeptFaces(store, model_id, settings.store_crops))
     parts.services = Services(
-        settings=settings, photos=Photos(pipeline, enrollment, quality), thresholds=Thresholds(thresholds),
+        settings=settings, photos=Photos(core, enrollment=enrollment), thresholds=Thresholds(thresholds),
         feedback=feedback, templates=PersonTemplates(learning), negatives=NegativeExamples(negatives),
         directory=People(parts.directory), suggestions=SuggestedPeople(suggesting), strangers=UnknownFaces(strangers),
-        keys=parts.keys, maintenance=Maintenance(settings, store, index, pipeline, thresholds, sightings,
-                                                 parts.notices),
+        keys=parts.keys, maintenance=Maintenance(core, sightings=sightings, notices=parts.notices),
         video=Videos(videos))
     return parts
 

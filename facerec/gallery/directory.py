@@ -3,15 +3,14 @@ holds the rules); a delete also brings the vector index up to date, so the next 
 
 from __future__ import annotations
 
+from facerec.gallery.core import Core
 from facerec.gallery.people import delete, get, list_page, list_people, rename
 from facerec.gallery.results import IdentityInfo
-from facerec.storage import Store
-from facerec.vectors.base import VectorIndex
 
 
 class Directory:
-    def __init__(self, store: Store, index: VectorIndex) -> None:
-        self._store, self._index = store, index
+    def __init__(self, core: Core) -> None:
+        self._store, self._index = core.store, core.index
 
     def list(self, query: str | None = None) -> list[IdentityInfo]:
         """Enrolled identities by name; `query` filters by case-insensitive substring."""

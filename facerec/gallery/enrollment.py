@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from facerec.gallery.core import Core
 from facerec.formats.archive import encode_crop
 from facerec.faces.detect import DetectedFace
 from facerec.faces.embed import checked_embeddings
@@ -17,18 +18,14 @@ from facerec.faces.image import ImageInput
 from facerec.words import refusals
 from facerec.words.quality import low_quality_message
 from facerec.names import clean_name
-from facerec.faces.pipeline import FacePipeline, Photo
-from facerec.faces.quality import QualityCheck
+from facerec.faces.pipeline import Photo
 from facerec.gallery.results import Candidate, EnrollResult
 from facerec.storage import utcnow
 from facerec.openset.threshold_policy import ThresholdInForce
 from facerec.faces.choice import chosen_face, decoded_faces
 from facerec.gallery.match_check import is_best_match, lookalikes as lookalikes_of
 from facerec.gallery.search import Search
-from facerec.gallery.thresholds import GalleryThresholds
-from facerec.storage import Store
 from facerec.storage.failures import ConflictingWrite
-from facerec.vectors.base import VectorIndex
 from facerec.gallery.people import find_identity, learned_count, refuse_taken_name
 
 
@@ -36,12 +33,11 @@ class Enrollment:
     """Enroll and add photos in one gallery: the photo pipeline, the store, the vector index, the threshold in
     force (the look-alike check), search (the same rule as identify) and the enrollment quality check."""
 
-    def __init__(self, pipeline: FacePipeline, store: Store, index: VectorIndex, thresholds: GalleryThresholds,
-                 search: Search, quality: QualityCheck, model_id: str, store_crops: bool,
-                 min_face_size: float) -> None:
-        self.pipeline, self.store, self.index, self.thresholds = pipeline, store, index, thresholds
-        self.search, self.quality, self.model_id = search, quality, model_id
-        self.store_crops, self.min_face_size = store_crops, min_face_size
+    def __init__(self, core: Core, *, search: Search) -> None:
+        self._pipeline, self._store, self._index = core.pipeline, core.store, core.index
+        self._thresholds = core.thresholds
+        self._search, self._quality, self._model_id = search, core.quality, core.model_id
+        self._store_crops, self._min_face_size = core.settings.store_crops, core.settings.min_face_size
 
     def enroll(self, photo: ImageInput | Photo, name: str, face_index: int | None = None,
                allow_lookalike: bool = False, note: str | None = None, allow_low_quality: bool = False) -> EnrollResult:
@@ -52,16 +48,16 @@ class Enrollment:
         to be recognised later (`facerec.faces.quality`; its reasons in the message), unless `allow_low_quality`,
         and PossibleDuplicate when the face matches another identity at or above the threshold (a duplicate or
         look-alike), unless `allow_lookalike`. The result carries the face's quality."""
-        store = self.store
+        store = self._store
         name = clean_name(name)
         photo, face, crop, embedding = self.one_face(photo, face_index)
         with store.session() as session:
             refuse_taken_name(store, session, name)
         self.refuse_duplicate_photo(photo, face)
         quality = self._refuse_low_quality(face, crop, allow_low_quality)
-        rule = self.thresholds.in_force()  # catches the index up: every face committed up to here is searched
-        searched_to = self.index.seq
-        lookalikes = lookalikes_of(self.search, embedding, rule)
+        rule = self._thresholds.in_force()  # catches the index up: every face committed up to here is searched
+        searched_to = self._index.seq
+        lookalikes = lookalikes_of(self._search, embedding, rule)
         if lookalikes and not allow_lookalike:
             raise _possible_duplicate(lookalikes, rule)
         between_check_and_write()
@@ -73,7 +69,7 @@ class Enrollment:
                 self.refuse_duplicate_photo(photo, face, session)
                 # At the rule of the first search: a face committed since makes the gallery's threshold at most
                 # marginally higher, and the result reports the rule the check used.
-                late = lookalikes_of(self.search, embedding, rule,
+                late = lookalikes_of(self._search, embedding, rule,
                                      self._committed_since(session, searched_to, embedding))
                 if late and not allow_lookalike:
                     raise _possible_duplicate(late, rule)
@@ -82,9 +78,9 @@ class Enrollment:
                                                                                        embedding, "enrolled"))
         except ConflictingWrite:
             raise NameTaken(f"'{name}' is already enrolled; add this photo to that person instead", name) from None
-        self.index.after_write(store)
+        self._index.after_write(store)
         return EnrollResult(identity_id, name, face_id, 1, face, crop, lookalikes, rule, quality,
-                            self.thresholds.typical_cosine(rule.threshold))
+                            self._thresholds.typical_cosine(rule.threshold))
 
     def add_photo(self, identity: str | int, photo: ImageInput | Photo, face_index: int | None = None,
                   allow_mismatch: bool = False, allow_low_quality: bool = False) -> EnrollResult:
@@ -94,16 +90,16 @@ class Enrollment:
         their faces at the threshold (the enrollment look-alike test), or it matches someone else better (checked
         again inside the write, against faces committed meanwhile); LowQuality, unless `allow_low_quality`, on
         the same rule as `enroll`."""
-        store = self.store
+        store = self._store
         photo, face, crop, embedding = self.one_face(photo, face_index)
         self.refuse_duplicate_photo(photo, face)
         quality = self._refuse_low_quality(face, crop, allow_low_quality)  # the same rule as a first photo's
         with store.session() as session:
             person = find_identity(store, session, identity)
             name, own_faces = person.name, [f.id for f in person.faces]
-        rule = self.thresholds.in_force()  # catches the index up: every face committed up to here is searched
-        searched_to = self.index.seq
-        lookalikes = lookalikes_of(self.search, embedding, rule)
+        rule = self._thresholds.in_force()  # catches the index up: every face committed up to here is searched
+        searched_to = self._index.seq
+        lookalikes = lookalikes_of(self._search, embedding, rule)
         if not allow_mismatch and not is_best_match(lookalikes, name):
             raise self._mismatch(name, own_faces, embedding, lookalikes, rule)
         between_check_and_write()
@@ -112,7 +108,7 @@ class Enrollment:
             self.refuse_duplicate_photo(photo, face, session)
             # The identity check again, now that no other writer can commit: a face of someone else committed since
             # the search (another add-photo, an enrollment) may match this photo better.
-            late = lookalikes_of(self.search, embedding, rule,
+            late = lookalikes_of(self._search, embedding, rule,
                                  self._committed_since(session, searched_to, embedding))
             lookalikes = _merged(lookalikes, late)
             if not allow_mismatch and not is_best_match(lookalikes, person.name):
@@ -120,9 +116,9 @@ class Enrollment:
             face_id = store.people.add_face(session, person, self._face_row(photo, face, crop, embedding, "added"))
             result = (person.id, person.name, face_id, len(person.faces))
             learned = learned_count(person)
-        self.index.after_write(store)
+        self._index.after_write(store)
         return EnrollResult(*result, face, crop, [(n, s) for n, s in lookalikes if n != result[1]], rule, quality,
-                            self.thresholds.typical_cosine(rule.threshold), learned)
+                            self._thresholds.typical_cosine(rule.threshold), learned)
 
     def add_embeddings(self, entries: list[dict]) -> list[int]:
         """Bulk enrollment of precomputed embeddings in one transaction (evaluation, imports, benchmarks).
@@ -132,14 +128,14 @@ class Enrollment:
         Returns the new face ids."""
         if not entries:
             return []
-        store = self.store
+        store = self._store
         now = utcnow()
         names = [clean_name(entry["name"]) for entry in entries]
         try:
             vectors = np.array([entry["embedding"] for entry in entries], np.float32)
         except (TypeError, ValueError):
             raise InvalidArgument("every embedding must be a list of numbers, all of one length") from None
-        vectors = checked_embeddings(vectors, self.index.dimension, normalise=True)
+        vectors = checked_embeddings(vectors, self._index.dimension, normalise=True)
         with store.transaction() as session:
             ids = store.people.ids(session, names)
             new = [n for n in dict.fromkeys(names) if n not in ids]
@@ -149,41 +145,41 @@ class Enrollment:
                 crop = entry.get("crop")
                 origin = "enrolled" if name in first_of_new else "added"  # a new person's first face enrolls them
                 first_of_new.discard(name)
-                rows.append({"identity_id": ids[name], "model_id": self.model_id, "embedding": vector,
+                rows.append({"identity_id": ids[name], "model_id": self._model_id, "embedding": vector,
                              "photo_sha256": entry.get("photo_sha256", ""), "box": entry.get("box") or [],
                              "landmarks": entry.get("landmarks") or [], "origin": origin,
-                             "crop_jpeg": encode_crop(crop) if crop is not None and self.store_crops else None})
+                             "crop_jpeg": encode_crop(crop) if crop is not None and self._store_crops else None})
             face_ids = store.faces.add_many(session, rows, now)
-        self.index.after_write(store)
+        self._index.after_write(store)
         return face_ids
 
     def one_face(self, photo, face_index, faces: list[DetectedFace] | None = None):
         """(photo, the face to enroll, its aligned crop, its embedding), or the reason there is not exactly one.
         `faces`: the detection of `photo` (a decoded Photo) when the caller has it already."""
         if faces is None or not isinstance(photo, Photo):
-            photo, faces = decoded_faces(self.pipeline, photo)
-        face = chosen_face(photo, faces, face_index, "the photo", self.min_face_size)
-        crops, embeddings = self.pipeline.embed(photo, [face])
+            photo, faces = decoded_faces(self._pipeline, photo)
+        face = chosen_face(photo, faces, face_index, "the photo", self._min_face_size)
+        crops, embeddings = self._pipeline.embed(photo, [face])
         return photo, face, crops[0], embeddings[0]
 
     def _face_row(self, photo: Photo, face: DetectedFace, crop: np.ndarray, embedding: np.ndarray,
                   origin: str) -> dict:
-        crop_jpeg = encode_crop(crop) if self.store_crops else None
+        crop_jpeg = encode_crop(crop) if self._store_crops else None
         data = face.to_dict()
-        return {"embedding": embedding, "model_id": self.model_id, "photo_sha256": photo.sha256,
+        return {"embedding": embedding, "model_id": self._model_id, "photo_sha256": photo.sha256,
                 "box": data["box"], "landmarks": data["landmarks"], "crop_jpeg": crop_jpeg, "origin": origin}
 
     def refuse_duplicate_photo(self, photo: Photo, face: DetectedFace, session=None) -> None:
         if session is None:
-            with self.store.session() as session:
+            with self._store.session() as session:
                 return self.refuse_duplicate_photo(photo, face, session)
-        for sha, box, name in self.store.faces.of_photo(session, photo.sha256):
+        for sha, box, name in self._store.faces.of_photo(session, photo.sha256):
             if same_face(photo.sha256, list(face.box), sha, box):
                 raise DuplicatePhoto(f"this photo (this face) is already enrolled, as '{name}'", name)
 
     def _refuse_low_quality(self, face: DetectedFace, crop: np.ndarray, allowed: bool):
         """The face's enrollment quality; LowQuality when it is low and not `allowed`."""
-        quality = self.quality.assess(face, crop)
+        quality = self._quality.assess(face, crop)
         if quality is not None and quality.low and not allowed:
             raise LowQuality(low_quality_message(quality), quality)
         return quality
@@ -191,11 +187,11 @@ class Enrollment:
     def _committed_since(self, session, seq: int, embedding: np.ndarray) -> list[Candidate]:
         """The people whose faces were committed after journal position `seq` (by any thread or process), as
         candidates for `embedding`: what a search made at `seq` could not see. Usually none."""
-        added = self.store.journal.faces_added_since(session, seq)
+        added = self._store.journal.faces_added_since(session, seq)
         if not added:
             return []
         vectors = np.stack([vector for _identity, _name, vector in added])
-        scores = self.search.scores_against(embedding, vectors)
+        scores = self._search.scores_against(embedding, vectors)
         best: dict[int, Candidate] = {}
         for (identity, name, vector), score in zip(added, scores):
             if identity not in best or score > best[identity].score:
@@ -204,8 +200,8 @@ class Enrollment:
 
     def _mismatch(self, name: str, own_faces: list[int], embedding: np.ndarray,
                   lookalikes: list[tuple[str, float]], rule: ThresholdInForce) -> IdentityMismatch:
-        _ids, vectors = self.store.faces.embeddings(own_faces)
-        own = float(np.max(self.search.scores_against(embedding, vectors))) if len(vectors) else float("nan")
+        _ids, vectors = self._store.faces.embeddings(own_faces)
+        own = float(np.max(self._search.scores_against(embedding, vectors))) if len(vectors) else float("nan")
         others = [(n, s) for n, s in lookalikes if n != name]
         sentence = refusals.mismatch(name, own, others, rule.threshold, _how_set(rule))
         return IdentityMismatch(sentence, others)  # what to do: each shell says

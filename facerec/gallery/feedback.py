@@ -12,9 +12,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from facerec.gallery.core import Core
 from facerec.errors import InvalidArgument, UnknownSighting
 from facerec.faces.detect import DetectedFace
-from facerec.faces.pipeline import FacePipeline, Photo
+from facerec.faces.pipeline import Photo
 from facerec.gallery.sightings import (
     CONFIRMED,
     CORRECTED,
@@ -28,9 +29,9 @@ from facerec.gallery.unkept_faces import UnkeptFaces
 
 
 class SightingsFeedback:
-    def __init__(self, sightings: SightingsMemory, templates: Templates, pipeline: FacePipeline,
-                 negatives: Negatives, unkept: UnkeptFaces) -> None:
-        self._sightings, self._templates, self._pipeline = sightings, templates, pipeline
+    def __init__(self, core: Core, *, sightings: SightingsMemory, templates: Templates, negatives: Negatives,
+                 unkept: UnkeptFaces) -> None:
+        self._sightings, self._templates, self._pipeline = sightings, templates, core.pipeline
         self._negatives, self._unkept = negatives, unkept
 
     def not_this_person(self, sighting_id: int, by: str) -> SightingInfo:

@@ -5,26 +5,21 @@ from __future__ import annotations
 
 import time
 
+from facerec.gallery.core import Core
 from facerec.faces.embedder_check import EmbedderCheck
 from facerec.faces.reference_faces import SEED, reference_faces
-from facerec.faces.pipeline import FacePipeline
 from facerec.gallery.reindex import model_warning as other_model_warning
 from facerec.gallery.reindex import reindex as reembed_every_face
 from facerec.gallery.sightings import SightingsMemory
-from facerec.gallery.thresholds import GalleryThresholds
-from facerec.settings import Settings
-from facerec.storage import Store
-from facerec.vectors.base import VectorIndex
 from facerec.words.engines import index_outgrows_buffers
 
 
 class Maintenance:
-    def __init__(self, settings: Settings, store: Store, index: VectorIndex, pipeline: FacePipeline,
-                 thresholds: GalleryThresholds, sightings: SightingsMemory, notices: list[str]) -> None:
-        self._settings, self._store, self._index, self._pipeline = settings, store, index, pipeline
-        self._thresholds, self._sightings = thresholds, sightings
+    def __init__(self, core: Core, *, sightings: SightingsMemory, notices: list[str]) -> None:
+        self._settings, self._store, self._index, self._pipeline = core.settings, core.store, core.index, core.pipeline
+        self._thresholds, self._policy, self._sightings = core.thresholds, core.policy, sightings
         self.notices = notices  # one line each: what opening the gallery had to repair (the CLI prints them)
-        self.model_id = pipeline.embedder.model_id
+        self.model_id = core.model_id
 
     def stats(self) -> dict:
         """Counts, the model, the threshold in force and where the gallery lives (JSON-ready)."""
@@ -47,7 +42,7 @@ class Maintenance:
     def warnings(self) -> list[str]:
         """One line each for whoever opens the gallery: embeddings of another model, a calibration made for
         another model file."""
-        return [w for w in (self.model_warning(), self._thresholds.policy.calibration.warning) if w]
+        return [w for w in (self.model_warning(), self._policy.calibration.warning) if w]
 
     def server_warnings(self) -> list[str]:
         """One line each for the operator only (the terminal that started the app, the CLI), never the page: a

@@ -16,10 +16,9 @@ from datetime import datetime
 
 import numpy as np
 
+from facerec.gallery.core import Core
 from facerec.errors import UnknownIdentity
 from facerec.gallery.people import find_identity
-from facerec.openset.cohort import Scorer
-from facerec.storage import Store
 
 MAX_NEGATIVES = 20
 
@@ -39,34 +38,35 @@ class Negative:
 
 
 class Negatives:
-    def __init__(self, store: Store, scorer: Scorer, model_id: str, store_crops: bool) -> None:
-        self.store, self.scorer, self.model_id, self.store_crops = store, scorer, model_id, store_crops
+    def __init__(self, core: Core) -> None:
+        self._store, self._scorer, self._model_id = core.store, core.scorer, core.model_id
+        self._store_crops = core.settings.store_crops
 
     def say_not(self, identity: str | int, embedding: np.ndarray, by: str, crop_jpeg: bytes | None = None,
                 sighting_id: int | None = None) -> Negative:
         """Keep `embedding` (a unit face embedding of this gallery's model) as not `identity`."""
         embedding = np.asarray(embedding, np.float32).reshape(-1)
-        statistics = self.scorer.statistics(embedding[None])
-        with self.store.transaction() as session:
-            person = find_identity(self.store, session, identity)
-            negative_id = self.store.negatives.add(session, {
-                "identity_id": person.id, "embedding": embedding, "model_id": self.model_id,
+        statistics = self._scorer.statistics(embedding[None])
+        with self._store.transaction() as session:
+            person = find_identity(self._store, session, identity)
+            negative_id = self._store.negatives.add(session, {
+                "identity_id": person.id, "embedding": embedding, "model_id": self._model_id,
                 "cohort_mean": float(statistics.mean[0]), "cohort_sd": float(statistics.sd[0]),
-                "crop_jpeg": crop_jpeg if self.store_crops else None, "sighting_id": sighting_id,
+                "crop_jpeg": crop_jpeg if self._store_crops else None, "sighting_id": sighting_id,
                 "said_by": by[:64]}, MAX_NEGATIVES)
             return Negative(negative_id, person.id, person.name, by[:64], sighting_id, datetime.now())
 
     def of(self, identity: str | int) -> list[Negative]:
-        with self.store.session() as session:
-            person = find_identity(self.store, session, identity)
+        with self._store.session() as session:
+            person = find_identity(self._store, session, identity)
             name, identity_id = person.name, person.id
         return [Negative(row.id, row.identity_id, name, row.said_by, row.sighting_id, row.created_at)
-                for row in self.store.negatives.listed(identity_id)]
+                for row in self._store.negatives.listed(identity_id)]
 
     def remove(self, negative_id: int) -> int:
         """Undo one "not this person"; returns the person's id."""
-        with self.store.transaction() as session:
-            row = self.store.negatives.remove(session, negative_id)
+        with self._store.transaction() as session:
+            row = self._store.negatives.remove(session, negative_id)
             if row is None:
                 raise UnknownIdentity(f"no negative example has the id {int(negative_id)}")
             return int(row.identity_id)

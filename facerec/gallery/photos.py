@@ -3,17 +3,18 @@ draw, and tell how likely a face is to be recognised later if enrolled (`facerec
 
 from __future__ import annotations
 
+from facerec.gallery.core import Core
 from facerec.faces.detect import DetectedFace
 from facerec.faces.image import ImageInput
-from facerec.faces.pipeline import FacePipeline, Photo
-from facerec.faces.quality import EnrollmentQuality, QualityCheck
+from facerec.faces.pipeline import Photo
+from facerec.faces.quality import EnrollmentQuality
 from facerec.gallery.enrollment import Enrollment
 from facerec.faces.choice import decoded_faces
 
 
 class Photos:
-    def __init__(self, pipeline: FacePipeline, enrollment: Enrollment, quality: QualityCheck) -> None:
-        self._pipeline, self._enrollment, self._quality = pipeline, enrollment, quality
+    def __init__(self, core: Core, *, enrollment: Enrollment) -> None:
+        self._pipeline, self._enrollment, self._quality = core.pipeline, enrollment, core.quality
 
     def read(self, photo: ImageInput, label: str | None = None) -> Photo:
         """Decode a photo once (to detect, enroll or identify from it); `label` names it in error messages."""

@@ -20,16 +20,14 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from facerec.gallery.core import Core
 from facerec.errors import InvalidArgument
 from facerec.gallery.enrollment import same_face
 from facerec.gallery.people import find_identity, refuse_taken_name
 from facerec.gallery.search import Search
-from facerec.gallery.thresholds import GalleryThresholds
 from facerec.names import clean_name
-from facerec.storage import Store
 from facerec.storage.journal import JournalTable
 from facerec.storage.schema import Face
-from facerec.vectors.base import VectorIndex
 
 
 @dataclass
@@ -51,13 +49,13 @@ class Regrouped:
 
 
 class Regroup:
-    def __init__(self, store: Store, index: VectorIndex, thresholds: GalleryThresholds, search: Search) -> None:
-        self.store, self.index, self.thresholds, self.search = store, index, thresholds, search
+    def __init__(self, core: Core, *, search: Search) -> None:
+        self._store, self._index, self._thresholds, self._search = core.store, core.index, core.thresholds, search
 
     def merge(self, source: str | int, target: str | int, force: bool = False) -> Regrouped:
         """Every face and record of `source` becomes `target`'s; `source` is gone."""
-        claim = self.thresholds.for_claims()
-        store = self.store
+        claim = self._thresholds.for_claims()
+        store = self._store
         with store.transaction() as session:
             giver, taker = find_identity(store, session, source), find_identity(store, session, target)
             if giver.id == taker.id:
@@ -81,7 +79,7 @@ class Regroup:
             session.flush()
             session.expire(giver)
             store.people.delete(session, giver)
-        self.index.after_write(store)
+        self._index.after_write(store)
         return result
 
     def move(self, face_id: int, target: str | int | None = None, new_name: str | None = None,
@@ -89,8 +87,8 @@ class Regroup:
         """One face to `target` (an enrolled person) or to a new person called `new_name`."""
         if (target is None) == (new_name is None):
             raise InvalidArgument("move a face to an enrolled person or to a new name, one of the two")
-        store = self.store
-        claim = self.thresholds.for_claims()
+        store = self._store
+        claim = self._thresholds.for_claims()
         with store.transaction() as session:
             face = session.get(Face, int(face_id))
             if face is None:
@@ -102,7 +100,6 @@ class Regroup:
             if new_name is not None:
                 name = clean_name(new_name)
                 refuse_taken_name(store, session, name)
-                taker_id, _face = None, None
                 taker_id = store.people.create(session, [{"name": name}], face.created_at)[name]
                 taker = store.people.by_id(session, taker_id)
                 origin = "enrolled"
@@ -119,7 +116,7 @@ class Regroup:
                 origin = "added" if face.origin == "enrolled" else face.origin
             self._move(session, face, taker, origin)
             result = Regrouped(taker.name, taker.id, moved=[face.id], best_score=best)
-        self.index.after_write(store)
+        self._index.after_write(store)
         return result
 
     def _move(self, session, face: Face, taker, origin: str) -> None:
@@ -132,4 +129,4 @@ class Regroup:
         if not these or not those:
             return float("-inf")
         others = np.stack(those)
-        return max(float(np.max(self.search.scores_against(np.asarray(v, np.float32), others))) for v in these)
+        return max(float(np.max(self._search.scores_against(np.asarray(v, np.float32), others))) for v in these)

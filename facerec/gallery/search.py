@@ -4,21 +4,19 @@ from __future__ import annotations
 
 import numpy as np
 
+from facerec.gallery.core import Core
 from facerec.errors import InvalidArgument, ModelMismatch, NoFace
 from facerec.faces.detect import DetectedFace, FoundFaces
 from facerec.faces.image import ImageInput
-from facerec.faces.pipeline import FacePipeline, Photo
+from facerec.faces.pipeline import Photo
 from facerec.faces.choice import chosen_face, decoded_faces
 from facerec.gallery.reindex import model_warning
 from facerec.gallery.results import Candidate, FaceMatch, VerifyResult
 from facerec.gallery.sightings import SightingsMemory
 from facerec.gallery.strangers import StrangersMemory
-from facerec.gallery.thresholds import GalleryThresholds
 from facerec.words.phrasing import no_face_message
-from facerec.openset.cohort import CohortStatistics, Scorer, cosine_for_score, normalised
+from facerec.openset.cohort import CohortStatistics, cosine_for_score, normalised
 from facerec.openset.threshold_policy import ScoreCalibration, ThresholdInForce
-from facerec.storage import Store
-from facerec.vectors.base import VectorIndex
 
 
 # Raw nearest faces the index returns per query, re-ranked by the normalised score: the normalised best lies
@@ -33,12 +31,11 @@ class Search:
     force, the sightings memory that confident answers are kept in, and the strangers memory that unknown faces
     are kept in when the operator opted in."""
 
-    def __init__(self, pipeline: FacePipeline, store: Store, index: VectorIndex, thresholds: GalleryThresholds,
-                 memory: SightingsMemory, strangers: StrangersMemory, model_id: str, min_face_size: float,
-                 scorer: Scorer) -> None:
-        self.pipeline, self.store, self.index, self.thresholds = pipeline, store, index, thresholds
-        self.memory, self.strangers, self.model_id, self.min_face_size = memory, strangers, model_id, min_face_size
-        self.scorer = scorer
+    def __init__(self, core: Core, *, memory: SightingsMemory, strangers: StrangersMemory) -> None:
+        self._pipeline, self._store, self._index = core.pipeline, core.store, core.index
+        self._thresholds = core.thresholds
+        self._memory, self._strangers, self._model_id = memory, strangers, core.model_id
+        self._min_face_size, self._scorer, self._policy = core.settings.min_face_size, core.scorer, core.policy
         self._model_checked_at: int | None = None  # the journal position the model check last ran at
         # Names reached through a learned face need the person's own photos to corroborate them (`_corroborated`);
         # benchmarks/claims.py turns it off for its control arm, nothing else does.
@@ -46,7 +43,7 @@ class Search:
 
     @property
     def calibration(self) -> ScoreCalibration:
-        return self.thresholds.policy.calibration
+        return self._policy.calibration
 
     def identify(self, photo: ImageInput | Photo, top_k: int = 5, threshold: float | None = None,
                  fpir: float | None = None, remember: bool = True, not_below_default: bool = False) -> FoundFaces:
@@ -63,18 +60,18 @@ class Search:
         a caller asks for another rate or pin, and the default is needed beside it)."""
         if top_k < 1:
             raise InvalidArgument("top_k must be at least 1")
-        photo, faces = decoded_faces(self.pipeline, photo)
+        photo, faces = decoded_faces(self._pipeline, photo)
         if not faces:
-            raise NoFace(no_face_message(photo.shape, self.min_face_size, too_small=getattr(faces, "too_small", None)))
-        crops, embeddings = self.pipeline.embed(photo, faces)
+            raise NoFace(no_face_message(photo.shape, self._min_face_size, too_small=getattr(faces, "too_small", None)))
+        crops, embeddings = self._pipeline.embed(photo, faces)
         self._sync()
-        statistics = self.scorer.statistics(embeddings)  # once per face
+        statistics = self._scorer.statistics(embeddings)  # once per face
         ranked = self._ranked(embeddings, top_k, statistics)
-        default = self.thresholds.is_default(fpir, threshold)
-        rule = self.thresholds.synced(*((None, None) if default else (fpir, threshold)), with_people=True)
+        default = self._thresholds.is_default(fpir, threshold)
+        rule = self._thresholds.synced(*((None, None) if default else (fpir, threshold)), with_people=True)
         trusted = rule if default else None
         if not default and (not_below_default or remember):
-            trusted = self.thresholds.synced(with_people=True)
+            trusted = self._thresholds.synced(with_people=True)
             if not_below_default and rule.threshold < trusted.threshold:
                 rule = trusted  # a caller without the password never loosens the rule in force
         matches = [self._match(face, candidates, rule, embedding, statistics[i]) for i, (face, candidates, embedding)
@@ -82,8 +79,8 @@ class Search:
         for match, crop in zip(matches, crops):
             match.crop = crop  # what a label of a face not kept keeps of it (`SightingsFeedback.token`)
         if remember:  # kept only at the default rate's threshold: a caller's pin or rate never reaches the memory
-            self.memory.record(matches, embeddings, trusted.threshold, crops)
-            self.strangers.keep(photo.sha256, matches, embeddings, trusted.threshold, crops)
+            self._memory.record(matches, embeddings, trusted.threshold, crops)
+            self._strangers.keep(photo.sha256, matches, embeddings, trusted.threshold, crops)
         return FoundFaces(matches, found=faces.found)  # how many faces the photo had, beyond the largest kept
 
     def decide(self, faces: list[DetectedFace], embeddings: np.ndarray, rule: ThresholdInForce,
@@ -91,7 +88,7 @@ class Search:
         """Faces already embedded (a video's tracks, by their pooled embeddings [N, D]) searched and decided at
         `rule`, as identify decides a photo's faces; nothing is kept (the caller keeps what it decided)."""
         self._sync()
-        statistics = self.scorer.statistics(embeddings)
+        statistics = self._scorer.statistics(embeddings)
         ranked = self._ranked(embeddings, top_k, statistics)
         return [self._match(face, candidates, rule, embedding, statistics[i])
                 for i, (face, candidates, embedding) in enumerate(zip(faces, ranked, embeddings))]
@@ -100,32 +97,32 @@ class Search:
         """Top-k identities (best face per identity, by the score every decision uses) for each query embedding
         [Q, 512]."""
         self._sync()
-        return self._ranked(embeddings, top_k, self.scorer.statistics(embeddings))
+        return self._ranked(embeddings, top_k, self._scorer.statistics(embeddings))
 
     def scores_against(self, embedding: np.ndarray, vectors: np.ndarray) -> np.ndarray:
         """The decision scores [N] of one face against faces `vectors` [N, D] that are not in the index yet (a
         check inside a write sees faces committed since its search)."""
         vectors = np.asarray(vectors, np.float32).reshape(-1, len(embedding))
-        return normalised(vectors @ embedding, self.scorer.statistics(embedding[None]),
-                          self.scorer.statistics(vectors))
+        return normalised(vectors @ embedding, self._scorer.statistics(embedding[None]),
+                          self._scorer.statistics(vectors))
 
     def _sync(self) -> None:
         """Bring the index to the journal's head, and refuse to search another model's embeddings. The model
         check is a query, so it runs at open and again only when the journal has moved (a reindex, an import or
         another replica's write moves it)."""
-        self.index.sync(self.store)
-        if self._model_checked_at != self.index.seq:
-            warning = model_warning(self.store, self.model_id)
+        self._index.sync(self._store)
+        if self._model_checked_at != self._index.seq:
+            warning = model_warning(self._store, self._model_id)
             if warning:
                 raise ModelMismatch(warning)
-            self._model_checked_at = self.index.seq
+            self._model_checked_at = self._index.seq
 
     def _ranked(self, embeddings: np.ndarray, top_k: int, statistics: CohortStatistics) -> list[list[Candidate]]:
         """The index's raw nearest faces (RERANK_DEPTH, or 4 per wanted person), scored against each query by the
         normalised score with the faces' stored cohort statistics, best face per person, best person first."""
-        similarities, face_ids = self.index.search(embeddings, max(top_k * 4, RERANK_DEPTH))
-        labels = self.store.faces.scored_labels(sorted({int(f) for f in face_ids.ravel() if f >= 0}))
-        negatives = self.store.negatives.of_people(sorted({label[0] for label in labels.values()}), self.model_id)
+        similarities, face_ids = self._index.search(embeddings, max(top_k * 4, RERANK_DEPTH))
+        labels = self._store.faces.scored_labels(sorted({int(f) for f in face_ids.ravel() if f >= 0}))
+        negatives = self._store.negatives.of_people(sorted({label[0] for label in labels.values()}), self._model_id)
         results = []
         for query, (sims, ids) in enumerate(zip(similarities, face_ids)):
             kept = [(float(sim), labels[int(f)]) for sim, f in zip(sims, ids) if f >= 0 and int(f) in labels]
@@ -169,14 +166,14 @@ class Search:
         accepted rate, `GalleryThresholds.for_corroboration`): learned
         faces extend how a person looks, they cannot carry the person. Otherwise the person is scored by their own
         photos alone, so a chain of confirmed blends towards a stranger never names the stranger (#62)."""
-        _ids, own = self.store.faces.of_origin(candidate.identity_id, ("enrolled", "added"))
+        _ids, own = self._store.faces.of_origin(candidate.identity_id, ("enrolled", "added"))
         if not len(own):
             return candidate
         scores = self.scores_against(embedding, own)
         at = int(np.argmax(scores))
-        if scores[at] >= self.thresholds.for_corroboration().threshold:
+        if scores[at] >= self._thresholds.for_corroboration().threshold:
             return candidate
-        own_statistics = self.scorer.statistics(own[at][None])
+        own_statistics = self._scorer.statistics(own[at][None])
         return Candidate(candidate.name, candidate.identity_id, float(own[at] @ embedding), float(scores[at]),
                          (float(own_statistics.mean[0]), float(own_statistics.sd[0])))
 
@@ -202,15 +199,15 @@ class Search:
 
         A photo with several faces needs `face_a` / `face_b` (its face's index, left to right from 0, as `detect`
         lists them); MultipleFaces otherwise, never a silent guess. NoFace when a photo has none."""
-        rule = self.thresholds.for_verification(fpir=fpir, threshold=threshold)
+        rule = self._thresholds.for_verification(fpir=fpir, threshold=threshold)
         embeddings, faces = [], []
         for label, source, index in (("the first photo", photo_a, face_a), ("the second photo", photo_b, face_b)):
-            photo, detected = decoded_faces(self.pipeline, source)
-            face = chosen_face(photo, detected, index, label, self.min_face_size)
-            embeddings.append(self.pipeline.embed(photo, [face])[1][0])
+            photo, detected = decoded_faces(self._pipeline, source)
+            face = chosen_face(photo, detected, index, label, self._min_face_size)
+            embeddings.append(self._pipeline.embed(photo, [face])[1][0])
             faces.append(face)
         similarity = float(np.dot(embeddings[0], embeddings[1]))
-        a, b = self.scorer.statistics(embeddings[0][None]), self.scorer.statistics(embeddings[1][None])
+        a, b = self._scorer.statistics(embeddings[0][None]), self._scorer.statistics(embeddings[1][None])
         score = float(normalised(similarity, a, b)[0])
         return VerifyResult(score >= rule.threshold, similarity, cosine_for_score(rule.threshold, a, b), faces[0],
                             faces[1], rule, score=score, score_threshold=rule.threshold,

@@ -36,12 +36,13 @@ from datetime import timedelta
 
 import numpy as np
 
+from facerec.gallery.core import Core
 from facerec.errors import InvalidArgument, StorageFull, UnknownSighting
 from facerec.faces.detect import DetectedFace
 from facerec.formats.archive import decode_crop, encode_crop
 from facerec.gallery.people import find_identity
 from facerec.gallery.results import FaceMatch
-from facerec.storage import Store, utcnow
+from facerec.storage import utcnow
 from facerec.storage.failures import DatabaseFailure
 from facerec.storage.sightings import SightingRows
 
@@ -77,17 +78,23 @@ class SightingsMemory:
     """The memory of one gallery: its store, the model whose embeddings it keeps, and whether and how much it may
     keep (`store_crops` off is privacy mode; `capacity` 0 turns it off)."""
 
-    def __init__(self, store: Store, model_id: str, store_crops: bool, capacity: int,
-                 lookback: int = SAME_PHOTO_LOOKBACK, per_hour: int = 10) -> None:
-        self.store, self.model_id, self.store_crops, self.capacity = store, model_id, store_crops, capacity
-        self.lookback, self.per_hour = lookback, per_hour
+    def __init__(self, core: Core, *, lookback: int = SAME_PHOTO_LOOKBACK) -> None:
+        settings = core.settings
+        self._store, self._model_id, self._store_crops = core.store, core.model_id, settings.store_crops
+        self._capacity, self._lookback = settings.sightings_memory, lookback
+        self._per_hour = settings.sightings_per_hour
+
+    @property
+    def capacity(self) -> int:
+        """How many sightings are kept at most (0: none)."""
+        return self._capacity
 
     @property
     def enabled(self) -> bool:
-        return self.store_crops and self.capacity > 0
+        return self._store_crops and self._capacity > 0
 
     def why_disabled(self) -> str:
-        if not self.store_crops:
+        if not self._store_crops:
             return "privacy mode keeps no sightings (FACEREC_STORE_CROPS=0)"
         return "the sightings memory is off (FACEREC_SIGHTINGS=0)"
 
@@ -102,7 +109,7 @@ class SightingsMemory:
                  if match.name is not None and match.score >= trusted_threshold]
         if not named or not self.enabled:
             return
-        store = self.store
+        store = self._store
         try:
             with store.sightings_transaction() as session:
                 for match, embedding, crop in named:
@@ -113,8 +120,8 @@ class SightingsMemory:
                     if match.sighting_id is None and self._paced_out(session, person.id):
                         continue
                     if match.sighting_id is None:
-                        match.sighting_id = store.sightings.add(session, person.id, embedding, self.model_id,
-                                                                match.similarity, IDENTIFIED, self.capacity,
+                        match.sighting_id = store.sightings.add(session, person.id, embedding, self._model_id,
+                                                                match.similarity, IDENTIFIED, self._capacity,
                                                                 face=kept_face(match.face, crop),
                                                                 score=match.score)
         except (StorageFull, DatabaseFailure) as error:  # best effort: the answer matters more than its memory
@@ -126,13 +133,13 @@ class SightingsMemory:
     def _paced_out(self, session, identity_id: int) -> bool:
         """Whether this person already has `per_hour` automatic sightings from the last hour."""
         since = utcnow() - timedelta(hours=1)
-        return self.store.sightings.count_since(session, identity_id, IDENTIFIED, since) >= self.per_hour
+        return self._store.sightings.count_since(session, identity_id, IDENTIFIED, since) >= self._per_hour
 
     def _same_photo_kept(self, session, identity_id: int, embedding: np.ndarray) -> int | None:
         """The id of one of this person's latest `lookback` sightings that is this face again (cosine >=
         SAME_PHOTO_COSINE). An older repeat counts as a new sighting: by then the person has been seen
         `lookback` times since, and one more row changes nothing the Health tab reads."""
-        ids, kept = self.store.sightings.embeddings_of(session, identity_id, self.model_id, self.lookback)
+        ids, kept = self._store.sightings.embeddings_of(session, identity_id, self._model_id, self._lookback)
         if not len(ids):
             return None
         similarities = kept @ np.asarray(embedding, np.float32)
@@ -151,8 +158,8 @@ class SightingsMemory:
         """Whether each kept sighting's face is good enough to learn from, by the enrollment quality check
         (`facerec.faces.quality`: the one learning a face applies); a sighting kept without its face cannot be
         judged and counts as usable."""
-        with self.store.session() as session:
-            kept = [self.store.sightings.get(session, int(i)) for i in sighting_ids]
+        with self._store.session() as session:
+            kept = [self._store.sightings.get(session, int(i)) for i in sighting_ids]
             faces = [(s.crop_jpeg, s.box, s.landmarks) if s is not None else (None, None, None) for s in kept]
         answers = []
         for crop_jpeg, box, landmarks in faces:
@@ -165,14 +172,14 @@ class SightingsMemory:
 
     def face_of(self, sighting_id: int) -> tuple[np.ndarray, int, bytes | None]:
         """(embedding, identity id, aligned crop JPEG or None) of a kept sighting."""
-        with self.store.session() as session:
+        with self._store.session() as session:
             sighting = self._sighting(session, sighting_id)
             return (np.frombuffer(sighting.embedding, np.float32).copy(), int(sighting.identity_id),
                     sighting.crop_jpeg)
 
     def reject(self, sighting_id: int) -> SightingInfo:
         """The user says the face is nobody enrolled: it is forgotten."""
-        store = self.store
+        store = self._store
         with store.sightings_transaction() as session:
             sighting = self._sighting(session, sighting_id)
             info = SightingInfo(sighting.id, store.people.names([sighting.identity_id])[sighting.identity_id], "rejected",
@@ -186,39 +193,39 @@ class SightingsMemory:
         threshold), or a confirmed one (`source` CONFIRMED: named, but past the pace of automatic sightings).
         `face`: its aligned crop, box and landmarks (`kept_face`), so that it can be learned as a template."""
         self._refuse_when_disabled()
-        store = self.store
+        store = self._store
         with store.sightings_transaction() as session:
             person = find_identity(store, session, identity)
             similarity = self._similarity_to(person.id, embedding)
-            sighting_id = store.sightings.add(session, person.id, embedding, self.model_id, similarity, source,
-                                              self.capacity, face=face if self.store_crops else None)
+            sighting_id = store.sightings.add(session, person.id, embedding, self._model_id, similarity, source,
+                                              self._capacity, face=face if self._store_crops else None)
             return SightingInfo(sighting_id, person.name, source, similarity)
 
     def forget_when_disabled(self) -> int:
         """With the memory off (privacy mode, or a size of 0), the sightings kept before go too; how many."""
-        if self.enabled or not self.store.sightings.count():
+        if self.enabled or not self._store.sightings.count():
             return 0
         return self.clear()
 
     def clear(self) -> int:
         """Forget every sighting (the model changed, or the user asked); how many went."""
-        with self.store.sightings_transaction() as session:
-            return self.store.sightings.clear(session)
+        with self._store.sightings_transaction() as session:
+            return self._store.sightings.clear(session)
 
     def count(self) -> int:
-        return self.store.sightings.count(self.model_id)
+        return self._store.sightings.count(self._model_id)
 
     def trustworthy_rows(self, threshold: float) -> SightingRows:
         """The sightings Health may read: every one a user confirmed or corrected, and automatic ones at or above
         `threshold` (today's default-rate threshold, on the score identify decides with: rows kept under an older,
         looser rule are left out, and so are automatic ones kept before scores, which have none)."""
-        rows = self.store.sightings.rows(self.model_id)
+        rows = self._store.sightings.rows(self._model_id)
         keep = np.array([source != IDENTIFIED or score >= threshold  # NaN (no score kept) is never >=
                          for source, score in zip(rows.sources, rows.scores)], bool)
         return rows.select(keep) if len(rows) else rows
 
     def _relabel(self, sighting_id: int, identity: str | int | None, source: str) -> SightingInfo:
-        store = self.store
+        store = self._store
         with store.sightings_transaction() as session:
             sighting = self._sighting(session, sighting_id)
             person = (store.people.by_id(session, sighting.identity_id) if identity is None
@@ -230,15 +237,15 @@ class SightingsMemory:
 
     def _sighting(self, session, sighting_id: int):
         self._refuse_when_disabled()
-        sighting = self.store.sightings.get(session, int(sighting_id))
-        if sighting is None or sighting.model_id != self.model_id:
+        sighting = self._store.sightings.get(session, int(sighting_id))
+        if sighting is None or sighting.model_id != self._model_id:
             raise UnknownSighting(f"no sighting {sighting_id} is kept (the memory holds the latest "
-                                  f"{self.capacity:,}; it may have been dropped)")
+                                  f"{self._capacity:,}; it may have been dropped)")
         return sighting
 
     def _similarity_to(self, identity_id: int, embedding: np.ndarray) -> float:
         """Cosine of the face to the person's best-matching enrolled face."""
-        _face_ids, _identities, enrolled = self.store.faces.of_people([identity_id])
+        _face_ids, _identities, enrolled = self._store.faces.of_people([identity_id])
         return float(np.max(enrolled @ np.asarray(embedding, np.float32))) if len(enrolled) else 0.0
 
     def _refuse_when_disabled(self) -> None:

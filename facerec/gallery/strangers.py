@@ -34,11 +34,12 @@ from datetime import timedelta
 
 import numpy as np
 
+from facerec.gallery.core import Core
 from facerec.errors import StorageFull
 from facerec.faces.detect import MAX_FACES
 from facerec.gallery.results import FaceMatch
 from facerec.gallery.sightings import SAME_PHOTO_COSINE, kept_face
-from facerec.storage import Store, utcnow
+from facerec.storage import utcnow
 from facerec.storage.failures import DatabaseFailure
 
 MIN_FACE_WIDTH = 40.0
@@ -48,11 +49,12 @@ log = logging.getLogger("facerec.gallery")
 
 
 class StrangersMemory:
-    def __init__(self, store: Store, model_id: str, wanted: bool | None, store_crops: bool, days: int,
-                 capacity: int) -> None:
-        self.store, self.model_id = store, model_id
-        self.wanted, self.store_crops, self.days = wanted, store_crops, days
-        self.capacity = min(int(capacity), MAX_MEMORY)
+    def __init__(self, core: Core) -> None:
+        settings = core.settings
+        self._store, self._model_id = core.store, core.model_id
+        self._wanted, self._store_crops = settings.suggestions, settings.store_crops
+        self._days = settings.suggestions_days
+        self._capacity = min(int(settings.suggestions_memory), MAX_MEMORY)
         self._queue: queue.Queue = queue.Queue(QUEUED_PHOTOS)
         self._worker: threading.Thread | None = None
         self._written = threading.Condition()  # guards the worker and the two counts below
@@ -60,12 +62,12 @@ class StrangersMemory:
 
     @property
     def enabled(self) -> bool:
-        return bool(self.wanted) and self.store_crops and self.days > 0 and self.capacity > 0
+        return bool(self._wanted) and self._store_crops and self._days > 0 and self._capacity > 0
 
     def why_disabled(self) -> str:
-        if not self.wanted:
+        if not self._wanted:
             return "unknown faces are not kept; start facerec with FACEREC_SUGGESTIONS=on to keep them"
-        if not self.store_crops:
+        if not self._store_crops:
             return "privacy mode keeps no faces of people who are not enrolled (FACEREC_STORE_CROPS=0)"
         return "the strangers memory has no room (FACEREC_SUGGESTIONS_DAYS or FACEREC_SUGGESTIONS_MEMORY is 0)"
 
@@ -129,16 +131,16 @@ class StrangersMemory:
 
     def _write(self, photo_sha256: str, unknown: list) -> int:
         """Keep the faces of one photo (`unknown`: (face, embedding, crop)), once per photo; how many were kept."""
-        store, kept = self.store, 0
+        store, kept = self._store, 0
         try:
             with store.sightings_transaction() as session:
                 self.forget_expired(session)
-                before = store.strangers.of_photo(session, self.model_id, photo_sha256)
+                before = store.strangers.of_photo(session, self._model_id, photo_sha256)
                 for face, embedding, crop in unknown:
                     if len(before) and float(np.max(before @ embedding)) >= SAME_PHOTO_COSINE:
                         continue  # this photo was sent before: its faces are kept once
-                    store.strangers.add(session, embedding, self.model_id, photo_sha256, kept_face(face, crop),
-                                        self.capacity)
+                    store.strangers.add(session, embedding, self._model_id, photo_sha256, kept_face(face, crop),
+                                        self._capacity)
                     kept += 1
         except (StorageFull, DatabaseFailure) as error:  # best effort: the answer matters more than its memory
             log.warning("facerec: unknown faces were answered but not kept for suggestions (%s)",
@@ -148,25 +150,25 @@ class StrangersMemory:
 
     def forget_expired(self, session) -> int:
         """Forget the faces older than the retention, in the caller's write transaction; how many went."""
-        return self.store.strangers.remove_older_than(session, utcnow() - timedelta(days=max(self.days, 0)))
+        return self._store.strangers.remove_older_than(session, utcnow() - timedelta(days=max(self._days, 0)))
 
     def forget_when_disabled(self) -> int:
         """With the option set off (or privacy mode, or no room), every stranger kept before goes too; how many.
         On or unset, the faces past their retention go."""
         self.settle()
-        if not self.store.strangers.count():
+        if not self._store.strangers.count():
             return 0
-        everything = not self.store_crops or (self.wanted is not None and not self.enabled)
-        with self.store.sightings_transaction() as session:
-            return self.store.strangers.clear(session) if everything else self.forget_expired(session)
+        everything = not self._store_crops or (self._wanted is not None and not self.enabled)
+        with self._store.sightings_transaction() as session:
+            return self._store.strangers.clear(session) if everything else self.forget_expired(session)
 
     def clear(self) -> int:
         """Forget every kept stranger (the operator asked); how many went."""
         self.settle()
-        with self.store.sightings_transaction() as session:
-            return self.store.strangers.clear(session)
+        with self._store.sightings_transaction() as session:
+            return self._store.strangers.clear(session)
 
     def count(self) -> int:
         """How many faces are kept, those queued before this call included."""
         self.settle()
-        return self.store.strangers.count()
+        return self._store.strangers.count()

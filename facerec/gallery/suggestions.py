@@ -27,22 +27,20 @@ from typing import Callable
 
 import numpy as np
 
+from facerec.gallery.core import Core
 from facerec.errors import InvalidArgument, NameTaken, UnknownSuggestion
 from facerec.faces.detect import DetectedFace
-from facerec.faces.quality import QualityCheck
 from facerec.formats.archive import decode_crop
 from facerec.algorithms.grouping import assign_groups, centrality
 from facerec.gallery.people import refuse_taken_name
 from facerec.gallery.strangers import StrangersMemory
 from facerec.gallery.strangers_grouping import FRESH_WAIT_S, Published, StrangersGrouping
-from facerec.gallery.thresholds import GalleryThresholds
 from facerec.names import clean_name
 from facerec.openset.threshold_policy import ScoreCalibration
-from facerec.storage import Store, as_utc
+from facerec.storage import as_utc
 from facerec.storage.failures import ConflictingWrite
 from facerec.storage.schema import Stranger
 from facerec.storage.strangers import StrangerRows
-from facerec.vectors.base import VectorIndex
 
 MIN_FACES, MIN_PHOTOS = 3, 2
 GROUPING_FAR = 1e-4  # per pair of faces: the rate at which two strangers' faces match
@@ -103,13 +101,12 @@ class SuggestionsPage:
 
 
 class Suggestions:
-    def __init__(self, store: Store, index: VectorIndex, thresholds: GalleryThresholds, memory: StrangersMemory,
-                 calibration: ScoreCalibration, quality: QualityCheck, model_id: str) -> None:
-        self.store, self.index, self.thresholds, self.memory = store, index, thresholds, memory
-        self.quality, self.model_id = quality, model_id
-        self.grouping_threshold = calibration.threshold_at_far(GROUPING_FAR)
-        self.near_threshold = calibration.threshold_at_far(NEAR_FAR)
-        self.grouping = StrangersGrouping(store, memory, model_id, self._place, self._suggestions_of)
+    def __init__(self, core: Core, *, memory: StrangersMemory, calibration: ScoreCalibration) -> None:
+        self._store, self._index, self._thresholds, self._memory = core.store, core.index, core.thresholds, memory
+        self._quality, self._model_id = core.quality, core.model_id
+        self._grouping_threshold = calibration.threshold_at_far(GROUPING_FAR)
+        self._near_threshold = calibration.threshold_at_far(NEAR_FAR)
+        self._grouping = StrangersGrouping(core.store, memory, core.model_id, self._place, self._suggestions_of)
 
     def list(self, offset: int = 0, limit: int = PAGE, wait_s: float = FRESH_WAIT_S,
              group_first: bool = False) -> SuggestionsPage:
@@ -120,18 +117,18 @@ class Suggestions:
         the command line and scripts, which have no request to keep answering; never a request's."""
         if offset < 0 or not 1 <= limit <= MAX_PAGE:
             raise InvalidArgument(f"offset must be at least 0 and limit from 1 to {MAX_PAGE}")
-        if not self.memory.enabled:
+        if not self._memory.enabled:
             return SuggestionsPage([], 0, offset, limit, None, False)
         if group_first:
             self.refresh()
-        published, refreshing = self.grouping.current(wait_s)
+        published, refreshing = self._grouping.current(wait_s)
         shown = _shown(published)
         return SuggestionsPage(shown[offset:offset + limit], len(shown), offset, limit,
                                None if published is None else published.made_at, refreshing)
 
     def get(self, suggestion_id: int) -> Suggestion:
         """A suggestion of the last grouping published (UnknownSuggestion when it has none of this id)."""
-        published, refreshing = self.grouping.current() if self.memory.enabled else (None, False)
+        published, refreshing = self._grouping.current() if self._memory.enabled else (None, False)
         for suggestion in _shown(published):
             if suggestion.id == int(suggestion_id):
                 return suggestion
@@ -143,29 +140,29 @@ class Suggestions:
         """Group the faces kept since the last grouping now, on the caller's thread (the command line, tests,
         benchmarks; never a request's), and publish it; every group that qualifies, those that look like an
         enrolled person included (marked `resembles`; never listed)."""
-        return self.grouping.refresh().result
+        return self._grouping.refresh().result
 
     def close(self) -> None:
-        self.grouping.close()
+        self._grouping.close()
 
     def crops(self, face_ids: list[int]) -> dict[int, bytes]:
         """The aligned faces (JPEG) of kept strangers, for a suggestion's pictures."""
-        with self.store.session() as session:
-            return self.store.strangers.crops(session, [int(f) for f in face_ids])
+        with self._store.session() as session:
+            return self._store.strangers.crops(session, [int(f) for f in face_ids])
 
     def name(self, suggestion_id: int, name: str, note: str | None = None) -> NamedSuggestion:
         """Enroll the suggestion as `name` from its best faces (see the module), then forget its faces. Refused
         (NameTaken, InvalidArgument) like an enrollment when the name is taken or unusable."""
         name = clean_name(name)
         suggestion = self.get(suggestion_id)
-        store = self.store
+        store = self._store
         with store.session() as session:
             refuse_taken_name(store, session, name)
-            members = {m.id: m for m in store.strangers.of_group(session, self.model_id, suggestion.id)}
+            members = {m.id: m for m in store.strangers.of_group(session, self._model_id, suggestion.id)}
             chosen = self._enrollment_faces([members[f] for f in suggestion.face_ids if f in members])
             if not chosen:  # dismissed or forgotten since the grouping shown (by another process)
                 raise UnknownSuggestion(f"no suggestion {suggestion.id} is kept any more")
-            rows = [_face_row(face, self.model_id, "enrolled" if i == 0 else "added") for i, face in enumerate(chosen)]
+            rows = [_face_row(face, self._model_id, "enrolled" if i == 0 else "added") for i, face in enumerate(chosen)]
         try:
             with store.transaction() as session:
                 refuse_taken_name(store, session, name)
@@ -174,7 +171,7 @@ class Suggestions:
                 face_ids = [first] + [store.people.add_face(session, person, row) for row in rows[1:]]
         except ConflictingWrite:
             raise NameTaken(f"'{name}' is already enrolled; pick another name", name) from None
-        self.index.after_write(store)
+        self._index.after_write(store)
         try:
             forgotten = self.dismiss(suggestion.id) - len(face_ids)
         except UnknownSuggestion:  # dismissed by someone else meanwhile: the person is enrolled all the same
@@ -183,16 +180,16 @@ class Suggestions:
 
     def dismiss(self, suggestion_id: int) -> int:
         """Forget every face of the group; how many went (UnknownSuggestion when there is no such group)."""
-        with self.store.sightings_transaction() as session:
-            removed = self.store.strangers.remove_group(session, self.model_id, int(suggestion_id))
+        with self._store.sightings_transaction() as session:
+            removed = self._store.strangers.remove_group(session, self._model_id, int(suggestion_id))
         if not removed:
             raise UnknownSuggestion(f"no suggestion {int(suggestion_id)} is kept")
-        self.grouping.revise(lambda found: [s for s in found if s.id != int(suggestion_id)])
+        self._grouping.revise(lambda found: [s for s in found if s.id != int(suggestion_id)])
         return removed
 
     def _place(self, rows: StrangerRows, stop: Callable[[], bool]) -> dict[int, int]:
         """Groups for the kept faces not grouped yet (`facerec.algorithms.grouping`), outside any transaction."""
-        return assign_groups(rows.ids, rows.embeddings, rows.groups, self.grouping_threshold, stop=stop)
+        return assign_groups(rows.ids, rows.embeddings, rows.groups, self._grouping_threshold, stop=stop)
 
     def _suggestions_of(self, rows: StrangerRows, groups: np.ndarray) -> list[Suggestion]:
         """Every group of enough faces from enough photos, the most often seen first, those that look like an
@@ -210,11 +207,11 @@ class Suggestions:
         near threshold (see the module)."""
         if not found:
             return
-        self.thresholds.in_force()  # brings the index up to date
+        self._thresholds.in_force()  # brings the index up to date
         positions = [members[suggestion.id] for suggestion in found]
-        similarities, face_ids = self.index.search(rows.embeddings[np.concatenate(positions)], 1)  # one search
-        labels = self.store.faces.labels([int(f) for f in face_ids[:, 0] if f >= 0])
-        near = [labels[int(f)][1] if f >= 0 and int(f) in labels and s >= self.near_threshold else None
+        similarities, face_ids = self._index.search(rows.embeddings[np.concatenate(positions)], 1)  # one search
+        labels = self._store.faces.labels([int(f) for f in face_ids[:, 0] if f >= 0])
+        near = [labels[int(f)][1] if f >= 0 and int(f) in labels and s >= self._near_threshold else None
                 for s, f in zip(similarities[:, 0], face_ids[:, 0])]
         start = 0
         for suggestion, theirs in zip(found, positions):
@@ -237,7 +234,7 @@ class Suggestions:
                 one_per_photo.append(member)
 
         def poor(member: Stranger) -> bool:  # None without a calibration next to the model: none is poor
-            quality = self.quality.assess(DetectedFace.kept(member.box, member.landmarks),
+            quality = self._quality.assess(DetectedFace.kept(member.box, member.landmarks),
                                           decode_crop(member.crop_jpeg))
             return quality is not None and quality.low
 

@@ -34,18 +34,15 @@ from datetime import datetime
 
 import numpy as np
 
+from facerec.gallery.core import Core
 from facerec.errors import InvalidArgument, UnknownIdentity
 from facerec.faces.detect import DetectedFace
-from facerec.faces.quality import QualityCheck
 from facerec.formats.archive import decode_crop
 from facerec.gallery.people import find_identity
 from facerec.gallery.search import Search
-from facerec.gallery.thresholds import GalleryThresholds
 from facerec.words import refusals
-from facerec.storage import Store
 from facerec.storage.journal import JournalTable
 from facerec.storage.schema import Face, Sighting
-from facerec.vectors.base import VectorIndex
 
 MAX_LEARNED = 10
 
@@ -97,24 +94,24 @@ class Undone:
 
 
 class Templates:
-    def __init__(self, store: Store, index: VectorIndex, thresholds: GalleryThresholds, search: Search,
-                 quality: QualityCheck, model_id: str, store_crops: bool) -> None:
-        self.store, self.index, self.thresholds, self.quality = store, index, thresholds, quality
-        self.search = search
-        self.model_id, self.store_crops = model_id, store_crops
+    def __init__(self, core: Core, *, search: Search) -> None:
+        self._store, self._index = core.store, core.index
+        self._thresholds, self._quality = core.thresholds, core.quality
+        self._search = search
+        self._model_id, self._store_crops = core.model_id, core.settings.store_crops
 
     def of(self, identity: str | int) -> list[Template]:
         """A person's templates, oldest first."""
-        with self.store.session() as session:
-            person = find_identity(self.store, session, identity)
+        with self._store.session() as session:
+            person = find_identity(self._store, session, identity)
             return [_template(face) for face in sorted(person.faces, key=lambda f: f.id)]
 
     def learn(self, sighting_id: int, by: str) -> Learning:
         """Learn the face of this confirmed or corrected sighting as a template of its person (see the module)."""
-        store = self.store
+        store = self._store
         with store.session() as session:
             sighting = session.get(Sighting, int(sighting_id))
-            if sighting is None or sighting.model_id != self.model_id:
+            if sighting is None or sighting.model_id != self._model_id:
                 return Learning(why_not="the sighting is no longer kept")
             if sighting.crop_jpeg is None or not sighting.landmarks:
                 return Learning(why_not="this sighting keeps no face to learn from (kept before faces were kept, or "
@@ -125,7 +122,7 @@ class Templates:
         crop = decode_crop(crop_jpeg)
         # What is learned is the face the admin was shown: a track's sighting holds its views pooled, and a track
         # in which one face turns into another (a cross-fade) pools both while showing one (#63 row 3).
-        embedding = self.quality.embedder.embed(crop[None])[0]
+        embedding = self._quality.embedder.embed(crop[None])[0]
         why_not = self._refusal(identity_id, embedding, face, crop)
         if why_not:
             return Learning(why_not=why_not)
@@ -143,20 +140,20 @@ class Templates:
                     return Learning(why_not=f"{person.name} already has {MAX_LEARNED} learned templates more varied "
                                             "than this face")
             face_id = store.people.add_face(session, person, {
-                "embedding": embedding, "model_id": self.model_id, "photo_sha256": f"sighting:{int(sighting_id)}",
+                "embedding": embedding, "model_id": self._model_id, "photo_sha256": f"sighting:{int(sighting_id)}",
                 "box": list(face.box), "landmarks": face.landmarks.tolist(),
-                "crop_jpeg": crop_jpeg if self.store_crops else None, "origin": "learned",
+                "crop_jpeg": crop_jpeg if self._store_crops else None, "origin": "learned",
                 "learned_from": int(sighting_id), "learned_by": by[:64]})
             if redundant is not None:  # set aside, so that undoing this face brings it back
                 store.replaced.set_aside(session, redundant, replaced_by=face_id)
                 self._remove(session, [redundant])
-        self.index.after_write(store)
+        self._index.after_write(store)
         return Learning(face_id=face_id, replaced=None if redundant is None else redundant.id)
 
     def remove(self, face_id: int) -> Template:
         """Remove one template, bringing back the one it replaced, if any; a person's last one cannot go (delete
         the person instead)."""
-        store = self.store
+        store = self._store
         with store.transaction() as session:
             face = session.get(Face, int(face_id))
             if face is None:
@@ -165,27 +162,27 @@ class Templates:
                 raise InvalidArgument("a person's last photo cannot be removed: delete the person instead")
             removed = _template(face)
             self._undo(session, [face])
-        self.index.after_write(store)
+        self._index.after_write(store)
         return removed
 
     def forget_learned_from(self, sighting_id: int) -> Undone:
         """Undo what this sighting taught (rejected, or now said to be someone else): remove the templates learned
         from it and bring back those they replaced; a face learned from it that is set aside is forgotten. Works
         from the templates alone, so also after the sighting was cleared or evicted."""
-        store = self.store
+        store = self._store
         with store.transaction() as session:
             store.replaced.forget(session, store.replaced.learned_from(session, sighting_id))
             faces = store.faces.learned_from(session, sighting_id)
             undone = self._undo(session, faces)
         if undone.removed:
-            self.index.after_write(store)
+            self._index.after_write(store)
         return undone
 
     def _undo(self, session, faces: list[Face]) -> Undone:
         """Remove these templates and restore the faces they replaced (inside the caller's write)."""
         if not faces:
             return Undone()
-        store = self.store
+        store = self._store
         held = store.replaced.held_by(session, [face.id for face in faces])
         person = faces[0].identity
         own = [face.vector for face in person.faces if face.origin in ("enrolled", "added")]
@@ -206,17 +203,17 @@ class Templates:
         someone else (#48 row 4; `facerec.gallery.search` also names a face through a learned template only when
         X's own photos corroborate it). "Someone else better": identify would name that other person (at the threshold
         in force) and they score higher than X."""
-        quality = self.quality.assess(face, crop)
+        quality = self._quality.assess(face, crop)
         if quality is not None and quality.low:
             return refusals.not_learned_poor_photo(quality.reasons)
-        claim = self.thresholds.for_claims()  # syncs the index too
-        rule = self.thresholds.in_force()
-        name = self.store.people.names([identity_id]).get(identity_id)
-        _ids, own = self.store.faces.of_origin(identity_id, ("enrolled", "added"))
-        own_score = float(np.max(self.search.scores_against(embedding, own))) if len(own) else -np.inf
+        claim = self._thresholds.for_claims()  # syncs the index too
+        rule = self._thresholds.in_force()
+        name = self._store.people.names([identity_id]).get(identity_id)
+        _ids, own = self._store.faces.of_origin(identity_id, ("enrolled", "added"))
+        own_score = float(np.max(self._search.scores_against(embedding, own))) if len(own) else -np.inf
         if own_score < claim.threshold:
             return refusals.not_learned_no_match(claim.threshold)
-        found = self.search.search(embedding[None], top_k=5)[0]
+        found = self._search.search(embedding[None], top_k=5)[0]
         theirs = max((c.score for c in found if c.name == name), default=own_score)
         rival = next((c for c in found if c.name != name), None)
         if rival is not None and rival.score >= rule.threshold and rival.score > max(theirs, own_score):

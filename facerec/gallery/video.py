@@ -23,12 +23,11 @@ from typing import Callable
 
 import numpy as np
 
-from facerec.faces.pipeline import FacePipeline
-from facerec.faces.quality import QualityCheck
+from facerec.gallery.core import Core
 from facerec.gallery.results import FaceMatch
 from facerec.gallery.search import Search
+from facerec.gallery.strangers import StrangersMemory
 from facerec.gallery.sightings import SightingsMemory
-from facerec.gallery.thresholds import GalleryThresholds
 from facerec.openset.pooled import PooledCalibration
 from facerec.openset.threshold_policy import ThresholdInForce
 from facerec.openset.cohort import normalised
@@ -98,45 +97,39 @@ class VideoAnswer:
                 "seconds_taken": round(self.seconds, 3), "warning": self.warning}
 
 
-def video_search(settings, pipeline: FacePipeline, searching: Search, thresholds: GalleryThresholds,
-                 memory: SightingsMemory, quality: QualityCheck) -> "VideoSearch":
-    """The gallery's video service, with the settings' bounds and sampling and the pooled calibration beside
-    the model."""
-    pooled = PooledCalibration.load(settings.video_calibration_path, pipeline.embedder.sha256)
-    return VideoSearch(pipeline, searching, thresholds, memory, quality, pooled, VideoLimits.of(settings),
-                       settings.video_detect_every)
-
-
 class VideoSearch:
     """Videos over one gallery: the photo pipeline (detect, align, embed), the quality check (its calibration
     weighs views), identify's search, the threshold in force, the sightings memory, the pooled calibration."""
 
-    def __init__(self, pipeline: FacePipeline, searching: Search, thresholds: GalleryThresholds,
-                 memory: SightingsMemory, quality: QualityCheck, pooled: PooledCalibration, limits: VideoLimits,
-                 every: int) -> None:
-        self.pipeline, self.searching, self.thresholds, self.memory = pipeline, searching, thresholds, memory
-        self.quality, self.pooled, self.limits, self.every = quality, pooled, limits, max(1, int(every))
+    def __init__(self, core: Core, *, searching: Search, memory: SightingsMemory, strangers: StrangersMemory) -> None:
+        settings, pipeline = core.settings, core.pipeline
+        self._pipeline, self._searching, self._thresholds, self._memory = pipeline, searching, core.thresholds, memory
+        self._quality, self._scorer, self._limits = core.quality, core.scorer, VideoLimits.of(settings)
+        # the calibrated shift for pooled evidence, beside the model
+        self._calibration = PooledCalibration.load(settings.video_calibration_path, pipeline.embedder.sha256)
+        self._every = max(1, int(settings.video_detect_every))
+        self._strangers = strangers
 
     def follower(self, fps: float, scale: float = 1.0) -> FaceFollower:
-        views = ViewQuality(self.quality.model if self.quality.available else None)
-        return FaceFollower(self.pipeline.detector.detect, self.pipeline.embedder.embed, views, fps, scale)
+        views = ViewQuality(self._quality.model if self._quality.available else None)
+        return FaceFollower(self._pipeline.detector.detect, self._pipeline.embedder.embed, views, fps, scale)
 
     def rule(self, fpir: float | None = None, threshold: float | None = None,
              not_below_default: bool = False) -> tuple[ThresholdInForce, ThresholdInForce]:
         """(the rule tracks are decided at, the default rate's rule for tracks: what sightings are kept at); a
         caller without the password never loosens the default (`not_below_default`). A pinned `threshold` is
         taken as given, for tracks as for photos."""
-        default = self._pooled(self.thresholds.in_force(with_people=True))
+        default = self._pooled(self._thresholds.in_force(with_people=True))
         if fpir is None and threshold is None:
             return default, default
-        asked = self.thresholds.synced(fpir, threshold, with_people=True)
+        asked = self._thresholds.synced(fpir, threshold, with_people=True)
         asked = asked if asked.pinned else self._pooled(asked)
         if not_below_default and asked.threshold < default.threshold:
             asked = default
         return asked, default
 
     def _pooled(self, rule: ThresholdInForce) -> ThresholdInForce:
-        return replace(rule, threshold=rule.threshold + self.pooled.shift) if not rule.pinned else rule
+        return replace(rule, threshold=rule.threshold + self._calibration.shift) if not rule.pinned else rule
 
     def identify(self, path: str | Path, top_k: int = 3, fpir: float | None = None, threshold: float | None = None,
                  remember: bool = True, not_below_default: bool = False, limits: VideoLimits | None = None,
@@ -144,10 +137,10 @@ class VideoSearch:
         """Follow every face of the video at `path` and decide each track once. `limits`: tighter bounds for this
         call (an anonymous caller); `progress(frames done, frames in all or 0)` after each frame."""
         started = time.perf_counter()
-        bounds = self.limits if limits is None else self.limits.tighter(limits)
+        bounds = self._limits if limits is None else self._limits.tighter(limits)
         with VideoFile(path, bounds, label) as video:
             follower = self.follower(video.info.fps, video.info.scale)
-            for frame in video.frames(self.every):
+            for frame in video.frames(self._every):
                 follower.see(frame)
                 if progress is not None:
                     progress(frame.index + 1, video.info.frames)
@@ -158,24 +151,25 @@ class VideoSearch:
         matches = self.decide(tracks, rule, top_k)
         if remember and matches:
             pooled, crops = np.stack([t.pooled for t in tracks]), [t.best_crop for t in tracks]
-            self.memory.record(matches, pooled, default.threshold, crops)
-            strangers = self.searching.strangers
+            self._memory.record(matches, pooled, default.threshold, crops)
+            strangers = self._strangers
             if strangers.enabled:  # an unknown track is one unknown face of one "photo": the video, by its bytes
                 strangers.keep(file_sha256(path), matches, pooled, default.threshold, crops)
-        return VideoAnswer([TrackMatch(t, m, info.fps) for t, m in zip(tracks, matches)], rule, self.pooled.shift,
-                           follower.counts, info, self.every, time.perf_counter() - started, self.pooled.warning)
+        return VideoAnswer([TrackMatch(t, m, info.fps) for t, m in zip(tracks, matches)], rule,
+                           self._calibration.shift, follower.counts, info, self._every, time.perf_counter() - started,
+                           self._calibration.warning)
 
     def probe(self, path: str | Path, label: str | None = None) -> VideoInfo:
         """What the container says of the video at `path` (frames, size, codec, container), within the settings'
         bounds: the page's preview note reads it. Raises `InvalidVideo`, `VideoTooLarge`."""
-        with VideoFile(path, self.limits, label) as video:
+        with VideoFile(path, self._limits, label) as video:
             return video.info
 
     def annotate(self, path: str | Path, answer: "VideoAnswer", labels: list[str], out: str | Path,
                  limits: VideoLimits | None = None, progress: Callable[[int, int], None] | None = None) -> Path:
         """The video at `path` drawn back with `answer`'s tracks (each with its label in `labels`, green when
         named), written to `out` (VP9 WebM), within the same bounds `identify` had (`limits`: tighter ones)."""
-        bounds = self.limits if limits is None else self.limits.tighter(limits)
+        bounds = self._limits if limits is None else self._limits.tighter(limits)
         drawn = [(t.track, label, t.match.name is not None) for t, label in zip(answer.tracks, labels)]
         return write_annotated(path, out, drawn, bounds, progress)
 
@@ -183,8 +177,8 @@ class VideoSearch:
         """Whether two tracks' pools are one face: their normalised score at or above the threshold for one
         comparison at `RELINK_FAR` plus the pooled shift (a stranger's track joined to an enrolled person's would be
         named, so the bar is a hundred times stricter than identify's default rate)."""
-        bar = self.thresholds.for_verification(fpir=RELINK_FAR).threshold + self.pooled.shift
-        scorer = self.searching.scorer
+        bar = self._thresholds.for_verification(fpir=RELINK_FAR).threshold + self._calibration.shift
+        scorer = self._scorer
         known: dict[bytes, object] = {}  # a pool's cohort statistics, computed once per pool, not per comparison
 
         def statistics(pool: np.ndarray):
@@ -202,7 +196,7 @@ class VideoSearch:
         """Each track's pooled embedding searched once and decided at `rule` (its face: the track's best view)."""
         if not tracks:
             return []
-        return self.searching.decide([t.best_face for t in tracks], np.stack([t.pooled for t in tracks]), rule, top_k)
+        return self._searching.decide([t.best_face for t in tracks], np.stack([t.pooled for t in tracks]), rule, top_k)
 
     def live(self, fps: float = 10.0) -> "LiveFaces":
         return LiveFaces(self, fps)

@@ -27,14 +27,12 @@ from typing import Callable
 
 import numpy as np
 
+from facerec.gallery.core import Core
 from facerec.metrics import ClosestIsPositiveAccuracy, MedianDistances
 from facerec.gallery.sightings import SightingsMemory
-from facerec.gallery.thresholds import GalleryThresholds
 from facerec.algorithms.people_sample import people_reaching, taken_whole
 from facerec.gallery.health.distances import nearest_other_person_distance, similarity_to_distance
 from facerec.gallery.health.sightings import sightings_health
-from facerec.storage import Store
-from facerec.vectors.base import VectorIndex
 
 EXACT_LIMIT = 2_000  # faces: every one scored up to here (the metrics are quadratic: ~2 s on two cores)
 SAMPLE_FACES = 1_000  # above it: about this many faces, whole people, drawn at random
@@ -48,22 +46,23 @@ class GalleryHealth:
     """The health report of one gallery: its store and vector index (the faces), the threshold in force and the
     sightings memory (the faces it has seen since)."""
 
-    def __init__(self, store: Store, index: VectorIndex, thresholds: GalleryThresholds,
-                 memory: SightingsMemory, usable: Callable[[list[int]], list[bool]] | None = None) -> None:
-        self.store, self.index, self.thresholds, self.memory = store, index, thresholds, memory
+    def __init__(self, core: Core, *, memory: SightingsMemory,
+                 usable: Callable[[list[int]], list[bool]] | None = None) -> None:
+        self._store, self._index, self._thresholds, self._memory = core.store, core.index, core.thresholds, memory
+        self._policy = core.policy
         # Whether kept sightings (by id) are faces good enough to learn from (`gallery.sightings_quality`): a weak
         # enrollment is judged without the ones too poor (#62 item 5, #64 row 10). None: every sighting counts.
-        self.usable = usable
+        self._usable = usable
 
     def report(self, top_pairs: int = 10) -> HealthReport:
         """The embedding metrics over every enrolled face (sampled above `EXACT_LIMIT`), plus confusable pairs and
         suspected duplicates, at the threshold in force."""
-        store = self.store
-        rule = self.thresholds.in_force(with_people=True)
+        store = self._store
+        rule = self._thresholds.in_force(with_people=True)
         people, faces = store.counts()
         # Health reads raw cosines and distances (the spec's metrics): the threshold in force as the cosine two
         # of this gallery's typical faces must reach (`typical_cosine`).
-        threshold = self.thresholds.typical_cosine(rule.threshold)
+        threshold = self._thresholds.typical_cosine(rule.threshold)
         if faces <= EXACT_LIMIT:
             face_ids, embeddings = store.faces.embeddings()
             labels = store.faces.labels()
@@ -74,30 +73,30 @@ class GalleryHealth:
             report = self._sampled_report(people, faces, threshold, top_pairs)
         self._with_sightings(report, faces, threshold, rule.threshold)
         report.score_threshold = rule.threshold
-        report.mark_near_threshold(self.thresholds.typical_cosine(NEAR_SHARE * rule.threshold))
+        report.mark_near_threshold(self._thresholds.typical_cosine(NEAR_SHARE * rule.threshold))
         report.threshold_policy = rule.to_dict()
         report.policy_growth = [{"faces": r.comparisons, "threshold": round(r.threshold, 4),
                                  "expected_fpir": r.expected_fpir, "true_match_rate": r.true_match_rate}
-                                for r in self.thresholds.policy.growth()]
-        report.search_index = self.thresholds.index.describe()
+                                for r in self._policy.growth()]
+        report.search_index = self._index.describe()
         return report
 
     def _with_sightings(self, report: HealthReport, faces: int, threshold: float, score_threshold: float) -> None:
         """Score the enrolled faces with the sightings memory, when it holds any (see the module docstring);
         `threshold` is the cosine Health reads, `score_threshold` the one automatic sightings were named at."""
-        capacity = self.memory.capacity
-        if not self.memory.enabled:
+        capacity = self._memory.capacity
+        if not self._memory.enabled:
             report.sightings = {"enabled": False, "sightings": 0, "capacity": capacity,
-                                "reason": self.memory.why_disabled()}
+                                "reason": self._memory.why_disabled()}
             return
-        rows = self.memory.trustworthy_rows(score_threshold)
+        rows = self._memory.trustworthy_rows(score_threshold)
         if not len(rows):
             report.sightings = {"enabled": True, "sightings": 0, "capacity": capacity}
             report.notes.append("No sightings yet: each identification that names someone is kept (up to "
                                 f"{capacity:,}), and then the figures above include the faces the gallery has seen.")
             return
         embeddings, identity_ids = self._enrolled_with(faces, sorted(set(rows.identity_ids.tolist())))
-        names = self.store.people.names(sorted(set(identity_ids.tolist())))
+        names = self._store.people.names(sorted(set(identity_ids.tolist())))
         seen = sightings_health(embeddings, identity_ids, rows, names, threshold, capacity)
         poor = self._too_poor(rows, seen.weak_enrollments)
         if poor.any():  # judged again without the faces too poor to learn from
@@ -116,18 +115,18 @@ class GalleryHealth:
         """Which rows are the sightings of the weak people that are too poor to learn from (at most
         `CHECKED_SIGHTINGS` a person, the latest, are checked: the quality check embeds a few views of each)."""
         poor = np.zeros(len(rows), bool)
-        if self.usable is None or not weak:
+        if self._usable is None or not weak:
             return poor
         for person in weak:
             mine = np.flatnonzero(rows.identity_ids == person["identity_id"])[-CHECKED_SIGHTINGS:]
-            for position, usable in zip(mine, self.usable([int(rows.ids[i]) for i in mine])):
+            for position, usable in zip(mine, self._usable([int(rows.ids[i]) for i in mine])):
                 poor[position] = not usable
         return poor
 
     def _enrolled_with(self, faces: int, seen_people: list[int]) -> tuple[np.ndarray, np.ndarray]:
         """(embeddings, identity ids) of the enrolled faces scored with the sightings: all of them up to EXACT_LIMIT,
         else the seen people's and a seeded sample of the others' (whole people) up to SAMPLE_FACES."""
-        store = self.store
+        store = self._store
         if faces <= EXACT_LIMIT:
             face_ids, embeddings = store.faces.embeddings()
             labels = store.faces.labels()
@@ -141,7 +140,7 @@ class GalleryHealth:
         return embeddings, face_identities
 
     def _sampled_report(self, people: int, faces: int, threshold: float, top_pairs: int) -> HealthReport:
-        store = self.store
+        store = self._store
         identity_ids, face_counts = store.faces.people_in_drawn_order(SAMPLE_FACES, SAMPLE_SEED)
         taken = taken_whole(face_counts, SAMPLE_FACES)
         face_ids, face_identities, embeddings = store.faces.of_people(identity_ids[:taken].tolist())
@@ -171,9 +170,9 @@ class GalleryHealth:
         each face's most similar faces of other people, the pairs they make (best first), and for every person
         here the similarity of their nearest other person."""
         own = int(np.max(np.unique(identity_ids, return_counts=True)[1])) if len(identity_ids) else 0
-        self.index.sync(self.store)
-        similarities, found = self.index.search(embeddings, own + _NEIGHBOURS)
-        labels = self.store.faces.labels(sorted({int(f) for f in found.ravel() if f >= 0}))
+        self._index.sync(self._store)
+        similarities, found = self._index.search(embeddings, own + _NEIGHBOURS)
+        labels = self._store.faces.labels(sorted({int(f) for f in found.ravel() if f >= 0}))
         best_pair: dict[tuple[int, int], float] = {}
         nearest: dict[int, float] = {}
         for a, sims, ids in zip(identity_ids.tolist(), similarities, found):

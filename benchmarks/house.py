@@ -3,7 +3,7 @@ back up and circles), lines per folder, functions over 60 lines and with 8+ para
 ui/, and the public names an interface reaches through `Gallery.services()` (this one opens a gallery in a
 temporary folder).
 
-    python scripts/house_measures.py --out benchmarks/results/house.json
+    python benchmarks/house.py --out benchmarks/results/house.json
 
 A room is a folder of facerec/ with the folders inside it (a module at the top, such as settings.py, is a room of
 its own); an arrow, a room importing another (any import, inside functions
@@ -170,14 +170,15 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, help="write the JSON here (else print it)")
     args = parser.parse_args()
-    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True,
-                            text=True).stdout.strip()
     dirty = bool(subprocess.run(["git", "status", "--porcelain", "facerec"], cwd=ROOT, capture_output=True,
                                 text=True).stdout.strip())
-    result = {"commit": commit + ("+changes" if dirty else ""), **measure_source(), **measure_services()}
-    text = json.dumps(result, indent=1)
+    result = {"source": "with uncommitted changes" if dirty else "as committed", **measure_source(),
+              **measure_services()}
     if args.out:
-        args.out.write_text(text + "\n")
+        from facerec.provenance import write_result
+        from facerec.settings import Settings
+
+        write_result(args.out, result, Settings().model_path, threads=None)
     summary = {k: (len(v) if isinstance(v, list) else v) for k, v in result.items()
                if k not in ("lines_per_folder", "services", "admin_checks_in_ui")}
     print(json.dumps({**summary, "admin_checks_in_ui": result["admin_checks_in_ui"]["calls"]}))

@@ -148,17 +148,11 @@ class UnknownFaces:
 
 
 class Videos:
-    """Videos and a live camera: identify a file, what its container says, the answer drawn back."""
+    """Videos and a live camera beside the verb `Gallery.identify_video`: what a file's container says, the answer
+    drawn back, a camera's frames."""
 
     def __init__(self, videos: VideoSearch) -> None:
         self._videos = videos
-
-    def identify(self, path: str | Path, top_k: int = 3, fpir: float | None = None, threshold: float | None = None,
-                 remember: bool = True, not_below_default: bool = False, limits: VideoLimits | None = None,
-                 progress: Callable[[int, int], None] | None = None, label: str | None = None) -> VideoAnswer:
-        """`Gallery.identify_video`, for an interface that already holds the services."""
-        return self._videos.identify(path, top_k, fpir, threshold, remember, not_below_default, limits, progress,
-                                     label)
 
     def probe(self, path: str | Path, label: str | None = None) -> VideoInfo:
         return self._videos.probe(path, label)

@@ -240,25 +240,27 @@ def build(context: AppContext) -> tuple[gr.Tab, PeopleList]:
            [table, thumbnails, people_json], people_status, api_name="list", admin=context.gate, ask=ask_for_password,
            trigger_mode="always_last", **PEOPLE_LIST_QUEUE)
 
-    def action(button, core, inputs, outputs, status, api_name, extra=(), **hints):
+    def action(button, core, inputs, outputs, status, api_name, **options):
+        """An admin action of this tab: its result beside its button, the other results cleared (`options`: the
+        page's extra outputs, hints and what to delete when refused, as `expose` takes them)."""
         event = expose([button.click], core, inputs, outputs, status, api_name=api_name, admin=context.gate,
-                       also_clear=[s for s in statuses if s is not status], extra_outputs=extra, ok=ok, **hints)
+                       also_clear=[s for s in statuses if s is not status], ok=ok, **options)
         context.changes_people(event, ok)
 
     action(rename_button, rename, [rename_from, rename_to, password], [rename_status, manage_json], rename_status,
-           "rename", extra=[rename_from, rename_to])
+           "rename", extra_outputs=[rename_from, rename_to])
     action(merge_button, merge, [merge_from, merge_into, regroup_force, password], [regroup_status, manage_json],
-           regroup_status, "merge", extra=[regroup_force])
+           regroup_status, "merge", extra_outputs=[regroup_force])
     action(move_button, move, [move_face_id, move_to, regroup_force, password], [regroup_status, manage_json],
-           regroup_status, "move_face", extra=[regroup_force])
+           regroup_status, "move_face", extra_outputs=[regroup_force])
     action(delete_button, delete, [delete_name, delete_confirm, password], [delete_status, manage_json],
-           delete_status, "delete", extra=[delete_confirm, delete_name, rename_from, add_name, merge_from])
+           delete_status, "delete", extra_outputs=[delete_confirm, delete_name, rename_from, add_name, merge_from])
     gr.on([add_image.input], page_door(received, [add_kept], add_status), [add_image], [add_kept, add_status],
           api_visibility="private", **NEW_UPLOAD)
     action(add_button, add_photo, [add_name, add_image, password, add_anyway, add_low_quality, add_kept],
            [add_status, manage_json], add_status, "add_photo", refused=lambda _name, photo, *_: forget_upload(
                photo, context.web_cache),
-           extra=[add_image, add_anyway, add_low_quality, add_kept],
+           extra_outputs=[add_image, add_anyway, add_low_quality, add_kept],
            page_hints={IdentityMismatch: f"If you are sure it is them, tick '{MISMATCH_BOX}' and press Add photo "
                                          "again.",
                        LowQuality: f"To add it anyway, tick '{ADD_LOW_QUALITY_BOX}' and press Add photo again.",

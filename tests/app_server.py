@@ -57,9 +57,9 @@ def _answers(url: str) -> bool:
 
 @contextlib.contextmanager
 def running_app(home: Path, admin_password: str | None = None, timeout_s: float = START_TIMEOUT_S,
-                extra_env: dict[str, str] | None = None) -> Iterator[RunningApp]:
+                extra_env: dict[str, str] | None = None, repo_root: Path = REPO_ROOT) -> Iterator[RunningApp]:
     """Run `app.py --home <home> --port <free port>`; yields once the page answers HTTP 200. `extra_env` is added
-    to the app's environment."""
+    to the app's environment; `repo_root`: another checkout's app.py (a benchmark compares two commits)."""
     home = Path(home)
     home.parent.mkdir(parents=True, exist_ok=True)
     log = home.with_name(home.name + ".log")
@@ -76,7 +76,7 @@ def running_app(home: Path, admin_password: str | None = None, timeout_s: float 
     url = f"http://127.0.0.1:{port}/"
     with open(log, "wb") as out:
         process = subprocess.Popen([sys.executable, "app.py", "--home", str(home), "--port", str(port)],
-                                   cwd=REPO_ROOT, env=env, stdout=out, stderr=subprocess.STDOUT)
+                                   cwd=repo_root, env=env, stdout=out, stderr=subprocess.STDOUT)
     app = RunningApp(url, port, home, log, process)
     try:
         deadline = time.monotonic() + timeout_s

@@ -82,8 +82,9 @@ def main() -> None:
                 order = ("before", "after") if round_number % 2 == 0 else ("after", "before")
                 for version in order:
                     runs[version].append(run_clients(caller(version), queries, args.requests, args.clients))
-                    print(f"round {round_number + 1} {version}: p50 "
-                          f"{1000 * sorted(runs[version][-1]['latencies'])[len(runs[version][-1]['latencies']) // 2]:.0f} ms", flush=True)
+                    latencies = sorted(runs[version][-1]["latencies"])
+                    print(f"round {round_number + 1} {version}: p50 {1000 * latencies[len(latencies) // 2]:.0f} ms",
+                          flush=True)
             for clients in sessions.values():
                 for session in clients:
                     session.close()

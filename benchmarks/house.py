@@ -22,74 +22,20 @@ from collections import defaultdict
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tests"))
+
+from test_architecture import circles, imports, modules  # noqa: E402 - the graph the house rules are checked on
+
 PACKAGE = ROOT / "facerec"
 LONG_FUNCTION_LINES = 60
 MANY_PARAMETERS = 8
 ADMIN_CHECKS = ("require_admin", "is_admin")
 
 
-def modules() -> dict[str, Path]:
-    found = {}
-    for path in sorted(PACKAGE.rglob("*.py")):
-        parts = list(path.relative_to(ROOT).with_suffix("").parts)
-        if parts[-1] == "__init__":
-            parts = parts[:-1]
-        found[".".join(parts)] = path
-    return found
-
-
 def room_of(path: Path) -> str:
     """A module's room: the folder of facerec/ it is in (with the folders inside it: storage/backends is storage's),
     or, for a module at the package's top (settings.py, errors.py), itself."""
     return str(PACKAGE.relative_to(ROOT) / path.relative_to(PACKAGE).parts[0])
-
-
-def imported(tree: ast.AST, known: dict[str, Path]) -> set[str]:
-    found = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("facerec"):
-            targets = [node.module] + [f"{node.module}.{a.name}" for a in node.names]
-        elif isinstance(node, ast.Import):
-            targets = [a.name for a in node.names if a.name.startswith("facerec")]
-        else:
-            continue
-        for target in targets:
-            while target not in known and "." in target:
-                target = target.rsplit(".", 1)[0]
-            if target in known:
-                found.add(target)
-    return found
-
-
-def circles(graph: dict[str, set[str]]) -> list[list[str]]:
-    """Strongly connected components of more than one room (Tarjan, iterative enough for a few dozen rooms)."""
-    index, low, stack, on_stack, found = {}, {}, [], set(), []
-
-    def visit(node: str) -> None:
-        index[node] = low[node] = len(index)
-        stack.append(node)
-        on_stack.add(node)
-        for other in graph[node]:
-            if other not in index:
-                visit(other)
-                low[node] = min(low[node], low[other])
-            elif other in on_stack:
-                low[node] = min(low[node], index[other])
-        if low[node] == index[node]:
-            component = []
-            while True:
-                member = stack.pop()
-                on_stack.discard(member)
-                component.append(member)
-                if member == node:
-                    break
-            if len(component) > 1:
-                found.append(sorted(component))
-
-    for node in sorted(graph):
-        if node not in index:
-            visit(node)
-    return found
 
 
 def floors(graph: dict[str, set[str]], cyclic: set[str]) -> int:
@@ -115,7 +61,7 @@ def measure_source() -> dict:
         room = room_of(path)
         graph[room]
         lines[room] += len(path.read_text().splitlines())
-        for target in imported(trees[name], known):
+        for target in imports(path, known):
             other = room_of(known[target])
             if other != room:
                 graph[room].add(other)

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Annotated
 
 import anyio
-from fastapi import File, Form
+from fastapi import APIRouter, File, Form
 from fastapi import Path as PathParam
 from fastapi import Query, Request, UploadFile
 from fastapi.routing import APIRoute
@@ -48,6 +48,11 @@ class ApiContext:
         """An uploaded photo, decoded (a `Photo`), named in messages by its file name as the web app names it."""
         data = await read_upload(upload, self.gallery.services().settings.max_upload_bytes, what)
         return await self.run(self.gallery.services().photos.read, data, upload_label(upload))
+
+
+def concern_router() -> APIRouter:
+    """The router of one concern's routes: every failure one JSON line, and the statuses any route may answer."""
+    return APIRouter(route_class=OneLineErrors, responses=error_responses(401, 403, 422, 503))
 
 
 class OneLineErrors(APIRoute):

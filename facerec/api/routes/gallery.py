@@ -13,7 +13,7 @@ from starlette.background import BackgroundTask
 
 import facerec.api.schemas as schemas
 from facerec.api.auth import ADMIN
-from facerec.api.routes.common import ApiContext, OneLineErrors, error_responses
+from facerec.api.routes.common import ApiContext, concern_router, error_responses
 from facerec.api.uploads import save_upload
 from facerec.words.health import health_in_words
 
@@ -21,7 +21,7 @@ from facerec.words.health import health_in_words
 def router(context: ApiContext) -> APIRouter:
     gallery = context.gallery
     services = gallery.services()  # what the verbs do not offer
-    router = APIRouter(route_class=OneLineErrors, responses=error_responses(401, 403, 422, 503))
+    router = concern_router()
 
     @router.get("/gallery/health", response_model=schemas.Health, dependencies=[ADMIN], tags=["gallery"],
                 summary="Embedding metrics, confusable pairs and suspected duplicates")

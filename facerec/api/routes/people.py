@@ -12,7 +12,7 @@ import facerec.api.schemas as schemas
 from facerec.api.auth import ADMIN, READ
 from facerec.api.errors import ApiError
 from facerec.api.routes.common import (
-    MAX_ID, MAX_PAGE, ApiContext, FaceId, FaceIndex, OneLineErrors, PersonId, Photo, error_responses
+    MAX_ID, MAX_PAGE, ApiContext, FaceId, FaceIndex, PersonId, Photo, concern_router, error_responses
 )
 from facerec.errors import UnusableFile
 
@@ -20,7 +20,7 @@ from facerec.errors import UnusableFile
 def router(context: ApiContext) -> APIRouter:
     gallery = context.gallery
     services = gallery.services()  # what the verbs do not offer
-    router = APIRouter(route_class=OneLineErrors, responses=error_responses(401, 403, 422, 503))
+    router = concern_router()
 
     @router.post("/people", status_code=201, response_model=schemas.Enrolled, dependencies=[ADMIN], tags=["people"],
                  summary="Enroll a new person from one photo", responses=error_responses(400, 409, 413))
@@ -77,7 +77,8 @@ def router(context: ApiContext) -> APIRouter:
         return (await context.run(gallery.merge, person_id, merge.into_person_id, merge.force)).to_dict()
 
     @router.post("/faces/{face_id}/move", response_model=schemas.Regrouped, dependencies=[ADMIN], tags=["people"],
-                 summary="Move one face to another enrolled person, or to a new one", responses=error_responses(400, 404, 409))
+                 summary="Move one face to another enrolled person, or to a new one",
+                 responses=error_responses(400, 404, 409))
     async def move_face(face_id: Annotated[int, PathParam(ge=1, le=MAX_ID)], move: schemas.Move):
         return (await context.run(gallery.move_face, face_id, move.person_id, move.new_name, move.force)).to_dict()
 

@@ -10,7 +10,7 @@ import facerec.api.schemas as schemas
 from facerec.access.api_keys import ApiKey
 from facerec.api.auth import READ
 from facerec.api.routes.common import (
-    ApiContext, FaceIndex, Fpir, OneLineErrors, Photo, Threshold, TopK, error_responses
+    ApiContext, FaceIndex, Fpir, Photo, Threshold, TopK, concern_router, error_responses
 )
 from facerec.words.threshold import worded
 
@@ -18,7 +18,7 @@ from facerec.words.threshold import worded
 def router(context: ApiContext) -> APIRouter:
     gallery = context.gallery
     services = gallery.services()  # what the verbs do not offer
-    router = APIRouter(route_class=OneLineErrors, responses=error_responses(401, 403, 422, 503))
+    router = concern_router()
 
     @router.post("/identify", response_model=schemas.Identified, dependencies=[READ], tags=["search"],
                  summary="Name every face in a photo", responses=error_responses(400, 413))

@@ -1,4 +1,5 @@
-"""What an admin tells the gallery about its identifications: sightings confirmed, corrected, rejected, "not this person", and faces that were not kept, labelled by their token."""
+"""What an admin tells the gallery about its identifications: sightings confirmed, corrected, rejected, "not this
+person", and faces that were not kept, labelled by their token."""
 
 from __future__ import annotations
 
@@ -10,12 +11,14 @@ from fastapi import Path as PathParam
 import facerec.api.schemas as schemas
 from facerec.access.api_keys import ApiKey
 from facerec.api.auth import ADMIN
-from facerec.api.routes.common import MAX_ID, ApiContext, Learn, OneLineErrors, SightingId, error_responses, learned_by
+from facerec.api.routes.common import (
+    MAX_ID, ApiContext, Learn, SightingId, concern_router, error_responses, learned_by
+)
 
 
 def router(context: ApiContext) -> APIRouter:
     services = context.gallery.services()  # what the verbs do not offer
-    router = APIRouter(route_class=OneLineErrors, responses=error_responses(401, 403, 422, 503))
+    router = concern_router()
 
     @router.post("/sightings/{sighting_id}/confirm", response_model=schemas.Sighting, tags=["sightings"],
                  summary="The identification kept as this sighting was right (its face learned as a template)",

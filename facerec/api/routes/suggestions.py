@@ -9,15 +9,14 @@ from fastapi import APIRouter, Query
 
 import facerec.api.schemas as schemas
 from facerec.api.auth import ADMIN
-from facerec.api.routes.common import MAX_ID, ApiContext, OneLineErrors, SuggestionId, error_responses
+from facerec.api.routes.common import MAX_ID, ApiContext, SuggestionId, concern_router, error_responses
 from facerec.gallery.suggestions import MAX_PAGE as MAX_SUGGESTIONS_PAGE
 from facerec.gallery.suggestions import PAGE as SUGGESTIONS_PAGE
 
 
 def router(context: ApiContext) -> APIRouter:
-    gallery = context.gallery
-    services = gallery.services()  # what the verbs do not offer
-    router = APIRouter(route_class=OneLineErrors, responses=error_responses(401, 403, 422, 503))
+    services = context.gallery.services()  # what the verbs do not offer
+    router = concern_router()
 
     @router.get("/suggestions", response_model=schemas.Suggestions, dependencies=[ADMIN], tags=["suggestions"],
                 summary="People seen again and again but not enrolled, one page at a time")
@@ -42,7 +41,8 @@ def router(context: ApiContext) -> APIRouter:
         return (await context.run(services.suggestions.name, suggestion_id, naming.name, naming.note)).to_dict()
 
     @router.delete("/suggestions/{suggestion_id}", response_model=schemas.Dismissed, dependencies=[ADMIN],
-                   tags=["suggestions"], responses=error_responses(404), summary="Dismiss a suggestion: forget its faces")
+                   tags=["suggestions"], responses=error_responses(404),
+                   summary="Dismiss a suggestion: forget its faces")
     async def dismiss_suggestion(suggestion_id: SuggestionId):
         return {"id": suggestion_id, "forgotten": await context.run(services.suggestions.dismiss, suggestion_id)}
 

@@ -15,7 +15,7 @@ import facerec.api.schemas as schemas
 from facerec.access.api_keys import ApiKey
 from facerec.api.auth import READ
 from facerec.api.errors import ApiError
-from facerec.api.routes.common import ApiContext, Fpir, OneLineErrors, Threshold, TopK, Video, error_responses
+from facerec.api.routes.common import ApiContext, Fpir, Threshold, TopK, Video, concern_router, error_responses
 from facerec.api.uploads import save_upload, upload_label
 from facerec.words.threshold import worded
 from facerec.words.video import video_summary
@@ -24,7 +24,7 @@ from facerec.words.video import video_summary
 def router(context: ApiContext) -> APIRouter:
     gallery = context.gallery
     services = gallery.services()  # what the verbs do not offer
-    router = APIRouter(route_class=OneLineErrors, responses=error_responses(401, 403, 422, 503))
+    router = concern_router()
 
     @router.post("/videos/identify", dependencies=[READ], tags=["search"], responses=error_responses(400, 413),
                  response_model=schemas.VideoIdentified, response_model_exclude_unset=True,

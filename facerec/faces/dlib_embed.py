@@ -19,7 +19,7 @@ import numpy as np
 
 from facerec.errors import FaceRecError
 from facerec.faces.dlib_runtime import LazyLandmarks, import_dlib, require_files
-from facerec.faces.embed import model_id_of
+from facerec.faces.model_identity import ModelIdentity
 from facerec.faces.embedder_check import FAST, EmbedderCheck
 from facerec.faces.onnx_session import LazySession
 from facerec.cpu import describe_cpu
@@ -35,7 +35,7 @@ def unit_rows(vectors: np.ndarray) -> np.ndarray:
     return (vectors / np.linalg.norm(vectors, axis=1, keepdims=True)).astype(np.float32)
 
 
-class DlibEmbedder:
+class DlibEmbedder(ModelIdentity):
     """dlib's network on dlib's chips of aligned crops; thread-safe, files loaded on first use.
 
     Args:
@@ -56,19 +56,12 @@ class DlibEmbedder:
         self._session = LazySession(self.model_path, num_threads)
         self._landmarks = LazyLandmarks(self.landmarks_path)
 
-    @property
-    def model_id(self) -> str:
-        return model_id_of(self.model_path, self.sha256)
-
-    @property
-    def sha256(self) -> str:
+    def _digest(self) -> str:
         """Of the network and the landmark predictor together: either changes every descriptor."""
-        if not hasattr(self, "_sha256"):
-            digest = hashlib.sha256()
-            for path in (self.model_path, self.landmarks_path):
-                digest.update(hashlib.sha256(path.read_bytes()).digest())
-            self._sha256 = digest.hexdigest()
-        return self._sha256
+        digest = hashlib.sha256()
+        for path in (self.model_path, self.landmarks_path):
+            digest.update(hashlib.sha256(path.read_bytes()).digest())
+        return digest.hexdigest()
 
     @property
     def self_check(self) -> EmbedderCheck:

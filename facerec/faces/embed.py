@@ -6,7 +6,6 @@ cosine similarity between two faces is their dot product, in [-1, 1].
 
 from __future__ import annotations
 
-import hashlib
 import json
 import threading
 from pathlib import Path
@@ -15,12 +14,13 @@ import numpy as np
 
 from facerec.faces.embedder_check import EXACT, CheckReference, EmbedderCheck, check
 from facerec.errors import FaceRecError, InvalidArgument
+from facerec.faces.model_identity import ModelIdentity
 from facerec.faces.onnx_session import LazySession
 
 UNIT_TOLERANCE = 1e-3  # how far from 1 the length of a stored float32 embedding may be (they are within ~1e-6)
 
 
-class FaceEmbedder:
+class FaceEmbedder(ModelIdentity):
     """Loads the ONNX model on first use; thread-safe (onnxruntime sessions may be shared across threads).
 
     Args:
@@ -47,17 +47,6 @@ class FaceEmbedder:
         self._exact = LazySession(self.model_path, num_threads, exact=True)
         self._check: EmbedderCheck | None = EmbedderCheck(EXACT, None, "asked for", "") if exact else None
         self._check_lock = threading.Lock()
-
-    @property
-    def model_id(self) -> str:
-        """Stable id of the model: file name plus the first 12 hex digits of its sha256."""
-        return model_id_of(self.model_path, self.sha256)
-
-    @property
-    def sha256(self) -> str:
-        if not hasattr(self, "_sha256"):
-            self._sha256 = hashlib.sha256(self.model_path.read_bytes()).hexdigest()
-        return self._sha256
 
     def embed(self, faces: np.ndarray) -> np.ndarray:
         """Embeddings [N, 512] float32, unit length, for aligned uint8 crops [N, 112, 112, 3] (or one [112,112,3])."""
@@ -105,12 +94,6 @@ class FaceEmbedder:
     def _run(self, batch: np.ndarray) -> np.ndarray:
         session = self._exact if self.self_check.switched else self._fast
         return session.get().run(None, {"images": np.ascontiguousarray(batch)})[0]
-
-
-def model_id_of(model_path: Path, sha256: str) -> str:
-    """A model's id as galleries record it with each face: its file's name and the first 12 hex digits of the
-    sha256 that identifies it (every pack's embedder names its model so)."""
-    return f"{Path(model_path).stem}@{sha256[:12]}"
 
 
 def checked_embeddings(vectors: np.ndarray, dimension: int = 512, normalise: bool = False) -> np.ndarray:

@@ -16,14 +16,15 @@ import numpy as np
 
 from facerec.errors import FaceRecError
 from facerec.faces.dlib_embed import DlibEmbedder
-from facerec.faces.embed import FaceEmbedder, model_id_of
+from facerec.faces.embed import FaceEmbedder
+from facerec.faces.model_identity import ModelIdentity
 from facerec.faces.embedder_check import EmbedderCheck
 from facerec.faces.onnx_session import LazySession
 from facerec.packs.catalog import DEFAULT_PACK, PUBLIC_DOMAIN_PACK
 from facerec.packs.join import DLIB_INPUT, FACEREC_INPUT
 
 
-class FusedEmbedder:
+class FusedEmbedder(ModelIdentity):
     """facerec's embedder and dlib's, joined. `model_path` is the join (`<pack>.onnx`); the two networks are the
     other packs' files in the same folder (`facerec-r18-arcface.onnx`, `dlib-public-domain.onnx` and its
     landmarks), so the fused pack adds one small file, not two networks."""
@@ -41,19 +42,12 @@ class FusedEmbedder:
         self.flip_tta = flip_tta
         self._join = LazySession(self.model_path, num_threads)
 
-    @property
-    def model_id(self) -> str:
-        return model_id_of(self.model_path, self.sha256)
-
-    @property
-    def sha256(self) -> str:
+    def _digest(self) -> str:
         """Of the join and both networks: any of them changes every joined embedding."""
-        if not hasattr(self, "_sha256"):
-            digest = hashlib.sha256(hashlib.sha256(self.model_path.read_bytes()).digest())
-            digest.update(bytes.fromhex(self.facerec.sha256))
-            digest.update(bytes.fromhex(self.dlib.sha256))
-            self._sha256 = digest.hexdigest()
-        return self._sha256
+        digest = hashlib.sha256(hashlib.sha256(self.model_path.read_bytes()).digest())
+        digest.update(bytes.fromhex(self.facerec.sha256))
+        digest.update(bytes.fromhex(self.dlib.sha256))
+        return digest.hexdigest()
 
     @property
     def self_check(self) -> EmbedderCheck:

@@ -19,6 +19,7 @@ from collections.abc import Callable, Sequence
 import gradio as gr
 
 from facerec.access.admin import AdminGuard
+from facerec.errors import LockedOut
 
 GATED = "__admin_only__"  # the mark a gated function carries (and every wrapper copies with its __dict__)
 
@@ -34,10 +35,14 @@ class AdminGate:
         """Whether an admin password is set (else the gate admits everyone)."""
         return self._guard.enabled
 
-    def admits(self, typed: str | None, request: gr.Request | None) -> bool:
-        """For an action open to everyone that shows the admin more (identify): whether `typed` is the admin
-        password; a wrong one, or any while this address is locked out, raises `LockedOut`."""
-        return self._guard.is_admin(typed, client_address(request))
+    def admits(self, typed: str | None, request: gr.Request | None) -> tuple[bool, str]:
+        """For an action open to everyone that shows the admin more (identify): (whether `typed` is the admin
+        password, "" or why it was not checked). A wrong password refuses; while this address is locked out the
+        action is answered as for anyone, and the sentence says why."""
+        try:
+            return self._guard.is_admin(typed, client_address(request)), ""
+        except LockedOut as error:
+            return False, f"The admin password was not checked. {error}"
 
     def guarded(self, core: Callable, inputs: Sequence, *, ask: Callable | None = None,
                 refused: Callable | None = None, skip: Callable[..., dict | None] | None = None

@@ -8,7 +8,6 @@ import gradio as gr
 from facerec.words.feedback import PHOTO_FACE
 from facerec.words.threshold import shown_score, strangers_scoring, threshold_sentence
 from facerec.faces.drawing import KNOWN, UNKNOWN, annotate
-from facerec.errors import LockedOut
 from facerec.words.phrasing import faces_left_out_message
 from facerec.ui.actions import NEW_UPLOAD, expose, page_door
 from facerec.ui.context import AppContext
@@ -77,10 +76,7 @@ def build(context: AppContext, default_percent: float) -> gr.Tab:
             forget_upload(photo, context.web_cache)
 
     def _identify(photo, pinned_threshold, top_k, password, fpir_percent, answered, request):
-        try:
-            admin, unchecked = context.gate.admits(password, request), ""
-        except LockedOut as error:  # identify needs no password: answered as for anyone, and said why
-            admin, unchecked = False, f"The admin password was not checked. {error}"
+        admin, unchecked = context.gate.admits(password, request)  # locked out: answered as for anyone, said why
         rate, threshold = page_rule(services.settings, fpir_percent, pinned_threshold)
         answered = photo_to_answer(photo, answered, services.photos.read)
         # Without the password: no threshold below the one in force for the gallery (a pinned one, or one from a

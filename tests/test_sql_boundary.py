@@ -7,8 +7,9 @@ Checked on the syntax tree, not by a text search: `import sqlalchemy`, `from sql
 
 One transaction owner: only the store opens and ends transactions. Outside storage/ and vectors/ no module calls
 `.begin()`, `.commit()` or `.rollback()`, nor a raw write session (`.writing()`, `.writing_sightings()`, which
-the store once offered beside `transaction()` and no longer does): a service writes inside `with store.transaction() as session:` (or
-`store.sightings_transaction()`), and the store commits when the block ends.
+the store once offered beside `transaction()` and no longer does), nor a session of its own (`.session()`): a
+service reads and writes through the tables of a unit of work, `with store.transaction() as tx:` (or
+`store.sightings_transaction()`, `store.reading()`), and the store commits when the block ends (#65 item 3).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "facerec"
 ALLOWED = ("storage", "vectors")  # folders directly under facerec/ that may speak SQL
 SQL_CALLS = {"text", "select"}  # when imported from sqlalchemy
 TRANSACTION_CALLS = {"begin", "commit", "rollback", "writing", "writing_sightings"}  # the store's business
+SESSION_CALLS = {"session"}  # a session of one's own: a service reads through `store.reading()`
 
 def _is_sqlalchemy(name: str | None) -> bool:
     return bool(name) and (name == "sqlalchemy" or name.startswith("sqlalchemy."))
@@ -51,6 +53,8 @@ def sql_in(path: Path) -> list[str]:
             found.append(f"{node.lineno}: .execute(...)")
         elif isinstance(func, ast.Attribute) and name in TRANSACTION_CALLS:
             found.append(f"{node.lineno}: .{name}() (only the store opens and ends transactions)")
+        elif isinstance(func, ast.Attribute) and name in SESSION_CALLS and not node.args:
+            found.append(f"{node.lineno}: .{name}() (a service reads and writes through a unit of work)")
     return found
 
 
@@ -77,9 +81,10 @@ def test_the_check_sees_every_form(tmp_path: Path) -> None:
                       "from sqlalchemy import select, text\n"
                       "importlib.import_module('sqlalchemy.orm')\n__import__('sqlalchemy')\n"
                       "select(1)\ntext('x')\nsession.execute(q)\n"
-                      "with store.writing() as s, s.begin():\n    s.commit()\n", encoding="utf-8")
+                      "with store.writing() as s, s.begin():\n    s.commit()\n"
+                      "with store.session() as s:\n    pass\n", encoding="utf-8")
     assert [line.split(":")[0] for line in sql_in(module)] == ["2", "3", "4", "5", "6", "7", "8", "9", "10", "10",
-                                                              "11"]
+                                                              "11", "12"]
     clean = tmp_path / "clean.py"
     clean.write_text("def select(x):\n    return x\n\nselect(1)\n", encoding="utf-8")
     assert sql_in(clean) == []

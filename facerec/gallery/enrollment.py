@@ -51,8 +51,8 @@ class Enrollment:
         store = self._store
         name = clean_name(name)
         photo, face, crop, embedding = self.one_face(photo, face_index)
-        with store.session() as session:
-            refuse_taken_name(store, session, name)
+        with store.reading() as tables:
+            refuse_taken_name(tables, name)
         self.refuse_duplicate_photo(photo, face)
         quality = self._refuse_low_quality(face, crop, allow_low_quality)
         rule = self._thresholds.in_force()  # catches the index up: every face committed up to here is searched
@@ -62,20 +62,20 @@ class Enrollment:
             raise _possible_duplicate(lookalikes, rule)
         between_check_and_write()
         try:
-            with store.transaction() as session:
+            with store.transaction() as tx:
                 # The same checks again, now that no other writer can commit: the earlier ones only spared us
                 # taking the lock for a doomed write.
-                refuse_taken_name(store, session, name)
-                self.refuse_duplicate_photo(photo, face, session)
+                refuse_taken_name(tx, name)
+                self.refuse_duplicate_photo(photo, face, tx)
                 # At the rule of the first search: a face committed since makes the gallery's threshold at most
                 # marginally higher, and the result reports the rule the check used.
                 late = lookalikes_of(self._search, embedding, rule,
-                                     self._committed_since(session, searched_to, embedding))
+                                     self._committed_since(tx, searched_to, embedding))
                 if late and not allow_lookalike:
                     raise _possible_duplicate(late, rule)
                 lookalikes = _merged(lookalikes, late)
-                identity_id, face_id = store.people.add(session, name, note, self._face_row(photo, face, crop,
-                                                                                       embedding, "enrolled"))
+                identity_id, face_id = tx.people.add(name, note, self._face_row(photo, face, crop, embedding,
+                                                                                "enrolled"))
         except ConflictingWrite:
             raise NameTaken(f"'{name}' is already enrolled; add this photo to that person instead", name) from None
         self._index.after_write(store)
@@ -94,8 +94,8 @@ class Enrollment:
         photo, face, crop, embedding = self.one_face(photo, face_index)
         self.refuse_duplicate_photo(photo, face)
         quality = self._refuse_low_quality(face, crop, allow_low_quality)  # the same rule as a first photo's
-        with store.session() as session:
-            person = find_identity(store, session, identity)
+        with store.reading() as tables:
+            person = find_identity(tables, identity)
             name, own_faces = person.name, [f.id for f in person.faces]
         rule = self._thresholds.in_force()  # catches the index up: every face committed up to here is searched
         searched_to = self._index.seq
@@ -103,17 +103,17 @@ class Enrollment:
         if not allow_mismatch and not is_best_match(lookalikes, name):
             raise self._mismatch(name, own_faces, embedding, lookalikes, rule)
         between_check_and_write()
-        with store.transaction() as session:
-            person = find_identity(store, session, identity)
-            self.refuse_duplicate_photo(photo, face, session)
+        with store.transaction() as tx:
+            person = find_identity(tx, identity)
+            self.refuse_duplicate_photo(photo, face, tx)
             # The identity check again, now that no other writer can commit: a face of someone else committed since
             # the search (another add-photo, an enrollment) may match this photo better.
             late = lookalikes_of(self._search, embedding, rule,
-                                 self._committed_since(session, searched_to, embedding))
+                                 self._committed_since(tx, searched_to, embedding))
             lookalikes = _merged(lookalikes, late)
             if not allow_mismatch and not is_best_match(lookalikes, person.name):
                 raise self._mismatch(person.name, [f.id for f in person.faces], embedding, lookalikes, rule)
-            face_id = store.people.add_face(session, person, self._face_row(photo, face, crop, embedding, "added"))
+            face_id = tx.people.add_face(person, self._face_row(photo, face, crop, embedding, "added"))
             result = (person.id, person.name, face_id, len(person.faces))
             learned = learned_count(person)
         self._index.after_write(store)
@@ -136,10 +136,10 @@ class Enrollment:
         except (TypeError, ValueError):
             raise InvalidArgument("every embedding must be a list of numbers, all of one length") from None
         vectors = checked_embeddings(vectors, self._index.dimension, normalise=True)
-        with store.transaction() as session:
-            ids = store.people.ids(session, names)
+        with store.transaction() as tx:
+            ids = tx.people.ids(names)
             new = [n for n in dict.fromkeys(names) if n not in ids]
-            ids.update(store.people.create(session, [{"name": n} for n in new], now))
+            ids.update(tx.people.create([{"name": n} for n in new], now))
             rows, first_of_new = [], set(new)
             for name, entry, vector in zip(names, entries, vectors):
                 crop = entry.get("crop")
@@ -149,7 +149,7 @@ class Enrollment:
                              "photo_sha256": entry.get("photo_sha256", ""), "box": entry.get("box") or [],
                              "landmarks": entry.get("landmarks") or [], "origin": origin,
                              "crop_jpeg": encode_crop(crop) if crop is not None and self._store_crops else None})
-            face_ids = store.faces.add_many(session, rows, now)
+            face_ids = tx.faces.add_many(rows, now)
         self._index.after_write(store)
         return face_ids
 
@@ -169,11 +169,11 @@ class Enrollment:
         return {"embedding": embedding, "model_id": self._model_id, "photo_sha256": photo.sha256,
                 "box": data["box"], "landmarks": data["landmarks"], "crop_jpeg": crop_jpeg, "origin": origin}
 
-    def refuse_duplicate_photo(self, photo: Photo, face: DetectedFace, session=None) -> None:
-        if session is None:
-            with self._store.session() as session:
-                return self.refuse_duplicate_photo(photo, face, session)
-        for sha, box, name in self._store.faces.of_photo(session, photo.sha256):
+    def refuse_duplicate_photo(self, photo: Photo, face: DetectedFace, tx=None) -> None:
+        if tx is None:
+            with self._store.reading() as tables:
+                return self.refuse_duplicate_photo(photo, face, tables)
+        for sha, box, name in tx.faces.of_photo(photo.sha256):
             if same_face(photo.sha256, list(face.box), sha, box):
                 raise DuplicatePhoto(f"this photo (this face) is already enrolled, as '{name}'", name)
 
@@ -184,10 +184,10 @@ class Enrollment:
             raise LowQuality(low_quality_message(quality), quality)
         return quality
 
-    def _committed_since(self, session, seq: int, embedding: np.ndarray) -> list[Candidate]:
+    def _committed_since(self, tx, seq: int, embedding: np.ndarray) -> list[Candidate]:
         """The people whose faces were committed after journal position `seq` (by any thread or process), as
         candidates for `embedding`: what a search made at `seq` could not see. Usually none."""
-        added = self._store.journal.faces_added_since(session, seq)
+        added = tx.journal.faces_added_since(seq)
         if not added:
             return []
         vectors = np.stack([vector for _identity, _name, vector in added])

@@ -47,26 +47,26 @@ class Negatives:
         """Keep `embedding` (a unit face embedding of this gallery's model) as not `identity`."""
         embedding = np.asarray(embedding, np.float32).reshape(-1)
         statistics = self._scorer.statistics(embedding[None])
-        with self._store.transaction() as session:
-            person = find_identity(self._store, session, identity)
-            negative_id = self._store.negatives.add(session, {
-                "identity_id": person.id, "embedding": embedding, "model_id": self._model_id,
-                "cohort_mean": float(statistics.mean[0]), "cohort_sd": float(statistics.sd[0]),
-                "crop_jpeg": crop_jpeg if self._store_crops else None, "sighting_id": sighting_id,
-                "said_by": by[:64]}, MAX_NEGATIVES)
+        with self._store.transaction() as tx:
+            person = find_identity(tx, identity)
+            negative_id = tx.negatives.add({
+"identity_id": person.id, "embedding": embedding, "model_id": self._model_id,
+"cohort_mean": float(statistics.mean[0]), "cohort_sd": float(statistics.sd[0]),
+"crop_jpeg": crop_jpeg if self._store_crops else None, "sighting_id": sighting_id,
+"said_by": by[:64]}, MAX_NEGATIVES)
             return Negative(negative_id, person.id, person.name, by[:64], sighting_id, datetime.now())
 
     def of(self, identity: str | int) -> list[Negative]:
-        with self._store.session() as session:
-            person = find_identity(self._store, session, identity)
+        with self._store.reading() as tables:
+            person = find_identity(tables, identity)
             name, identity_id = person.name, person.id
         return [Negative(row.id, row.identity_id, name, row.said_by, row.sighting_id, row.created_at)
                 for row in self._store.negatives.listed(identity_id)]
 
     def remove(self, negative_id: int) -> int:
         """Undo one "not this person"; returns the person's id."""
-        with self._store.transaction() as session:
-            row = self._store.negatives.remove(session, negative_id)
+        with self._store.transaction() as tx:
+            row = tx.negatives.remove(negative_id)
             if row is None:
                 raise UnknownIdentity(f"no negative example has the id {int(negative_id)}")
             return int(row.identity_id)

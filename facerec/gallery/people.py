@@ -9,27 +9,28 @@ from facerec.gallery.results import IdentityInfo
 from facerec.names import clean_name, name_key
 from facerec.storage import Identity, Store, as_utc
 from facerec.storage.failures import ConflictingWrite
+from facerec.storage.unit_of_work import UnitOfWork
 
 
-def find_identity(store: Store, session, identity: str | int) -> Identity:
+def find_identity(tx: UnitOfWork, identity: str | int) -> Identity:
     """The person with this id, or this name (as typed first: a name stored before names were cleaned, then in
     its cleaned form); UnknownIdentity when there is none."""
     if isinstance(identity, (int, np.integer)) and not isinstance(identity, bool):
-        person = store.people.by_id(session, int(identity))
+        person = tx.people.by_id(int(identity))
         if person is None:
             raise UnknownIdentity(f"no enrolled person has the id {int(identity)}")
     else:
-        person = store.people.by_name(session, str(identity))
+        person = tx.people.by_name(str(identity))
         if person is None:
-            person = store.people.by_name(session, _cleaned_or_none(identity))
+            person = tx.people.by_name(_cleaned_or_none(identity))
     if person is None:
         raise UnknownIdentity(f"no enrolled person called '{identity}'")
     return person
 
 
-def refuse_taken_name(store: Store, session, name: str, allowed_id: int | None = None) -> None:
+def refuse_taken_name(tx: UnitOfWork, name: str, allowed_id: int | None = None) -> None:
     """A name is taken when another person has it, or has it in another letter case (`facerec.names`)."""
-    for identity, taken in store.people.same_name_key(session, name_key(name)):
+    for identity, taken in tx.people.same_name_key(name_key(name)):
         if identity == allowed_id:
             continue
         if taken == name:
@@ -39,8 +40,8 @@ def refuse_taken_name(store: Store, session, name: str, allowed_id: int | None =
 
 
 def list_people(store: Store, query: str | None = None) -> list[IdentityInfo]:
-    with store.session() as session:
-        return [info(person) for person in store.people.listed(session, query)]
+    with store.reading() as tables:
+        return [info(person) for person in tables.people.listed(query)]
 
 
 def list_page(store: Store, query: str | None = None, offset: int = 0,
@@ -49,23 +50,23 @@ def list_page(store: Store, query: str | None = None, offset: int = 0,
     without reading the others (the REST API pages through large galleries)."""
     if offset < 0 or limit < 1:
         raise InvalidArgument("offset must be at least 0 and limit at least 1")
-    with store.session() as session:
-        page = [info(person) for person in store.people.listed(session, query, offset, limit)]
-        return page, store.people.count(session, query)
+    with store.reading() as tables:
+        page = [info(person) for person in tables.people.listed(query, offset, limit)]
+        return page, tables.people.count(query)
 
 
 def get(store: Store, identity: str | int) -> IdentityInfo:
-    with store.session() as session:
-        return info(find_identity(store, session, identity))
+    with store.reading() as tables:
+        return info(find_identity(tables, identity))
 
 
 def rename(store: Store, identity: str | int, new_name: str) -> IdentityInfo:
     new_name = clean_name(new_name)
     try:
-        with store.transaction() as session:
-            person = find_identity(store, session, identity)
-            refuse_taken_name(store, session, new_name, person.id)
-            store.people.rename(session, person, new_name)
+        with store.transaction() as tx:
+            person = find_identity(tx, identity)
+            refuse_taken_name(tx, new_name, person.id)
+            tx.people.rename(person, new_name)
             renamed = info(person)
     except ConflictingWrite:
         raise NameTaken(f"'{new_name}' is already enrolled", new_name) from None
@@ -74,10 +75,10 @@ def rename(store: Store, identity: str | int, new_name: str) -> IdentityInfo:
 
 def delete(store: Store, identity: str | int) -> IdentityInfo:
     """The person and their faces, from the database (the caller brings the index up to date)."""
-    with store.transaction() as session:
-        person = find_identity(store, session, identity)
+    with store.transaction() as tx:
+        person = find_identity(tx, identity)
         deleted = info(person)
-        store.people.delete(session, person)
+        tx.people.delete(person)
     return deleted
 
 

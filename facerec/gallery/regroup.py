@@ -26,7 +26,6 @@ from facerec.gallery.enrollment import same_face
 from facerec.gallery.people import find_identity, refuse_taken_name
 from facerec.gallery.search import Search
 from facerec.names import clean_name
-from facerec.storage.journal import JournalTable
 from facerec.storage.schema import Face
 
 
@@ -56,8 +55,8 @@ class Regroup:
         """Every face and record of `source` becomes `target`'s; `source` is gone."""
         claim = self._thresholds.for_claims()
         store = self._store
-        with store.transaction() as session:
-            giver, taker = find_identity(store, session, source), find_identity(store, session, target)
+        with store.transaction() as tx:
+            giver, taker = find_identity(tx, source), find_identity(tx, target)
             if giver.id == taker.id:
                 raise InvalidArgument("a person cannot be merged into themselves")
             best = self._best_score([f.vector for f in giver.faces], [f.vector for f in taker.faces])
@@ -70,15 +69,15 @@ class Regroup:
             for face in list(giver.faces):
                 if any(same_face(face.photo_sha256, face.box, sha, box) for sha, box in kept):
                     result.duplicates.append(face.id)
-                    JournalTable.record(session, "remove", [face.id])
-                    session.delete(face)
+                    tx.journal.record("remove", [face.id])
+                    tx.delete(face)
                     continue
-                self._move(session, face, taker, "added" if face.origin == "enrolled" else face.origin)
+                self._move(tx, face, taker, "added" if face.origin == "enrolled" else face.origin)
                 result.moved.append(face.id)
-            store.people.hand_over(session, giver, taker)
-            session.flush()
-            session.expire(giver)
-            store.people.delete(session, giver)
+            tx.people.hand_over(giver, taker)
+            tx.flush()
+            tx.expire(giver)
+            tx.people.delete(giver)
         self._index.after_write(store)
         return result
 
@@ -89,8 +88,8 @@ class Regroup:
             raise InvalidArgument("move a face to an enrolled person or to a new name, one of the two")
         store = self._store
         claim = self._thresholds.for_claims()
-        with store.transaction() as session:
-            face = session.get(Face, int(face_id))
+        with store.transaction() as tx:
+            face = tx.get(Face, int(face_id))
             if face is None:
                 raise InvalidArgument(f"no enrolled face has the id {int(face_id)}")
             if len(face.identity.faces) == 1:
@@ -99,12 +98,12 @@ class Regroup:
             best = None
             if new_name is not None:
                 name = clean_name(new_name)
-                refuse_taken_name(store, session, name)
-                taker_id = store.people.create(session, [{"name": name}], face.created_at)[name]
-                taker = store.people.by_id(session, taker_id)
+                refuse_taken_name(tx, name)
+                taker_id = tx.people.create([{"name": name}], face.created_at)[name]
+                taker = tx.people.by_id(taker_id)
                 origin = "enrolled"
             else:
-                taker = find_identity(store, session, target)
+                taker = find_identity(tx, target)
                 if taker.id == face.identity_id:
                     raise InvalidArgument(f"face {face.id} is already {taker.name}'s")
                 own = [f.vector for f in taker.faces if f.origin in ("enrolled", "added")]
@@ -114,16 +113,16 @@ class Regroup:
                         f"face {face.id} does not look like {taker.name}'s own photos (best score {best:.2f}, under "
                         f"the verification threshold {claim.threshold:.2f}); move it anyway with force")
                 origin = "added" if face.origin == "enrolled" else face.origin
-            self._move(session, face, taker, origin)
+            self._move(tx, face, taker, origin)
             result = Regrouped(taker.name, taker.id, moved=[face.id], best_score=best)
         self._index.after_write(store)
         return result
 
-    def _move(self, session, face: Face, taker, origin: str) -> None:
+    def _move(self, tx, face: Face, taker, origin: str) -> None:
         face.identity = taker
         face.origin = origin
-        JournalTable.record(session, "remove", [face.id])
-        JournalTable.record(session, "add", [face.id])
+        tx.journal.record("remove", [face.id])
+        tx.journal.record("add", [face.id])
 
     def _best_score(self, these: list[np.ndarray], those: list[np.ndarray]) -> float:
         if not these or not those:

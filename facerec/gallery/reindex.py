@@ -41,17 +41,17 @@ def reindex(store: Store, index: VectorIndex, embedder: Embedder, model_id: str)
             break
         for start in range(0, len(pending), BATCH):
             embedded.update(_embedded(store.faces.crops(pending[start : start + BATCH]), embedder))
-    with store.transaction() as session:
-        faces = store.faces.for_update(session)
+    with store.transaction() as tx:
+        faces = tx.faces.for_update()
         late = {face.id: face.crop_jpeg for face in faces if face.id not in embedded}
         embedded.update(_embedded(late, embedder))
         for face in faces:
-            store.faces.replace_embedding(session, face, embedded[face.id], model_id)
+            tx.faces.replace_embedding(face, embedded[face.id], model_id)
         # Sightings and strangers keep no photo to re-embed, and another model's embeddings do not compare;
         # templates set aside for an undo go too (an undo after a reindex restores nothing).
-        store.sightings.clear(session)
-        store.strangers.clear(session)
-        store.replaced.clear(session)
+        tx.sightings.clear()
+        tx.strangers.clear()
+        tx.replaced.clear()
     index.rebuild(store)
     index.flush(store)
     return len(faces)

@@ -111,35 +111,35 @@ class SightingsMemory:
             return
         store = self._store
         try:
-            with store.sightings_transaction() as session:
+            with store.sightings_transaction() as tx:
                 for match, embedding, crop in named:
-                    person = store.people.by_id(session, match.candidates[0].identity_id)
+                    person = tx.people.by_id(match.candidates[0].identity_id)
                     if person is None:  # deleted since the search
                         continue
-                    match.sighting_id = self._same_photo_kept(session, person.id, embedding)
-                    if match.sighting_id is None and self._paced_out(session, person.id):
+                    match.sighting_id = self._same_photo_kept(tx, person.id, embedding)
+                    if match.sighting_id is None and self._paced_out(tx, person.id):
                         continue
                     if match.sighting_id is None:
-                        match.sighting_id = store.sightings.add(session, person.id, embedding, self._model_id,
-                                                                match.similarity, IDENTIFIED, self._capacity,
-                                                                face=kept_face(match.face, crop),
-                                                                score=match.score)
+                        match.sighting_id = tx.sightings.add(person.id, embedding, self._model_id,
+                                                             match.similarity, IDENTIFIED, self._capacity,
+                                                             face=kept_face(match.face, crop),
+                                                             score=match.score)
         except (StorageFull, DatabaseFailure) as error:  # best effort: the answer matters more than its memory
             for match, _embedding, _crop in named:
                 match.sighting_id = None
             log.warning("facerec: an identification was answered but not kept as a sighting (%s)",
                         " ".join(str(error).split())[:200])
 
-    def _paced_out(self, session, identity_id: int) -> bool:
+    def _paced_out(self, tx, identity_id: int) -> bool:
         """Whether this person already has `per_hour` automatic sightings from the last hour."""
         since = utcnow() - timedelta(hours=1)
-        return self._store.sightings.count_since(session, identity_id, IDENTIFIED, since) >= self._per_hour
+        return tx.sightings.count_since(identity_id, IDENTIFIED, since) >= self._per_hour
 
-    def _same_photo_kept(self, session, identity_id: int, embedding: np.ndarray) -> int | None:
+    def _same_photo_kept(self, tx, identity_id: int, embedding: np.ndarray) -> int | None:
         """The id of one of this person's latest `lookback` sightings that is this face again (cosine >=
         SAME_PHOTO_COSINE). An older repeat counts as a new sighting: by then the person has been seen
         `lookback` times since, and one more row changes nothing the Health tab reads."""
-        ids, kept = self._store.sightings.embeddings_of(session, identity_id, self._model_id, self._lookback)
+        ids, kept = tx.sightings.embeddings_of(identity_id, self._model_id, self._lookback)
         if not len(ids):
             return None
         similarities = kept @ np.asarray(embedding, np.float32)
@@ -158,8 +158,8 @@ class SightingsMemory:
         """Whether each kept sighting's face is good enough to learn from, by the enrollment quality check
         (`facerec.faces.quality`: the one learning a face applies); a sighting kept without its face cannot be
         judged and counts as usable."""
-        with self._store.session() as session:
-            kept = [self._store.sightings.get(session, int(i)) for i in sighting_ids]
+        with self._store.reading() as tables:
+            kept = [tables.sightings.get(int(i)) for i in sighting_ids]
             faces = [(s.crop_jpeg, s.box, s.landmarks) if s is not None else (None, None, None) for s in kept]
         answers = []
         for crop_jpeg, box, landmarks in faces:
@@ -172,19 +172,18 @@ class SightingsMemory:
 
     def face_of(self, sighting_id: int) -> tuple[np.ndarray, int, bytes | None]:
         """(embedding, identity id, aligned crop JPEG or None) of a kept sighting."""
-        with self._store.session() as session:
-            sighting = self._sighting(session, sighting_id)
+        with self._store.reading() as tables:
+            sighting = self._sighting(tables, sighting_id)
             return (np.frombuffer(sighting.embedding, np.float32).copy(), int(sighting.identity_id),
                     sighting.crop_jpeg)
 
     def reject(self, sighting_id: int) -> SightingInfo:
         """The user says the face is nobody enrolled: it is forgotten."""
-        store = self._store
-        with store.sightings_transaction() as session:
-            sighting = self._sighting(session, sighting_id)
-            info = SightingInfo(sighting.id, store.people.names([sighting.identity_id])[sighting.identity_id], "rejected",
-                                sighting.similarity)
-            store.sightings.remove(session, sighting)
+        with self._store.sightings_transaction() as tx:
+            sighting = self._sighting(tx, sighting_id)
+            name = tx.people.by_id(sighting.identity_id).name  # read in the write it guards, not beside it
+            info = SightingInfo(sighting.id, name, "rejected", sighting.similarity)
+            tx.sightings.remove(sighting)
         return info
 
     def label_face(self, embedding: np.ndarray, identity: str | int, source: str = CORRECTED,
@@ -194,11 +193,11 @@ class SightingsMemory:
         `face`: its aligned crop, box and landmarks (`kept_face`), so that it can be learned as a template."""
         self._refuse_when_disabled()
         store = self._store
-        with store.sightings_transaction() as session:
-            person = find_identity(store, session, identity)
+        with store.sightings_transaction() as tx:
+            person = find_identity(tx, identity)
             similarity = self._similarity_to(person.id, embedding)
-            sighting_id = store.sightings.add(session, person.id, embedding, self._model_id, similarity, source,
-                                              self._capacity, face=face if self._store_crops else None)
+            sighting_id = tx.sightings.add(person.id, embedding, self._model_id, similarity, source,
+                                           self._capacity, face=face if self._store_crops else None)
             return SightingInfo(sighting_id, person.name, source, similarity)
 
     def forget_when_disabled(self) -> int:
@@ -209,8 +208,8 @@ class SightingsMemory:
 
     def clear(self) -> int:
         """Forget every sighting (the model changed, or the user asked); how many went."""
-        with self._store.sightings_transaction() as session:
-            return self._store.sightings.clear(session)
+        with self._store.sightings_transaction() as tx:
+            return tx.sightings.clear()
 
     def count(self) -> int:
         return self._store.sightings.count(self._model_id)
@@ -226,18 +225,18 @@ class SightingsMemory:
 
     def _relabel(self, sighting_id: int, identity: str | int | None, source: str) -> SightingInfo:
         store = self._store
-        with store.sightings_transaction() as session:
-            sighting = self._sighting(session, sighting_id)
-            person = (store.people.by_id(session, sighting.identity_id) if identity is None
-                      else find_identity(store, session, identity))
+        with store.sightings_transaction() as tx:
+            sighting = self._sighting(tx, sighting_id)
+            person = (tx.people.by_id(sighting.identity_id) if identity is None
+                      else find_identity(tx, identity))
             similarity = (sighting.similarity if person.id == sighting.identity_id
                           else self._similarity_to(person.id, np.frombuffer(sighting.embedding, np.float32)))
-            store.sightings.relabel(session, sighting, person.id, source, similarity)
+            tx.sightings.relabel(sighting, person.id, source, similarity)
             return SightingInfo(sighting.id, person.name, source, similarity)
 
-    def _sighting(self, session, sighting_id: int):
+    def _sighting(self, tx, sighting_id: int):
         self._refuse_when_disabled()
-        sighting = self._store.sightings.get(session, int(sighting_id))
+        sighting = tx.sightings.get(int(sighting_id))
         if sighting is None or sighting.model_id != self._model_id:
             raise UnknownSighting(f"no sighting {sighting_id} is kept (the memory holds the latest "
                                   f"{self._capacity:,}; it may have been dropped)")

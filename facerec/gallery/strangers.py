@@ -133,14 +133,14 @@ class StrangersMemory:
         """Keep the faces of one photo (`unknown`: (face, embedding, crop)), once per photo; how many were kept."""
         store, kept = self._store, 0
         try:
-            with store.sightings_transaction() as session:
-                self.forget_expired(session)
-                before = store.strangers.of_photo(session, self._model_id, photo_sha256)
+            with store.sightings_transaction() as tx:
+                self.forget_expired(tx)
+                before = tx.strangers.of_photo(self._model_id, photo_sha256)
                 for face, embedding, crop in unknown:
                     if len(before) and float(np.max(before @ embedding)) >= SAME_PHOTO_COSINE:
                         continue  # this photo was sent before: its faces are kept once
-                    store.strangers.add(session, embedding, self._model_id, photo_sha256, kept_face(face, crop),
-                                        self._capacity)
+                    tx.strangers.add(embedding, self._model_id, photo_sha256, kept_face(face, crop),
+                                     self._capacity)
                     kept += 1
         except (StorageFull, DatabaseFailure) as error:  # best effort: the answer matters more than its memory
             log.warning("facerec: unknown faces were answered but not kept for suggestions (%s)",
@@ -148,9 +148,9 @@ class StrangersMemory:
             return 0
         return kept
 
-    def forget_expired(self, session) -> int:
+    def forget_expired(self, tx) -> int:
         """Forget the faces older than the retention, in the caller's write transaction; how many went."""
-        return self._store.strangers.remove_older_than(session, utcnow() - timedelta(days=max(self._days, 0)))
+        return tx.strangers.remove_older_than(utcnow() - timedelta(days=max(self._days, 0)))
 
     def forget_when_disabled(self) -> int:
         """With the option set off (or privacy mode, or no room), every stranger kept before goes too; how many.
@@ -159,14 +159,14 @@ class StrangersMemory:
         if not self._store.strangers.count():
             return 0
         everything = not self._store_crops or (self._wanted is not None and not self.enabled)
-        with self._store.sightings_transaction() as session:
-            return self._store.strangers.clear(session) if everything else self.forget_expired(session)
+        with self._store.sightings_transaction() as tx:
+            return tx.strangers.clear() if everything else self.forget_expired(tx)
 
     def clear(self) -> int:
         """Forget every kept stranger (the operator asked); how many went."""
         self.settle()
-        with self._store.sightings_transaction() as session:
-            return self._store.strangers.clear(session)
+        with self._store.sightings_transaction() as tx:
+            return tx.strangers.clear()
 
     def count(self) -> int:
         """How many faces are kept, those queued before this call included."""

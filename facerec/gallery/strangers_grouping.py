@@ -72,9 +72,9 @@ class StrangersGrouping(Generic[Result]):
 
     def version(self) -> tuple[int, int, int]:
         """The memory's version now: three index reads, whatever the count."""
-        with self.store.session() as session:
-            count, largest = self.store.strangers.version(session, self.model_id)
-            return count, largest, self.store.journal.head(session)
+        with self.store.reading() as tables:
+            count, largest = tables.strangers.version(self.model_id)
+            return count, largest, tables.journal.head()
 
     def current(self, wait_s: float = FRESH_WAIT_S) -> tuple[Published[Result] | None, bool]:
         """The last published grouping (None before the first) and whether a newer one is under way. When the
@@ -106,16 +106,16 @@ class StrangersGrouping(Generic[Result]):
         Raises GroupingStopped when the gallery closes meanwhile."""
         with self._round:
             self.memory.settle()  # the faces identifies queued before this round are kept first
-            with self.store.sightings_transaction() as session:
-                self.memory.forget_expired(session)
-            with self.store.session() as session:
-                head = self.store.journal.head(session)
-                rows = self.store.strangers.rows(session, self.model_id)
+            with self.store.sightings_transaction() as tx:
+                self.memory.forget_expired(tx)
+            with self.store.reading() as tables:
+                head = tables.journal.head()
+                rows = tables.strangers.rows(self.model_id)
             placed = self.place(rows, lambda: self._closing)
             wanted = len(placed)
             if placed:
-                with self.store.sightings_transaction() as session:
-                    placed = self.store.strangers.place(session, self.model_id, placed)
+                with self.store.sightings_transaction() as tx:
+                    placed = tx.strangers.place(self.model_id, placed)
             groups = np.array([placed.get(int(face), int(group)) for face, group in zip(rows.ids, rows.groups)],
                               np.int64)
             version = (len(rows), int(rows.ids.max()) if len(rows) else 0, head)

@@ -147,8 +147,8 @@ class Suggestions:
 
     def crops(self, face_ids: list[int]) -> dict[int, bytes]:
         """The aligned faces (JPEG) of kept strangers, for a suggestion's pictures."""
-        with self._store.session() as session:
-            return self._store.strangers.crops(session, [int(f) for f in face_ids])
+        with self._store.reading() as tables:
+            return tables.strangers.crops([int(f) for f in face_ids])
 
     def name(self, suggestion_id: int, name: str, note: str | None = None) -> NamedSuggestion:
         """Enroll the suggestion as `name` from its best faces (see the module), then forget its faces. Refused
@@ -156,19 +156,19 @@ class Suggestions:
         name = clean_name(name)
         suggestion = self.get(suggestion_id)
         store = self._store
-        with store.session() as session:
-            refuse_taken_name(store, session, name)
-            members = {m.id: m for m in store.strangers.of_group(session, self._model_id, suggestion.id)}
+        with store.reading() as tables:
+            refuse_taken_name(tables, name)
+            members = {m.id: m for m in tables.strangers.of_group(self._model_id, suggestion.id)}
             chosen = self._enrollment_faces([members[f] for f in suggestion.face_ids if f in members])
             if not chosen:  # dismissed or forgotten since the grouping shown (by another process)
                 raise UnknownSuggestion(f"no suggestion {suggestion.id} is kept any more")
             rows = [_face_row(face, self._model_id, "enrolled" if i == 0 else "added") for i, face in enumerate(chosen)]
         try:
-            with store.transaction() as session:
-                refuse_taken_name(store, session, name)
-                identity_id, first = store.people.add(session, name, note, rows[0])
-                person = store.people.by_id(session, identity_id)
-                face_ids = [first] + [store.people.add_face(session, person, row) for row in rows[1:]]
+            with store.transaction() as tx:
+                refuse_taken_name(tx, name)
+                identity_id, first = tx.people.add(name, note, rows[0])
+                person = tx.people.by_id(identity_id)
+                face_ids = [first] + [tx.people.add_face(person, row) for row in rows[1:]]
         except ConflictingWrite:
             raise NameTaken(f"'{name}' is already enrolled; pick another name", name) from None
         self._index.after_write(store)
@@ -180,8 +180,8 @@ class Suggestions:
 
     def dismiss(self, suggestion_id: int) -> int:
         """Forget every face of the group; how many went (UnknownSuggestion when there is no such group)."""
-        with self._store.sightings_transaction() as session:
-            removed = self._store.strangers.remove_group(session, self._model_id, int(suggestion_id))
+        with self._store.sightings_transaction() as tx:
+            removed = tx.strangers.remove_group(self._model_id, int(suggestion_id))
         if not removed:
             raise UnknownSuggestion(f"no suggestion {int(suggestion_id)} is kept")
         self._grouping.revise(lambda found: [s for s in found if s.id != int(suggestion_id)])

@@ -41,7 +41,6 @@ from facerec.formats.archive import decode_crop
 from facerec.gallery.people import find_identity
 from facerec.gallery.search import Search
 from facerec.words import refusals
-from facerec.storage.journal import JournalTable
 from facerec.storage.schema import Face, Sighting
 
 MAX_LEARNED = 10
@@ -102,15 +101,15 @@ class Templates:
 
     def of(self, identity: str | int) -> list[Template]:
         """A person's templates, oldest first."""
-        with self._store.session() as session:
-            person = find_identity(self._store, session, identity)
+        with self._store.reading() as tables:
+            person = find_identity(tables, identity)
             return [_template(face) for face in sorted(person.faces, key=lambda f: f.id)]
 
     def learn(self, sighting_id: int, by: str) -> Learning:
         """Learn the face of this confirmed or corrected sighting as a template of its person (see the module)."""
         store = self._store
-        with store.session() as session:
-            sighting = session.get(Sighting, int(sighting_id))
+        with store.reading() as tables:
+            sighting = tables.get(Sighting, int(sighting_id))
             if sighting is None or sighting.model_id != self._model_id:
                 return Learning(why_not="the sighting is no longer kept")
             if sighting.crop_jpeg is None or not sighting.landmarks:
@@ -126,8 +125,8 @@ class Templates:
         why_not = self._refusal(identity_id, embedding, face, crop)
         if why_not:
             return Learning(why_not=why_not)
-        with store.transaction() as session:
-            person = store.people.by_id(session, identity_id)
+        with store.transaction() as tx:
+            person = tx.people.by_id(identity_id)
             if person is None:
                 return Learning(why_not="the person was deleted meanwhile")
             if any(f.learned_from == int(sighting_id) for f in person.faces):
@@ -139,14 +138,14 @@ class Templates:
                 if redundant is None:
                     return Learning(why_not=f"{person.name} already has {MAX_LEARNED} learned templates more varied "
                                             "than this face")
-            face_id = store.people.add_face(session, person, {
-                "embedding": embedding, "model_id": self._model_id, "photo_sha256": f"sighting:{int(sighting_id)}",
-                "box": list(face.box), "landmarks": face.landmarks.tolist(),
-                "crop_jpeg": crop_jpeg if self._store_crops else None, "origin": "learned",
-                "learned_from": int(sighting_id), "learned_by": by[:64]})
+            face_id = tx.people.add_face(person, {
+    "embedding": embedding, "model_id": self._model_id, "photo_sha256": f"sighting:{int(sighting_id)}",
+    "box": list(face.box), "landmarks": face.landmarks.tolist(),
+    "crop_jpeg": crop_jpeg if self._store_crops else None, "origin": "learned",
+    "learned_from": int(sighting_id), "learned_by": by[:64]})
             if redundant is not None:  # set aside, so that undoing this face brings it back
-                store.replaced.set_aside(session, redundant, replaced_by=face_id)
-                self._remove(session, [redundant])
+                tx.replaced.set_aside(redundant, replaced_by=face_id)
+                self._remove(tx, [redundant])
         self._index.after_write(store)
         return Learning(face_id=face_id, replaced=None if redundant is None else redundant.id)
 
@@ -154,14 +153,14 @@ class Templates:
         """Remove one template, bringing back the one it replaced, if any; a person's last one cannot go (delete
         the person instead)."""
         store = self._store
-        with store.transaction() as session:
-            face = session.get(Face, int(face_id))
+        with store.transaction() as tx:
+            face = tx.get(Face, int(face_id))
             if face is None:
                 raise UnknownIdentity(f"no enrolled face has the id {int(face_id)}")
             if len(face.identity.faces) == 1:
                 raise InvalidArgument("a person's last photo cannot be removed: delete the person instead")
             removed = _template(face)
-            self._undo(session, [face])
+            self._undo(tx, [face])
         self._index.after_write(store)
         return removed
 
@@ -170,26 +169,25 @@ class Templates:
         from it and bring back those they replaced; a face learned from it that is set aside is forgotten. Works
         from the templates alone, so also after the sighting was cleared or evicted."""
         store = self._store
-        with store.transaction() as session:
-            store.replaced.forget(session, store.replaced.learned_from(session, sighting_id))
-            faces = store.faces.learned_from(session, sighting_id)
-            undone = self._undo(session, faces)
+        with store.transaction() as tx:
+            tx.replaced.forget(tx.replaced.learned_from(sighting_id))
+            faces = tx.faces.learned_from(sighting_id)
+            undone = self._undo(tx, faces)
         if undone.removed:
             self._index.after_write(store)
         return undone
 
-    def _undo(self, session, faces: list[Face]) -> Undone:
+    def _undo(self, tx, faces: list[Face]) -> Undone:
         """Remove these templates and restore the faces they replaced (inside the caller's write)."""
         if not faces:
             return Undone()
-        store = self._store
-        held = store.replaced.held_by(session, [face.id for face in faces])
+        held = tx.replaced.held_by([face.id for face in faces])
         person = faces[0].identity
         own = [face.vector for face in person.faces if face.origin in ("enrolled", "added")]
         undone = Undone(removed=[face.id for face in faces], name=person.name,
                         similarity=float(np.max(np.stack(own) @ faces[0].vector)) if own else 0.0)
-        self._remove(session, faces)
-        undone.restored = [store.replaced.restore(session, kept) for kept in held]
+        self._remove(tx, faces)
+        undone.restored = [tx.replaced.restore(kept) for kept in held]
         return undone
 
     def _refusal(self, identity_id: int, embedding: np.ndarray, face: DetectedFace, crop: np.ndarray) -> str | None:
@@ -220,11 +218,11 @@ class Templates:
             return refusals.NOT_LEARNED_BETTER_MATCH
         return None
 
-    def _remove(self, session, faces: list[Face]) -> None:
+    def _remove(self, tx, faces: list[Face]) -> None:
         for face in faces:
-            session.delete(face)
+            tx.delete(face)
         if faces:
-            JournalTable.record(session, "remove", [face.id for face in faces])
+            tx.journal.record("remove", [face.id for face in faces])
 
 
 def _template(face: Face) -> Template:

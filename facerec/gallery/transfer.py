@@ -15,6 +15,7 @@ from facerec.formats.archive import EXPORT_FORMAT, NEGATIVE, ImportLimits, decod
 from facerec.errors import InvalidArgument, StorageFull
 from facerec.names import name_key
 from facerec.storage import Store, as_utc, utcnow
+from facerec.storage.unit_of_work import UnitOfWork
 from facerec.faces.pack_parts import Embedder
 from facerec.gallery.enrollment import same_face
 from facerec.vectors.base import VectorIndex
@@ -37,8 +38,8 @@ def export(store: Store, path: str | Path, include_crops: bool = True) -> int:
 
 
 def _write_export(store: Store, path: str | Path, include_crops: bool) -> int:
-    with store.session() as session:
-        people = store.people.listed(session)
+    with store.reading() as tables:
+        people = tables.people.listed()
         records, vectors = [], []
         with open_private(path) as handle, zipfile.ZipFile(handle, "w", zipfile.ZIP_DEFLATED) as archive:
             for person in people:
@@ -85,13 +86,13 @@ def import_(store: Store, index: VectorIndex, embedder: Embedder, model_id: str,
         for face, vector in zip(others, embedder.embed(crops)):
             face.vector = vector
     now, added, skipped = utcnow(), [], 0
-    with store.transaction() as session:
+    with store.transaction() as tx:
         names = sorted({face.name for face in faces})
-        ids = store.people.ids(session, names)
-        _refuse_case_clashes(store, session, [name for name in names if name not in ids])
+        ids = tx.people.ids(names)
+        _refuse_case_clashes(tx, [name for name in names if name not in ids])
         present: dict[str, list[tuple[str, list]]] = {}
         by_id = {identity: name for name, identity in ids.items()}
-        for identity, sha, box in store.faces.photos_of(session, list(by_id)):
+        for identity, sha, box in tx.faces.photos_of(list(by_id)):
             present.setdefault(by_id[identity], []).append((sha, box))
         for face in faces:
             if any(same_face(face.photo_sha256, face.box, sha, box) for sha, box in present.get(face.name, [])):
@@ -101,45 +102,45 @@ def import_(store: Store, index: VectorIndex, embedder: Embedder, model_id: str,
             added.append(face)
         new_names = [name for name in dict.fromkeys(face.name for face in added) if name not in ids]
         first = {face.name: face for face in reversed(added)}  # a new person's note and dates: its first record's
-        ids.update(store.people.create(session, [
+        ids.update(tx.people.create([
             {"name": n, "note": first[n].note, "created_at": first[n].history.get("enrolled_at", now),
              "updated_at": first[n].history.get("updated_at", first[n].history.get("enrolled_at", now))}
             for n in new_names], now))
         negatives = [face for face in added if face.origin == NEGATIVE]
         added = [face for face in added if face.origin != NEGATIVE]
         first_of_new = {face.name: face for face in reversed(added) if face.name in new_names}
-        _add_negatives(store, session, negatives, ids, model_id, store_crops)
-        store.faces.add_many(session, [{"identity_id": ids[face.name], "model_id": model_id,
-                                   "embedding": face.vector, "photo_sha256": face.photo_sha256,
-                                   "box": face.box, "landmarks": face.landmarks,
-                                   "crop_jpeg": face.crop_jpeg if store_crops else None,
-                                   "created_at": face.history.get("added_at", now),
-                                   "origin": face.origin or ("enrolled" if first_of_new.get(face.name) is face
-                                                             else "added"),
-                                   "learned_by": face.learned_by}
-                                  for face in added], now)
+        _add_negatives(tx, negatives, ids, model_id, store_crops)
+        tx.faces.add_many([{"identity_id": ids[face.name], "model_id": model_id,
+                            "embedding": face.vector, "photo_sha256": face.photo_sha256,
+                            "box": face.box, "landmarks": face.landmarks,
+                            "crop_jpeg": face.crop_jpeg if store_crops else None,
+                            "created_at": face.history.get("added_at", now),
+                            "origin": face.origin or ("enrolled" if first_of_new.get(face.name) is face
+                                                      else "added"),
+                            "learned_by": face.learned_by}
+                           for face in added], now)
     index.after_write(store)
     return {"added": len(added), "skipped": skipped, **({"negatives": len(negatives)} if negatives else {})}
 
 
-def _add_negatives(store: Store, session, negatives: list, ids: dict[str, int], model_id: str,
+def _add_negatives(tx: UnitOfWork, negatives: list, ids: dict[str, int], model_id: str,
                    store_crops: bool) -> None:
     """The export's "not this person" faces, as negatives of their people (bounded as any)."""
     from facerec.gallery.negatives import MAX_NEGATIVES
 
     if not negatives:
         return
-    means, sds = store.faces.statistics_of(np.stack([face.vector for face in negatives]))
+    means, sds = tx.faces.statistics_of(np.stack([face.vector for face in negatives]))
     for face, mean, sd in zip(negatives, means, sds):
-        store.negatives.add(session, {"identity_id": ids[face.name], "embedding": face.vector, "model_id": model_id,
-                                      "cohort_mean": float(mean), "cohort_sd": float(sd),
-                                      "crop_jpeg": face.crop_jpeg if store_crops else None, "sighting_id": None,
-                                      "said_by": face.learned_by or "import"}, MAX_NEGATIVES)
+        tx.negatives.add({"identity_id": ids[face.name], "embedding": face.vector, "model_id": model_id,
+                          "cohort_mean": float(mean), "cohort_sd": float(sd),
+                          "crop_jpeg": face.crop_jpeg if store_crops else None, "sighting_id": None,
+                          "said_by": face.learned_by or "import"}, MAX_NEGATIVES)
 
 
-def _refuse_case_clashes(store: Store, session, names: list[str]) -> None:
+def _refuse_case_clashes(tx: UnitOfWork, names: list[str]) -> None:
     keys = {name_key(name): name for name in names}
-    for taken in store.people.names_with_keys(session, list(keys)):
+    for taken in tx.people.names_with_keys(list(keys)):
         raise InvalidArgument(f"cannot import this file: it names '{keys[name_key(taken)]}', which differs "
                               f"only in letter case from enrolled '{taken}'. Nothing was imported.")
 

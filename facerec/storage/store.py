@@ -11,9 +11,9 @@ the others open their own read session. Embeddings go in and come out as float32
 stores them is the storage package's business.
 
 One transaction owner: only the store opens sessions and commits them. SQL lives in facerec/storage/ (and the vector
-engines' folders, facerec/vectors/); services above it call named methods of these table objects and never create
-a session or commit themselves: they write inside `with store.transaction() as session:` (or
-`sightings_transaction()`) and hand that session only to the table objects' methods (tests/test_sql_boundary.py).
+engines' folders, facerec/vectors/); services above it never see a session: they read and write through the tables
+of one unit of work, `with store.transaction() as tx:` (or `sightings_transaction()`, `reading()`), whose methods
+run in that transaction (`facerec.storage.unit_of_work`; tests/test_sql_boundary.py refuses the rest).
 """
 
 from __future__ import annotations
@@ -39,6 +39,7 @@ from facerec.storage.replaced import ReplacedFacesTable
 from facerec.storage.schema import Face, Identity, Setting
 from facerec.storage.sightings import SightingsTable
 from facerec.storage.strangers import StrangersTable
+from facerec.storage.unit_of_work import UnitOfWork
 
 
 class Store:
@@ -82,18 +83,24 @@ class Store:
         return self._reads()
 
     @contextmanager
-    def transaction(self) -> Iterator[Session]:
-        """One write transaction, the way services write: `with store.transaction() as session: ...` commits when
-        the block ends and rolls back if it raises. The session is for the table objects' methods only."""
+    def transaction(self) -> Iterator[UnitOfWork]:
+        """One write transaction, the way services write: `with store.transaction() as tx: tx.people.add(...)`
+        commits when the block ends and rolls back if it raises (`UnitOfWork`: the tables bound to its session)."""
         with self._writes() as session, session.begin():
-            yield session
+            yield UnitOfWork(self, session)
 
     @contextmanager
-    def sightings_transaction(self) -> Iterator[Session]:
+    def sightings_transaction(self) -> Iterator[UnitOfWork]:
         """One write transaction of sightings (and strangers) only, like `transaction()`, on the engine that on
         PostgreSQL does not queue for the gallery's write lock (`Backend.sightings_engine`)."""
         with self._sighting_writes() as session, session.begin():
-            yield session
+            yield UnitOfWork(self, session)
+
+    @contextmanager
+    def reading(self) -> Iterator[UnitOfWork]:
+        """One read session's tables, for several reads that must agree (`with store.reading() as tables:`)."""
+        with self._reads() as session:
+            yield UnitOfWork(self, session)
 
     def dispose(self) -> None:
         self.backend.dispose()

@@ -21,30 +21,49 @@ PAGE_SIZE = 20  # suggestions a page shows: 20 faces as tiles, each a small data
 
 def build(context: AppContext) -> None:
     """The panel, admin-only (`context.gate`)."""
-    gallery = context.gallery
-    services = gallery.services()  # what the verbs do not offer
-    with gr.Accordion("Suggested people: seen again and again, not enrolled", open=False):
-        gr.Markdown("Faces that come back as unknown, grouped by person. Pick one, look at its faces, then name "
-                    "the person (they are enrolled from their best photos) or dismiss it (its faces are forgotten).")
-        with gr.Row():
-            page = gr.Number(value=1, label="Page", precision=0, minimum=1, elem_id="suggestions-page")
-            show = gr.Button("Show suggestions")
-        overview = gr.HTML(css_template=FACES_CSS, elem_id="suggestions-faces")
-        choice = gr.Dropdown(label="Suggestion", choices=[], value=None, elem_id="suggestions-choice")
-        faces = gr.HTML(css_template=FACES_CSS, elem_id="suggestion-faces")
-        name = gr.Textbox(label="Their name", elem_id="suggestion-name")
-        name_button = gr.Button("Enroll with this name", variant="primary")
-        dismiss = gr.Button("Dismiss (forget these faces)", variant="stop")
-        status = gr.Markdown(elem_id="suggestions-status")
-        ok = gr.State(False)
+    SuggestionsPanel(context)
 
-    def listed(number=1):
-        shown = services.suggestions.list(offset=PAGE_SIZE * (_page_number(number) - 1), limit=PAGE_SIZE)
+
+class SuggestionsPanel:
+    """The accordion and its four actions: list a page of suggestions, open one, name it, dismiss it."""
+
+    def __init__(self, context: AppContext) -> None:
+        self._services = context.gallery.services()  # what the verbs do not offer
+        with gr.Accordion("Suggested people: seen again and again, not enrolled", open=False):
+            gr.Markdown("Faces that come back as unknown, grouped by person. Pick one, look at its faces, then name "
+                        "the person (they are enrolled from their best photos) or dismiss it (its faces are "
+                        "forgotten).")
+            with gr.Row():
+                page = gr.Number(value=1, label="Page", precision=0, minimum=1, elem_id="suggestions-page")
+                show = gr.Button("Show suggestions")
+            self._overview = gr.HTML(css_template=FACES_CSS, elem_id="suggestions-faces")
+            choice = gr.Dropdown(label="Suggestion", choices=[], value=None, elem_id="suggestions-choice")
+            self._faces = gr.HTML(css_template=FACES_CSS, elem_id="suggestion-faces")
+            self._name = gr.Textbox(label="Their name", elem_id="suggestion-name")
+            name_button = gr.Button("Enroll with this name", variant="primary")
+            dismiss = gr.Button("Dismiss (forget these faces)", variant="stop")
+            self._status = status = gr.Markdown(elem_id="suggestions-status")
+            ok = gr.State(False)
+        self._choice = choice
+        outputs, password, gate = [self._overview, self._faces, status], context.gate.field, context.gate
+        expose([show.click, page.submit], self.listed, [page, password], outputs, status, api_name="suggestions",
+               extra_outputs=[choice], admin=gate)
+        expose([choice.input], self.opened, [choice, password], [self._faces, status], status,
+               api_name="suggestion_faces", admin=gate)
+        naming = expose([name_button.click], self.named, [choice, self._name, page, password], outputs, status,
+                        api_name="name_suggestion", extra_outputs=[choice, self._name], ok=ok, admin=gate)
+        context.changes_people(naming, ok)  # the new person shows in the people table at once
+        expose([dismiss.click], self.dismissed, [choice, page, password], outputs, status,
+               api_name="dismiss_suggestion", extra_outputs=[choice], admin=gate)
+
+    def listed(self, number=1):
+        suggestions, strangers = self._services.suggestions, self._services.strangers
+        shown = suggestions.list(offset=PAGE_SIZE * (_page_number(number) - 1), limit=PAGE_SIZE)
         found = shown.suggestions
         captions = [_caption(s) for s in found]
         everyone = plural(shown.total, "suggested person", "suggested people")
-        if not services.strangers.enabled:
-            line = f"Suggestions are off: {markdown_text(services.strangers.why_disabled())}."
+        if not strangers.enabled:
+            line = f"Suggestions are off: {markdown_text(strangers.why_disabled())}."
         elif not shown.total:
             line = "No suggestions yet: someone must come back unknown at least 3 times, in at least 2 photos."
         elif not found:
@@ -56,40 +75,29 @@ def build(context: AppContext) -> None:
                     "Pick one to see their faces.")
         if shown.refreshing:
             line += " Faces kept since are being grouped: press Show suggestions again in a moment."
-        return {overview: face_tiles([(services.suggestions.crops(s.face_ids[:1]).get(s.face_ids[0]), c)
-                                      for s, c in zip(found, captions)]),
-                choice: gr.update(choices=captions, value=None), faces: "", status: line}
+        return {self._overview: face_tiles([(suggestions.crops(s.face_ids[:1]).get(s.face_ids[0]), c)
+                                            for s, c in zip(found, captions)]),
+                self._choice: gr.update(choices=captions, value=None), self._faces: "", self._status: line}
 
-    def opened(picked):
-        suggestion = services.suggestions.get(_id_of(picked))
-        crops = services.suggestions.crops(suggestion.face_ids)
-        return {faces: face_tiles([(crops.get(f), f"face {f}") for f in suggestion.face_ids]),
-                status: f"{_caption(suggestion)}: type their name to enroll them, or dismiss them."}
+    def opened(self, picked):
+        suggestion = self._services.suggestions.get(_id_of(picked))
+        crops = self._services.suggestions.crops(suggestion.face_ids)
+        return {self._faces: face_tiles([(crops.get(f), f"face {f}") for f in suggestion.face_ids]),
+                self._status: f"{_caption(suggestion)}: type their name to enroll them, or dismiss them."}
 
-    def named(picked, new_name, number=1):
-        result = services.suggestions.name(_id_of(picked), new_name)
-        shown = listed(number)
-        shown[status] = (f"Enrolled **{markdown_text(result.name)}** from {plural(len(result.face_ids), 'photo')}. "
-                         + shown[status])
-        shown[name] = ""  # named: the box is ready for the next one (#64 row 7)
+    def named(self, picked, new_name, number=1):
+        result = self._services.suggestions.name(_id_of(picked), new_name)
+        shown = self.listed(number)
+        shown[self._status] = (f"Enrolled **{markdown_text(result.name)}** from "
+                               f"{plural(len(result.face_ids), 'photo')}. " + shown[self._status])
+        shown[self._name] = ""  # named: the box is ready for the next one (#64 row 7)
         return shown
 
-    def dismissed(picked, number=1):
-        count = services.suggestions.dismiss(_id_of(picked))
-        shown = listed(number)
-        shown[status] = f"Dismissed: {plural(count, 'face')} forgotten. " + shown[status]
+    def dismissed(self, picked, number=1):
+        count = self._services.suggestions.dismiss(_id_of(picked))
+        shown = self.listed(number)
+        shown[self._status] = f"Dismissed: {plural(count, 'face')} forgotten. " + shown[self._status]
         return shown
-
-    outputs, password, gate = [overview, faces, status], context.gate.field, context.gate
-    expose([show.click, page.submit], listed, [page, password], outputs, status, api_name="suggestions",
-           extra_outputs=[choice], admin=gate)
-    expose([choice.input], opened, [choice, password], [faces, status], status, api_name="suggestion_faces",
-           admin=gate)
-    naming = expose([name_button.click], named, [choice, name, page, password], outputs, status,
-                    api_name="name_suggestion", extra_outputs=[choice, name], ok=ok, admin=gate)
-    context.changes_people(naming, ok)  # the new person shows in the people table at once
-    expose([dismiss.click], dismissed, [choice, page, password], outputs, status, api_name="dismiss_suggestion",
-           extra_outputs=[choice], admin=gate)
 
 
 def _caption(suggestion) -> str:

@@ -59,22 +59,7 @@ def build(context: AppContext, default_percent: float) -> None:
                 side_a["kept"]: context.keep(answered_a), side_b["kept"]: context.keep(answered_b)}
 
     for side in (side_a, side_b):
-        picture, choice, note = side["faces"], side["choice"], side["note"]
-
-        def detect(photo, picture=picture, choice=choice, note=note, which=side["which"], kept=side["kept"]):
-            answered = received_photo(photo, services.photos.read, context.web_cache)  # kept for Compare
-            annotated, choices, text, count = (
-                faces_view(gallery, *services.photos.detect(answered.photo), preselect_largest=False, which=which)
-                if answered else (None, gr.update(choices=[], value=None), "", 0))
-            several = count > 1  # one face needs no choice; the picture and the picker appear only to choose
-            return {picture: gr.update(value=annotated, visible=several), choice: {**choices, "visible": several},
-                    note: text, kept: context.keep(answered)}
-
-        # A new photo: its faces, and no verdict about the previous one.
-        expose([side["photo"].input], detect, [side["photo"]], [picture, choice, note], note,
-               also_clear=[status, details, side["kept"]],
-               on_failure={picture: gr.update(value=None, visible=False),
-                           choice: gr.update(choices=[], value=None, visible=False)}, **NEW_UPLOAD)
+        _faces_on_upload(context, side, [status, details])
     expose([fpir.change, pinned.change, context.app.load], policy, [fpir, pinned], [threshold_note],
            threshold_note)
     expose([button.click], verify, [side_a["photo"], side_b["photo"], pinned, fpir, side_a["choice"],
@@ -85,6 +70,27 @@ def build(context: AppContext, default_percent: float) -> None:
                                                             "Compare")},
            api_hints={MultipleFaces: "Pass face_a or face_b: the face's number, from 0, as /detect draws it on the "
                                      "photo."})
+
+
+def _faces_on_upload(context: AppContext, side: dict, cleared: list) -> None:
+    """A new photo on one side: its faces (numbered, with a choice, only when it has several), and no verdict about
+    the previous one (`cleared`)."""
+    services = context.gallery.services()
+    picture, choice, note = side["faces"], side["choice"], side["note"]
+
+    def detect(photo, picture=picture, choice=choice, note=note, which=side["which"], kept=side["kept"]):
+        answered = received_photo(photo, services.photos.read, context.web_cache)  # kept for Compare
+        annotated, choices, text, count = (
+            faces_view(context.gallery, *services.photos.detect(answered.photo), preselect_largest=False, which=which)
+            if answered else (None, gr.update(choices=[], value=None), "", 0))
+        several = count > 1  # one face needs no choice; the picture and the picker appear only to choose
+        return {picture: gr.update(value=annotated, visible=several), choice: {**choices, "visible": several},
+                note: text, kept: context.keep(answered)}
+
+    expose([side["photo"].input], detect, [side["photo"]], [picture, choice, note], note,
+           also_clear=[*cleared, side["kept"]],
+           on_failure={picture: gr.update(value=None, visible=False),
+                       choice: gr.update(choices=[], value=None, visible=False)}, **NEW_UPLOAD)
 
 
 def _side(which: str, elem_id: str, context: AppContext) -> dict:

@@ -92,11 +92,8 @@ class SightingsFeedback:
         view: a video keeps no photo), the aligned face is kept too, and with `learn_by` learned as a template."""
         if crop is None and photo is not None and face is not None:
             crop = self._pipeline.embed(photo, [face])[0][0]
-        kept = None if face is None else kept_face(face, crop)
-        info = self._sightings.label_face(embedding, identity, CONFIRMED if confirmed else CORRECTED, kept)
-        if learn_by:
-            info.learning = self._templates.learn(info.id, learn_by).to_dict()
-        return info
+        return self._labelled(embedding, identity, confirmed, None if face is None else kept_face(face, crop),
+                              learn_by)
 
     def token(self, embedding: np.ndarray, face: DetectedFace | None = None, crop: np.ndarray | None = None) -> str:
         """A signed token of a face identify did not keep (a track's pool and best view), which an admin's REST
@@ -107,17 +104,21 @@ class SightingsFeedback:
                     learn_by: str | None = None) -> SightingInfo:
         """`label` for the face a token holds."""
         unkept = self._unkept.read(token)
-        info = self._sightings.label_face(unkept.embedding, identity, CONFIRMED if confirmed else CORRECTED,
-                                          unkept.kept)
-        if learn_by:
-            info.learning = self._templates.learn(info.id, learn_by).to_dict()
-        return info
+        return self._labelled(unkept.embedding, identity, confirmed, unkept.kept, learn_by)
 
     def not_this_token(self, token: str, identity: str | int, by: str) -> int:
         """`not_this_face` for the face a token holds; the negative example's id."""
         unkept = self._unkept.read(token)
         crop_jpeg = None if unkept.kept is None else unkept.kept["crop_jpeg"]
         return self._negatives.say_not(identity, unkept.embedding, by, crop_jpeg).id
+
+    def _labelled(self, embedding: np.ndarray, identity: str | int, confirmed: bool, kept: dict | None,
+                  learn_by: str | None) -> SightingInfo:
+        """A face not kept, kept now as a sighting of `identity` (with what `kept_face` keeps of it), and learned."""
+        info = self._sightings.label_face(embedding, identity, CONFIRMED if confirmed else CORRECTED, kept)
+        if learn_by:
+            info.learning = self._templates.learn(info.id, learn_by).to_dict()
+        return info
 
     def clear(self) -> int:
         """Forget every kept sighting; how many."""

@@ -24,7 +24,7 @@ import numpy as np
 
 from facerec.errors import InvalidArgument
 from facerec.faces.detect import DetectedFace
-from facerec.formats.archive import encode_crop
+from facerec.gallery.sightings import kept_face
 from facerec.storage import Store
 
 TOKEN_MAX_AGE_S = 3600  # as long as the page keeps the photo it answered about
@@ -56,10 +56,9 @@ class UnkeptFaces:
         """A signed token of one face (or a track's pooled embedding and best view)."""
         payload = {"model": self._model_id, "issued": int(time.time()),
                    "embedding": base64.b64encode(np.asarray(embedding, "<f4").tobytes()).decode()}
-        if face is not None and crop is not None and self._keep_crops:
-            data = face.to_dict()
-            payload["face"] = {"crop_jpeg": base64.b64encode(encode_crop(crop)).decode(), "box": data["box"],
-                               "landmarks": data["landmarks"]}
+        kept = kept_face(face, crop) if face is not None and self._keep_crops else None
+        if kept is not None:  # what a sighting keeps of its face, the crop's JPEG in base64
+            payload["face"] = {**kept, "crop_jpeg": base64.b64encode(kept["crop_jpeg"]).decode()}
         body = base64.urlsafe_b64encode(zlib.compress(json.dumps(payload).encode(), 6)).decode().rstrip("=")
         return f"{_VERSION}.{body}.{self._signature(body)}"
 

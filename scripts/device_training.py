@@ -12,6 +12,12 @@ and checkpoints as `facerec-train train`; this file only moves the data and runs
 
 An arm's weights come back as fp16 state dicts split in two files (a file from the machine is at most 16 MiB);
 `join` makes a `facerec-train export`-able embedder.pt of them here.
+
+The default arms (#61 item 5): `fused_scores`, which asks the ResNet18's own cosines to be the fused pack's (dlib's
+weight in the shipped join, `models/facerec-dlib-fused.onnx`, times the teacher's cosine plus the rest times the
+shipped model's, run on each batch's pixels: `facerec.train.distill.fused_targets`), beside `control`, the same run
+without it; both from the shipped weights, chosen between afterwards on the held-out selection identities
+(`python benchmarks/embedding_options.py --model A --other B=...`). Nothing in the app depends on it being run.
 """
 
 from __future__ import annotations
@@ -49,8 +55,28 @@ ARMS = {
     "control": {},
     "tail_flip": {"tail_weight": 1.0, "flip_invariant_targets": True},
     "tail_flip_ema": {"tail_weight": 1.0, "flip_invariant_targets": True, "ema_decay": 0.999},
+    "fused_scores": {"structure_weight": 100.0, "reference_model": "models/facerec-r18-arcface.onnx",
+                     "fused_share": "the shipped join's"},
 }
-DEFAULT_ARMS = ("tail_flip", "tail_flip_ema")
+DEFAULT_ARMS = ("control", "fused_scores")
+FUSED_JOIN = Path(__file__).resolve().parent.parent / "models" / "facerec-dlib-fused.onnx"
+
+
+def fused_dlib_weight(join: Path = FUSED_JOIN) -> float:
+    """dlib's weight w in the shipped fused pack's join (its initializer `dlib_share` is sqrt(w))."""
+    import onnx
+    from onnx import numpy_helper
+
+    shares = {i.name: numpy_helper.to_array(i) for i in onnx.load(str(join)).graph.initializer}
+    return float(shares["dlib_share"].reshape(-1)[0]) ** 2
+
+
+def arm_settings(name: str) -> dict:
+    """An arm's changes to BASE, with the fused share read from the shipped join where the arm asks for it."""
+    changes = dict(ARMS[name])
+    if changes.get("fused_share") == "the shipped join's":
+        changes["fused_share"] = fused_dlib_weight()
+    return changes
 BASE = dict(head="arcface", stem="high_res", batch_size=int(os.environ.get("FACEREC_TRAIN_BATCH", 512)), lr=0.02, warmup_epochs=1.0, arcface_weight=1.0,
             distill_weight=40.0, structure_weight=0.0, held_out_split="single", validate_every=1,
             keep_best="one_shot_rank1", device=os.environ.get("FACEREC_TRAIN_DEVICE", "cuda"), warm_start="models/facerec-r18-arcface.onnx")
@@ -194,7 +220,7 @@ def run(budget: float, out: Path, work: Path, limit: int | None, probe_steps: in
     print(json.dumps({"probe_images_per_second": round(rate), "epochs": epochs, "train_rows": faces_train}),
           flush=True)
     left = budget - (time.perf_counter() - started) + 20  # a hard stop, should the probe have been optimistic
-    processes = [context.Process(target=_train_arm, args=(name, ARMS[name], epochs, left, str(work), limit))
+    processes = [context.Process(target=_train_arm, args=(name, arm_settings(name), epochs, left, str(work), limit))
                  for name in arms]
     for process in processes:
         process.start()

@@ -61,3 +61,19 @@ def test_an_arms_two_halves_join_into_its_weights(tmp_path: Path) -> None:
     for name, value in model.state_dict().items():
         if value.is_floating_point():
             torch.testing.assert_close(joined[name], value, atol=1e-3, rtol=1e-3)
+
+
+def test_the_fused_scores_arm_takes_dlibs_weight_from_the_shipped_join() -> None:
+    """#61 item 5: the arm's share is the one the fused pack was built with (benchmarks/fused_embedding.py chose
+    it), read from the join's file, and with BASE it is a configuration the loop accepts."""
+    import json
+
+    from facerec.train.loop import TrainConfig
+
+    script = _script()
+    settings = script.arm_settings("fused_scores")
+    chosen = json.loads((ROOT / "benchmarks/results/fused_embedding.json").read_text())["chosen"]
+    assert abs(settings["fused_share"] - chosen["dlib_weight"]) < 1e-4, (settings, chosen)
+    config = TrainConfig(**{**script.BASE, **settings})
+    assert config.structure_weight > 0 and config.reference_model and 0 < config.fused_share < 1
+    assert script.DEFAULT_ARMS == ("control", "fused_scores") and script.ARMS["control"] == {}

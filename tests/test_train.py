@@ -184,6 +184,43 @@ def test_the_reference_model_teaches_on_the_students_own_pixels(tiny_faces: Face
         _build_parts(TrainConfig(**{**config.__dict__, "reference_model": None}), tiny_faces, torch.device("cpu"))
 
 
+def test_fused_targets_have_the_fused_packs_cosines_and_keep_rows_without_a_teacher_out() -> None:
+    """#61 item 5: the structure term toward the fused pack asks for share x the teacher's cosine + the rest x the
+    reference's (the join's arithmetic), whatever the reference embedding's length."""
+    from facerec.train.distill import fused_targets, similarity_structure_loss
+
+    torch.manual_seed(1)
+    teacher = torch.nn.functional.normalize(torch.randn(6, 128), dim=1)
+    reference = torch.randn(6, 512) * 5.0
+    fused = fused_targets(teacher, reference, 0.9)
+    unit_reference = torch.nn.functional.normalize(reference, dim=1)
+    expected = 0.9 * teacher @ teacher.T + 0.1 * unit_reference @ unit_reference.T
+    assert torch.allclose(fused @ fused.T, expected, atol=1e-6)
+    assert float(similarity_structure_loss(fused, fused)) < 1e-10
+    dlib_alone = torch.cat([teacher, torch.zeros(6, 384)], 1)  # a student with the teacher's cosines alone
+    gap = (0.1 * (teacher @ teacher.T - unit_reference @ unit_reference.T))[~torch.eye(6, dtype=torch.bool)]
+    assert math.isclose(float(similarity_structure_loss(dlib_alone, fused)), float((gap ** 2).mean()), rel_tol=1e-4)
+    missing = fused_targets(torch.cat([teacher, torch.full((1, 128), float("nan"))]), torch.randn(7, 512), 0.9)
+    assert torch.isnan(missing[6, 0]) and not torch.isnan(missing[:6]).any()
+
+
+def test_training_toward_the_fused_scores_logs_the_structure_term_and_refuses_it_alone(tiny_faces: FaceSet,
+                                                                                         tmp_path: Path) -> None:
+    from facerec.settings import Settings
+    from facerec.train.loop import _build_parts
+
+    shipped = str(Settings().model_path)
+    config = TrainConfig(head="arcface", stem="standard", epochs=1, batch_size=8, device="cpu", bf16=False,
+                         distill_weight=30.0, structure_weight=100.0, reference_model=shipped, fused_share=0.9)
+    record = train(config, tiny_faces, tmp_path, log=lambda _: None)
+    assert 0.0 < record["structure_loss"] <= 4.0 and "reference_loss" not in record
+    assert math.isclose(record["loss"], record["arcface_loss"] + 30.0 * record["distill_loss"]
+                        + 100.0 * record["structure_loss"], rel_tol=1e-6)
+    for change in ({"reference_model": None}, {"structure_weight": 0.0}, {"fused_share": 1.5}):
+        with pytest.raises(InvalidArgument, match="reference model|fused share"):
+            _build_parts(TrainConfig(**{**config.__dict__, **change}), tiny_faces, torch.device("cpu"))
+
+
 def test_the_train_command_refuses_a_reference_weight_without_a_model_in_one_line(tmp_path: Path) -> None:
     """Checked before the 30,000 crops are read: one line, exit code 1, no traceback."""
     import subprocess

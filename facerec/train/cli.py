@@ -76,6 +76,9 @@ def register(command: CommandAdder, sub, common: argparse.ArgumentParser) -> Non
                                              "batch as a second teacher (facerec.train.reference)")
     p.add_argument("--reference-weight", type=float, default=0.0,
                    help="weight of pointing the embedding along the reference model's")
+    p.add_argument("--fused-share", type=float, default=0.0,
+                   help="match the structure term to the fused pack's cosines: the teacher's share of them, the "
+                        "rest the reference model's (needs --reference-model and --structure-weight)")
     p.add_argument("--max-seconds", type=float, help="stop after the epoch during which this much time passed")
     p.add_argument("--stop-after-epoch", type=int,
                    help="end after this epoch, keeping the learning-rate schedule of --epochs (resumable)")
@@ -164,8 +167,9 @@ def cmd_train(args) -> int:
         from facerec.train.loop import TrainConfig, train
     except ImportError as error:
         raise FaceRecError(str(error)) from None
-    if args.reference_weight and not args.reference_model:
-        raise FaceRecError("--reference-weight needs --reference-model (an ONNX embedder, e.g. the shipped model)")
+    if (args.reference_weight or args.fused_share) and not args.reference_model:
+        flag = "--reference-weight" if args.reference_weight else "--fused-share"
+        raise FaceRecError(f"{flag} needs --reference-model (an ONNX embedder, e.g. the shipped model)")
     for model in (args.warm_start, args.reference_model):
         if model and not Path(model).is_file():
             raise FaceRecError(f"no such model: {model}")
@@ -188,7 +192,7 @@ def cmd_train(args) -> int:
                          lr=args.lr, warmup_epochs=args.warmup_epochs, device=args.device, bf16=args.bf16, arcface_weight=args.arcface_weight,
                          distill_weight=args.distill_weight, structure_weight=args.structure_weight,
                          warm_start=args.warm_start, reference_model=args.reference_model,
-                         reference_weight=args.reference_weight,
+                         reference_weight=args.reference_weight, fused_share=args.fused_share,
                          max_seconds=args.max_seconds, stop_after_epoch=args.stop_after_epoch,
                          held_out_split=args.held_out_split,
                          augmented_share=args.augmented_share if args.augmented_teacher else 0.0,

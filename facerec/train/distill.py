@@ -1,6 +1,6 @@
 """Distillation from dlib's face network, two ways: a linear projection of the student's embedding regressed onto
 the teacher's descriptor by cosine (`DistillationHead`), and the batch's similarity structure matched
-(`similarity_structure_loss`).
+(`similarity_structure_loss`), the teacher's alone or the fused pack's (`fused_targets`).
 
 The projection (512 -> 128, training only, not exported) lets the student keep its own 512-d space for ArcFace
 while its geometry is pulled towards the teacher's, which was learnt from ~3 million faces. Targets are unit
@@ -46,3 +46,17 @@ def similarity_structure_loss(embeddings: torch.Tensor, targets: torch.Tensor) -
     difference = student @ student.T - teacher @ teacher.T
     off_diagonal = ~torch.eye(len(student), dtype=torch.bool, device=student.device)
     return (difference[off_diagonal] ** 2).mean()
+
+
+def fused_targets(targets: torch.Tensor, reference: torch.Tensor, share: float) -> torch.Tensor:
+    """[N, 128 + 512] unit rows whose cosines are the fused pack's: `share` x the teacher's cosine + (1 - share) x
+    the reference model's (`facerec.packs.join`, with the teacher's centred targets for dlib's part and the
+    reference's whole embedding for facerec's). Rows without a teacher target stay NaN (first column), so
+    `similarity_structure_loss` skips them as before.
+
+    Why: the fused pack (the two networks' normalised scores together) is ahead of both its parts at strict
+    rates; asking one network's cosines to be the fused ones is how a single ResNet18 could carry what both know
+    (#61 item 5), the student keeping its own embedding where the teacher is silent."""
+    teacher_part = targets * share ** 0.5
+    reference_part = F.normalize(reference.float(), dim=1) * (1.0 - share) ** 0.5
+    return torch.cat([teacher_part, reference_part], dim=1)

@@ -21,7 +21,7 @@ from facerec.train.augment import FaceAugmentation
 from facerec.train.augmented_targets import StoredAugmentations
 from facerec.train.backbone import FaceEmbedder
 from facerec.train.data import FaceSet, teacher_key
-from facerec.train.distill import DistillationHead, similarity_structure_loss
+from facerec.train.distill import DistillationHead, fused_targets, similarity_structure_loss
 from facerec.train.heads import build_head, needs_identity_batches
 from facerec.train.lookalikes import LookalikeRows, nearest_identities
 from facerec.train.precision import use_bf16
@@ -64,6 +64,8 @@ class TrainConfig:
     held_out_split: str = "single"  # `facerec.datasets.folders.HELD_OUT_SPLITS`: "disjoint" from model v9
     reference_model: str | None = None  # an ONNX embedder run on each augmented batch as a second teacher
     reference_weight: float = 0.0  # weight of pointing the embedding along the reference's (`reference_loss`)
+    fused_share: float = 0.0  # > 0: the structure term matches the fused pack's cosines, this share the teacher's
+    #                           and the rest the reference model's (`facerec.train.distill.fused_targets`)
     augmented_share: float = 0.5  # where the faces carry stored augmentations' targets: the share of a batch's
     #                               crops shown one of them (`facerec.train.augmented_targets.StoredAugmentations`)
     lookalike_share: float = 0.0  # share of each batch made of look-alike identities (`facerec.train.lookalikes`)
@@ -283,9 +285,12 @@ def _build_parts(config: TrainConfig, faces: FaceSet, device: torch.device, impr
     if faces.augmented_teacher is not None and config.augmented_share > 0:
         stored = StoredAugmentations(images, [teacher_key(faces.paths[r]) for r in train_rows],
                                      faces.augmented_teacher[train_rows], config.augmented_share)
-    if config.reference_weight and not config.reference_model:
-        raise InvalidArgument("a reference weight needs a reference model (an ONNX embedder)")
-    reference = ReferenceEmbedder(config.reference_model) if config.reference_weight else None
+    if (config.reference_weight or config.fused_share) and not config.reference_model:
+        raise InvalidArgument("a reference weight or a fused share needs a reference model (an ONNX embedder)")
+    if config.fused_share and not (0.0 < config.fused_share < 1.0 and config.structure_weight):
+        raise InvalidArgument("a fused share is the teacher's share of the structure term's cosines: between 0 and 1, "
+                              "with a structure weight")
+    reference = ReferenceEmbedder(config.reference_model) if config.reference_weight or config.fused_share else None
     memory = EmbeddingMemory(config.tail_memory, 512, device) if config.tail_weight else None
     ema = copy.deepcopy(model).requires_grad_(False) if config.ema_decay else None
     return _RunParts(model, head, distiller, optimizer, sampler, augment, images, label_tensor, targets, stored,
@@ -335,8 +340,10 @@ def _step(config: TrainConfig, bf16: bool, device, parts: _RunParts, batch_rows)
     arcface = (parts.head(embeddings[labelled], labels[labelled]) if config.arcface_weight and bool(labelled.any())
                else zero)
     distill = parts.distiller(embeddings, targets) if config.distill_weight else zero
-    structure = similarity_structure_loss(embeddings, targets) if config.structure_weight else zero
-    reference = reference_loss(embeddings, parts.reference(batch)) if parts.reference is not None else zero
+    referenced = parts.reference(batch) if parts.reference is not None else None
+    structure_targets = fused_targets(targets, referenced, config.fused_share) if config.fused_share else targets
+    structure = similarity_structure_loss(embeddings, structure_targets) if config.structure_weight else zero
+    reference = reference_loss(embeddings, referenced) if config.reference_weight else zero
     tail = tail_loss(embeddings, labels, parts.memory) if parts.memory is not None else zero
     loss = (config.arcface_weight * arcface + config.distill_weight * distill + config.structure_weight * structure
             + config.reference_weight * reference + config.tail_weight * tail)

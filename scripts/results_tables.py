@@ -26,7 +26,7 @@ PAGES = {ROOT / "README.md": ("growth", "accuracy", "packs_headline", "speed_lin
          ROOT / "docs" / "results.md": ("probe_quality", "peer_open_set", "cpus", "accuracy", "peer", "speed", "sightings", "quality_agreement", "enrollment_quality",
                                         "rest", "scale", "faiss_million", "yardstick", "flood", "identify_profile", "reindex_online",
                                         "replay_learning", "suggestions", "strangers_memory", "scores", "rerank",
-                                        "score_cost", "video_hamilton", "video_open_set", "video_request", "video_page", "video_bombs", "public_domain", "packs", "claims"),
+                                        "score_cost", "video_hamilton", "video_open_set", "video_request", "video_page", "video_bombs", "hardening_round5", "public_domain", "packs", "claims"),
          ROOT / "docs" / "deployment.md": ("replicas", "engines", "pgvector_million", "pgvector_choices"),
          ROOT / "docs" / "model.md": ("gpu_stage", "gpu_stage_v10", "calibration", "cohort_sweep", "recipe_diagnostic", "asymmetric_flip", "data_slope", "utkface",
                                       "train_speed",

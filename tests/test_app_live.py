@@ -5,9 +5,6 @@ face on the frame it shows and in the status under it."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
-import numpy as np
 import pytest
 from app_server import running_app_with
 from browser_helpers import (
@@ -19,27 +16,10 @@ from browser_helpers import (
     expect,
     open_tab,
 )
-from PIL import Image
 
-from tests.video_clips import paste
+from tests.video_clips import y4m
 
 ALAN = "Barack_Obama"  # photo 1 enrolled; photo 3 (square) is what the camera sees
-WIDTH, HEIGHT, FPS = 640, 480, 10
-
-
-def y4m(out: Path, photo: Path, frames: int = 20) -> Path:
-    """A camera's view as YUV4MPEG2 (4:2:0, what Chromium's fake camera reads): the photo drifting to the right over
-    a plain background, looped by the browser."""
-    import cv2
-
-    face = np.asarray(Image.open(photo).convert("RGB").resize((200, 200), Image.BILINEAR))
-    with open(out, "wb") as handle:
-        handle.write(f"YUV4MPEG2 W{WIDTH} H{HEIGHT} F{FPS}:1 Ip A1:1 C420jpeg\n".encode())
-        for index in range(frames):
-            canvas = np.zeros((HEIGHT, WIDTH, 3), np.uint8) + np.array((90, 100, 110), np.uint8)
-            paste(canvas, face, 200 + 2 * index, 140)
-            handle.write(b"FRAME\n" + cv2.cvtColor(canvas, cv2.COLOR_RGB2YUV_I420).tobytes())
-    return out
 
 
 @pytest.fixture(scope="module")

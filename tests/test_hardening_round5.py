@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 from hostile_videos import crowd_clip
-from video_clips import Path2D, clip
+from video_clips import Path2D, clip, cross_fade_clip
 
 from facerec.gallery import Gallery
 from facerec.settings import Settings
@@ -100,25 +100,6 @@ def test_row_10_one_video_keeps_at_most_as_many_unknown_faces_as_a_photo(tmp_pat
         memory = parts_of(gallery).strangers
         memory.settle()
         assert memory.count() == MAX_FACES
-
-
-def cross_fade_clip(out: Path, first: Path, second: Path, frames: int = 60) -> Path:
-    """One face, in one place, turning frame by frame into another (a cross-fade): one track for the tracker."""
-    import cv2
-    import numpy as np
-    from PIL import Image
-
-    side, width, height = 160, 480, 270
-    a = np.asarray(Image.open(first).convert("RGB").resize((side, side)), np.float32)
-    b = np.asarray(Image.open(second).convert("RGB").resize((side, side)), np.float32)
-    writer = cv2.VideoWriter(str(out), cv2.VideoWriter_fourcc(*"mp4v"), 25, (width, height))
-    for index in range(frames):
-        share = index / (frames - 1)
-        canvas = np.full((height, width, 3), 100, np.uint8)
-        canvas[55:55 + side, 160:160 + side] = (a * (1 - share) + b * share).astype(np.uint8)
-        writer.write(canvas[:, :, ::-1].copy())
-    writer.release()
-    return out
 
 
 def test_row_3_a_confirmed_cross_fade_track_does_not_teach_the_stranger(tmp_path, lfw_photo) -> None:

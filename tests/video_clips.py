@@ -56,3 +56,36 @@ def paste(canvas: np.ndarray, picture: np.ndarray, left: int, top: int) -> None:
     x1, y1 = min(left + picture.shape[1], width), min(top + picture.shape[0], height)
     if x1 > x0 and y1 > y0:
         canvas[y0:y1, x0:x1] = picture[y0 - top:y1 - top, x0 - left:x1 - left]
+
+
+def cross_fade_clip(out: Path, first: Path, second: Path, frames: int = 60) -> Path:
+    """One face, in one place, turning frame by frame into another (a cross-fade): one track for the tracker."""
+    import cv2
+
+    side, width, height = 160, 480, 270
+    a = np.asarray(Image.open(first).convert("RGB").resize((side, side)), np.float32)
+    b = np.asarray(Image.open(second).convert("RGB").resize((side, side)), np.float32)
+    writer = cv2.VideoWriter(str(out), cv2.VideoWriter_fourcc(*"mp4v"), 25, (width, height))
+    for index in range(frames):
+        share = index / (frames - 1)
+        canvas = np.full((height, width, 3), 100, np.uint8)
+        canvas[55:55 + side, 160:160 + side] = (a * (1 - share) + b * share).astype(np.uint8)
+        writer.write(canvas[:, :, ::-1].copy())
+    writer.release()
+    return out
+
+
+def y4m(out: Path, photo: Path, frames: int = 20, size: tuple[int, int] = (640, 480), fps: int = 10) -> Path:
+    """A camera's view as YUV4MPEG2 (4:2:0, what Chromium's fake camera reads): the photo drifting to the right over
+    a plain background, looped by the browser."""
+    import cv2
+
+    width, height = size
+    face = np.asarray(Image.open(photo).convert("RGB").resize((200, 200), Image.BILINEAR))
+    with open(out, "wb") as handle:
+        handle.write(f"YUV4MPEG2 W{width} H{height} F{fps}:1 Ip A1:1 C420jpeg\n".encode())
+        for index in range(frames):
+            canvas = np.zeros((height, width, 3), np.uint8) + np.array((90, 100, 110), np.uint8)
+            paste(canvas, face, 200 + 2 * index, 140)
+            handle.write(b"FRAME\n" + cv2.cvtColor(canvas, cv2.COLOR_RGB2YUV_I420).tobytes())
+    return out

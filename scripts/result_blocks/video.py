@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+import re
+
 from result_blocks.common import cpu_text, load, model_text
 
 
@@ -130,3 +133,52 @@ def video_page_block() -> str:
             f"fastest of {len(last['runs'])} runs each way after a warm-up (the page's own event and its stream, as "
             "a browser sends it, timed from the event after the upload). Measured on: "
             + "; ".join(f"{cpu_text(r)}" for r in measured) + f", model {model_text(last)}.")
+
+
+def hardening_round5_block() -> str:
+    """#63's rows 1-4, 6, 8 and 10 measured again on today's code (benchmarks/hardening_round5.py), beside what the
+    issue measured on 8d20703."""
+    result = load("hardening_round5")
+    if not result:
+        return "(not measured yet: `python benchmarks/hardening_round5.py --out benchmarks/results/hardening_round5.json`)"
+    rows = ["| row | found on 8d20703 (the issue) | measured now |", "|---|---|---|"]
+    for row in result["rows"]:
+        rows.append(f"| {row['row']} | {row['found_on_8d20703']} | {_round5_now(row['row'], row['now'])} |")
+    return ("\n".join(rows) + f"\n\nEach row in a fresh process; CPU seconds are the process's and its children's. "
+            f"Measured on: {cpu_text(result)}, model {model_text(result)}, {result['provenance']['date'][:10]}.")
+
+
+def _round5_now(row: int, now: dict) -> str:
+    """One row's measurement in words."""
+    if row in (1, 2):
+        what = ("8 EPS frames at once (4 inline, 4 as files)" if row == 1
+                else f"3 frames at once of a real 13,300 x 13,300 PNG ({now['png_bytes'] / 1e3:.0f} kB)")
+        extra = (f"; Ghostscript started {now['ghostscript_starts']} times, frame files left "
+                 f"{now['frame_files_left']}" if row == 1 else "")
+        return (f"{what}: {'; '.join(now['outcomes'])}{extra}; {now['cpu_s'] + now['children_cpu_s']:.2f} CPU-s, "
+                f"resident +{now['rss_added_mb']} MB")
+    if row == 3:
+        return "; ".join(f"{p['stranger']}'s photos named {p['enrolled']}: {p['named_before']}/{p['stranger_photos']} "
+                         f"-> {p['named_after']}/{p['stranger_photos']} after {p['tracks_confirmed']} confirmed track"
+                         for p in now["pairs"])
+    if row == 4:
+        return (f"a {now['bytes'] / 1e6:.1f} MB, 60-frame video of 50 new faces on every frame, as the page follows an "
+                f"anonymous upload: {now['outcome']}; {now['cpu_s']:.1f} CPU-s, {now['wall_s']:.1f} s, resident "
+                f"+{now['rss_added_mb']} MB")
+    if row == 6:
+        live, video = now["live"], now["video"]
+        status = re.sub(r"^[0-9.]+s ", "", now["live_status"])  # the page's timer before the status line
+        return (f"a fake camera on the Live tab for {now['live_seconds']:.0f} s ({status}): "
+                f"{live['image_files']} image files ({live['image_bytes'] / 1e6:.1f} MB) appeared in the web cache; "
+                f"a crowd video in Identify: {now['video_faces_shown']} track faces shown, "
+                f"{now['video_faces_inline']} of them inside the page, {video['image_files']} image files in the cache "
+                f"(the files that did: {', '.join(video['names']) or 'none'})")
+    if row == 8:
+        return "; ".join(f"`facerec identify {c['folder']}`: {c['faces_named']} faces found (the clip the path "
+                         "would reach as a URL has one)"
+                         + (f", {c['http_requests']} HTTP requests" if c["http_requests"] is not None else "")
+                         for c in now["cases"])
+    if row == 10:
+        return (f"row 4's video with suggestions on: {now['tracks']} tracks, {now['unknown_tracks']} unknown; kept "
+                f"faces {now['kept_before']} -> {now['kept_after']}")
+    return json.dumps(now)

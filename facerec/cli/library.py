@@ -53,7 +53,7 @@ def identify_folder(args) -> int:
     progress = out.with_name(out.name + ".progress.jsonl")
     outputs = {progress, out.with_name(out.name + ".csv"), out.with_name(out.name + ".json")}
     skipped: dict[str, int] = {}
-    keys = _photo_keys(folder, outputs, skipped)
+    keys = library_files(folder, outputs, skipped)
     photos = sorted(keys)
     if not photos:
         raise InvalidArgument(f"no photos (JPEG, PNG, WebP or BMP files) or videos under {folder}")
@@ -97,7 +97,7 @@ def _identified(gallery, folder: Path, path: Path, key: str, top_k: int) -> dict
     try:
         if is_video(path):
             return {**video_entry(gallery, path, str(path.relative_to(folder)), top_k), "key": key}
-        matches = gallery.identify(_photo_bytes(path), top_k=top_k)
+        matches = gallery.identify(photo_bytes(path), top_k=top_k)
         entry["faces_found"] = matches.found
         entry["faces"] = [_face_fields(number, match.to_dict()) for number, match in enumerate(matches)]
     except (FaceRecError, OSError) as error:  # not a photo, no face, gone meanwhile: one line, and on to the next
@@ -113,7 +113,7 @@ def _face_fields(number: int, answer: dict) -> dict:
             "sighting_id": answer.get("sighting_id")}
 
 
-def _photo_bytes(path: Path) -> bytes:
+def photo_bytes(path: Path) -> bytes:
     """The file's bytes, read only when its size and header say it can be a photo (OSError otherwise: one line)."""
     with open(path, "rb") as handle:
         size = os.fstat(handle.fileno()).st_size
@@ -129,7 +129,7 @@ def _photo_bytes(path: Path) -> bytes:
     return data
 
 
-def _photo_keys(folder: Path, outputs: set[Path], skipped: dict[str, int] | None = None) -> dict[Path, str]:
+def library_files(folder: Path, outputs: set[Path], skipped: dict[str, int] | None = None) -> dict[Path, str]:
     """Every photo file under `folder`, with which file it is as it is now: its path under the folder, its size
     and its modification time (a file gone while the folder is listed is left out). A link counts only when it
     leads to a file inside the folder that is not one of the run's `outputs`. What is left out is counted in

@@ -306,3 +306,22 @@ def test_rest_videos_wait_within_the_quota_and_past_two_waiting_are_refused_befo
         answer = answer.decode("latin-1")
     assert " 422 " in answer.split("\r\n", 1)[0] and "invalid_video" in answer, answer  # taken again, and read
     assert not [p for p in app.cache.rglob("api-video-*")], "a video's folder was left behind"
+
+
+def test_a_rest_upload_copied_out_frees_the_requests_own_spool_at_once(tmp_path) -> None:
+    """#63 row 7, measured again: three 100 MB videos admitted held their spool in /tmp and their copy while they
+    waited for their turn. The spool is now closed (its disk freed) as soon as it is copied."""
+    import asyncio
+    import tempfile as temporary
+
+    from starlette.datastructures import UploadFile
+
+    from facerec.api.uploads import save_upload
+
+    spool = temporary.SpooledTemporaryFile(max_size=1 << 20)
+    spool.write(os.urandom(3 << 20))  # over the in-memory size: on disk, as a real 100 MB upload's is
+    spool.seek(0)
+    upload = UploadFile(spool, filename="clip.mp4")
+    asyncio.run(save_upload(upload, tmp_path / "upload", 10 << 20, "the video"))
+    assert (tmp_path / "upload").stat().st_size == 3 << 20
+    assert spool.closed

@@ -173,6 +173,13 @@ def _round5_now(row: int, now: dict) -> str:
                 f"a crowd video in Identify: {now['video_faces_shown']} track faces shown, "
                 f"{now['video_faces_inline']} of them inside the page, {video['image_files']} image files in the cache "
                 f"(the files that did: {', '.join(video['names']) or 'none'})")
+    if row == 7:
+        answers = ", ".join(f"{count} x {status}" for status, count in sorted(now["statuses"].items()))
+        return (f"{now['clients']} REST video uploads of {now['megabytes_each']} MB at once with a read key: answered "
+                f"{answers} (503: refused before its body, the room of three full; 422: admitted, read, not a video) "
+                f"in {now['seconds']:.1f} s; /tmp +{now['tmp_added_mb']:,} MB (the app's web cache was under /tmp in "
+                f"this run), /dev/shm +{now['shm_added_mb']:,} MB; a page upload afterwards: "
+                f"{now['page_upload_after']}")
     if row == 8:
         return "; ".join(f"`facerec identify {c['folder']}`: {c['faces_named']} faces found (the clip the path "
                          "would reach as a URL has one)"

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import argparse
 
-from facerec.cli import evaluation, gallery_admin, models, people, suggestions, tags
+from facerec.cli import evaluation, gallery_admin, library_groups, models, people, suggestions, tags
 from facerec.cli.registry import new_parser, run_parser
 
 
@@ -24,6 +24,6 @@ def main(argv: list[str] | None = None) -> int:
 
 def build_parser() -> argparse.ArgumentParser:
     parser, command, sub, common = new_parser("facerec", "Enroll faces from one photo and identify them.")
-    for group in (people, suggestions, tags, gallery_admin, evaluation, models):
+    for group in (people, library_groups, suggestions, tags, gallery_admin, evaluation, models):
         group.register(command, sub, common)
     return parser

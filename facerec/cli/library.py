@@ -29,18 +29,27 @@ import csv
 import json
 import os
 import re
-import tempfile
 import threading
+import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+from facerec.cli.library_files import library_files, photo_bytes, replacing
+from facerec.cli.library_groups import (
+    group_library,
+    groups_path,
+    open_groups,
+    private_copy,
+    read_state,
+    still_kept,
+    unknown_faces,
+    who_where,
+    without_expired,
+)
 from facerec.cli.output import emit, open_gallery, progress_bar
 from facerec.cli.video import is_video, video_entry
 from facerec.errors import FaceRecError, InvalidArgument
 
-PHOTO_SUFFIXES = {".jpg", ".jpeg", ".png", ".webp", ".bmp"}
-MAX_PHOTO_BYTES = 64 << 20  # 64 MiB: above any camera's JPEG; a bigger file is one line, never read
-HEADERS = (b"\xff\xd8\xff", b"\x89PNG\r\n\x1a\n", b"BM")  # JPEG, PNG, BMP (WebP: RIFF....WEBP, below)
 FACE_FIELDS = ["face", "name", "known", "similarity", "score", "box", "sighting_id"]  # of each face, in both files
 CSV_HEADERS = ["photo", *FACE_FIELDS, "problem", "seconds"]  # face: a video's track; seconds: when it was on screen
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")  # a spreadsheet would run such a cell as a formula
@@ -58,13 +67,15 @@ def identify_folder(args) -> int:
     if not photos:
         raise InvalidArgument(f"no photos (JPEG, PNG, WebP or BMP files) or videos under {folder}")
     done = _answered(progress)
-    pending = [path for path in photos if keys[path] not in done]
+    group = getattr(args, "group", False)
+    pending = [path for path in photos if keys[path] not in done
+               or (group and not is_video(path) and not still_kept(done[keys[path]]))]
     lock = threading.Lock()
     with open_gallery(args) as gallery, _private_append(progress) as log, \
             progress_bar(len(pending), "identifying") as bar:
 
         def answer(path: Path) -> None:
-            entry = _identified(gallery, folder, path, keys[path], args.top_k)
+            entry = _identified(gallery, folder, path, keys[path], args.top_k, group)
             with lock:
                 log.write(json.dumps(entry) + "\n")
                 log.flush()
@@ -73,8 +84,12 @@ def identify_folder(args) -> int:
 
         with ThreadPoolExecutor(max(1, args.workers or os.cpu_count() or 1)) as pool:
             list(pool.map(answer, pending))
-    entries = [done[keys[path]] for path in photos]
-    write_outputs(out, entries)
+        entries = [done[keys[path]] for path in photos]
+        labels = group_library(gallery, folder, out, entries) if group else None
+    if any("unknown" in entry for entry in done.values()):  # embeddings of strangers kept: only current, unexpired
+        with replacing(progress) as handle:
+            handle.writelines(json.dumps(entry) + "\n" for entry in without_expired(entries))
+    write_outputs(out, entries, labels)
     faces = sum(len(entry["faces"]) for entry in entries)
     named = sorted({face["name"] for entry in entries for face in entry["faces"] if face["known"]})
     problems = [entry for entry in entries if entry["problem"]]
@@ -83,15 +98,22 @@ def identify_folder(args) -> int:
             f"(answers as they came: {progress.name})")
     if skipped:
         text += "; skipped " + ", ".join(f"{count} {why}" for why, count in sorted(skipped.items()))
+    shown = open_groups(read_state(out)["groups"]) if group else []
+    if group:
+        text += (f"; {len(shown)} group(s) of people not enrolled ({sum(len(g['faces']) for _, g in shown)} faces) "
+                 f"in {groups_path(out).name}: `facerec library name {out} GROUP NAME` enrolls one")
     emit(args, {"photos": len(photos), "resumed": len(photos) - len(pending), "faces": faces, "people": named,
                 "problems": [{"photo": e["photo"], "problem": e["problem"]} for e in problems], "skipped": skipped,
                 "progress": str(progress),
-                "csv": f"{out}.csv", "json": f"{out}.json"}, text=text)
+                "csv": f"{out}.csv", "json": f"{out}.json",
+                **({"groups": [{"group": number, "faces": len(g["faces"]), "photos": g["photos"]} for number, g in shown],
+                    "groups_file": str(groups_path(out))} if group else {})}, text=text)
     return 0
 
 
-def _identified(gallery, folder: Path, path: Path, key: str, top_k: int) -> dict:
-    """One photo's answer as the outputs keep it (a usable photo's faces, or its one-line problem)."""
+def _identified(gallery, folder: Path, path: Path, key: str, top_k: int, group: bool = False) -> dict:
+    """One photo's answer as the outputs keep it (a usable photo's faces, or its one-line problem); with `group`,
+    also its unknown faces' embeddings for grouping (`facerec.cli.library_groups`), never in the outputs."""
     entry = {"key": key, "photo": str(path.relative_to(folder)), "faces": [], "faces_found": 0,
              "problem": None}
     try:
@@ -100,6 +122,8 @@ def _identified(gallery, folder: Path, path: Path, key: str, top_k: int) -> dict
         matches = gallery.identify(photo_bytes(path), top_k=top_k)
         entry["faces_found"] = matches.found
         entry["faces"] = [_face_fields(number, match.to_dict()) for number, match in enumerate(matches)]
+        if group:
+            entry["unknown"], entry["at"] = unknown_faces(matches), time.time()
     except (FaceRecError, OSError) as error:  # not a photo, no face, gone meanwhile: one line, and on to the next
         entry["problem"] = " ".join(str(error).split())[:300]
     return entry
@@ -111,52 +135,6 @@ def _face_fields(number: int, answer: dict) -> dict:
     return {"face": number, "name": answer["name"], "known": answer["known"], "similarity": answer["similarity"],
             "score": answer["score"], "box": [round(v) for v in answer["face"]["box"]],
             "sighting_id": answer.get("sighting_id")}
-
-
-def photo_bytes(path: Path) -> bytes:
-    """The file's bytes, read only when its size and header say it can be a photo (OSError otherwise: one line)."""
-    with open(path, "rb") as handle:
-        size = os.fstat(handle.fileno()).st_size
-        if size > MAX_PHOTO_BYTES:
-            raise OSError(f"{path.name} is {size / (1 << 20):,.0f} MiB, over the {MAX_PHOTO_BYTES >> 20} MiB a photo "
-                          "may have here: not read")
-        head = handle.read(12)
-        if not (head.startswith(HEADERS) or (head[:4] == b"RIFF" and head[8:12] == b"WEBP")):
-            raise OSError(f"{path.name} is not a JPEG, PNG, WebP or BMP file (by its first bytes): not read")
-        data = head + handle.read(MAX_PHOTO_BYTES + 1 - len(head))
-    if len(data) > MAX_PHOTO_BYTES:
-        raise OSError(f"{path.name} grew over {MAX_PHOTO_BYTES >> 20} MiB while it was read: not read")
-    return data
-
-
-def library_files(folder: Path, outputs: set[Path], skipped: dict[str, int] | None = None) -> dict[Path, str]:
-    """Every photo file under `folder`, with which file it is as it is now: its path under the folder, its size
-    and its modification time (a file gone while the folder is listed is left out). A link counts only when it
-    leads to a file inside the folder that is not one of the run's `outputs`. What is left out is counted in
-    `skipped`, by why."""
-    skipped = {} if skipped is None else skipped
-    keys = {}
-    root = folder.resolve()
-    outputs = {path.resolve() for path in outputs}
-    for path in folder.rglob("*"):
-        try:
-            real = path.resolve()
-            if real in outputs:
-                continue
-            if not real.is_relative_to(root):
-                skipped["link(s) leading outside the folder"] = skipped.get("link(s) leading outside the folder", 0) + 1
-                continue
-            if not path.is_file():
-                continue
-            if path.suffix.lower() in PHOTO_SUFFIXES or is_video(path):
-                stat = path.stat()
-                keys[path] = f"{path.relative_to(folder)}|{stat.st_size}|{stat.st_mtime_ns}"
-            else:
-                why = "file(s) that are not photos or videos (by their names)"
-                skipped[why] = skipped.get(why, 0) + 1
-        except OSError:
-            continue
-    return keys
 
 
 def _answered(progress: Path) -> dict[str, dict]:
@@ -179,44 +157,30 @@ def _private_append(path: Path):
     return os.fdopen(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600), "a", encoding="utf-8")
 
 
-def write_outputs(out: Path, entries: list[dict]) -> None:
-    """OUT.csv (one row per face or track, or per file without one) and OUT.json, each replacing the old whole."""
-    rows = []
+def write_outputs(out: Path, entries: list[dict], groups: dict[str, int] | None = None) -> None:
+    """OUT.csv (one row per face or track, or per file without one) and OUT.json, each replacing the old whole.
+    `groups`: a grouped run's group of each unknown face (by "<entry key>#<face>"), a `group` column and field."""
+    rows, photos = [], []
     for entry in entries:
-        for face in entry["faces"] or [None]:
+        shown = private_copy(entry)
+        if groups is not None:
+            shown["faces"] = [{**face, "group": groups.get(f"{entry['key']}#{face['face']}")}
+                              for face in entry["faces"]]
+        photos.append(shown)
+        for face in shown["faces"] or [None]:
             cells = ["" if face is None else _csv_value(face.get(field)) for field in FACE_FIELDS]
             seconds = "" if face is None or "first_time" not in face else \
                 f"{face['first_time']:.2f}-{face['last_time']:.2f}"
+            grouped = [] if groups is None else ["" if face is None else _csv_value(face.get("group"))]
             rows.append([entry["photo"], *cells, entry["problem"] or ("" if entry["faces"] else "no face found"),
-                         seconds])
-    with _replacing(Path(f"{out}.csv"), newline="") as handle:
+                         seconds, *grouped])
+    with replacing(Path(f"{out}.csv"), newline="") as handle:
         writer = csv.writer(handle)
-        writer.writerow(CSV_HEADERS)
+        writer.writerow(CSV_HEADERS + ([] if groups is None else ["group"]))
         writer.writerows([[_cell(value) for value in row] for row in rows])
-    photos = [{key: value for key, value in entry.items() if key != "key"} for entry in entries]
-    with _replacing(Path(f"{out}.json")) as handle:
-        json.dump({"photos": photos}, handle, indent=1, ensure_ascii=True)
-
-
-class _replacing:
-    """A new owner-only file beside `path`, renamed over it when written whole: a link at `path` is replaced, not
-    written through; a file already there (and its mode) is replaced whole; an interrupted write leaves the old."""
-
-    def __init__(self, path: Path, newline: str | None = None) -> None:
-        self.path, self.newline = path, newline
-
-    def __enter__(self):
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        descriptor, self.temporary = tempfile.mkstemp(prefix=f".{self.path.name}.", dir=self.path.parent)  # 0600
-        self.handle = os.fdopen(descriptor, "w", newline=self.newline, encoding="utf-8")
-        return self.handle
-
-    def __exit__(self, failed, *_exc) -> None:
-        self.handle.close()
-        if failed:
-            os.unlink(self.temporary)
-        else:
-            os.replace(self.temporary, self.path)
+    with replacing(Path(f"{out}.json")) as handle:
+        json.dump({"photos": photos, **({} if groups is None else who_where(photos))}, handle, indent=1,
+                  ensure_ascii=True)
 
 
 def _csv_value(value) -> str:

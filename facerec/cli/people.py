@@ -59,6 +59,10 @@ def register(command: CommandAdder, sub, common: argparse.ArgumentParser) -> Non
     p.add_argument("--annotate", metavar="OUT.webm", help="for a video: write a copy with each face's box and name "
                    "drawn on it (VP9 WebM, which browsers play)")
     p.add_argument("--workers", type=int, help="for a folder: photos identified at once (default: every core)")
+    p.add_argument("--group", action="store_true",
+                   help="for a folder: group the faces nobody enrolled matches into people (OUT.groups.json; a "
+                        "second run keeps the groups' numbers); keeps those faces' embeddings in the run's own "
+                        "files for at most 30 days")
     p = command("verify", cmd_verify, "are two photos the same person?")
     p.add_argument("photo_a")
     p.add_argument("photo_b")

@@ -24,6 +24,7 @@ from facerec.gallery.directory import Directory
 from facerec.gallery.enrollment import Enrollment
 from facerec.gallery.feedback import SightingsFeedback
 from facerec.gallery.health import GalleryHealth
+from facerec.gallery.library_groups import LibraryGroups
 from facerec.gallery.interface_services import (NegativeExamples, People, PersonTemplates, Services,
                                                 SuggestedPeople, Thresholds, UnknownFaces, Videos)
 from facerec.gallery.negatives import Negatives
@@ -122,7 +123,8 @@ def compose(settings: Settings, pipeline: FacePipeline | None = None) -> Parts:
     enrollment = Enrollment(core, search=searching)
     learning = Templates(core, search=searching)
     # Grouping stays on raw cosines with the strangers memory as its cohort (measured so; see docs/model.md)
-    suggesting = Suggestions(core, memory=strangers, calibration=cosine_calibration_for(settings, policy))
+    cosines = cosine_calibration_for(settings, policy)
+    suggesting = Suggestions(core, memory=strangers, calibration=cosines)
     videos = VideoSearch(core, searching=searching, memory=sightings, strangers=strangers)
     health = GalleryHealth(core, memory=sightings, usable=lambda ids: sightings.usable(ids, quality))
     parts = Parts(settings=settings, pipeline=pipeline, policy=policy, scorer=scorer, quality=quality, store=store,
@@ -139,7 +141,7 @@ def compose(settings: Settings, pipeline: FacePipeline | None = None) -> Parts:
         feedback=feedback, templates=PersonTemplates(learning), negatives=NegativeExamples(negatives),
         directory=People(parts.directory), suggestions=SuggestedPeople(suggesting), strangers=UnknownFaces(strangers),
         keys=parts.keys, maintenance=Maintenance(core, sightings=sightings, notices=parts.notices),
-        video=Videos(videos))
+        video=Videos(videos), library=LibraryGroups(cosines))
     return parts
 
 

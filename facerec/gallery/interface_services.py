@@ -15,6 +15,7 @@ from pathlib import Path
 from facerec.access.api_keys import ApiKeys
 from facerec.gallery.directory import Directory
 from facerec.gallery.feedback import SightingsFeedback
+from facerec.gallery.library_groups import LibraryGroups
 from facerec.gallery.maintenance import Maintenance
 from facerec.gallery.negatives import Negative, Negatives
 from facerec.gallery.photos import Photos
@@ -181,3 +182,4 @@ class Services:
     keys: ApiKeys  # the REST API's keys
     maintenance: Maintenance  # stats, warnings, notices, the embedder's check, reindex
     video: Videos  # videos and a live camera
+    library: LibraryGroups  # a photo library's unknown faces grouped into people

@@ -1,0 +1,234 @@
+"""`facerec identify DIR/ --group`: a library's unknown faces grouped into people, and `facerec library
+name|add|dismiss OUT GROUP`: what an admin does with a group (#66 items 1-2).
+
+With `--group` the library run keeps, for each face of a photo nobody enrolled matches, its embedding (float16),
+its box and its best enrolled candidate in the run's progress file (`OUT.progress.jsonl`, owner only), and at the
+end groups them (`facerec.gallery.library_groups`, the suggested people's rule). `OUT.groups.json` holds the
+groups: each one's faces (file and box), its most typical faces first, the enrolled person it resembles when most
+of its faces are nearest to one (those are that person's missed photos, not a new person), and whether it was named
+or dismissed. A second run passes the groups found before, so a group keeps its number and only new or changed
+files' faces are placed. Videos are identified as always but their faces are not grouped.
+
+Running with `--group` is the operator's opt-in to keeping faces of people who are not enrolled, as the strangers
+memory is: an embedding is kept at most `KEEP_DAYS` days (a photo answered longer ago is identified again), and
+only in the run's own files. At most `MAX_FACES` faces are grouped (their embeddings, 1 KiB each, are in memory
+while grouping: 200 MB at the bound).
+
+Naming a group enrolls the person from its most typical faces (the first as the enrollment, up to `NAMED_FACES`
+more added, each checked as any enrollment is, the faces found again in their files by their boxes); adding it to
+an enrolled person adds those photos; dismissing it hides it from the outputs of later runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import base64
+import json
+import time
+from pathlib import Path
+
+import numpy as np
+
+from facerec.errors import FaceRecError, InvalidArgument
+
+KEEP_DAYS = 30  # as the strangers memory keeps an unknown face
+MAX_FACES = 200_000
+NAMED_FACES = 5
+STATE_VERSION = 1
+
+
+def register(command, sub, common: argparse.ArgumentParser) -> None:
+    """Add `facerec library` to the `facerec` parser (`--group` itself is an option of `facerec identify`)."""
+    p = command("library", cmd_library, "a grouped library run's groups of people not enrolled (`facerec identify "
+                "DIR/ --group --out OUT`): name one (enrolls the person from its faces), add one to an enrolled "
+                "person, or dismiss one")
+    p.add_argument("action", choices=["name", "add", "dismiss"])
+    p.add_argument("out", help="the library run's --out (its OUT.groups.json)")
+    p.add_argument("group", type=int, help="the group's number")
+    p.add_argument("name", nargs="?", help="the person's name (name: a new person; add: an enrolled one)")
+
+
+def unknown_faces(matches) -> list[dict]:
+    """What a library run keeps of each unknown face of one photo (its number in the answer, its embedding, its best
+    enrolled candidate and that cosine)."""
+    kept = []
+    for number, match in enumerate(matches):
+        if match.name is not None or match.embedding is None:
+            continue
+        best = match.candidates[0] if match.candidates else None
+        kept.append({"face": number, "embedding": base64.b64encode(
+            np.asarray(match.embedding, np.float16).tobytes()).decode("ascii"),
+            "nearest": best.name if best else None, "nearest_similarity": float(best.similarity) if best else -1.0})
+    return kept
+
+
+def still_kept(entry: dict) -> bool:
+    """Whether an answer kept for a grouped run still holds its unknown faces (grouped, and not expired)."""
+    return "unknown" in entry and time.time() - entry.get("at", 0) <= KEEP_DAYS * 86_400
+
+
+def without_expired(entries: list[dict]) -> list[dict]:
+    """The answers as the progress file keeps them: an unknown face's embedding dropped once KEEP_DAYS old."""
+    return [entry if still_kept(entry) or "unknown" not in entry
+            else {key: value for key, value in entry.items() if key not in ("unknown", "at")} for entry in entries]
+
+
+def who_where(photos: list[dict]) -> dict:
+    """A grouped run's index: each enrolled person's and each group's files and face boxes."""
+    people: dict[str, list] = {}
+    groups: dict[str, list] = {}
+    for photo in photos:
+        for face in photo["faces"]:
+            place = {"photo": photo["photo"], "box": face["box"]}
+            if face.get("known"):
+                people.setdefault(face["name"], []).append(place)
+            elif face.get("group") is not None:
+                groups.setdefault(str(face["group"]), []).append(place)
+    return {"people": people, "groups": groups}
+
+
+def groups_path(out: Path) -> Path:
+    return out.with_name(out.name + ".groups.json")
+
+
+def read_state(out: Path) -> dict:
+    path = groups_path(out)
+    if not path.is_file():
+        return {"version": STATE_VERSION, "faces": {}, "groups": {}}
+    try:
+        state = json.loads(path.read_text())
+        if state.get("version") != STATE_VERSION or not isinstance(state.get("faces"), dict):
+            raise ValueError
+        return state
+    except (ValueError, OSError):
+        raise InvalidArgument(f"{path.name} is not a groups file this facerec wrote; move it away to group "
+                              "the library afresh") from None
+
+
+def group_library(gallery, folder: Path, out: Path, entries: list[dict]) -> dict[str, int]:
+    """Group every kept unknown face of `entries` (the run's answers), keeping the groups found before; write
+    OUT.groups.json; return {face key: group} for the outputs."""
+    state = read_state(out)
+    keys, vectors, nearest = [], [], []
+    for entry in entries:
+        for face in entry.get("unknown", []):
+            keys.append(f"{entry['key']}#{face['face']}")
+            vectors.append(np.frombuffer(base64.b64decode(face["embedding"]), np.float16).astype(np.float32))
+            nearest.append((face["nearest"], face["nearest_similarity"]))
+    if len(keys) > MAX_FACES:
+        raise InvalidArgument(f"{len(keys):,} unknown faces are more than the {MAX_FACES:,} a library run groups; "
+                              "group its folders one at a time")
+    if not keys:
+        _write_state(out, folder, state, {}, [], {}, {}, np.zeros(0))
+        return {}
+    embeddings = np.stack(vectors)
+    embeddings /= np.maximum(np.linalg.norm(embeddings, axis=1, keepdims=True), 1e-12)
+    before = np.array([int(state["faces"].get(key, -1)) for key in keys], np.int64)
+    grouping = gallery.services().library.group(embeddings, before, nearest)
+    labels = {key: int(label) for key, label in zip(keys, grouping.labels)}
+    where = {f"{entry['key']}#{face['face']}": (entry["photo"], face["box"])
+             for entry in entries for face in entry["faces"]}
+    _write_state(out, folder, state, labels, keys, where, grouping.resembles, grouping.typical)
+    return labels
+
+
+def _write_state(out: Path, folder: Path, state: dict, labels: dict[str, int], keys: list[str],
+                 where: dict[str, tuple], resembles: dict[int, str], typical: np.ndarray) -> None:
+    from facerec.cli.library_files import replacing
+
+    members: dict[int, list[tuple[float, str]]] = {}
+    for key, value in zip(keys, typical):
+        members.setdefault(labels[key], []).append((float(value), key))
+    groups = {}
+    for group, faces in sorted(members.items()):
+        earlier = state["groups"].get(str(group), {})
+        ordered = [key for _value, key in sorted(faces, key=lambda item: -item[0])]
+        groups[str(group)] = {
+            "faces": [{"photo": where[key][0], "box": where[key][1], "key": key} for key in ordered],
+            "photos": len({where[key][0] for key in ordered}), "resembles": resembles.get(group),
+            "status": earlier.get("status", "open"), "named": earlier.get("named")}
+    with replacing(groups_path(out)) as handle:
+        json.dump({"version": STATE_VERSION, "folder": str(folder.resolve()), "faces": labels, "groups": groups},
+                  handle, indent=1, ensure_ascii=True)
+
+
+def open_groups(groups: dict) -> list[tuple[int, dict]]:
+    """The groups to show: not dismissed or named, not resembling an enrolled person, of faces in at least 2
+    photos (one person is not twice in one photo), the largest first."""
+    shown = [(int(g), group) for g, group in groups.items()
+             if group["status"] == "open" and not group["resembles"] and group["photos"] >= 2]
+    return sorted(shown, key=lambda item: (-len(item[1]["faces"]), item[0]))
+
+
+def cmd_library(args) -> int:
+    """`facerec library name|add|dismiss OUT GROUP [NAME]`."""
+    from facerec.cli.output import emit, open_gallery
+
+    out = Path(args.out)
+    state = read_state(out)
+    group = state["groups"].get(str(args.group))
+    if group is None:
+        raise InvalidArgument(f"{groups_path(out).name} has no group {args.group} (`facerec identify DIR/ --group "
+                              f"--out {out}` lists them)")
+    if args.action == "dismiss":
+        group["status"] = "dismissed"
+        _save(out, state)
+        emit(args, {"group": args.group, "status": "dismissed"}, text=f"group {args.group} dismissed")
+        return 0
+    if not args.name:
+        raise InvalidArgument(f"`facerec library {args.action} OUT GROUP NAME` needs the person's name")
+    with open_gallery(args) as gallery:
+        outcomes = _enrolled_from_group(gallery, Path(state["folder"]), group, args.name, args.action == "name")
+    taken = [o for o in outcomes if o["outcome"] in ("enrolled", "added")]
+    if taken:
+        group["status"], group["named"] = "named", args.name
+        _save(out, state)
+    emit(args, {"group": args.group, "name": args.name, "faces": outcomes},
+         [[o["photo"], o["outcome"]] for o in outcomes], ["photo", "outcome"],
+         text=f"group {args.group}: {len(taken)} face(s) of {args.name} taken from {len(outcomes)} tried")
+    return 0 if taken else 1
+
+
+def _save(out: Path, state: dict) -> None:
+    from facerec.cli.library_files import replacing
+
+    with replacing(groups_path(out)) as handle:
+        json.dump(state, handle, indent=1, ensure_ascii=True)
+
+
+def _enrolled_from_group(gallery, folder: Path, group: dict, name: str, new_person: bool) -> list[dict]:
+    """Enroll `name` from the group's most typical faces (one a photo), or add them to `name`; a line per face."""
+    from facerec.cli.library_files import photo_bytes
+    from facerec.formats.face_tags import overlap
+
+    outcomes, photos_used = [], set()
+    for face in group["faces"]:
+        if len([o for o in outcomes if o["outcome"] in ("enrolled", "added")]) > NAMED_FACES or \
+                face["photo"] in photos_used:
+            continue
+        photos_used.add(face["photo"])
+        path = (folder / face["photo"]).resolve()
+        try:
+            if not path.is_relative_to(folder):
+                raise InvalidArgument("outside the library's folder")
+            photo, found = gallery.services().photos.detect(photo_bytes(path))
+            index = max(range(len(found)), key=lambda i: overlap(tuple(found[i].box), tuple(face["box"])),
+                        default=None)
+            if index is None or overlap(tuple(found[index].box), tuple(face["box"])) < 0.5:
+                raise InvalidArgument("the face is no longer where the library run found it")
+            if new_person:
+                gallery.enroll(photo, name, face_index=index)
+                new_person = False
+                outcomes.append({"photo": face["photo"], "outcome": "enrolled"})
+            else:
+                gallery.add_photo(name, photo, face_index=index)
+                outcomes.append({"photo": face["photo"], "outcome": "added"})
+        except (FaceRecError, OSError) as error:
+            outcomes.append({"photo": face["photo"], "outcome": "refused: " + " ".join(str(error).split())[:300]})
+    return outcomes
+
+
+def private_copy(entry: dict) -> dict:
+    """An answer as the outputs show it: without the kept embeddings."""
+    return {key: value for key, value in entry.items() if key not in ("key", "unknown", "at")}
+

@@ -1,0 +1,69 @@
+"""A photo library's unknown faces grouped into people in one pass (`facerec identify DIR/ --group`, #66).
+
+The faces of a library run that nobody enrolled matches are grouped by the rule suggested people are grouped by
+(`facerec.algorithms.grouping`: a face joins the group most of whose faces it matches at the card's cosine at
+`GROUPING_FAR`, standing out from its cohort of look-alikes; else it starts a group), so what was measured for
+suggestions holds here. Faces are placed once: a second run over the same library passes the groups it found
+before, and only the new faces are placed, so a group keeps its number. A group most of whose faces have one
+enrolled person as their best match at the card's cosine at `NEAR_FAR` is that person's missed photos, not a new
+person: it is marked as resembling them, as a suggestion is.
+
+Beside the gallery, not in it: the library run keeps its faces in its own files (`facerec.cli.library`), and this
+holds nothing between calls.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+
+import numpy as np
+
+from facerec.algorithms.grouping import assign_groups, centrality
+from facerec.gallery.suggestions import GROUPING_FAR, NEAR_FAR
+from facerec.openset.threshold_policy import ScoreCalibration
+
+
+@dataclass(frozen=True)
+class LibraryGrouping:
+    """`labels`: each face's group (the groups passed in keep their numbers; new ones are numbered on from the
+    largest, in the order their first face came); `resembles`: group -> the enrolled person most of its faces are
+    nearest to at NEAR_FAR; `typical`: each face's mean cosine to the rest of its group (most typical first to
+    enroll from)."""
+
+    labels: np.ndarray
+    resembles: dict[int, str]
+    typical: np.ndarray
+
+
+class LibraryGroups:
+    def __init__(self, calibration: ScoreCalibration) -> None:
+        self._grouping_threshold = calibration.threshold_at_far(GROUPING_FAR)
+        self._near_threshold = calibration.threshold_at_far(NEAR_FAR)
+
+    def group(self, embeddings: np.ndarray, labels: np.ndarray, nearest: list[tuple[str | None, float]]) -> LibraryGrouping:
+        """Group the faces whose label is -1 among those already grouped. `embeddings` [N, D] unit vectors;
+        `nearest`: each face's best enrolled candidate and its cosine (None: nobody enrolled)."""
+        embeddings = np.asarray(embeddings, np.float32)
+        labels = np.asarray(labels, np.int64)
+        first_new = int(labels.max()) + 1 if len(labels) and labels.max() >= 0 else 0
+        ids = np.arange(len(embeddings), dtype=np.int64) + first_new  # a new group is named after its first face
+        placed = assign_groups(ids, embeddings, labels, self._grouping_threshold)
+        grouped = labels.copy()
+        for position, face_id in enumerate(ids):
+            grouped[position] = placed.get(int(face_id), grouped[position])
+        renumbered: dict[int, int] = {}
+        for position, label in enumerate(grouped):
+            if label >= first_new:
+                grouped[position] = renumbered.setdefault(int(label), first_new + len(renumbered))
+        typical = np.zeros(len(grouped))
+        resembles = {}
+        for group in np.unique(grouped):
+            members = np.flatnonzero(grouped == group)
+            typical[members] = centrality(embeddings[members])
+            near = [nearest[m][0] for m in members if nearest[m][0] and nearest[m][1] >= self._near_threshold]
+            if near:
+                person, count = Counter(near).most_common(1)[0]
+                if 2 * count >= len(members):
+                    resembles[int(group)] = person
+        return LibraryGrouping(grouped, resembles, typical)

@@ -1,0 +1,105 @@
+"""A photo library grouped in one pass (#66 items 1-2): `facerec identify DIR/ --group` on LFW people who may be
+trained on (3+ photos; never the evaluation people), one of them enrolled; the groups, a second run that keeps
+their numbers, naming and dismissing a group, and the strangers' embeddings kept no longer than their bound."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import stat
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+STRANGERS = ["Alejandro_Toledo", "Alvaro_Uribe", "Amelie_Mauresmo", "Angelina_Jolie", "Ari_Fleischer"]
+ENROLLED = "Andre_Agassi"
+
+
+def facerec(*args: str, home: Path) -> subprocess.CompletedProcess:
+    done = subprocess.run([sys.executable, "-m", "facerec.cli", *args, "--home", str(home)], capture_output=True,
+                          text=True, timeout=600, env={**os.environ, "PYTHONPATH": str(REPO_ROOT)})
+    assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
+    return done
+
+
+@pytest.fixture
+def library(lfw, tmp_path) -> tuple[Path, Path, Path]:
+    """(library folder: photos 2-5 of five strangers and of Andre Agassi, gallery with Agassi enrolled from his
+    photo 1, the run's --out)."""
+    folder = tmp_path / "library"
+    for person in STRANGERS + [ENROLLED]:
+        (folder / person).mkdir(parents=True)
+        for photo in sorted((lfw / person).glob("*.jpg"))[1:5]:
+            shutil.copy(photo, folder / person / photo.name)
+    home = tmp_path / "home"
+    facerec("enroll", str(sorted((lfw / ENROLLED).glob("*.jpg"))[0]), "--name", "Andre Agassi", home=home)
+    return folder, home, tmp_path / "out" / "who"
+
+
+def grouped(out: Path) -> dict:
+    return json.loads(out.with_name(out.name + ".groups.json").read_text())
+
+
+def test_a_library_run_groups_each_stranger_once_and_keeps_the_numbers_on_a_second_run(library, lfw) -> None:
+    folder, home, out = library
+    answer = json.loads(facerec("identify", str(folder), "--group", "--out", str(out), "--json", home=home).stdout)
+    state = grouped(out)
+    shown = {g["group"] for g in answer["groups"]}
+    owners = {number: {face["photo"].split("/")[0] for face in state["groups"][str(number)]["faces"]}
+              for number in shown}
+    assert sorted(owner for names in owners.values() for owner in names) == STRANGERS, owners  # one group each, pure
+    assert all(len(state["groups"][str(n)]["faces"]) == 4 for n in shown)
+    assert not any(face["photo"].startswith(ENROLLED) for g in state["groups"].values() for face in g["faces"])
+    written = json.loads(out.with_name("who.json").read_text())
+    assert "embedding" not in json.dumps(written) and set(written) == {"photos", "people", "groups"}
+    assert len(written["people"]["Andre Agassi"]) == 4
+    header = out.with_name("who.csv").read_text().splitlines()[0]
+    assert header.endswith(",group")
+    for name in ("who.csv", "who.json", "who.groups.json", "who.progress.jsonl"):
+        assert stat.S_IMODE(out.with_name(name).stat().st_mode) == 0o600, name
+    # a new photo of one stranger: only it is identified, it joins that stranger's group, no number moves
+    extra = sorted((lfw / "Alvaro_Uribe").glob("*.jpg"))[5]
+    shutil.copy(extra, folder / "Alvaro_Uribe" / extra.name)
+    again = json.loads(facerec("identify", str(folder), "--group", "--out", str(out), "--json", home=home).stdout)
+    assert again["resumed"] == answer["photos"]
+    after = grouped(out)
+    assert all(after["faces"][key] == number for key, number in state["faces"].items())
+    uribe = next(n for n, names in owners.items() if names == {"Alvaro_Uribe"})
+    assert any(face["photo"].endswith(extra.name) for face in after["groups"][str(uribe)]["faces"])
+
+
+def test_naming_a_group_enrolls_the_person_and_a_dismissed_group_is_no_longer_offered(library, lfw) -> None:
+    folder, home, out = library
+    answer = json.loads(facerec("identify", str(folder), "--group", "--out", str(out), "--json", home=home).stdout)
+    state = grouped(out)
+    number_of = {state["groups"][str(g["group"])]["faces"][0]["photo"].split("/")[0]: g["group"]
+                 for g in answer["groups"]}
+    named = json.loads(facerec("library", "name", str(out), str(number_of["Ari_Fleischer"]), "Ari Fleischer",
+                               "--json", home=home).stdout)
+    outcomes = [face["outcome"] for face in named["faces"]]
+    assert outcomes[0] == "enrolled" and outcomes.count("added") >= 2, outcomes
+    facerec("library", "dismiss", str(out), str(number_of["Amelie_Mauresmo"]), home=home)
+    unseen = sorted((lfw / "Ari_Fleischer").glob("*.jpg"))[6]
+    seen = json.loads(facerec("identify", str(unseen), "--json", home=home).stdout)
+    assert [face["name"] for face in seen] == ["Ari Fleischer"], seen
+    offered = json.loads(facerec("identify", str(folder), "--group", "--out", str(out), "--json", home=home).stdout)
+    assert {g["group"] for g in offered["groups"]} == set(number_of.values()) - {number_of["Ari_Fleischer"],
+                                                                                 number_of["Amelie_Mauresmo"]}
+
+
+def test_strangers_embeddings_older_than_their_bound_leave_the_runs_files(library) -> None:
+    folder, home, out = library
+    facerec("identify", str(folder), "--group", "--out", str(out), home=home)
+    progress = out.with_name("who.progress.jsonl")
+    entries = [json.loads(line) for line in progress.read_text().splitlines()]
+    assert any(entry.get("unknown") for entry in entries)
+    old = time.time() - 31 * 86_400
+    progress.write_text("".join(json.dumps({**entry, "at": old}) + "\n" for entry in entries))
+    facerec("identify", str(folder), "--out", str(out), home=home)  # a plain run: nothing identified again
+    kept = [json.loads(line) for line in progress.read_text().splitlines()]
+    assert len(kept) == len(entries) and not any("unknown" in entry for entry in kept)

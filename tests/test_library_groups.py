@@ -29,13 +29,18 @@ def facerec(*args: str, home: Path) -> subprocess.CompletedProcess:
 
 @pytest.fixture
 def library(lfw, tmp_path) -> tuple[Path, Path, Path]:
-    """(library folder: photos 2-5 of five strangers and of Andre Agassi, gallery with Agassi enrolled from his
-    photo 1, the run's --out)."""
+    """(library folder: photos 2-5 of five strangers and of Andre Agassi, and a clip of one stranger, gallery with
+    Agassi enrolled from his photo 1, the run's --out)."""
     folder = tmp_path / "library"
     for person in STRANGERS + [ENROLLED]:
         (folder / person).mkdir(parents=True)
         for photo in sorted((lfw / person).glob("*.jpg"))[1:5]:
             shutil.copy(photo, folder / person / photo.name)
+    from video_clips import Path2D, clip
+
+    toledo = sorted((lfw / "Alejandro_Toledo").glob("*.jpg"))[6]  # a clip of him, in his folder (a video's track)
+    clip(folder / "Alejandro_Toledo" / "walk.mp4", [Path2D(toledo, (0.3, 0.5), (0.7, 0.5))])
+    (folder / "broken.jpg").write_bytes(b"\xff\xd8\xff\xe0 not a whole photo")  # answered with its problem
     home = tmp_path / "home"
     facerec("enroll", str(sorted((lfw / ENROLLED).glob("*.jpg"))[0]), "--name", "Andre Agassi", home=home)
     return folder, home, tmp_path / "out" / "who"
@@ -53,7 +58,10 @@ def test_a_library_run_groups_each_stranger_once_and_keeps_the_numbers_on_a_seco
     owners = {number: {face["photo"].split("/")[0] for face in state["groups"][str(number)]["faces"]}
               for number in shown}
     assert sorted(owner for names in owners.values() for owner in names) == STRANGERS, owners  # one group each, pure
-    assert all(len(state["groups"][str(n)]["faces"]) == 4 for n in shown)
+    sizes = {next(iter(owners[n])): len(state["groups"][str(n)]["faces"]) for n in shown}
+    assert sizes == {**{person: 4 for person in STRANGERS}, "Alejandro_Toledo": 5}, sizes  # his photos and his track
+    toledo = next(n for n, names in owners.items() if names == {"Alejandro_Toledo"})
+    assert any(f["photo"].endswith("walk.mp4") for f in state["groups"][str(toledo)]["faces"])
     assert not any(face["photo"].startswith(ENROLLED) for g in state["groups"].values() for face in g["faces"])
     written = json.loads(out.with_name("who.json").read_text())
     assert "embedding" not in json.dumps(written) and set(written) == {"photos", "people", "groups"}
@@ -66,6 +74,7 @@ def test_a_library_run_groups_each_stranger_once_and_keeps_the_numbers_on_a_seco
     extra = sorted((lfw / "Alvaro_Uribe").glob("*.jpg"))[5]
     shutil.copy(extra, folder / "Alvaro_Uribe" / extra.name)
     again = json.loads(facerec("identify", str(folder), "--group", "--out", str(out), "--json", home=home).stdout)
+    # the clip and the broken file too (a video's answer, and a file's problem, were never taken as done before)
     assert again["resumed"] == answer["photos"]
     after = grouped(out)
     assert all(after["faces"][key] == number for key, number in state["faces"].items())

@@ -51,6 +51,7 @@ from facerec.cli.video import is_video, video_entry
 from facerec.errors import FaceRecError, InvalidArgument
 
 FACE_FIELDS = ["face", "name", "known", "similarity", "score", "box", "sighting_id"]  # of each face, in both files
+VIDEO_FACE_FIELDS = {"first_time", "last_time", "frames_seen"}  # a video's track also says when it was on screen
 CSV_HEADERS = ["photo", *FACE_FIELDS, "problem", "seconds"]  # face: a video's track; seconds: when it was on screen
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")  # a spreadsheet would run such a cell as a formula
 NUMBER = re.compile(r"-?\d+(\.\d+)?")  # ... unless it is a plain number (a negative score), which it reads as one
@@ -69,7 +70,7 @@ def identify_folder(args) -> int:
     done = _answered(progress)
     group = getattr(args, "group", False)
     pending = [path for path in photos if keys[path] not in done
-               or (group and not is_video(path) and not still_kept(done[keys[path]]))]
+               or (group and not still_kept(done[keys[path]]))]
     lock = threading.Lock()
     with open_gallery(args) as gallery, _private_append(progress) as log, \
             progress_bar(len(pending), "identifying") as bar:
@@ -118,12 +119,16 @@ def _identified(gallery, folder: Path, path: Path, key: str, top_k: int, group: 
              "problem": None}
     try:
         if is_video(path):
-            return {**video_entry(gallery, path, str(path.relative_to(folder)), top_k), "key": key}
+            keep = (lambda answer: {"unknown": unknown_faces([(t.track.id, t.match, t.track.pooled)
+                                                              for t in answer.tracks]), "at": time.time()}) \
+                if group else None
+            return {**video_entry(gallery, path, str(path.relative_to(folder)), top_k, keep), "key": key}
         matches = gallery.identify(photo_bytes(path), top_k=top_k)
         entry["faces_found"] = matches.found
         entry["faces"] = [_face_fields(number, match.to_dict()) for number, match in enumerate(matches)]
         if group:
-            entry["unknown"], entry["at"] = unknown_faces(matches), time.time()
+            entry["unknown"] = unknown_faces([(n, match, match.embedding) for n, match in enumerate(matches)])
+            entry["at"] = time.time()
     except (FaceRecError, OSError) as error:  # not a photo, no face, gone meanwhile: one line, and on to the next
         entry["problem"] = " ".join(str(error).split())[:300]
     return entry
@@ -145,7 +150,8 @@ def _answered(progress: Path) -> dict[str, dict]:
         for line in progress.read_text(errors="replace").splitlines():
             try:
                 entry = json.loads(line)
-                if all(set(face) == set(FACE_FIELDS) for face in entry["faces"]):  # else: an older run's words
+                fields = set(FACE_FIELDS) | (VIDEO_FACE_FIELDS if entry.get("video") else set())
+                if all(set(face) == fields for face in entry["faces"]):  # else: an older run's words
                     found[entry["key"]] = entry
             except (ValueError, KeyError, TypeError):
                 continue

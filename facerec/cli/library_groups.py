@@ -7,7 +7,8 @@ end groups them (`facerec.gallery.library_groups`, the suggested people's rule).
 groups: each one's faces (file and box), its most typical faces first, the enrolled person it resembles when most
 of its faces are nearest to one (those are that person's missed photos, not a new person), and whether it was named
 or dismissed. A second run passes the groups found before, so a group keeps its number and only new or changed
-files' faces are placed. Videos are identified as always but their faces are not grouped.
+files' faces are placed. A video's unknown tracks are grouped too (by their pooled views); naming a group enrolls
+from its photos only.
 
 Running with `--group` is the operator's opt-in to keeping faces of people who are not enrolled, as the strangers
 memory is: an embedding is kept at most `KEEP_DAYS` days (a photo answered longer ago is identified again), and
@@ -29,6 +30,7 @@ from pathlib import Path
 
 import numpy as np
 
+from facerec.cli.video import is_video
 from facerec.errors import FaceRecError, InvalidArgument
 
 KEEP_DAYS = 30  # as the strangers memory keeps an unknown face
@@ -48,23 +50,25 @@ def register(command, sub, common: argparse.ArgumentParser) -> None:
     p.add_argument("name", nargs="?", help="the person's name (name: a new person; add: an enrolled one)")
 
 
-def unknown_faces(matches) -> list[dict]:
-    """What a library run keeps of each unknown face of one photo (its number in the answer, its embedding, its best
-    enrolled candidate and that cosine)."""
+def unknown_faces(numbered: list[tuple[int, object, np.ndarray | None]]) -> list[dict]:
+    """What a library run keeps of each unknown face of one file, from (its number in the answer, its `FaceMatch`,
+    its embedding: a photo face's own, a video track's pooled views): the embedding, the best enrolled candidate and
+    that cosine."""
     kept = []
-    for number, match in enumerate(matches):
-        if match.name is not None or match.embedding is None:
+    for number, match, embedding in numbered:
+        if match.name is not None or embedding is None:
             continue
         best = match.candidates[0] if match.candidates else None
         kept.append({"face": number, "embedding": base64.b64encode(
-            np.asarray(match.embedding, np.float16).tobytes()).decode("ascii"),
+            np.asarray(embedding, np.float16).tobytes()).decode("ascii"),
             "nearest": best.name if best else None, "nearest_similarity": float(best.similarity) if best else -1.0})
     return kept
 
 
 def still_kept(entry: dict) -> bool:
-    """Whether an answer kept for a grouped run still holds its unknown faces (grouped, and not expired)."""
-    return "unknown" in entry and time.time() - entry.get("at", 0) <= KEEP_DAYS * 86_400
+    """Whether an answer kept serves a grouped run as it is: a file that could not be used (nothing to group), or
+    one whose unknown faces were kept, not longer ago than KEEP_DAYS."""
+    return bool(entry.get("problem")) or ("unknown" in entry and time.time() - entry.get("at", 0) <= KEEP_DAYS * 86_400)
 
 
 def without_expired(entries: list[dict]) -> list[dict]:
@@ -119,7 +123,7 @@ def group_library(gallery, folder: Path, out: Path, entries: list[dict]) -> dict
         raise InvalidArgument(f"{len(keys):,} unknown faces are more than the {MAX_FACES:,} a library run groups; "
                               "group its folders one at a time")
     if not keys:
-        _write_state(out, folder, state, {}, [], {}, {}, np.zeros(0))
+        _write_state(out, folder, state, {}, [], {}, {}, np.zeros(0), {})
         return {}
     embeddings = np.stack(vectors)
     embeddings /= np.maximum(np.linalg.norm(embeddings, axis=1, keepdims=True), 1e-12)
@@ -128,12 +132,13 @@ def group_library(gallery, folder: Path, out: Path, entries: list[dict]) -> dict
     labels = {key: int(label) for key, label in zip(keys, grouping.labels)}
     where = {f"{entry['key']}#{face['face']}": (entry["photo"], face["box"])
              for entry in entries for face in entry["faces"]}
-    _write_state(out, folder, state, labels, keys, where, grouping.resembles, grouping.typical)
+    _write_state(out, folder, state, labels, keys, where, grouping.resembles, grouping.typical, grouping.closest)
     return labels
 
 
 def _write_state(out: Path, folder: Path, state: dict, labels: dict[str, int], keys: list[str],
-                 where: dict[str, tuple], resembles: dict[int, str], typical: np.ndarray) -> None:
+                 where: dict[str, tuple], resembles: dict[int, str], typical: np.ndarray,
+                 closest: dict[int, tuple[str, float]]) -> None:
     from facerec.cli.library_files import replacing
 
     members: dict[int, list[tuple[float, str]]] = {}
@@ -146,6 +151,7 @@ def _write_state(out: Path, folder: Path, state: dict, labels: dict[str, int], k
         groups[str(group)] = {
             "faces": [{"photo": where[key][0], "box": where[key][1], "key": key} for key in ordered],
             "photos": len({where[key][0] for key in ordered}), "resembles": resembles.get(group),
+            "closest_enrolled": list(closest[group]) if group in closest else None,
             "status": earlier.get("status", "open"), "named": earlier.get("named")}
     with replacing(groups_path(out)) as handle:
         json.dump({"version": STATE_VERSION, "folder": str(folder.resolve()), "faces": labels, "groups": groups},
@@ -207,6 +213,8 @@ def _enrolled_from_group(gallery, folder: Path, group: dict, name: str, new_pers
                 face["photo"] in photos_used:
             continue
         photos_used.add(face["photo"])
+        if is_video(face["photo"]):
+            continue  # a person is enrolled from photos
         path = (folder / face["photo"]).resolve()
         try:
             if not path.is_relative_to(folder):

@@ -53,10 +53,11 @@ def identify_video(args, write_outputs) -> int:
     return 0
 
 
-def video_entry(gallery, path: Path, name: str, top_k: int) -> dict:
-    """A video's answer as `facerec identify DIR/` keeps it: one face row per track."""
+def video_entry(gallery, path: Path, name: str, top_k: int, keep=None) -> dict:
+    """A video's answer as `facerec identify DIR/` keeps it: one face row per track; `keep(answer)`: more fields
+    the caller keeps from the whole answer (a grouped run's unknown tracks)."""
     answer = gallery.identify_video(path, top_k=top_k, label=name)
-    return video_entry_of(name, answer.to_dict())
+    return {**video_entry_of(name, answer.to_dict()), **(keep(answer) if keep else {})}
 
 
 def video_entry_of(name: str, data: dict) -> dict:

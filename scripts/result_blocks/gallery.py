@@ -339,21 +339,17 @@ def claims_block() -> str:
     if fused:
         arm = fused["arms"]["corroborated"]
         corrections, claims = arm["corrections"], arm["stranger_claims"]
-        text += (f"\n\nThe same with the fused pack (`--pack facerec-dlib-fused`): missed faces corrected and learned "
-                 f"{corrections['learned']} of {corrections['missed_people']} ({corrections['learned_share']:.0%}; not "
-                 f"learned: " + "; ".join(f"{n} {why}" for why, n in corrections["not_learned_because"].items())
-                 + f"), DIR {corrections['dir_before']:.3f} / {corrections['dir_after_one_correction_each']:.3f}, a "
+        text += ("\n\nThe same with the fused pack (`--pack facerec-dlib-fused`): " + _learned_words(corrections)
+                 + f", DIR {corrections['dir_before']:.3f} / {corrections['dir_after_one_correction_each']:.3f}, a "
                  f"stranger's claim to a random person refused {claims['refused_share_random']:.0%}, morph chains "
                  + ", ".join(str(c["stranger_photos_named_as_person"]) for c in arm["morph_chains"]) + " of 20.")
     variant = load("claims_nearest_variant")
     if variant:
         arm = variant["arms"]["corroborated"]
         corrections, claims = arm["corrections"], arm["stranger_claims"]
-        text += (f"\n\nA looser claim, measured and not shipped: when X is already the face's nearest person, the claim "
-                 f"checked at five times the accepted rate (5%). Missed faces corrected and learned "
-                 f"{corrections['learned']} of {corrections['missed_people']} ({corrections['learned_share']:.0%}; not "
-                 f"learned: " + "; ".join(f"{n} {why}" for why, n in corrections["not_learned_because"].items())
-                 + f"), but a stranger corrected to the person they most resemble was refused only "
+        text += ("\n\nA looser claim, measured and not shipped: when X is already the face's nearest person, the claim "
+                 "checked at five times the accepted rate (5%). M" + _learned_words(corrections)[1:]
+                 + f", but a stranger corrected to the person they most resemble was refused only "
                  f"{claims['refused_share_look_alike']:.0%} of the time (random person: "
                  f"{claims['refused_share_random']:.0%}): short of the 80% it was for, and it gives up the look-alike "
                  f"check. {cpu_text(variant)}, {variant['provenance']['date'][:10]}.")
@@ -361,6 +357,13 @@ def claims_block() -> str:
             f"photo, {protocol['strangers']} held-out strangers ({protocol['held_out']}). `python benchmarks/claims.py "
             f"--data ../shared/data --out benchmarks/results/claims.json`. {cpu_text(result)}, model "
             f"{model_text(result)}, {result['provenance']['date'][:10]}.")
+
+
+def _learned_words(corrections: dict) -> str:
+    """"missed faces corrected and learned N of M (share; not learned: ...)" of one arm of benchmarks/claims.py."""
+    return (f"missed faces corrected and learned {corrections['learned']} of {corrections['missed_people']} "
+            f"({corrections['learned_share']:.0%}; not learned: "
+            + "; ".join(f"{n} {why}" for why, n in corrections["not_learned_because"].items()) + ")")
 
 
 def quality_agreement_block() -> str:

@@ -105,10 +105,11 @@ STATED = {
                     "8 MB", "3840x",  # a live camera frame's limits (facerec.ui.camera_input)
                     # a video's frame (facerec.video.decode.MAX_FRAME_PIXELS), an anonymous video's decoding
                     # (facerec.gallery.video.ANONYMOUS_LIMITS), the memory bound the flood is held to
-                    "4096x", "9.4 megapixels", "3,732 megapixels", "2 GB"},
+                    "4096x", "9.4 megapixels", "3,732 megapixels", "2 GB",
+                    "1.5 GiB"},  # three REST videos' disk at the moment each is copied out of its spool
     "docs/api.md": {"1 MB", "15 MB", "16 MP", "256 MB", "31 MB", "40 megapixels"},
     "docs/app.md": {"0.1%", "1%", "112 px", "15 MB", "16 MP", "2 minutes", "30 days", "34 px", "40 megapixels"},
-    "docs/cli.md": {"0.1%", "1%"},
+    "docs/cli.md": {"0.1%", "1%", "30 days"},  # how long a grouped library run keeps strangers' embeddings
     "docs/deployment.md": {"60 s", "4 GB"},
     "docs/health.md": {"15 px", "3 px", "34 px", "35 px", "4 px", "5%"},  # + the calibration's blur and low share
     "docs/how-the-threshold-works.md": {"0.1%", "1%", "10%", "12 px", "90%", "95%"},

@@ -72,7 +72,9 @@ def test_strangers_who_land_on_a_hub_are_not_named_and_the_person_still_is(hub_g
             landed += hub.similarity >= raw_rule.threshold  # a raw cosine threshold would have named them
             assert match.name is None, (stranger, match.score, rule.threshold)
             assert hub.score < rule.threshold
-        assert landed >= 4, landed  # the control: on raw cosines these strangers are named as the hub
+        # the control: on raw cosines these strangers are named as the hub (Alyse Beaupre's cosine is 0.0008 under
+        # the raw threshold where onnxruntime's int8 kernels have no VNNI, an AMD EPYC with AVX2 only; over it with)
+        assert landed >= 3, landed
         (again,) = gallery.identify(lfw_photo(*HUB_AGAIN), remember=False)
         assert again.name == "Jean Brumley" and again.score >= rule.threshold
         # what the answer says agrees with the decision: the cosine it had to reach, the rarity for strangers

@@ -206,3 +206,20 @@ def test_a_broken_or_huge_sidecar_is_one_line_and_nothing_changes(obama_and_bide
         assert "a.jpg.xmp" in problems and "cannot be read" in problems, problems
         assert "b.jpg.xmp" in problems and "over the" in problems, problems
     assert {path.name: digest(path) for path in folder.iterdir()} == before
+
+
+def test_a_sidecar_without_regions_gains_the_photos_own_beside_facerecs(library) -> None:
+    """A sidecar a manager wrote with a title only: the photo's four named regions would be hidden from a manager
+    that prefers the sidecar, so writing a face there copies them in first."""
+    photo = library / "white_house_3.jpg"
+    sidecar = sidecars(photo)[0]
+    sidecar.write_text('<?xpacket begin="\ufeff" id="W5M0MpCehiHzreSzNTczkc9d"?>\n'
+                       '<x:xmpmeta xmlns:x="adobe:ns:meta/"/>\n<?xpacket end="w"?>\n', encoding="utf-8")
+    titled = exifmwg.ImageMetadata(sidecar)
+    titled.title = "The Situation Room"
+    titled.save()
+    height, width = Image.open(photo).size[::-1]
+    report = write_regions(photo, [Region((0.715, 0.12, 0.768, 0.224), "Someone Else")], width, height)
+    assert report.added == ["Someone Else"]
+    assert [name for name, _kind in exiv2_regions(sidecar)] == NAMED["white_house_3.jpg"] + ["Someone Else"]
+    assert exifmwg.ImageMetadata(sidecar).title == "The Situation Room"

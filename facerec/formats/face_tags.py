@@ -149,8 +149,8 @@ def face_in_region(region: Region, boxes: list[tuple[float, float, float, float]
 
 
 def write_regions(photo: Path, faces: list[Region], width: int, height: int, into_photo: bool = False) -> WriteReport:
-    """Add `faces` (named face regions) to `photo`'s tags: into its sidecar (made when missing, starting from the
-    photo's own regions) or, with `into_photo`, into the photo itself. Every region already there is written back
+    """Add `faces` (named face regions) to `photo`'s tags: into its sidecar (made when missing; one without regions
+    starts from the photo's own) or, with `into_photo`, into the photo itself. Every region already there is written back
     as Exiv2 read it, whatever it holds; a face that overlaps a face region already there (intersection over union
     0.3 or more) is left to that region. `width` and `height`: the photo as shown, recorded as MWG's
     AppliedToDimensions when the file had none."""
@@ -158,9 +158,10 @@ def write_regions(photo: Path, faces: list[Region], width: int, height: int, int
     target = photo if into_photo else sidecars(photo)[0]
     source = None
     if not into_photo and not target.exists():
-        source = _metadata(photo, MAX_PHOTO_BYTES)  # a new sidecar carries the photo's own regions
         target.write_text(EMPTY_PACKET, encoding="utf-8")
     metadata = _metadata(target, MAX_SIDECAR_BYTES if target != photo else MAX_PHOTO_BYTES)
+    if target != photo and metadata.region_info is None:
+        source = _metadata(photo, MAX_PHOTO_BYTES)  # a sidecar without regions starts from the photo's own
     holder = source if source is not None else metadata
     info = holder.region_info
     kept_regions = list(info.region_list) if info is not None else []

@@ -30,7 +30,6 @@ import json
 import os
 import re
 import threading
-import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -38,11 +37,10 @@ from facerec.cli.library_files import library_files, photo_bytes, replacing
 from facerec.cli.library_groups import (
     group_library,
     groups_path,
+    kept_unknown,
     open_groups,
     private_copy,
-    read_state,
     still_kept,
-    unknown_faces,
     who_where,
     without_expired,
 )
@@ -86,7 +84,7 @@ def identify_folder(args) -> int:
         with ThreadPoolExecutor(max(1, args.workers or os.cpu_count() or 1)) as pool:
             list(pool.map(answer, pending))
         entries = [done[keys[path]] for path in photos]
-        labels = group_library(gallery, folder, out, entries) if group else None
+        labels, groups = group_library(gallery, folder, out, entries) if group else (None, {})
     if any("unknown" in entry for entry in done.values()):  # embeddings of strangers kept: only current, unexpired
         with replacing(progress) as handle:
             handle.writelines(json.dumps(entry) + "\n" for entry in without_expired(entries))
@@ -99,7 +97,7 @@ def identify_folder(args) -> int:
             f"(answers as they came: {progress.name})")
     if skipped:
         text += "; skipped " + ", ".join(f"{count} {why}" for why, count in sorted(skipped.items()))
-    shown = open_groups(read_state(out)["groups"]) if group else []
+    shown = open_groups(groups)
     if group:
         text += (f"; {len(shown)} group(s) of people not enrolled ({sum(len(g['faces']) for _, g in shown)} faces) "
                  f"in {groups_path(out).name}: `facerec library name {out} GROUP NAME` enrolls one")
@@ -119,16 +117,14 @@ def _identified(gallery, folder: Path, path: Path, key: str, top_k: int, group: 
              "problem": None}
     try:
         if is_video(path):
-            keep = (lambda answer: {"unknown": unknown_faces([(t.track.id, t.match, t.track.pooled)
-                                                              for t in answer.tracks]), "at": time.time()}) \
+            keep = (lambda answer: kept_unknown([(t.track.id, t.match, t.track.pooled) for t in answer.tracks])) \
                 if group else None
             return {**video_entry(gallery, path, str(path.relative_to(folder)), top_k, keep), "key": key}
         matches = gallery.identify(photo_bytes(path), top_k=top_k)
         entry["faces_found"] = matches.found
         entry["faces"] = [_face_fields(number, match.to_dict()) for number, match in enumerate(matches)]
         if group:
-            entry["unknown"] = unknown_faces([(n, match, match.embedding) for n, match in enumerate(matches)])
-            entry["at"] = time.time()
+            entry.update(kept_unknown([(n, match, match.embedding) for n, match in enumerate(matches)]))
     except (FaceRecError, OSError) as error:  # not a photo, no face, gone meanwhile: one line, and on to the next
         entry["problem"] = " ".join(str(error).split())[:300]
     return entry

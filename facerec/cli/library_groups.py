@@ -30,8 +30,11 @@ from pathlib import Path
 
 import numpy as np
 
+from facerec.cli.library_files import photo_bytes, replacing
+from facerec.cli.output import emit, open_gallery
 from facerec.cli.video import is_video
 from facerec.errors import FaceRecError, InvalidArgument
+from facerec.formats.face_tags import overlap
 
 KEEP_DAYS = 30  # as the strangers memory keeps an unknown face
 MAX_FACES = 200_000
@@ -48,6 +51,11 @@ def register(command, sub, common: argparse.ArgumentParser) -> None:
     p.add_argument("out", help="the library run's --out (its OUT.groups.json)")
     p.add_argument("group", type=int, help="the group's number")
     p.add_argument("name", nargs="?", help="the person's name (name: a new person; add: an enrolled one)")
+
+
+def kept_unknown(numbered: list[tuple[int, object, np.ndarray | None]]) -> dict:
+    """The fields a grouped run adds to one file's answer: its unknown faces (`unknown_faces`) and when (`at`)."""
+    return {"unknown": unknown_faces(numbered), "at": time.time()}
 
 
 def unknown_faces(numbered: list[tuple[int, object, np.ndarray | None]]) -> list[dict]:
@@ -109,9 +117,9 @@ def read_state(out: Path) -> dict:
                               "the library afresh") from None
 
 
-def group_library(gallery, folder: Path, out: Path, entries: list[dict]) -> dict[str, int]:
+def group_library(gallery, folder: Path, out: Path, entries: list[dict]) -> tuple[dict[str, int], dict]:
     """Group every kept unknown face of `entries` (the run's answers), keeping the groups found before; write
-    OUT.groups.json; return {face key: group} for the outputs."""
+    OUT.groups.json; return ({face key: group} for the outputs, the groups as written)."""
     state = read_state(out)
     keys, vectors, nearest = [], [], []
     for entry in entries:
@@ -123,8 +131,7 @@ def group_library(gallery, folder: Path, out: Path, entries: list[dict]) -> dict
         raise InvalidArgument(f"{len(keys):,} unknown faces are more than the {MAX_FACES:,} a library run groups; "
                               "group its folders one at a time")
     if not keys:
-        _write_state(out, folder, state, {}, [], {}, {}, np.zeros(0), {})
-        return {}
+        return {}, _write_state(out, folder, state, {}, [], {}, {}, np.zeros(0), {})
     embeddings = np.stack(vectors)
     embeddings /= np.maximum(np.linalg.norm(embeddings, axis=1, keepdims=True), 1e-12)
     before = np.array([int(state["faces"].get(key, -1)) for key in keys], np.int64)
@@ -132,15 +139,13 @@ def group_library(gallery, folder: Path, out: Path, entries: list[dict]) -> dict
     labels = {key: int(label) for key, label in zip(keys, grouping.labels)}
     where = {f"{entry['key']}#{face['face']}": (entry["photo"], face["box"])
              for entry in entries for face in entry["faces"]}
-    _write_state(out, folder, state, labels, keys, where, grouping.resembles, grouping.typical, grouping.closest)
-    return labels
+    return labels, _write_state(out, folder, state, labels, keys, where, grouping.resembles, grouping.typical,
+                                grouping.closest)
 
 
 def _write_state(out: Path, folder: Path, state: dict, labels: dict[str, int], keys: list[str],
                  where: dict[str, tuple], resembles: dict[int, str], typical: np.ndarray,
-                 closest: dict[int, tuple[str, float]]) -> None:
-    from facerec.cli.library_files import replacing
-
+                 closest: dict[int, tuple[str, float]]) -> dict:
     members: dict[int, list[tuple[float, str]]] = {}
     for key, value in zip(keys, typical):
         members.setdefault(labels[key], []).append((float(value), key))
@@ -153,9 +158,8 @@ def _write_state(out: Path, folder: Path, state: dict, labels: dict[str, int], k
             "photos": len({where[key][0] for key in ordered}), "resembles": resembles.get(group),
             "closest_enrolled": list(closest[group]) if group in closest else None,
             "status": earlier.get("status", "open"), "named": earlier.get("named")}
-    with replacing(groups_path(out)) as handle:
-        json.dump({"version": STATE_VERSION, "folder": str(folder.resolve()), "faces": labels, "groups": groups},
-                  handle, indent=1, ensure_ascii=True)
+    _save(out, {"version": STATE_VERSION, "folder": str(folder.resolve()), "faces": labels, "groups": groups})
+    return groups
 
 
 def open_groups(groups: dict) -> list[tuple[int, dict]]:
@@ -168,8 +172,6 @@ def open_groups(groups: dict) -> list[tuple[int, dict]]:
 
 def cmd_library(args) -> int:
     """`facerec library name|add|dismiss OUT GROUP [NAME]`."""
-    from facerec.cli.output import emit, open_gallery
-
     out = Path(args.out)
     state = read_state(out)
     group = state["groups"].get(str(args.group))
@@ -196,17 +198,12 @@ def cmd_library(args) -> int:
 
 
 def _save(out: Path, state: dict) -> None:
-    from facerec.cli.library_files import replacing
-
     with replacing(groups_path(out)) as handle:
         json.dump(state, handle, indent=1, ensure_ascii=True)
 
 
 def _enrolled_from_group(gallery, folder: Path, group: dict, name: str, new_person: bool) -> list[dict]:
     """Enroll `name` from the group's most typical faces (one a photo), or add them to `name`; a line per face."""
-    from facerec.cli.library_files import photo_bytes
-    from facerec.formats.face_tags import overlap
-
     outcomes, photos_used = [], set()
     for face in group["faces"]:
         if len([o for o in outcomes if o["outcome"] in ("enrolled", "added")]) > NAMED_FACES or \

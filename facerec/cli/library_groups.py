@@ -34,7 +34,7 @@ from facerec.cli.library_files import photo_bytes, replacing
 from facerec.cli.output import emit, open_gallery
 from facerec.cli.video import is_video
 from facerec.errors import FaceRecError, InvalidArgument
-from facerec.formats.face_tags import overlap
+from facerec.faces.boxes import overlap
 
 KEEP_DAYS = 30  # as the strangers memory keeps an unknown face
 MAX_FACES = 200_000

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from facerec.errors import InvalidArgument
+from facerec.faces.boxes import overlap
 
 MAX_PHOTO_BYTES = 64 << 20  # as `facerec identify DIR/` reads a library's photos
 MAX_SIDECAR_BYTES = 4 << 20  # an XMP sidecar of a photo is a few kB; this is far above any real one
@@ -119,17 +120,6 @@ def read_regions(photo: Path) -> list[Region]:
 def named_faces(photo: Path) -> list[Region]:
     """The regions of `photo` that are faces with a name."""
     return [region for region in read_regions(photo) if region.kind == FACE and region.name]
-
-
-def overlap(a: tuple[float, float, float, float], b: tuple[float, float, float, float]) -> float:
-    """Intersection over union of two boxes (left, top, right, bottom) in the same units."""
-    width = min(a[2], b[2]) - max(a[0], b[0])
-    height = min(a[3], b[3]) - max(a[1], b[1])
-    if width <= 0 or height <= 0:
-        return 0.0
-    inter = width * height
-    union = (a[2] - a[0]) * (a[3] - a[1]) + (b[2] - b[0]) * (b[3] - b[1]) - inter
-    return inter / union if union > 0 else 0.0
 
 
 def face_in_region(region: Region, boxes: list[tuple[float, float, float, float]], width: int, height: int,

@@ -11,6 +11,7 @@ import numpy as np
 
 from facerec.gallery.core import Core
 from facerec.formats.archive import encode_crop
+from facerec.faces.boxes import overlap
 from facerec.faces.detect import DetectedFace
 from facerec.faces.embed import checked_embeddings
 from facerec.errors import DuplicatePhoto, IdentityMismatch, InvalidArgument, LowQuality, NameTaken, PossibleDuplicate
@@ -233,12 +234,4 @@ def same_face(sha_a: str, box_a: list, sha_b: str, box_b: list) -> bool:
     """Same photo (bytes) and the same face in it; faces stored without a box match on the photo alone."""
     if not sha_a or sha_a != sha_b:
         return False
-    return not box_a or not box_b or _iou(box_a, box_b) > 0.5
-
-
-def _iou(a, b) -> float:
-    x1, y1 = max(a[0], b[0]), max(a[1], b[1])
-    x2, y2 = min(a[2], b[2]), min(a[3], b[3])
-    inter = max(0.0, x2 - x1) * max(0.0, y2 - y1)
-    union = (a[2] - a[0]) * (a[3] - a[1]) + (b[2] - b[0]) * (b[3] - b[1]) - inter
-    return inter / union if union > 0 else 0.0
+    return not box_a or not box_b or overlap(box_a, box_b) > 0.5

@@ -18,18 +18,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from facerec.faces.boxes import overlap
+
 CUT_DISTANCE = 0.3  # total variation distance between two frames' colour histograms that marks a cut
 MIN_OVERLAP = 0.2  # intersection over union of a predicted box and a detection, to continue a track
 MAX_GAP_SECONDS = 1.0  # a track not seen for this long ends (a face that left, or was hidden)
-
-
-def overlap(a: tuple, b: tuple) -> float:
-    """Intersection over union of two (x1, y1, x2, y2) boxes, in [0, 1]."""
-    width = max(0.0, min(a[2], b[2]) - max(a[0], b[0]))
-    height = max(0.0, min(a[3], b[3]) - max(a[1], b[1]))
-    inter = width * height
-    union = (a[2] - a[0]) * (a[3] - a[1]) + (b[2] - b[0]) * (b[3] - b[1]) - inter
-    return inter / union if union > 0 else 0.0
 
 
 @dataclass

@@ -24,7 +24,15 @@ from facerec.cli.library_files import PHOTO_SUFFIXES, library_files, photo_bytes
 from facerec.cli.output import emit, open_gallery, progress_bar
 from facerec.cli.registry import CommandAdder
 from facerec.errors import FaceRecError, InvalidArgument, NameTaken
-from facerec.formats.face_tags import FACE, Region, face_in_region, named_faces, read_regions, write_regions
+from facerec.formats.face_tags import (
+    FACE,
+    Region,
+    face_in_region,
+    named_faces,
+    read_regions,
+    require_library,
+    write_regions,
+)
 
 
 def register(command: CommandAdder, sub, common: argparse.ArgumentParser) -> None:
@@ -41,6 +49,7 @@ def register(command: CommandAdder, sub, common: argparse.ArgumentParser) -> Non
 
 
 def cmd_tags(args) -> int:
+    require_library()
     photos = _photos(Path(args.path))
     if args.action == "read":
         return _read(args, photos)

@@ -60,6 +60,11 @@ class WriteReport:
     kept_as_they_were: list[tuple[str, str]]
 
 
+def require_library() -> None:
+    """InvalidArgument (one line, how to install it) when the `tags` extra is missing: said once, before a walk."""
+    _library()
+
+
 def _library():
     try:
         import exifmwg

@@ -223,3 +223,15 @@ def test_a_sidecar_without_regions_gains_the_photos_own_beside_facerecs(library)
     assert report.added == ["Someone Else"]
     assert [name for name, _kind in exiv2_regions(sidecar)] == NAMED["white_house_3.jpg"] + ["Someone Else"]
     assert exifmwg.ImageMetadata(sidecar).title == "The Situation Room"
+
+
+def test_without_the_tags_extra_the_command_says_so_once_and_fails(tmp_path) -> None:
+    """Found following the README's first command (no extras): the hint was printed on every photo's row, exit 0."""
+    blocked = tmp_path / "blocked"
+    blocked.mkdir()
+    (blocked / "exifmwg.py").write_text("raise ImportError('not installed')\n")  # as if the extra were missing
+    done = subprocess.run([sys.executable, "-m", "facerec.cli", "tags", "read", str(TAGGED), "--home",
+                           str(tmp_path / "home")], capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "PYTHONPATH": f"{blocked}{os.pathsep}{REPO_ROOT}"})
+    assert done.returncode == 1 and done.stdout == "", (done.stdout, done.stderr)
+    assert done.stderr.strip().splitlines() == ["error: face tags need the 'tags' extra: pip install 'facerec[tags]'."]

@@ -73,6 +73,22 @@ def test_only_an_admin_key_sees_names_or_dismisses_suggestions(app, data_dir):
         assert missing.status_code == 404 and missing.json()["code"] == "unknown_suggestion"
 
 
+def show_suggestions_once_grouped(page, panel, tries: int = 20) -> None:
+    """Press Show suggestions until the kept faces are grouped. Grouping runs in the background after each kept
+    face; on a loaded 2-core CI machine it can still be running when the button is first pressed, and the page then
+    says so and asks to press again (seen in CI at 412e126), which is what a user would do."""
+    status = page.locator("#suggestions-status")
+    panel.get_by_role("button", name="Show suggestions").click()
+    expect(status).to_contain_text("suggest")  # the first answer, grouped or not
+    for _ in range(tries):
+        try:
+            expect(status).not_to_contain_text("being grouped", timeout=3000)
+            return
+        except AssertionError:
+            panel.get_by_role("button", name="Show suggestions").click()
+    raise AssertionError(f"the kept faces were still being grouped after {tries} presses")
+
+
 def test_a_suggestion_named_in_the_gallery_tab_is_enrolled(page, shoot, data_dir):
     for index in (1, 2, 3):
         assert "#0 unknown" in identify_one_face(page, lfw(data_dir, URIBE, index))
@@ -85,7 +101,7 @@ def test_a_suggestion_named_in_the_gallery_tab_is_enrolled(page, shoot, data_dir
     password.press("Enter")
     expect(page.locator("#people-status")).to_have_text("1 person enrolled.")
     panel.get_by_role("button", name="Suggested people: seen again and again, not enrolled").click()
-    panel.get_by_role("button", name="Show suggestions").click()
+    show_suggestions_once_grouped(page, panel)
     expect(page.locator("#suggestions-status")).to_contain_text("1 suggested person. Pick one")
     expect(page.locator("#suggestions-faces")).to_contain_text("seen 3 times in 3 photos, not enrolled")
     page.locator("#suggestions-choice").get_by_role("combobox").click()

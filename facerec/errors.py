@@ -50,6 +50,10 @@ class UnknownSuggestion(UnknownIdentity):
     """No such suggested person (`facerec.gallery.suggestions`): named, dismissed, forgotten, or never one."""
 
 
+class UnknownLibraryGroup(UnknownIdentity):
+    """No such group in a grouped library run (`facerec.library.groups_file`)."""
+
+
 class DuplicatePhoto(FaceRecError):
     """This exact photo (same bytes) is already enrolled; `enrolled_as` names the person it is enrolled as."""
 

@@ -28,7 +28,7 @@ from starlette.exceptions import HTTPException
 from facerec.errors import (
     InvalidVideo, VideoTooLarge, AccessDenied, Busy, DuplicatePhoto, FaceRecError, IdentityMismatch, ImageTooLarge, InvalidImage, ModelMismatch,
     LowQuality, MultipleFaces, NameTaken, NoFace, PossibleDuplicate, StorageFull, UnknownIdentity, UnknownSighting,
-    UnknownSuggestion, UnusableFile,
+    UnknownLibraryGroup, UnknownSuggestion, UnusableFile,
 )
 from facerec.words.phrasing import sentence
 
@@ -44,6 +44,7 @@ STATUS_OF = (
     (MultipleFaces, 422, "multiple_faces"),
     (UnknownSighting, 404, "unknown_sighting"),
     (UnknownSuggestion, 404, "unknown_suggestion"),
+    (UnknownLibraryGroup, 404, "unknown_library_group"),
     (UnknownIdentity, 404, "unknown_person"),
     (LowQuality, 422, "low_quality"),
     (NameTaken, 409, "name_taken"),

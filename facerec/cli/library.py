@@ -1,7 +1,7 @@
 """`facerec identify DIR/`: a photo library at once, who is in which photo (and video).
 
 Every image file under DIR (JPEG, PNG, WebP, BMP, by extension; subfolders included, in path order) is identified
-as `facerec identify` does one photo, and every video (`facerec.cli.video.VIDEO_SUFFIXES`) as it does one video
+as `facerec identify` does one photo, and every video (`facerec.library.files.VIDEO_SUFFIXES`) as it does one video
 (a row per face followed, with its seconds on screen; the video's own bounds, `facerec.video.decode`), on `--workers` threads (default: every core; decoding, detection and the
 model release Python's lock). Each answer is appended to `<out>.progress.jsonl` as soon as it is known, so an
 interrupted run started again with the same `--out` skips the photos already answered (a file whose size or
@@ -33,20 +33,19 @@ import threading
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from facerec.cli.library_files import library_files, photo_bytes, replacing
 from facerec.cli.library_groups import (
     group_library,
-    groups_path,
     kept_unknown,
-    open_groups,
     private_copy,
     still_kept,
     who_where,
     without_expired,
 )
 from facerec.cli.output import emit, open_gallery, progress_bar
-from facerec.cli.video import is_video, video_entry
+from facerec.cli.video import video_entry
 from facerec.errors import FaceRecError, InvalidArgument
+from facerec.library.files import is_video, library_files, photo_bytes, replacing
+from facerec.library.groups_file import GroupsFile, open_groups
 
 FACE_FIELDS = ["face", "name", "known", "similarity", "score", "box", "sighting_id"]  # of each face, in both files
 VIDEO_FACE_FIELDS = {"first_time", "last_time", "frames_seen"}  # a video's track also says when it was on screen
@@ -100,13 +99,13 @@ def identify_folder(args) -> int:
     shown = open_groups(groups)
     if group:
         text += (f"; {len(shown)} group(s) of people not enrolled ({sum(len(g['faces']) for _, g in shown)} faces) "
-                 f"in {groups_path(out).name}: `facerec library name {out} GROUP NAME` enrolls one")
+                 f"in {GroupsFile(out).path.name}: `facerec library name {out} GROUP NAME` enrolls one")
     emit(args, {"photos": len(photos), "resumed": len(photos) - len(pending), "faces": faces, "people": named,
                 "problems": [{"photo": e["photo"], "problem": e["problem"]} for e in problems], "skipped": skipped,
                 "progress": str(progress),
                 "csv": f"{out}.csv", "json": f"{out}.json",
                 **({"groups": [{"group": number, "faces": len(g["faces"]), "photos": g["photos"]} for number, g in shown],
-                    "groups_file": str(groups_path(out))} if group else {})}, text=text)
+                    "groups_file": str(GroupsFile(out).path)} if group else {})}, text=text)
     return 0
 
 

@@ -15,31 +15,24 @@ memory is: an embedding is kept at most `KEEP_DAYS` days (a photo answered longe
 only in the run's own files. At most `MAX_FACES` faces are grouped (their embeddings, 1 KiB each, are in memory
 while grouping: 200 MB at the bound).
 
-Naming a group enrolls the person from its most typical faces (the first as the enrollment, up to `NAMED_FACES`
-more added, each checked as any enrollment is, the faces found again in their files by their boxes); adding it to
-an enrolled person adds those photos; dismissing it hides it from the outputs of later runs.
+Naming, adding and dismissing a group: `facerec.library.groups_file` (the REST API and the page do the same).
 """
 
 from __future__ import annotations
 
 import argparse
 import base64
-import json
 import time
 from pathlib import Path
 
 import numpy as np
 
-from facerec.cli.library_files import photo_bytes, replacing
 from facerec.cli.output import emit, open_gallery
-from facerec.cli.video import is_video
-from facerec.errors import FaceRecError, InvalidArgument
-from facerec.faces.boxes import overlap
+from facerec.errors import InvalidArgument
+from facerec.library.groups_file import STATE_VERSION, GroupsFile
 
 KEEP_DAYS = 30  # as the strangers memory keeps an unknown face
 MAX_FACES = 200_000
-NAMED_FACES = 5
-STATE_VERSION = 1
 
 
 def register(command, sub, common: argparse.ArgumentParser) -> None:
@@ -99,28 +92,16 @@ def who_where(photos: list[dict]) -> dict:
     return {"people": people, "groups": groups}
 
 
-def groups_path(out: Path) -> Path:
-    return out.with_name(out.name + ".groups.json")
-
-
-def read_state(out: Path) -> dict:
-    path = groups_path(out)
-    if not path.is_file():
-        return {"version": STATE_VERSION, "faces": {}, "groups": {}}
-    try:
-        state = json.loads(path.read_text())
-        if state.get("version") != STATE_VERSION or not isinstance(state.get("faces"), dict):
-            raise ValueError
-        return state
-    except (ValueError, OSError):
-        raise InvalidArgument(f"{path.name} is not a groups file this facerec wrote; move it away to group "
-                              "the library afresh") from None
-
-
 def group_library(gallery, folder: Path, out: Path, entries: list[dict]) -> tuple[dict[str, int], dict]:
     """Group every kept unknown face of `entries` (the run's answers), keeping the groups found before; write
-    OUT.groups.json; return ({face key: group} for the outputs, the groups as written)."""
-    state = read_state(out)
+    OUT.groups.json; return ({face key: group} for the outputs, the groups as written). The groups file is held
+    from its read to its write, so a group named or dismissed meanwhile (the page, REST) waits and is kept."""
+    with GroupsFile(out).locked():
+        return _grouped(gallery, folder, out, entries)
+
+
+def _grouped(gallery, folder: Path, out: Path, entries: list[dict]) -> tuple[dict[str, int], dict]:
+    state = GroupsFile(out).read()
     keys, vectors, nearest = [], [], []
     for entry in entries:
         for face in entry.get("unknown", []):
@@ -158,79 +139,28 @@ def _write_state(out: Path, folder: Path, state: dict, labels: dict[str, int], k
             "photos": len({where[key][0] for key in ordered}), "resembles": resembles.get(group),
             "closest_enrolled": list(closest[group]) if group in closest else None,
             "status": earlier.get("status", "open"), "named": earlier.get("named")}
-    _save(out, {"version": STATE_VERSION, "folder": str(folder.resolve()), "faces": labels, "groups": groups})
+    GroupsFile(out).save({"version": STATE_VERSION, "folder": str(folder.resolve()), "faces": labels,
+                          "groups": groups})
     return groups
-
-
-def open_groups(groups: dict) -> list[tuple[int, dict]]:
-    """The groups to show: not dismissed or named, not resembling an enrolled person, of faces in at least 2
-    photos (one person is not twice in one photo), the largest first."""
-    shown = [(int(g), group) for g, group in groups.items()
-             if group["status"] == "open" and not group["resembles"] and group["photos"] >= 2]
-    return sorted(shown, key=lambda item: (-len(item[1]["faces"]), item[0]))
 
 
 def cmd_library(args) -> int:
     """`facerec library name|add|dismiss OUT GROUP [NAME]`."""
-    out = Path(args.out)
-    state = read_state(out)
-    group = state["groups"].get(str(args.group))
-    if group is None:
-        raise InvalidArgument(f"{groups_path(out).name} has no group {args.group} (`facerec identify DIR/ --group "
-                              f"--out {out}` lists them)")
+    groups = GroupsFile(Path(args.out))
+    groups.group(args.group)  # one line when the run has no such group
     if args.action == "dismiss":
-        group["status"] = "dismissed"
-        _save(out, state)
+        groups.dismiss(args.group)
         emit(args, {"group": args.group, "status": "dismissed"}, text=f"group {args.group} dismissed")
         return 0
     if not args.name:
         raise InvalidArgument(f"`facerec library {args.action} OUT GROUP NAME` needs the person's name")
     with open_gallery(args) as gallery:
-        outcomes = _enrolled_from_group(gallery, Path(state["folder"]), group, args.name, args.action == "name")
+        outcomes = groups.take(gallery, args.group, args.name, new_person=args.action == "name")
     taken = [o for o in outcomes if o["outcome"] in ("enrolled", "added")]
-    if taken:
-        group["status"], group["named"] = "named", args.name
-        _save(out, state)
     emit(args, {"group": args.group, "name": args.name, "faces": outcomes},
          [[o["photo"], o["outcome"]] for o in outcomes], ["photo", "outcome"],
          text=f"group {args.group}: {len(taken)} face(s) of {args.name} taken from {len(outcomes)} tried")
     return 0 if taken else 1
-
-
-def _save(out: Path, state: dict) -> None:
-    with replacing(groups_path(out)) as handle:
-        json.dump(state, handle, indent=1, ensure_ascii=True)
-
-
-def _enrolled_from_group(gallery, folder: Path, group: dict, name: str, new_person: bool) -> list[dict]:
-    """Enroll `name` from the group's most typical faces (one a photo), or add them to `name`; a line per face."""
-    outcomes, photos_used = [], set()
-    for face in group["faces"]:
-        if len([o for o in outcomes if o["outcome"] in ("enrolled", "added")]) > NAMED_FACES or \
-                face["photo"] in photos_used:
-            continue
-        photos_used.add(face["photo"])
-        if is_video(face["photo"]):
-            continue  # a person is enrolled from photos
-        path = (folder / face["photo"]).resolve()
-        try:
-            if not path.is_relative_to(folder):
-                raise InvalidArgument("outside the library's folder")
-            photo, found = gallery.services().photos.detect(photo_bytes(path))
-            index = max(range(len(found)), key=lambda i: overlap(tuple(found[i].box), tuple(face["box"])),
-                        default=None)
-            if index is None or overlap(tuple(found[index].box), tuple(face["box"])) < 0.5:
-                raise InvalidArgument("the face is no longer where the library run found it")
-            if new_person:
-                gallery.enroll(photo, name, face_index=index)
-                new_person = False
-                outcomes.append({"photo": face["photo"], "outcome": "enrolled"})
-            else:
-                gallery.add_photo(name, photo, face_index=index)
-                outcomes.append({"photo": face["photo"], "outcome": "added"})
-        except (FaceRecError, OSError) as error:
-            outcomes.append({"photo": face["photo"], "outcome": "refused: " + " ".join(str(error).split())[:300]})
-    return outcomes
 
 
 def private_copy(entry: dict) -> dict:

@@ -185,7 +185,8 @@ def cmd_identify(args) -> int:
 
         return identify_folder(args)
     from facerec.cli.library import write_outputs
-    from facerec.cli.video import identify_video, is_video
+    from facerec.cli.video import identify_video
+    from facerec.library.files import is_video
 
     if is_video(args.photo):
         return identify_video(args, write_outputs)

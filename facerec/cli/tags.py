@@ -20,7 +20,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from facerec.cli.library_files import PHOTO_SUFFIXES, library_files, photo_bytes
+from facerec.library.files import PHOTO_SUFFIXES, library_files, photo_bytes
 from facerec.cli.output import emit, open_gallery, progress_bar
 from facerec.cli.registry import CommandAdder
 from facerec.errors import FaceRecError, InvalidArgument, NameTaken

@@ -14,14 +14,6 @@ from facerec.errors import InvalidArgument
 from facerec.words.threshold import threshold_sentence, worded
 from facerec.words.video import pooled_sentence, span, video_summary
 
-VIDEO_SUFFIXES = {".mp4", ".m4v", ".mov", ".webm", ".mkv", ".avi"}
-
-
-def is_video(path: str | Path) -> bool:
-    """By its name: what `facerec identify` answers as a video rather than a photo."""
-    return Path(path).suffix.lower() in VIDEO_SUFFIXES
-
-
 def identify_video(args, write_outputs) -> int:
     """`write_outputs(out, entries)`: how `--out` files are written (`facerec.cli.library.write_outputs`)."""
     annotate = Path(args.annotate) if getattr(args, "annotate", None) else None

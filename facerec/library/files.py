@@ -1,6 +1,7 @@
 """A photo library's files, as every library command reads and writes them: which files under a folder are
 photos or videos (links followed only inside it), a photo's bytes read within its bound and only when its header
-says it is one, and owner-only outputs replaced whole (`facerec identify DIR/`, `facerec tags`, `facerec library`)."""
+says it is one, and owner-only outputs replaced whole (`facerec identify DIR/`, `facerec tags`, `facerec library`,
+and the app's library groups)."""
 
 from __future__ import annotations
 
@@ -8,11 +9,15 @@ import os
 import tempfile
 from pathlib import Path
 
-from facerec.cli.video import is_video
-
 PHOTO_SUFFIXES = {".jpg", ".jpeg", ".png", ".webp", ".bmp"}
 MAX_PHOTO_BYTES = 64 << 20  # 64 MiB: above any camera's JPEG; a bigger file is one line, never read
+VIDEO_SUFFIXES = {".mp4", ".m4v", ".mov", ".webm", ".mkv", ".avi"}
 HEADERS = (b"\xff\xd8\xff", b"\x89PNG\r\n\x1a\n", b"BM")  # JPEG, PNG, BMP (WebP: RIFF....WEBP, below)
+
+
+def is_video(path: str | Path) -> bool:
+    """By its name: what `facerec identify` answers as a video rather than a photo."""
+    return Path(path).suffix.lower() in VIDEO_SUFFIXES
 
 
 def photo_bytes(path: Path) -> bytes:

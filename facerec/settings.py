@@ -65,6 +65,8 @@ class Settings:
     suggestions: bool | None = None
     suggestions_days: int = 30  # ... each for at most this many days
     suggestions_memory: int = 10_000  # ... at most this many faces, the oldest out first
+    # A photo library the app may group into people (`facerec.library.app_runs`), for the admin; None: none
+    library: Path | None = None
     index_kind: str | None = None  # None: "pgvector" on a PostgreSQL database, else "auto" (`resolved_index_kind`)
     hnsw_m: int = 32
     hnsw_ef_search: int = 256
@@ -91,7 +93,7 @@ class Settings:
         """Defaults, then FACEREC_HOME / FACEREC_DATABASE_URL / FACEREC_MODEL (a file) or FACEREC_PACK (a pack's
         name: both set is refused) / FACEREC_THRESHOLD / FACEREC_FPIR /
         FACEREC_INDEX / FACEREC_HNSW_EF / FACEREC_STORE_CROPS / FACEREC_SIGHTINGS / FACEREC_SIGHTINGS_PER_HOUR /
-        FACEREC_SUGGESTIONS / FACEREC_SUGGESTIONS_DAYS / FACEREC_SUGGESTIONS_MEMORY,
+        FACEREC_SUGGESTIONS / FACEREC_SUGGESTIONS_DAYS / FACEREC_SUGGESTIONS_MEMORY / FACEREC_LIBRARY,
         then explicit overrides (None values in overrides are ignored). A value that is not what its variable
         takes is one line (InvalidArgument) naming the variable, before anything is opened."""
         if os.environ.get("FACEREC_MODEL", "").strip() and os.environ.get("FACEREC_PACK", "").strip():
@@ -223,6 +225,7 @@ _ENVIRONMENT = {  # variable: (setting, parser of its text)
     "FACEREC_SUGGESTIONS": ("suggestions", _switch),
     "FACEREC_SUGGESTIONS_DAYS": ("suggestions_days", _count),
     "FACEREC_SUGGESTIONS_MEMORY": ("suggestions_memory", _suggestions_memory),
+    "FACEREC_LIBRARY": ("library", Path),
 }
 
 

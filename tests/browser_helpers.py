@@ -45,6 +45,21 @@ def open_tab(page, name: str):
     return panel
 
 
+def open_gallery_as_admin(page, password: str, people_line):
+    """The Gallery tab with the admin password typed; waits for the people list to say `people_line` (text or a
+    pattern, e.g. "1 person enrolled."). Opening the tab reads the gallery again; on a busy machine that answer (still without the
+    password) could land after the password's and undo it (seen in CI with two test workers): it lands first."""
+    from facerec.ui.password_field import LABEL
+
+    panel = open_tab(page, "Gallery")
+    expect(page.locator("#people-status")).to_contain_text("Type the admin password")
+    field = page.locator("#admin-password").get_by_label(LABEL)
+    field.fill(password)
+    field.press("Enter")
+    expect(page.locator("#people-status")).to_have_text(people_line)
+    return panel
+
+
 def assert_no_traceback(page) -> None:
     text = page.locator("body").inner_text()
     assert "Traceback" not in text and 'File "' not in text, text[-2000:]

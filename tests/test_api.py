@@ -42,6 +42,9 @@ ROUTES = {("post", "/people"), ("get", "/people"), ("get", "/people/{person_id}"
           ("get", "/people/{person_id}/templates"), ("delete", "/people/{person_id}/templates/{face_id}"),
           ("get", "/suggestions"), ("get", "/suggestions/{suggestion_id}/faces"), ("post", "/videos/identify"),
           ("post", "/suggestions/{suggestion_id}/name"), ("delete", "/suggestions/{suggestion_id}"),
+          ("get", "/library"), ("post", "/library/run"), ("get", "/library/groups/{group}/faces"),
+          ("post", "/library/groups/{group}/name"), ("post", "/library/groups/{group}/add"),
+          ("delete", "/library/groups/{group}"),
           ("post", "/sightings/{sighting_id}/not-this-person"), ("delete", "/negatives/{negative_id}"),
           ("post", "/people/{person_id}/merge"), ("post", "/faces/{face_id}/move"), ("post", "/sightings"),
           ("post", "/negatives")}

@@ -9,19 +9,16 @@ comes back unknown three times, from three photos, and their faces match each ot
 from __future__ import annotations
 
 import base64
-import json
-import subprocess
-import sys
 
 import httpx
 import pytest
 
-from app_server import REPO_ROOT, running_app
-from browser_helpers import assert_no_toast, assert_no_traceback, expect, identify_one_face, lfw, open_tab
+from api_client import create_key
+from app_server import running_app
+from browser_helpers import assert_no_toast, assert_no_traceback, expect, identify_one_face, lfw, open_gallery_as_admin
 
 from facerec.gallery import Gallery
 from facerec.settings import Settings
-from facerec.ui.password_field import LABEL as PASSWORD_LABEL
 
 PASSWORD = "open sesame"
 URIBE, AGASSI = "Alvaro_Uribe", "Andre_Agassi"
@@ -36,16 +33,8 @@ def app(tmp_path_factory, data_dir):
         yield running
 
 
-def key(home, role: str) -> str:
-    done = subprocess.run([sys.executable, "-m", "facerec.cli", "api-key", "create", "--role", role, "--name", role,
-                           "--home", str(home), "--json"], cwd=REPO_ROOT, capture_output=True, text=True,
-                          timeout=120)
-    assert done.returncode == 0, done.stderr
-    return json.loads(done.stdout)["key"]
-
-
 def test_only_an_admin_key_sees_names_or_dismisses_suggestions(app, data_dir):
-    admin, read = {"X-API-Key": key(app.home, "admin")}, {"X-API-Key": key(app.home, "read")}
+    admin, read = {"X-API-Key": create_key(app.home, "admin", "admin")["key"]}, {"X-API-Key": create_key(app.home, "read", "read")["key"]}
     with httpx.Client(base_url=f"{app.url}api/v1", timeout=120, trust_env=False) as api:
         for index in (1, 2, 3):
             photo = lfw(data_dir, AGASSI, index)
@@ -92,14 +81,7 @@ def show_suggestions_once_grouped(page, panel, tries: int = 20) -> None:
 def test_a_suggestion_named_in_the_gallery_tab_is_enrolled(page, shoot, data_dir):
     for index in (1, 2, 3):
         assert "#0 unknown" in identify_one_face(page, lfw(data_dir, URIBE, index))
-    panel = open_tab(page, "Gallery")
-    # Opening the tab reads the gallery again; on a busy machine that answer (still without the password) could
-    # land after the password's and undo it (seen in CI with two test workers): let it land first.
-    expect(page.locator("#people-status")).to_contain_text("Type the admin password")
-    password = page.locator("#admin-password").get_by_label(PASSWORD_LABEL)
-    password.fill(PASSWORD)
-    password.press("Enter")
-    expect(page.locator("#people-status")).to_have_text("1 person enrolled.")
+    panel = open_gallery_as_admin(page, PASSWORD, "1 person enrolled.")
     panel.get_by_role("button", name="Suggested people: seen again and again, not enrolled").click()
     show_suggestions_once_grouped(page, panel)
     expect(page.locator("#suggestions-status")).to_contain_text("1 suggested person. Pick one")

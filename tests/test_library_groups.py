@@ -112,3 +112,25 @@ def test_strangers_embeddings_older_than_their_bound_leave_the_runs_files(librar
     facerec("identify", str(folder), "--out", str(out), home=home)  # a plain run: nothing identified again
     kept = [json.loads(line) for line in progress.read_text().splitlines()]
     assert len(kept) == len(entries) and not any("unknown" in entry for entry in kept)
+
+
+def test_the_app_groups_no_library_unless_the_operator_set_one_outside_privacy_mode(tmp_path) -> None:
+    """FACEREC_LIBRARY is the operator's opt-in (as `--group` is); privacy mode keeps no faces of people not
+    enrolled, so it groups none; a folder that is not there is one line. Each refusal starts nothing."""
+    from facerec.errors import InvalidArgument
+    from facerec.library.app_runs import LibraryRuns
+    from facerec.settings import Settings
+
+    photos = tmp_path / "photos"
+    photos.mkdir()
+    for settings, why in ((Settings(home=tmp_path / "a"), "FACEREC_LIBRARY"),
+                          (Settings(home=tmp_path / "b", library=photos, store_crops=False), "privacy mode"),
+                          (Settings(home=tmp_path / "c", library=tmp_path / "gone"), "not a folder")):
+        runs = LibraryRuns(settings)
+        assert why in runs.why_off()
+        with pytest.raises(InvalidArgument, match=why):
+            runs.start()
+        status = runs.status()
+        assert (status["on"], status["running"], status["started_at"]) == (False, False, None)
+        assert not (settings.home / "library").exists()
+    assert LibraryRuns(Settings(home=tmp_path / "d", library=photos)).why_off() is None

@@ -29,9 +29,8 @@ import numpy as np
 
 from facerec.cli.output import emit, open_gallery
 from facerec.errors import InvalidArgument
-from facerec.library.groups_file import STATE_VERSION, GroupsFile
+from facerec.library.groups_file import KEEP_DAYS, STATE_VERSION, GroupsFile
 
-KEEP_DAYS = 30  # as the strangers memory keeps an unknown face
 MAX_FACES = 200_000
 
 

@@ -25,6 +25,7 @@ from facerec.algorithms.grouping import assign_groups, centrality
 from facerec.gallery.suggestions import GROUPING_FAR, NEAR_FAR
 from facerec.openset.threshold_policy import ScoreCalibration
 
+HINT_FAR = 1e-2  # a group's closest enrolled person is named as a hint only when one of its faces is this close
 NO_COHORT_TEST = float("-inf")  # every pair's cohort z-score passes: the cosine alone decides (see above)
 
 
@@ -40,13 +41,15 @@ class LibraryGrouping:
     resembles: dict[int, str]
     typical: np.ndarray
     closest: dict[int, tuple[str, float]]  # group -> the enrolled person its faces are most often nearest to, and
-    #                                        the best cosine of one to them (a hint: a group may be their missed photos)
+    #                                        the best cosine of one to them, when at least HINT_FAR's (a hint: a group
+    #                                        may be their missed photos)
 
 
 class LibraryGroups:
     def __init__(self, calibration: ScoreCalibration) -> None:
         self._grouping_threshold = calibration.threshold_at_far(GROUPING_FAR)
         self._near_threshold = calibration.threshold_at_far(NEAR_FAR)
+        self._hint_threshold = calibration.threshold_at_far(HINT_FAR)
 
     def group(self, embeddings: np.ndarray, labels: np.ndarray, nearest: list[tuple[str | None, float]]) -> LibraryGrouping:
         """Group the faces whose label is -1 among those already grouped. `embeddings` [N, D] unit vectors;
@@ -76,5 +79,7 @@ class LibraryGroups:
             names = Counter(nearest[m][0] for m in members if nearest[m][0])
             if names:
                 person = names.most_common(1)[0][0]
-                closest[int(group)] = (person, round(max(nearest[m][1] for m in members if nearest[m][0] == person), 4))
+                best = max(nearest[m][1] for m in members if nearest[m][0] == person)
+                if best >= self._hint_threshold:  # else every group of a one-person gallery names that person
+                    closest[int(group)] = (person, round(best, 4))
         return LibraryGrouping(grouped, resembles, typical, closest)

@@ -32,6 +32,7 @@ from facerec.library.files import is_video, photo_bytes, replacing
 from facerec.names import clean_name, name_key
 
 STATE_VERSION = 1
+KEEP_DAYS = 30  # an unknown face's embedding is kept this long by a grouped run, as the strangers memory keeps one
 NAMED_FACES = 5  # faces added beyond the enrollment when a group is named or added
 SHOWN_FACES = 12  # faces a group's pictures show (the most typical)
 CROP_SIDE = 112  # pixels of a face's picture

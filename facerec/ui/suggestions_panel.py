@@ -13,7 +13,7 @@ from facerec.errors import InvalidArgument
 from facerec.words.phrasing import plural
 from facerec.ui.actions import expose
 from facerec.ui.context import AppContext
-from facerec.ui.text import markdown_text
+from facerec.ui.text import markdown_text, page_number
 from facerec.ui.views import FACES_CSS, face_tiles
 
 PAGE_SIZE = 20  # suggestions a page shows: 20 faces as tiles, each a small data: image
@@ -58,7 +58,7 @@ class SuggestionsPanel:
 
     def listed(self, number=1):
         suggestions, strangers = self._services.suggestions, self._services.strangers
-        shown = suggestions.list(offset=PAGE_SIZE * (_page_number(number) - 1), limit=PAGE_SIZE)
+        shown = suggestions.list(offset=PAGE_SIZE * (page_number(number) - 1), limit=PAGE_SIZE)
         found = shown.suggestions
         captions = [_caption(s) for s in found]
         everyone = plural(shown.total, "suggested person", "suggested people")
@@ -67,7 +67,7 @@ class SuggestionsPanel:
         elif not shown.total:
             line = "No suggestions yet: someone must come back unknown at least 3 times, in at least 2 photos."
         elif not found:
-            line = f"{everyone}: page {_page_number(number)} is past the last page."
+            line = f"{everyone}: page {page_number(number)} is past the last page."
         elif len(found) == shown.total:
             line = f"{everyone}. Pick one to see their faces."
         else:
@@ -104,14 +104,6 @@ def _caption(suggestion) -> str:
     """'suggestion 7 · seen 5 times in 3 photos, not enrolled' (the id first: the actions read it)."""
     return (f"suggestion {suggestion.id} · seen {suggestion.faces} times in {suggestion.photos} photos, "
             f"not enrolled")
-
-
-def _page_number(number) -> int:
-    """The page asked for, 1 when the field is empty (Gradio sends None) or below 1."""
-    try:
-        return max(1, int(number or 1))
-    except (TypeError, ValueError, OverflowError):
-        raise InvalidArgument("Page must be a whole number") from None
 
 
 def _id_of(picked) -> int:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import html
 import re
 
+from facerec.errors import InvalidArgument
 from facerec.words.phrasing import sentence
 
 # Characters Markdown (or the HTML it may hold) could read as markup, escaped by `markdown_text`.
@@ -35,3 +36,11 @@ def error_line(message: str, heading: str = "Error") -> str:
             f"{markdown_text(sentence(message))}")
 
 
+
+
+def page_number(number) -> int:
+    """The page a list was asked for: 1 when the field is empty (Gradio sends None) or below 1."""
+    try:
+        return max(1, int(number or 1))
+    except (TypeError, ValueError, OverflowError):
+        raise InvalidArgument("Page must be a whole number") from None

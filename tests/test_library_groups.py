@@ -114,6 +114,18 @@ def test_strangers_embeddings_older_than_their_bound_leave_the_runs_files(librar
     assert len(kept) == len(entries) and not any("unknown" in entry for entry in kept)
 
 
+def test_group_is_refused_in_privacy_mode_and_writes_nothing(library) -> None:
+    """Privacy mode keeps no faces of people not enrolled: `--group` (which keeps their embeddings) is one line,
+    exit 1, and no file of the run is written (it ran and kept them before this)."""
+    folder, home, out = library
+    done = subprocess.run([sys.executable, "-m", "facerec.cli", "identify", str(folder), "--group", "--out", str(out),
+                           "--home", str(home)], capture_output=True, text=True, timeout=600,
+                          env={**os.environ, "PYTHONPATH": str(REPO_ROOT), "FACEREC_STORE_CROPS": "off"})
+    assert done.returncode == 1 and "privacy mode" in done.stderr and "Traceback" not in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1
+    assert not out.parent.exists() or not any(out.parent.iterdir())
+
+
 def test_the_app_groups_no_library_unless_the_operator_set_one_outside_privacy_mode(tmp_path) -> None:
     """FACEREC_LIBRARY is the operator's opt-in (as `--group` is); privacy mode keeps no faces of people not
     enrolled, so it groups none; a folder that is not there is one line. Each refusal starts nothing."""

@@ -69,21 +69,24 @@ def identify_folder(args) -> int:
     pending = [path for path in photos if keys[path] not in done
                or (group and not still_kept(done[keys[path]]))]
     lock = threading.Lock()
-    with open_gallery(args) as gallery, _private_append(progress) as log, \
-            progress_bar(len(pending), "identifying") as bar:
+    with open_gallery(args) as gallery:
+        if group and not gallery.services().settings.store_crops:  # before any file is written
+            raise InvalidArgument("privacy mode (FACEREC_STORE_CROPS=off) keeps no faces of people not enrolled: "
+                                  "--group is refused; run without it, or outside privacy mode")
+        with _private_append(progress) as log, progress_bar(len(pending), "identifying") as bar:
 
-        def answer(path: Path) -> None:
-            entry = _identified(gallery, folder, path, keys[path], args.top_k, group)
-            with lock:
-                log.write(json.dumps(entry) + "\n")
-                log.flush()
-                done[entry["key"]] = entry
-                bar.update(1)
+            def answer(path: Path) -> None:
+                entry = _identified(gallery, folder, path, keys[path], args.top_k, group)
+                with lock:
+                    log.write(json.dumps(entry) + "\n")
+                    log.flush()
+                    done[entry["key"]] = entry
+                    bar.update(1)
 
-        with ThreadPoolExecutor(max(1, args.workers or os.cpu_count() or 1)) as pool:
-            list(pool.map(answer, pending))
-        entries = [done[keys[path]] for path in photos]
-        labels, groups = group_library(gallery, folder, out, entries) if group else (None, {})
+            with ThreadPoolExecutor(max(1, args.workers or os.cpu_count() or 1)) as pool:
+                list(pool.map(answer, pending))
+            entries = [done[keys[path]] for path in photos]
+            labels, groups = group_library(gallery, folder, out, entries) if group else (None, {})
     if any("unknown" in entry for entry in done.values()):  # embeddings of strangers kept: only current, unexpired
         with replacing(progress) as handle:
             handle.writelines(json.dumps(entry) + "\n" for entry in without_expired(entries))

@@ -295,3 +295,12 @@ def debug_requested() -> bool:
 def columns_requested() -> bool:
     """Whether COLUMNS asks for a width even when the output is not a terminal."""
     return bool(os.environ.get("COLUMNS"))
+
+
+def named_secret(variable: str, what: str) -> str:
+    """The secret a camera configuration names by its environment variable (a webhook's shared secret, a broker's
+    password), so no secret is written in a file or on a command line (`ps` shows those); one line when unset."""
+    value = os.environ.get(variable, "")
+    if not value:
+        raise InvalidArgument(f"{what} is read from the environment variable {variable}, which is not set")
+    return value

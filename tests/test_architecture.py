@@ -87,6 +87,7 @@ LAYERS = [
     ("tools", {"train"}),
     ("the server", {"web"}),  # the page and the REST API in one web server, behind one edge
     ("interfaces", {"ui", "api", "cli", "pipeline"}),
+    ("cameras", {"cameras"}),  # cameras watched: streams, visits, events and their sinks
     ("libraries", {"library"}),  # a library's files and a grouped run's groups, for the CLI, REST and page
     ("offline", {"evaluation"}),
     ("data", {"datasets"}),

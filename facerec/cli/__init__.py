@@ -7,14 +7,15 @@ a name can never move the cursor, recolour or reorder what is printed; `--json` 
 Files the CLI writes (gallery, exports) are readable by their owner only.
 
 One module per command group: people (enroll, identify, verify, ...), gallery_admin (export, import, health,
-keys, ...), suggestions (people seen often, not enrolled), evaluation (eval, eval-pairs), models (the model packs), tags (face tags in XMP: read, enroll from, write). Making the model is `facerec-train` (facerec.train.cli).
+keys, ...), suggestions (people seen often, not enrolled), evaluation (eval, eval-pairs), models (the model packs), tags (face tags in XMP: read, enroll from, write), watch (cameras, events to
+webhooks and MQTT). Making the model is `facerec-train` (facerec.train.cli).
 """
 
 from __future__ import annotations
 
 import argparse
 
-from facerec.cli import evaluation, gallery_admin, library_groups, models, people, suggestions, tags
+from facerec.cli import evaluation, gallery_admin, library_groups, models, people, suggestions, tags, watch
 from facerec.cli.registry import new_parser, run_parser
 
 
@@ -24,6 +25,6 @@ def main(argv: list[str] | None = None) -> int:
 
 def build_parser() -> argparse.ArgumentParser:
     parser, command, sub, common = new_parser("facerec", "Enroll faces from one photo and identify them.")
-    for group in (people, library_groups, suggestions, tags, gallery_admin, evaluation, models):
+    for group in (people, library_groups, suggestions, tags, watch, gallery_admin, evaluation, models):
         group.register(command, sub, common)
     return parser

@@ -15,6 +15,7 @@ from pathlib import Path
 from facerec.access.api_keys import ApiKeys
 from facerec.gallery.directory import Directory
 from facerec.gallery.feedback import SightingsFeedback
+from facerec.gallery.camera_faces import CameraFaces
 from facerec.gallery.library_groups import LibraryGroups
 from facerec.gallery.maintenance import Maintenance
 from facerec.gallery.negatives import Negative, Negatives
@@ -165,6 +166,10 @@ class Videos:
     def live(self, fps: float = 10.0) -> LiveFaces:
         """One camera's faces as its frames come (`LiveFaces.see`)."""
         return self._videos.live(fps)
+
+    def camera(self, fps: float) -> CameraFaces:
+        """A watched camera's faces, each track decided once (`CameraFaces.see`)."""
+        return CameraFaces(self._videos, fps)
 
 
 @dataclass(frozen=True)

@@ -67,8 +67,10 @@ class FaceFollower:
     at the end. `detector(pixels) -> faces` and `embed(crops) -> unit embeddings` are the photo pipeline's;
     `scale`: of the frames' pixels against the video's own size (boxes are reported in the video's own pixels)."""
 
-    def __init__(self, detector, embed, quality: ViewQuality, fps: float, scale: float = 1.0) -> None:
+    def __init__(self, detector, embed, quality: ViewQuality, fps: float, scale: float = 1.0,
+                 max_tracks: int | None = MAX_TRACKS) -> None:
         self.detector, self.embed, self.quality, self.fps, self.scale = detector, embed, quality, fps, scale
+        self.max_tracks = max_tracks  # None: a camera, which takes its ended tracks as they end (`forget_ended`)
         self.counts = FollowCounts()
         self.active: dict[int, Track] = {}
         self.motions: dict[int, Motion] = {}
@@ -153,6 +155,12 @@ class FaceFollower:
         self.motions[new.id] = Motion(np.asarray(face.box, np.float64), frame)
         return new
 
+    def forget_ended(self) -> list[Track]:
+        """The tracks that ended since the last call, given up: a camera that never stops holds only the faces
+        on screen."""
+        ended, self.ended = self.ended, []
+        return ended
+
     def tracks(self) -> list[Track]:
         """Every track, in the order they started; ends the ones still open."""
         self.ended.extend(self.active.values())
@@ -161,7 +169,7 @@ class FaceFollower:
 
     # ----- the parts of `see` -----------------------------------------------------------------------------------
     def _start(self) -> Track | None:
-        if self._next_id > MAX_TRACKS:
+        if self.max_tracks is not None and self._next_id > self.max_tracks:
             return None
         track = Track(self._next_id)
         self._next_id += 1

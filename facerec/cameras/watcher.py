@@ -1,0 +1,141 @@
+"""One camera watched: its newest frames followed (`CameraFaces`), its tracks turned into visits (`Visits`), their
+events handed to the sinks; and how it stands (`status`), for the status file and the page.
+
+Recognition takes a frame at most `detect_fps` times a second (5 by default: a face is looked for on one frame in 3
+of a 15 fps camera, as a video file's are), and the source keeps only the newest, so a camera that sends more than
+recognition can take costs dropped frames (counted), never a backlog or memory. The latency of an arrival is
+measured from the arrival of the first frame its track was seen on to the moment its event is handed to the sinks.
+A camera's best face goes with an event only where the operator opted in (`crops`): an enrolled person's with
+`--crops`, an unknown person's only where unknown faces may be kept at all (FACEREC_SUGGESTIONS=on, never in
+privacy mode), as for every face of someone not enrolled.
+"""
+
+from __future__ import annotations
+
+import io
+import threading
+import time
+from collections import deque
+
+import numpy as np
+from PIL import Image
+
+from facerec.cameras.source import CameraSource, redacted
+from facerec.cameras.visits import Event, Visits
+
+DETECT_FPS = 5.0
+RECENT_EVENTS = 20  # events the status keeps per camera, for the page
+LATENCIES = 1_000  # arrival latencies kept per camera (for p50 / p99)
+
+
+class CameraWatcher:
+    """`start()`, then it runs on its own thread until `stop()` (or, for a file played once, its end)."""
+
+    def __init__(self, name: str, source: CameraSource, faces_for, sinks: list, leave_after: float,
+                 detect_fps: float = DETECT_FPS, crops_known: bool = False, crops_unknown: bool = False) -> None:
+        self.name, self.source, self.sinks = name, source, sinks
+        self._faces_for = faces_for  # fps -> CameraFaces (a camera's rate is known once its stream opens)
+        self._leave_after, self.interval = leave_after, 1.0 / max(detect_fps, 0.1)
+        self._crops_known, self._crops_unknown = crops_known, crops_unknown
+        self.processed = 0
+        self.recent: deque[dict] = deque(maxlen=RECENT_EVENTS)
+        self.latencies: deque[float] = deque(maxlen=LATENCIES)
+        self.busy_seconds = 0.0
+        self.visits: Visits | None = None
+        self._started = time.monotonic()
+        self._stopped = threading.Event()
+        self._thread = threading.Thread(target=self._run, name=f"watch {name}", daemon=True)
+
+    def start(self) -> "CameraWatcher":
+        self.source.start()
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._stopped.set()
+        self.source.stop()
+        self._thread.join(timeout=30)
+
+    def join(self, timeout: float | None = None) -> None:
+        self._thread.join(timeout)
+
+    @property
+    def running(self) -> bool:
+        return self._thread.is_alive()
+
+    def status(self) -> dict:
+        source = self.source
+        latencies = sorted(self.latencies)
+        return {"camera": self.name, "url": redacted(source.url), "state": source.state, "problem": source.problem,
+                "fps": round(source.fps, 2), "frames_received": source.received, "frames_processed": self.processed,
+                "frames_dropped": source.dropped,
+                "reconnects": source.reconnects, "busy_seconds": round(self.busy_seconds, 2),
+                "present": sorted(v.name or "unknown" for v in (self.visits.open.values() if self.visits else [])),
+                "latency_p50_s": _quantile(latencies, 0.5), "latency_p99_s": _quantile(latencies, 0.99),
+                "recent_events": list(self.recent)}
+
+    # ----- the recognition thread --------------------------------------------------------------------------------
+    def _run(self) -> None:
+        self._started = started = time.monotonic()
+        faces = None
+        next_at = 0.0
+        while not self._stopped.is_set():
+            taken = self.source.take(timeout=0.5)
+            now = time.monotonic() - started
+            if taken is not None:
+                pixels, arrived = taken
+                if faces is None:
+                    faces = self._faces_for(self.source.fps or 15.0)
+                    self.visits = Visits(self.name, faces.same_face(), self._leave_after)
+                busy = time.monotonic()
+                self._see(faces, pixels, arrived - started)
+                self.busy_seconds += time.monotonic() - busy
+                self.processed += 1
+                next_at = now + self.interval
+            if self.visits is not None:
+                self._emit(self.visits.left(time.monotonic() - started))
+            if self.source.ended:
+                break
+            wait = next_at - (time.monotonic() - started)
+            if wait > 0:
+                self._stopped.wait(wait)  # the frames meanwhile give way to the newest (dropped, counted)
+        if self.visits is not None:  # stopped, or the file ended: everyone still there leaves now
+            self.visits.leave_after = 0.0
+            for visit in self.visits.open.values():
+                visit.tracks.clear()
+            self._emit(self.visits.left(float("inf")))
+
+    def _see(self, faces, pixels: np.ndarray, at: float) -> None:
+        decisions, ended = faces.see(pixels, at)
+        visits = self.visits
+        for decision in decisions:
+            track, match = decision.track, decision.match
+            crop = _jpeg(track.best_crop) if (self._crops_known if match.name else self._crops_unknown) else None
+            event = visits.decided(track.id, match, track.pooled, at, crop)
+            if event is not None:  # from the arrival of the track's first frame to the event
+                self.latencies.append(max(0.0, time.monotonic() - (self._started + track.times[0])))
+                self._emit([event])
+        visits.seen([t.id for t in faces.follower.active.values()], at)
+        for track in ended:
+            visits.ended(track.id, track.times[-1] if track.times else at)
+
+    def _emit(self, events: list[Event]) -> None:
+        for event in events:
+            shown = {key: value for key, value in event.to_dict().items() if key != "face_jpeg_base64"}
+            self.recent.appendleft(shown)
+            for sink in self.sinks:
+                sink.put(event)
+
+
+def _jpeg(crop: np.ndarray | None) -> bytes | None:
+    if crop is None:
+        return None
+    buffer = io.BytesIO()
+    Image.fromarray(np.asarray(crop, np.uint8)).save(buffer, "JPEG", quality=85)
+    return buffer.getvalue()
+
+
+def _quantile(values: list[float], q: float) -> float | None:
+    if not values:
+        return None
+    return round(values[min(len(values) - 1, int(q * len(values)))], 3)

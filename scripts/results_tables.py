@@ -20,7 +20,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # the tables that facerec itself prints (open set) are made by its own code
 
-from result_blocks import accuracy, gallery, house, library, open_set, packs, scale, testing, training, video  # noqa: E402
+from result_blocks import accuracy, cameras, gallery, house, library, open_set, packs, scale, testing, training, video  # noqa: E402
 
 PAGES = {ROOT / "README.md": ("growth", "accuracy", "packs_headline", "speed_line"),
          ROOT / "docs" / "results.md": ("probe_quality", "peer_open_set", "cpus", "accuracy", "peer", "speed", "sightings", "quality_agreement", "enrollment_quality",
@@ -32,11 +32,12 @@ PAGES = {ROOT / "README.md": ("growth", "accuracy", "packs_headline", "speed_lin
                                       "train_speed",
                                       "augmentation_ablation", "standard_stem", "enrollment_views"),
          ROOT / "docs" / "threshold-policy.md": ("threshold_example",),
+         ROOT / "docs" / "cameras.md": ("cameras",),
          ROOT / "docs" / "testing.md": ("test_suite",),
          ROOT / "docs" / "architecture.md": ("house",),
          ROOT / "docs" / "how-the-threshold-works.md": ("calibration", "open_set", "open_set_photos", "lookalike")}
 BLOCKS: dict[str, Callable[[], str]] = {name.removesuffix("_block"): function
-                                        for module in (accuracy, open_set, gallery, house, library, packs, scale, testing, training, video)
+                                        for module in (accuracy, cameras, open_set, gallery, house, library, packs, scale, testing, training, video)
                                         for name, function in vars(module).items() if name.endswith("_block")}
 
 

@@ -135,8 +135,31 @@ class Subscriber:
         return [payload for t, payload, _retained in self.messages if t == topic]
 
 
+class LocalServer:
+    """An HTTP server of the test's own on a free port of 127.0.0.1, serving `handler()` on threads until exit."""
+
+    path = "/"
+
+    def handler(self) -> type[BaseHTTPRequestHandler]:
+        raise NotImplementedError
+
+    def __enter__(self):
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), self.handler())
+        self.server.daemon_threads = True
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        return self
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.server.server_address[1]}{self.path}"
+
+    def __exit__(self, *_exc) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
 @dataclass
-class Receiver:
+class Receiver(LocalServer):
     """An HTTP server on a free port that records each POST (with whether its signature is right) or hangs."""
 
     secret: bytes
@@ -144,7 +167,9 @@ class Receiver:
     posts: list[dict] = field(default_factory=list)
     bad_signatures: int = 0
 
-    def __enter__(self) -> "Receiver":
+    path = "/hook"
+
+    def handler(self) -> type[BaseHTTPRequestHandler]:
         receiver = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -166,15 +191,48 @@ class Receiver:
             def log_message(self, *_args):
                 pass
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.server.daemon_threads = True
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-        return self
+        return Handler
 
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.server.server_address[1]}/hook"
 
-    def __exit__(self, *_exc) -> None:
-        self.server.shutdown()
-        self.server.server_close()
+class MjpegCamera(LocalServer):
+    """An HTTP MJPEG camera, as IP cameras serve one (multipart/x-mixed-replace, a JPEG per part), playing a clip's
+    frames at `fps` in a loop, on a free port of 127.0.0.1; `url` is its stream."""
+
+    def __init__(self, clip: Path, fps: float = 15.0) -> None:
+        import io
+
+        import av
+        from PIL import Image
+
+        self.fps, self.frames = fps, []
+        with av.open(str(clip)) as container:
+            for frame in container.decode(video=0):
+                buffer = io.BytesIO()
+                Image.fromarray(frame.to_ndarray(format="rgb24")).save(buffer, "JPEG", quality=85)
+                self.frames.append(buffer.getvalue())
+
+    path = "/video.mjpg"
+
+    def handler(self) -> type[BaseHTTPRequestHandler]:
+        camera = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_GET(self):  # noqa: N802 - the standard library's name
+                self.send_response(200)
+                self.send_header("Content-Type", "multipart/x-mixed-replace; boundary=frame")
+                self.end_headers()
+                try:
+                    index = 0
+                    while True:
+                        jpeg = camera.frames[index % len(camera.frames)]
+                        self.wfile.write(b"--frame\r\nContent-Type: image/jpeg\r\nContent-Length: "
+                                         + str(len(jpeg)).encode() + b"\r\n\r\n" + jpeg + b"\r\n")
+                        index += 1
+                        time.sleep(1.0 / camera.fps)
+                except (BrokenPipeError, ConnectionResetError):
+                    return
+
+            def log_message(self, *_args):
+                pass
+
+        return Handler

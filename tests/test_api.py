@@ -44,7 +44,7 @@ ROUTES = {("post", "/people"), ("get", "/people"), ("get", "/people/{person_id}"
           ("post", "/suggestions/{suggestion_id}/name"), ("delete", "/suggestions/{suggestion_id}"),
           ("get", "/library"), ("post", "/library/run"), ("get", "/library/groups/{group}/faces"),
           ("post", "/library/groups/{group}/name"), ("post", "/library/groups/{group}/add"),
-          ("delete", "/library/groups/{group}"),
+          ("delete", "/library/groups/{group}"), ("get", "/cameras"),
           ("post", "/sightings/{sighting_id}/not-this-person"), ("delete", "/negatives/{negative_id}"),
           ("post", "/people/{person_id}/merge"), ("post", "/faces/{face_id}/move"), ("post", "/sightings"),
           ("post", "/negatives")}

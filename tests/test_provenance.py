@@ -106,8 +106,9 @@ STATED = {
                     # a video's frame (facerec.video.decode.MAX_FRAME_PIXELS), an anonymous video's decoding
                     # (facerec.gallery.video.ANONYMOUS_LIMITS), the memory bound the flood is held to
                     "4096x", "9.4 megapixels", "3,732 megapixels", "2 GB",
-                    "1.5 GiB"},  # three REST videos' disk at the moment each is copied out of its spool
-    "docs/api.md": {"1 MB", "15 MB", "16 MP", "256 MB", "31 MB", "40 megapixels"},
+                    "1.5 GiB",  # three REST videos' disk at the moment each is copied out of its spool
+                    "5 s"},  # a webhook try (facerec.cameras.sinks)
+    "docs/api.md": {"1 MB", "15 MB", "16 MP", "256 MB", "30 s", "31 MB", "40 megapixels"},
     "docs/app.md": {"0.1%", "1%", "112 px", "15 MB", "16 MP", "2 minutes", "30 days", "34 px", "40 megapixels"},
     "docs/cli.md": {"0.1%", "1%", "30 days"},  # how long a grouped library run keeps strangers' embeddings
     "docs/deployment.md": {"60 s", "4 GB"},
@@ -116,6 +117,7 @@ STATED = {
     "docs/results.md": {"1%", "10%", "20 ms", "30 MB", "40 megapixels", "5 ms", "5%", "87 kB", "99.9%",
                         "13,300x", "16,000x"},  # the sizes of the hostile inputs the flood sends
     "docs/threshold-policy.md": {"1%", "5%"},
+    "docs/cameras.md": {"1 s", "10 s", "15 s", "2 s", "3,600 s", "30 s", "5 s"},  # back-off, bounds (stated)
 }
 WITH_UNIT = (r"(?<![\w.])(\d[\d,]*(?:\.\d+)?)\s?(ms|s|seconds|minutes|min|h|hours|days|MB|GB|KB|kB|MiB|GiB|B|%|x|px|"
              r"MP|megapixels|faces/s|img/s|requests/s)(?![\w/])")

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from camera_servers import Receiver, Subscriber, mosquitto, rtsp_server
+from camera_servers import MjpegCamera, Receiver, Subscriber, mosquitto, rtsp_server
 from video_clips import Path2D, clip
 
 from facerec.gallery import Gallery
@@ -109,6 +109,27 @@ def test_a_stream_that_drops_and_comes_back_is_reconnected(portraits_clip, home,
     assert "Traceback" not in err
 
 
+def test_an_http_mjpeg_camera_is_watched(portraits_clip, home, tmp_path):
+    """An IP camera's MJPEG stream over HTTP (multipart JPEG parts, as such cameras send): Obama arrives, named."""
+    log = tmp_path / "events.jsonl"
+    with MjpegCamera(portraits_clip) as camera:
+        done = watch(home, f"porch={camera.url}", "--jsonl", str(log), "--leave-after", "1.5", "--seconds", "7")
+    assert done.returncode == 0, done.stderr
+    assert arrivals(events_of(log))[:1] == ["Barack Obama"]
+
+
+def test_a_dead_broker_costs_recognition_nothing(portraits_clip, home, tmp_path):
+    """An MQTT broker that is not there: every event still reaches the JSON Lines file, and the MQTT sink says it
+    could not deliver (nothing waits on it)."""
+    log = tmp_path / "events.jsonl"
+    done = watch(home, f"door={portraits_clip}", "--jsonl", str(log), "--mqtt", "127.0.0.1:9", "--leave-after", "1.5",
+                 "--json")
+    assert done.returncode == 0, done.stderr
+    assert arrivals(events_of(log)) == ["Barack Obama", "unknown"]
+    mqtt = next(s for s in json.loads(done.stdout)["sinks"] if s["sink"] == "mqtt")
+    assert (mqtt["sent"], mqtt["failed"]) == (0, 4) and "not connected" in mqtt["problem"]
+
+
 def test_a_hung_webhook_costs_recognition_nothing(portraits_clip, home, tmp_path):
     """The same clip, as a file at its own pace: with a webhook that never answers, every event still reaches the
     JSON Lines file as the clip plays, as many frames are recognised as without it, and the run ends on time."""
@@ -189,3 +210,41 @@ def test_a_full_sink_drops_events_and_never_waits():
         assert time.monotonic() - started < 1.0
         assert 4 <= sink.dropped <= 5  # the sink's thread took one off the queue and is waiting on the receiver
         sink.stop(drain_s=0)
+
+
+def test_the_app_shows_the_cameras_to_the_admin_only(portraits_clip, tmp_path, browser):
+    """A watch run beside the app (the same home): GET /api/v1/cameras for an admin key only (a read key 403, none
+    401), and the Gallery tab's Cameras panel after the password: the camera, its state, Obama by name."""
+    import httpx
+
+    from api_client import create_key
+    from app_server import running_app
+    from browser_helpers import TIMEOUT_MS, VIEWPORT, expect, open_gallery_as_admin
+
+    home = tmp_path / "home"
+    with Gallery(Settings(home=home)) as gallery:
+        gallery.enroll(FACES / "Barack_Obama" / "Barack_Obama_0001.jpg", "Barack Obama")
+    assert watch(home, f"door={portraits_clip}", "--leave-after", "1.5").returncode == 0
+    with running_app(home, admin_password="pw") as app:
+        admin, read = create_key(home, "admin", "admin")["key"], create_key(home, "read", "read")["key"]
+        with httpx.Client(base_url=f"{app.url}api/v1", timeout=60, trust_env=False) as api:
+            assert api.get("/cameras").status_code == 401
+            assert api.get("/cameras", headers={"X-API-Key": read}).status_code == 403
+            status = api.get("/cameras", headers={"X-API-Key": admin}).json()
+        (camera,) = status["cameras"]
+        assert (camera["camera"], camera["state"], status["running"]) == ("door", "ended", False)
+        assert [e["name"] for e in camera["recent_events"] if e["event"] == "arrived"] == ["unknown", "Barack Obama"]
+        context = browser.new_context(viewport=VIEWPORT)
+        context.set_default_timeout(TIMEOUT_MS)
+        page = context.new_page()
+        try:
+            page.goto(app.url)
+            panel = open_gallery_as_admin(page, "pw", "1 person enrolled.")
+            panel.get_by_role("button", name="Cameras: who arrived and left (facerec watch)").click()
+            panel.get_by_role("button", name="Show cameras").click()
+            expect(page.locator("#cameras-table")).to_contain_text("door")
+            expect(page.locator("#cameras-table")).to_contain_text("ended")
+            expect(page.locator("#cameras-events")).to_contain_text("Barack Obama")
+            expect(page.locator("#cameras-status")).to_contain_text("not running")
+        finally:
+            context.close()

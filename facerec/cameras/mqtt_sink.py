@@ -43,6 +43,7 @@ class MqttSink(Sink):
         import paho.mqtt.client as mqtt
 
         super().__init__()
+        self._address = f"{host}:{port}"
         self._client = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id=client_id)
         self._client.max_queued_messages_set(QUEUE_EVENTS)  # a broker away: at most this many wait, then refused
         self._client.reconnect_delay_set(1, 30)
@@ -90,6 +91,8 @@ class MqttSink(Sink):
         self._announced.add(key)
 
     def _publish(self, topic: str, payload: str, retain: bool = False) -> None:
+        if not self._client.is_connected():  # counted as failed, not held: the state topics catch up on the next
+            raise ConnectionError(f"not connected to the MQTT broker at {self._address}")
         info = self._client.publish(topic, payload, qos=1, retain=retain)
         if info.rc != 0:
             raise ConnectionError(f"MQTT publish to {topic} refused (code {info.rc}): the broker is away")

@@ -129,7 +129,7 @@ class CameraSource:
                 container = av.open(self.url, options=options, timeout=(OPEN_TIMEOUT_S, READ_TIMEOUT_S),
                                     format="v4l2" if self.url.startswith("/dev/") else None)
             stream = container.streams.video[0]
-            stream.thread_type = "AUTO"
+            stream.codec_context.thread_count = 1  # a camera's frames are small; many cameras share the cores
             rate = stream.average_rate or stream.guessed_rate
             self.fps = float(rate) if rate else self.fps or 15.0
             self.problem = None

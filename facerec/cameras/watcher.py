@@ -41,6 +41,7 @@ class CameraWatcher:
         self.recent: deque[dict] = deque(maxlen=RECENT_EVENTS)
         self.latencies: deque[float] = deque(maxlen=LATENCIES)
         self.busy_seconds = 0.0
+        self.first_frame_at = self.last_frame_at = 0.0  # time.monotonic() of the first and last frames recognised
         self.visits: Visits | None = None
         self._started = time.monotonic()
         self._stopped = threading.Event()
@@ -70,6 +71,7 @@ class CameraWatcher:
                 "fps": round(source.fps, 2), "frames_received": source.received, "frames_processed": self.processed,
                 "frames_dropped": source.dropped,
                 "reconnects": source.reconnects, "busy_seconds": round(self.busy_seconds, 2),
+                "recognising_seconds": round(self.last_frame_at - self.first_frame_at, 3),
                 "present": sorted(v.name or "unknown" for v in (self.visits.open.values() if self.visits else [])),
                 "latency_p50_s": _quantile(latencies, 0.5), "latency_p99_s": _quantile(latencies, 0.99),
                 "recent_events": list(self.recent)}
@@ -88,10 +90,11 @@ class CameraWatcher:
                     faces = self._faces_for(self.source.fps or 15.0)
                     self.visits = Visits(self.name, faces.same_face(), self._leave_after)
                 busy = time.monotonic()
+                self.first_frame_at, self.last_frame_at = self.first_frame_at or busy, busy
                 self._see(faces, pixels, arrived - started)
                 self.busy_seconds += time.monotonic() - busy
                 self.processed += 1
-                next_at = now + self.interval
+                next_at = max(next_at + self.interval, now)  # a fixed grid; behind it, the next frame at once
             if self.visits is not None:
                 self._emit(self.visits.left(time.monotonic() - started))
             if self.source.ended:

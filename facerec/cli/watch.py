@@ -87,7 +87,7 @@ def cmd_watch(args) -> int:
             for sink in sinks:
                 sink.stop()
             write_status(settings.home, [w.status() for w in watchers], [s.status() for s in sinks], running=False)
-    cameras = [w.status() for w in watchers]
+    cameras = [{**w.status(), "latencies_s": [round(v, 3) for v in w.latencies]} for w in watchers]
     emit(args, {"cameras": cameras, "sinks": [s.status() for s in sinks]},
          [[c["camera"], c["url"], c["state"], c["frames_processed"], c["frames_dropped"], c["reconnects"],
            len([e for e in c["recent_events"] if e["event"] == "arrived"])] for c in cameras],

@@ -16,6 +16,7 @@ import gradio as gr
 from facerec.ui.actions import expose, page_door
 from facerec.ui.context import AppContext
 from facerec.ui.manage_panels import AddPhotoPanel, DeletePanel, RegroupPanel, RenamePanel
+from facerec.ui.cameras_panel import build as cameras_panel_build
 from facerec.ui.library_panel import build as library_panel_build
 from facerec.ui.suggestions_panel import build as suggestions_panel_build
 from facerec.ui.tab_actions import TabActions
@@ -67,6 +68,7 @@ def build(context: AppContext) -> tuple[gr.Tab, PeopleList]:
         templates = templates_panel_build(context)
         suggestions_panel_build(context)
         library_panel_build(context)
+        cameras_panel_build(context)
         transfer = TransferPanel(actions)
         actions.details = gr.JSON(visible=False)
     views = PeopleViews(context, table, thumbnails, people_json, status)

@@ -1,4 +1,4 @@
-"""The routes of `/api/v1`, a module per concern (people, search, video, sightings, suggestions, library, gallery): each
+"""The routes of `/api/v1`, a module per concern (people, search, video, sightings, suggestions, library, cameras, gallery): each
 route turns an HTTP request into Gallery calls (most make one) and their result into JSON.
 
 No face logic lives here. Gallery calls block (ONNX, SQLite), so they run in worker threads, at most
@@ -9,11 +9,11 @@ from __future__ import annotations
 
 from fastapi import APIRouter
 
-from facerec.api.routes import gallery, library, people, search, sightings, suggestions, video
+from facerec.api.routes import cameras, gallery, library, people, search, sightings, suggestions, video
 from facerec.api.routes.common import ApiContext, OneLineErrors
 
 
-CONCERNS = (people, search, video, sightings, suggestions, library, gallery)
+CONCERNS = (people, search, video, sightings, suggestions, library, cameras, gallery)
 
 __all__ = ["ApiContext", "OneLineErrors", "build_router"]
 

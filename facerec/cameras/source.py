@@ -20,6 +20,8 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 import numpy as np
 
+from facerec.cameras.clock import utc_now
+
 BACKOFF_S = (1.0, 2.0, 4.0, 8.0, 15.0, 30.0)
 OPEN_TIMEOUT_S = 10.0
 READ_TIMEOUT_S = 10.0
@@ -59,6 +61,7 @@ class CameraSource:
         self.state, self.problem = "starting", None
         self.received = self.taken = self.dropped = self.reconnects = 0
         self.fps = 0.0
+        self.streaming_since: str | None = None  # when the first frame of the current connection came (UTC)
         self._pending = None  # the newest decoded frame not yet taken (an av.VideoFrame), with when it came
         self._ready = threading.Condition()
         self._stopped = threading.Event()
@@ -138,6 +141,8 @@ class CameraSource:
             for frame in container.decode(stream):
                 if self._stopped.is_set():
                     break
+                if not flowed:
+                    self.streaming_since = utc_now()
                 flowed = True
                 if self.is_file and frame.time is not None:  # a file plays at its own pace, as a camera would
                     first = frame.time if first is None else first

@@ -13,10 +13,11 @@ from __future__ import annotations
 
 import itertools
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
 from typing import Callable
 
 import numpy as np
+
+from facerec.cameras.clock import utc_now
 
 LEAVE_AFTER_S = 10.0  # a person not seen for this long has left (the default; `facerec watch --leave-after`)
 
@@ -35,7 +36,8 @@ class Visit:
 class Event:
     """What a sink sends: `kind` "arrived" or "left", the camera, the visit, who (`name` None: unknown), the
     decision behind it (score, the threshold it passed or missed, the stranger rate behind that threshold), when
-    (UTC, ISO 8601), how long the visit lasted (left), and the best face's JPEG only where the operator opted in."""
+    (UTC, ISO 8601; an arrival also says when its face was first on a frame), how long the visit lasted (left), and
+    the best face's JPEG only where the operator opted in."""
 
     kind: str
     camera: str
@@ -47,6 +49,7 @@ class Event:
     at: str
     seconds: float | None = None
     crop_jpeg: bytes | None = None
+    first_seen: str | None = None  # an arrival: when the face it was decided on was first on a frame (UTC)
 
     def to_dict(self) -> dict:
         import base64
@@ -56,15 +59,13 @@ class Event:
                 "score": None if self.score is None else round(self.score, 4),
                 "score_threshold": None if self.score_threshold is None else round(self.score_threshold, 4),
                 "expected_fpir": self.expected_fpir, "at": self.at}
+        if self.first_seen is not None:
+            data["first_seen"] = self.first_seen
         if self.seconds is not None:
             data["seconds"] = round(self.seconds, 1)
         if self.crop_jpeg is not None:
             data["face_jpeg_base64"] = base64.b64encode(self.crop_jpeg).decode("ascii")
         return data
-
-
-def utc_now() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 class Visits:
@@ -79,7 +80,7 @@ class Visits:
         self._numbers = itertools.count(1)
 
     def decided(self, track_id: int, match, pool: np.ndarray | None, at: float,
-                crop_jpeg: bytes | None = None) -> Event | None:
+                crop_jpeg: bytes | None = None, first_seen: str | None = None) -> Event | None:
         """The track's decision; an "arrived" event when it opens a visit."""
         visit = self._visit_for(match.name, pool)
         if visit is not None:
@@ -92,7 +93,8 @@ class Visits:
         self._of_track[track_id] = visit.id
         rule = match.rule
         return Event("arrived", self.camera, visit.id, match.name, match.score, match.score_threshold,
-                     None if rule is None else rule.to_dict().get("expected_fpir"), utc_now(), crop_jpeg=crop_jpeg)
+                     None if rule is None else rule.to_dict().get("expected_fpir"), utc_now(), crop_jpeg=crop_jpeg,
+                     first_seen=first_seen)
 
     def seen(self, track_ids, at: float) -> None:
         """The tracks on this frame: their visits are still going."""

@@ -21,6 +21,7 @@ import numpy as np
 from PIL import Image
 
 from facerec.cameras.source import CameraSource, redacted
+from facerec.cameras.clock import utc_now
 from facerec.cameras.visits import Event, Visits
 
 DETECT_FPS = 5.0
@@ -70,7 +71,8 @@ class CameraWatcher:
         return {"camera": self.name, "url": redacted(source.url), "state": source.state, "problem": source.problem,
                 "fps": round(source.fps, 2), "frames_received": source.received, "frames_processed": self.processed,
                 "frames_dropped": source.dropped,
-                "reconnects": source.reconnects, "busy_seconds": round(self.busy_seconds, 2),
+                "reconnects": source.reconnects, "streaming_since": source.streaming_since,
+                "busy_seconds": round(self.busy_seconds, 2),
                 "recognising_seconds": round(self.last_frame_at - self.first_frame_at, 3),
                 "present": sorted(v.name or "unknown" for v in (self.visits.open.values() if self.visits else [])),
                 "latency_p50_s": _quantile(latencies, 0.5), "latency_p99_s": _quantile(latencies, 0.99),
@@ -114,9 +116,10 @@ class CameraWatcher:
         for decision in decisions:
             track, match = decision.track, decision.match
             crop = _jpeg(track.best_crop) if (self._crops_known if match.name else self._crops_unknown) else None
-            event = visits.decided(track.id, match, track.pooled, at, crop)
+            since_first = max(0.0, time.monotonic() - (self._started + track.times[0]))
+            event = visits.decided(track.id, match, track.pooled, at, crop, utc_now(time.time() - since_first))
             if event is not None:  # from the arrival of the track's first frame to the event
-                self.latencies.append(max(0.0, time.monotonic() - (self._started + track.times[0])))
+                self.latencies.append(since_first)
                 self._emit([event])
         visits.seen([t.id for t in faces.follower.active.values()], at)
         for track in ended:

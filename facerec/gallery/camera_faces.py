@@ -38,7 +38,7 @@ class CameraFaces:
 
     def __init__(self, videos, fps: float) -> None:
         self._videos, self.fps = videos, float(fps)
-        self.follower = videos.follower(self.fps, max_tracks=None)
+        self.follower = videos.follower(self.fps, bounded=False)
         self._decided: set[int] = set()
         self._frame = -1
 

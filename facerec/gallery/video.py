@@ -34,7 +34,7 @@ from facerec.openset.cohort import normalised
 from facerec.provenance import file_sha256
 from facerec.video.annotate import write_annotated
 from facerec.video.decode import CONTAINERS, Frame, VideoFile, VideoInfo, VideoLimits
-from facerec.video.follow import MAX_TRACKS, RELINK_SECONDS, FaceFollower, FollowCounts, relinked
+from facerec.video.follow import RELINK_SECONDS, FaceFollower, FollowCounts, relinked
 from facerec.video.tracks import Track, ViewQuality
 
 RELINK_FAR = 1e-4  # per comparison: how often two strangers' tracks would be taken for one face
@@ -110,10 +110,11 @@ class VideoSearch:
         self._every = max(1, int(settings.video_detect_every))
         self._strangers = strangers
 
-    def follower(self, fps: float, scale: float = 1.0, max_tracks: int | None = MAX_TRACKS) -> FaceFollower:
+    def follower(self, fps: float, scale: float = 1.0, bounded: bool = True) -> FaceFollower:
+        """A video's faces followed (at most `MAX_TRACKS` tracks unless not `bounded`: a camera's)."""
         views = ViewQuality(self._quality.model if self._quality.available else None)
         return FaceFollower(self._pipeline.detector.detect, self._pipeline.embedder.embed, views, fps, scale,
-                            max_tracks)
+                            bounded)
 
     def rule(self, fpir: float | None = None, threshold: float | None = None,
              not_below_default: bool = False) -> tuple[ThresholdInForce, ThresholdInForce]:

@@ -68,9 +68,9 @@ class FaceFollower:
     `scale`: of the frames' pixels against the video's own size (boxes are reported in the video's own pixels)."""
 
     def __init__(self, detector, embed, quality: ViewQuality, fps: float, scale: float = 1.0,
-                 max_tracks: int | None = MAX_TRACKS) -> None:
+                 bounded: bool = True) -> None:
         self.detector, self.embed, self.quality, self.fps, self.scale = detector, embed, quality, fps, scale
-        self.max_tracks = max_tracks  # None: a camera, which takes its ended tracks as they end (`forget_ended`)
+        self.bounded = bounded  # False: a camera, which takes its ended tracks as they end (`forget_ended`)
         self.counts = FollowCounts()
         self.active: dict[int, Track] = {}
         self.motions: dict[int, Motion] = {}
@@ -169,7 +169,7 @@ class FaceFollower:
 
     # ----- the parts of `see` -----------------------------------------------------------------------------------
     def _start(self) -> Track | None:
-        if self.max_tracks is not None and self._next_id > self.max_tracks:
+        if self.bounded and self._next_id > MAX_TRACKS:
             return None
         track = Track(self._next_id)
         self._next_id += 1

@@ -31,9 +31,14 @@ def cameras_block() -> str:
     lines = []
     for run in result["hamilton"]:
         lines.append(f"with `--leave-after {run['leave_after']:g}`: {run['lin_arrivals']} arrival(s) of Lin-Manuel "
-                     f"Miranda, {run['alex_arrivals']} of Alex Lacamoire, {run['unknown_arrivals']} unknown")
-    text += ("\n\nface_recognition's example clip served over RTSP, 3 loops back to back (the clip: "
-             f"`{result['clip']}`), its two example photos enrolled: " + "; ".join(lines) + ".")
+                     f"Miranda for the {run['lin_visits_on_screen']} visit(s) the labels make of "
+                     f"{run['stream_seconds_watched']:.0f} s of the looped clip, {run['alex_arrivals']} of Alex "
+                     f"Lacamoire, {run['unknown_arrivals']} unknown; named arrivals placed where that person is not on "
+                     f"screen: {len(run['named_when_not_on_screen'])}")
+    text += ("\n\nface_recognition's example clip served over RTSP in a loop (the clip: "
+             f"`{result['clip']}`), its two example photos enrolled, each named arrival placed in the clip by when its "
+             "face was first seen and checked against a person's labels (benchmarks/video_hamilton.py): "
+             + "; ".join(lines) + ".")
     again = result["reconnect"]
     text += (f"\n\nThe RTSP server killed 5 s in and started again {again['outage_seconds']:g} s later: frames flowed "
              f"again {_s(again['seconds_to_frames_again'])} after its return (read from the status file, written every "

@@ -9,8 +9,8 @@ DIR holds face_recognition's `short_hamilton_clip.mp4`, `lin-manuel-miranda.png`
 
 1. Load: a 20 s clip made from the shipped public-domain portraits (tests/faces: Barack Obama, enrolled from another
    portrait, then Grace Hopper, Eileen Collins and Joe Biden, not enrolled, 4 s each with 1 s between), 640x360 at
-   15 fps, served in a loop by GStreamer's RTSP server (tests/rtsp_server.py, H.264, one shared stream: the
-   server's cost does not grow with the clients). `facerec watch` with N cameras on it (N in --counts) for
+   15 fps, encoded once as H.264 in a loop (`h264_loops`) and sent as it is, paced, by GStreamer's RTSP server
+   (tests/rtsp_server.py --encoded: no encoder per client, so the server costs little however many connect). `facerec watch` with N cameras on it (N in --counts) for
    --seconds, recognition taking 5 frames a second from each (the default), `--leave-after 1`. A camera keeps up
    when recognition took at least 95% of its 5 frames a second, from its first frame to the end; frames the stream sent beyond those are dropped,
    counted, never queued. Latency: from the arrival of the first frame a track was seen on to its event. Memory:
@@ -55,6 +55,16 @@ def load_clip(out: Path) -> Path:
     fps = 15
     return clip(out, [Path2D(photo, (0.35, 0.5), (0.65, 0.5), side=140, frames=(5 * i * fps, (5 * i + 4) * fps - 1))
                       for i, photo in enumerate(people)], frames=20 * fps, size=(640, 360), fps=fps)
+
+
+def h264_loops(clip: Path, out: Path, loops: int) -> Path:
+    """`clip` `loops` times back to back as one H.264 MP4 (GStreamer's gst-launch-1.0: concat, x264enc), so the
+    RTSP server sends it as it is, paced, to each client on a pipeline of its own (no encoder per client)."""
+    sources = [part for _ in range(loops) for part in ("filesrc", f"location={clip}", "!", "decodebin", "!", "c.")]
+    subprocess.run(["gst-launch-1.0", "-q", "concat", "name=c", "!", "videoconvert", "!", "x264enc",
+                    "speed-preset=fast", "key-int-max=15", "!", "h264parse", "!", "mp4mux", "!", "filesink",
+                    f"location={out}", *sources], check=True, timeout=600)
+    return out
 
 
 def watch(home: Path, args: list[str], env: dict | None = None) -> tuple[dict, dict]:
@@ -107,9 +117,9 @@ def load(scratch: Path, counts: list[int], seconds: float) -> list[dict]:
 
     home = enrolled_home(scratch / "load", {"Barack Obama": FACES / "Barack_Obama" / "Barack_Obama_0001.jpg"})
     rows = []
-    clip = load_clip(scratch / "load.mp4")
-    for count in counts:  # a server of its own for each run: every camera joins the one stream it encodes
-        with rtsp_server(clip, loops=int(seconds // 20) + 2) as server:
+    clip = h264_loops(load_clip(scratch / "load.mp4"), scratch / "load-h264.mp4", int(seconds // 20) + 2)
+    for count in counts:
+        with rtsp_server(clip, encoded=True) as server:
             answer, usage = watch(home, [*(f"cam{i}={server.url}" for i in range(count)), "--leave-after", "1",
                                          "--seconds", str(seconds)])
             cameras = answer["cameras"]
@@ -133,25 +143,30 @@ def load(scratch: Path, counts: list[int], seconds: float) -> list[dict]:
 
 def hamilton(scratch: Path, folder: Path) -> list[dict]:
     """The clip over RTSP, 4 loops in one session, watched for 32 s (3 loops and some: no reconnect inside it).
-    Each named arrival is placed in the clip by when its face was first on a frame (`first_seen`, from the first
-    frame of the session, modulo the clip's length) and checked against who is on screen then (`SHOTS` of
+    Each named arrival is placed in the clip by where its face's first frame is in the stream (`stream_seconds`, by
+    the stream's own clock, modulo one loop's length) and checked against who is on screen then (`SHOTS` of
     benchmarks/video_hamilton.py, a person's labels, with half a second's slack either side)."""
     from camera_servers import rtsp_server
     from video_hamilton import ALEX, LIN, SHOTS
 
     home = enrolled_home(scratch / "hamilton", {LIN: folder / "lin-manuel-miranda.png",
                                                 ALEX: folder / "alex-lacamoire.png"})
-    fps, frames, slack = 2997 / 100, 275, 15
+    fps, frames, slack = 2997 / 100, 275, 15  # the clip's own rate and length
     runs = []
+    looped = h264_loops(folder / "short_hamilton_clip.mp4", scratch / "hamilton-h264.mp4", 4)
+    import av
+
+    with av.open(str(looped)) as container:  # one loop's length as concat made it (the clip's container's)
+        stream = container.streams.video[0]
+        loop_seconds = float(stream.duration * stream.time_base) / 4
     for leave_after in (10.0, 1.0):
-        with rtsp_server(folder / "short_hamilton_clip.mp4", loops=4) as server:
+        with rtsp_server(looped, encoded=True) as server:
             log = scratch / f"hamilton-{leave_after:g}.jsonl"
             answer, usage = watch(home, [f"stage={server.url}", "--leave-after", str(leave_after), "--seconds", "32",
                                          "--jsonl", str(log)])
         camera = answer["cameras"][0]
-        start = _seconds(camera["streaming_since"])
         arrivals = [e for e in map(json.loads, log.read_text().splitlines()) if e["event"] == "arrived"]
-        placed = [(e["name"], round((_seconds(e["first_seen"]) - start) * fps) % frames) for e in arrivals]
+        placed = [(e["name"], round((e["stream_seconds"] % loop_seconds) * fps)) for e in arrivals]
         off_screen = [(name, frame) for name, frame in placed if name in SHOTS and not any(
             first - slack <= frame <= last + slack for first, last, _x in SHOTS[name])]
         covered = camera["recognising_seconds"]  # from the first frame recognised to the last
@@ -164,12 +179,6 @@ def hamilton(scratch: Path, folder: Path) -> list[dict]:
                      **usage})
         print(json.dumps(runs[-1]), flush=True)
     return runs
-
-
-def _seconds(stamp: str) -> float:
-    from datetime import datetime
-
-    return datetime.fromisoformat(stamp.replace("Z", "+00:00")).timestamp()
 
 
 def _visits(shots, leave_after: float, fps: float, frames: int, seconds: float) -> int:

@@ -51,6 +51,7 @@ class RtspServer:
     path: str
     clip: Path
     loops: int = 1
+    encoded: bool = False
     process: subprocess.Popen | None = None
 
     @property
@@ -59,7 +60,8 @@ class RtspServer:
 
     def start(self) -> "RtspServer":
         self.process = subprocess.Popen([SYSTEM_PYTHON, str(HERE / "rtsp_server.py"), str(self.port), self.path,
-                                         str(self.clip), "--loops", str(self.loops)], stdout=subprocess.PIPE,
+                                         str(self.clip), "--loops", str(self.loops),
+                                         *(["--encoded"] if self.encoded else [])], stdout=subprocess.PIPE,
                                         stderr=subprocess.STDOUT, text=True)
         line = self.process.stdout.readline()
         assert line.strip() == "ready", f"the RTSP server did not start: {line}{self.process.stdout.read()[:2000]}"
@@ -72,9 +74,9 @@ class RtspServer:
 
 
 @contextlib.contextmanager
-def rtsp_server(clip: Path, loops: int = 1, path: str = "/door") -> Iterator[RtspServer]:
+def rtsp_server(clip: Path, loops: int = 1, path: str = "/door", encoded: bool = False) -> Iterator[RtspServer]:
     need(rtsp_available(), "GStreamer's RTSP server (gir1.2-gst-rtsp-server-1.0, x264enc, avdec_mpeg4)")
-    server = RtspServer(free_port(), path, clip, loops).start()
+    server = RtspServer(free_port(), path, clip, loops, encoded).start()
     try:
         yield server
     finally:

@@ -62,6 +62,7 @@ class CameraSource:
         self.received = self.taken = self.dropped = self.reconnects = 0
         self.fps = 0.0
         self.streaming_since: str | None = None  # when the first frame of the current connection came (UTC)
+        self._first_time: float | None = None  # that frame's time on the stream's own clock
         self._pending = None  # the newest decoded frame not yet taken (an av.VideoFrame), with when it came
         self._ready = threading.Condition()
         self._stopped = threading.Event()
@@ -82,21 +83,22 @@ class CameraSource:
         """A file played to its end (without `loop`), or stopped."""
         return self.state in ("ended", "stopped")
 
-    def take(self, timeout: float = 1.0) -> tuple[np.ndarray, float] | None:
-        """The newest frame (RGB uint8, at most MAX_SIDE) and when it arrived (time.monotonic()), or None when none
-        came within `timeout`."""
+    def take(self, timeout: float = 1.0) -> tuple[np.ndarray, float, float | None] | None:
+        """The newest frame (RGB uint8, at most MAX_SIDE), when it arrived (time.monotonic()) and where it is in the
+        stream (seconds since the connection's first frame, by the stream's own clock; None when it has none), or
+        None when no frame came within `timeout`."""
         with self._ready:
             if self._pending is None:
                 self._ready.wait(timeout)
             if self._pending is None:
                 return None
-            frame, arrived = self._pending
+            frame, arrived, position = self._pending
             self._pending = None
             self.taken += 1
         scale = min(1.0, MAX_SIDE / max(frame.width, frame.height))
         if scale < 1.0:
             frame = frame.reformat(width=int(frame.width * scale) // 2 * 2, height=int(frame.height * scale) // 2 * 2)
-        return frame.to_ndarray(format="rgb24"), arrived
+        return frame.to_ndarray(format="rgb24"), arrived, position
 
     # ----- the decoding thread ----------------------------------------------------------------------------------
     def _run(self) -> None:
@@ -142,7 +144,10 @@ class CameraSource:
                 if self._stopped.is_set():
                     break
                 if not flowed:
-                    self.streaming_since = utc_now()
+                    self.streaming_since, self._first_time, before = utc_now(), None, 0
+                if self._first_time is None and frame.time is not None:  # an RTSP stream's first frame may have none
+                    self._first_time = frame.time - before / (self.fps or 15.0)
+                before += 1
                 flowed = True
                 if self.is_file and frame.time is not None:  # a file plays at its own pace, as a camera would
                     first = frame.time if first is None else first
@@ -160,11 +165,12 @@ class CameraSource:
         return flowed
 
     def _hand_over(self, frame) -> None:
+        position = None if frame.time is None or self._first_time is None else frame.time - self._first_time
         with self._ready:
             self.received += 1
             if self._pending is not None:
                 self.dropped += 1  # recognition was busy: the older frame gives way, never queues
-            self._pending = (frame, time.monotonic())
+            self._pending = (frame, time.monotonic(), position)
             self._ready.notify()
 
     def _clean(self, message: str) -> str:

@@ -50,6 +50,7 @@ class Event:
     seconds: float | None = None
     crop_jpeg: bytes | None = None
     first_seen: str | None = None  # an arrival: when the face it was decided on was first on a frame (UTC)
+    stream_seconds: float | None = None  # ... and where that frame is in the stream (since its connection's first)
 
     def to_dict(self) -> dict:
         import base64
@@ -61,6 +62,8 @@ class Event:
                 "expected_fpir": self.expected_fpir, "at": self.at}
         if self.first_seen is not None:
             data["first_seen"] = self.first_seen
+        if self.stream_seconds is not None:
+            data["stream_seconds"] = round(self.stream_seconds, 3)
         if self.seconds is not None:
             data["seconds"] = round(self.seconds, 1)
         if self.crop_jpeg is not None:
@@ -80,7 +83,8 @@ class Visits:
         self._numbers = itertools.count(1)
 
     def decided(self, track_id: int, match, pool: np.ndarray | None, at: float,
-                crop_jpeg: bytes | None = None, first_seen: str | None = None) -> Event | None:
+                crop_jpeg: bytes | None = None, first_seen: str | None = None,
+                stream_seconds: float | None = None) -> Event | None:
         """The track's decision; an "arrived" event when it opens a visit."""
         visit = self._visit_for(match.name, pool)
         if visit is not None:
@@ -94,7 +98,7 @@ class Visits:
         rule = match.rule
         return Event("arrived", self.camera, visit.id, match.name, match.score, match.score_threshold,
                      None if rule is None else rule.to_dict().get("expected_fpir"), utc_now(), crop_jpeg=crop_jpeg,
-                     first_seen=first_seen)
+                     first_seen=first_seen, stream_seconds=stream_seconds)
 
     def seen(self, track_ids, at: float) -> None:
         """The tracks on this frame: their visits are still going."""

@@ -27,6 +27,7 @@ from facerec.cameras.visits import Event, Visits
 DETECT_FPS = 5.0
 RECENT_EVENTS = 20  # events the status keeps per camera, for the page
 LATENCIES = 1_000  # arrival latencies kept per camera (for p50 / p99)
+POSITIONS = 600  # frames whose stream position is remembered (a track is decided within seconds of its start)
 
 
 class CameraWatcher:
@@ -45,6 +46,7 @@ class CameraWatcher:
         self.first_frame_at = self.last_frame_at = 0.0  # time.monotonic() of the first and last frames recognised
         self.visits: Visits | None = None
         self._started = time.monotonic()
+        self._positions: dict[float, float | None] = {}  # camera clock -> stream position, of recent frames
         self._stopped = threading.Event()
         self._thread = threading.Thread(target=self._run, name=f"watch {name}", daemon=True)
 
@@ -87,7 +89,10 @@ class CameraWatcher:
             taken = self.source.take(timeout=0.5)
             now = time.monotonic() - started
             if taken is not None:
-                pixels, arrived = taken
+                pixels, arrived, position = taken
+                self._positions[arrived - started] = position
+                while len(self._positions) > POSITIONS:
+                    self._positions.pop(next(iter(self._positions)))
                 if faces is None:
                     faces = self._faces_for(self.source.fps or 15.0)
                     self.visits = Visits(self.name, faces.same_face(), self._leave_after)
@@ -117,13 +122,21 @@ class CameraWatcher:
             track, match = decision.track, decision.match
             crop = _jpeg(track.best_crop) if (self._crops_known if match.name else self._crops_unknown) else None
             since_first = max(0.0, time.monotonic() - (self._started + track.times[0]))
-            event = visits.decided(track.id, match, track.pooled, at, crop, utc_now(time.time() - since_first))
+            event = visits.decided(track.id, match, track.pooled, at, crop, utc_now(time.time() - since_first),
+                                   self._position_at(track.times[0]))
             if event is not None:  # from the arrival of the track's first frame to the event
                 self.latencies.append(since_first)
                 self._emit([event])
         visits.seen([t.id for t in faces.follower.active.values()], at)
         for track in ended:
             visits.ended(track.id, track.times[-1] if track.times else at)
+
+    def _position_at(self, at: float) -> float | None:
+        """The stream position of the frame recognised nearest to camera time `at` (a track's first frame)."""
+        if not self._positions:
+            return None
+        nearest = min(self._positions, key=lambda key: abs(key - at))
+        return self._positions[nearest] if abs(nearest - at) < 0.5 else None
 
     def _emit(self, events: list[Event]) -> None:
         for event in events:

@@ -43,6 +43,7 @@ class CameraWatcher:
         self.recent: deque[dict] = deque(maxlen=RECENT_EVENTS)
         self.latencies: deque[float] = deque(maxlen=LATENCIES)
         self.busy_seconds = 0.0
+        self.problem: str | None = None  # why recognition stopped, if it did
         self.first_frame_at = self.last_frame_at = 0.0  # time.monotonic() of the first and last frames recognised
         self.visits: Visits | None = None
         self._started = time.monotonic()
@@ -70,7 +71,8 @@ class CameraWatcher:
     def status(self) -> dict:
         source = self.source
         latencies = sorted(self.latencies)
-        return {"camera": self.name, "url": redacted(source.url), "state": source.state, "problem": source.problem,
+        return {"camera": self.name, "url": redacted(source.url), "state": source.state,
+                "problem": self.problem or source.problem,
                 "fps": round(source.fps, 2), "frames_received": source.received, "frames_processed": self.processed,
                 "frames_dropped": source.dropped,
                 "reconnects": source.reconnects, "streaming_since": source.streaming_since,
@@ -82,6 +84,15 @@ class CameraWatcher:
 
     # ----- the recognition thread --------------------------------------------------------------------------------
     def _run(self) -> None:
+        """Watch until stopped; a failure of recognition itself (the gallery's model changed under it, its database
+        gone) stops this camera with one line in its status, never a traceback."""
+        try:
+            self._watch()
+        except Exception as error:  # noqa: BLE001 - any failure becomes the camera's one line
+            self.problem = " ".join(f"recognition stopped: {error}".split())[:300]
+            self.source.stop()
+
+    def _watch(self) -> None:
         self._started = started = time.monotonic()
         faces = None
         next_at = 0.0

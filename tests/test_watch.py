@@ -248,3 +248,17 @@ def test_the_app_shows_the_cameras_to_the_admin_only(portraits_clip, tmp_path, b
             expect(page.locator("#cameras-status")).to_contain_text("not running")
         finally:
             context.close()
+
+
+def test_crops_go_with_an_enrolled_persons_arrival_only_where_asked(portraits_clip, home, tmp_path):
+    """--crops: Obama's arrival carries his best face (a JPEG); Hopper's does not, as unknown faces are not kept
+    here (FACEREC_SUGGESTIONS is not on); without --crops neither does (the first test)."""
+    import base64
+
+    log = tmp_path / "events.jsonl"
+    done = watch(home, f"door={portraits_clip}", "--jsonl", str(log), "--crops", "--leave-after", "1.5")
+    assert done.returncode == 0, done.stderr
+    arrived = [e for e in events_of(log) if e["event"] == "arrived"]
+    assert [e["name"] for e in arrived] == ["Barack Obama", "unknown"]
+    assert base64.b64decode(arrived[0]["face_jpeg_base64"])[:3] == b"\xff\xd8\xff"
+    assert "face_jpeg_base64" not in arrived[1]

@@ -30,7 +30,7 @@ from facerec.errors import (
     LowQuality, MultipleFaces, NameTaken, NoFace, PossibleDuplicate, StorageFull, UnknownIdentity, UnknownSighting,
     UnknownLibraryGroup, UnknownSuggestion, UnusableFile,
 )
-from facerec.words.phrasing import sentence
+from facerec.words.phrasing import one_line, sentence
 
 log = logging.getLogger("facerec.api")
 
@@ -98,7 +98,7 @@ def validation_message(errors: list[dict]) -> str:
         where = ".".join(str(p) for p in problem.get("loc", ()) if p not in ("body", "query", "path", "header"))
         message = str(problem.get("msg", "invalid"))
         parts.append(f"field {where}: {message[:1].lower() + message[1:]}" if where else message)
-    return " ".join("; ".join(parts).split())[:500] or "invalid request"
+    return one_line("; ".join(parts), 500) or "invalid request"
 
 
 def _details(error: FaceRecError) -> dict:

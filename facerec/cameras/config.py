@@ -35,6 +35,7 @@ from pathlib import Path
 
 from facerec.cameras.source import redacted
 from facerec.errors import InvalidArgument
+from facerec.words.phrasing import one_line
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -79,7 +80,7 @@ def read_config(path: Path | None) -> WatchConfig:
     except OSError as error:
         raise InvalidArgument(f"{path.name} cannot be read ({error.strerror})") from None
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as error:
-        raise InvalidArgument(f"{path.name} is not valid TOML: {' '.join(str(error).split())[:200]}") from None
+        raise InvalidArgument(f"{path.name} is not valid TOML: {one_line(error, 200)}") from None
     try:
         for entry in data.get("camera", []):
             config.cameras.append(camera(str(entry["url"]), entry.get("name")))
@@ -94,7 +95,7 @@ def read_config(path: Path | None) -> WatchConfig:
         config.crops = bool(watch.get("crops", False))
     except (KeyError, TypeError, ValueError, AttributeError) as error:
         raise InvalidArgument(f"{path.name}: a camera needs a url, and each section its documented keys "
-                              f"({type(error).__name__}: {' '.join(str(error).split())[:100]})") from None
+                              f"({type(error).__name__}: {one_line(error, 100)})") from None
     return config
 
 

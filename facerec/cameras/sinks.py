@@ -20,6 +20,7 @@ from pathlib import Path
 
 from facerec.cameras.source import redacted
 from facerec.cameras.visits import Event
+from facerec.words.phrasing import one_line
 
 QUEUE_EVENTS = 1_000
 WEBHOOK_TRIES = 3
@@ -81,7 +82,7 @@ class Sink:
                 self.problem = None
             except Exception as error:  # a sink's failure is counted and said, never recognition's
                 self.failed += 1
-                self.problem = " ".join(str(error).split())[:300] or type(error).__name__
+                self.problem = one_line(error) or type(error).__name__
 
 
 class JsonLinesSink(Sink):

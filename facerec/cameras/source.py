@@ -21,6 +21,7 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 import numpy as np
 
 from facerec.cameras.clock import utc_now
+from facerec.words.phrasing import one_line
 
 BACKOFF_S = (1.0, 2.0, 4.0, 8.0, 15.0, 30.0)
 OPEN_TIMEOUT_S = 10.0
@@ -146,7 +147,7 @@ class CameraSource:
                 if not flowed:
                     self.streaming_since, self._first_time, before = utc_now(), None, 0
                 if self._first_time is None and frame.time is not None:  # an RTSP stream's first frame may have none
-                    self._first_time = frame.time - before / (self.fps or 15.0)
+                    self._first_time = frame.time - before / self.fps
                 before += 1
                 flowed = True
                 if self.is_file and frame.time is not None:  # a file plays at its own pace, as a camera would
@@ -178,4 +179,4 @@ class CameraSource:
         message = message.replace(self.url, redacted(self.url))
         for secret in _secrets(self.url):
             message = message.replace(secret, "***")
-        return " ".join(message.split())[:300]
+        return one_line(message)

@@ -107,7 +107,8 @@ class Visits:
             if visit is not None:
                 visit.last_seen = at
 
-    def ended(self, track_id: int, at: float) -> None:
+    def ended(self, track_id: int) -> None:
+        """The track left the screen: its visit goes on until `left` finds it unseen for `leave_after`."""
         visit = self.open.get(self._of_track.pop(track_id, -1))
         if visit is not None:
             visit.tracks.discard(track_id)

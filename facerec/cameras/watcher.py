@@ -12,17 +12,17 @@ privacy mode), as for every face of someone not enrolled.
 
 from __future__ import annotations
 
-import io
 import threading
 import time
 from collections import deque
 
 import numpy as np
-from PIL import Image
 
-from facerec.cameras.source import CameraSource, redacted
 from facerec.cameras.clock import utc_now
+from facerec.cameras.source import CameraSource, redacted
 from facerec.cameras.visits import Event, Visits
+from facerec.formats.archive import encode_crop
+from facerec.words.phrasing import one_line
 
 DETECT_FPS = 5.0
 RECENT_EVENTS = 20  # events the status keeps per camera, for the page
@@ -61,9 +61,6 @@ class CameraWatcher:
         self.source.stop()
         self._thread.join(timeout=30)
 
-    def join(self, timeout: float | None = None) -> None:
-        self._thread.join(timeout)
-
     @property
     def running(self) -> bool:
         return self._thread.is_alive()
@@ -89,7 +86,7 @@ class CameraWatcher:
         try:
             self._watch()
         except Exception as error:  # noqa: BLE001 - any failure becomes the camera's one line
-            self.problem = " ".join(f"recognition stopped: {error}".split())[:300]
+            self.problem = one_line(f"recognition stopped: {error}")
             self.source.stop()
 
     def _watch(self) -> None:
@@ -131,7 +128,8 @@ class CameraWatcher:
         visits = self.visits
         for decision in decisions:
             track, match = decision.track, decision.match
-            crop = _jpeg(track.best_crop) if (self._crops_known if match.name else self._crops_unknown) else None
+            wanted = self._crops_known if match.name else self._crops_unknown
+            crop = encode_crop(track.best_crop) if wanted and track.best_crop is not None else None
             since_first = max(0.0, time.monotonic() - (self._started + track.times[0]))
             event = visits.decided(track.id, match, track.pooled, at, crop, utc_now(time.time() - since_first),
                                    self._position_at(track.times[0]))
@@ -140,7 +138,7 @@ class CameraWatcher:
                 self._emit([event])
         visits.seen([t.id for t in faces.follower.active.values()], at)
         for track in ended:
-            visits.ended(track.id, track.times[-1] if track.times else at)
+            visits.ended(track.id)
 
     def _position_at(self, at: float) -> float | None:
         """The stream position of the frame recognised nearest to camera time `at` (a track's first frame)."""
@@ -155,14 +153,6 @@ class CameraWatcher:
             self.recent.appendleft(shown)
             for sink in self.sinks:
                 sink.put(event)
-
-
-def _jpeg(crop: np.ndarray | None) -> bytes | None:
-    if crop is None:
-        return None
-    buffer = io.BytesIO()
-    Image.fromarray(np.asarray(crop, np.uint8)).save(buffer, "JPEG", quality=85)
-    return buffer.getvalue()
 
 
 def _quantile(values: list[float], q: float) -> float | None:

@@ -46,6 +46,7 @@ from facerec.cli.video import video_entry
 from facerec.errors import FaceRecError, InvalidArgument
 from facerec.library.files import is_video, library_files, photo_bytes, replacing
 from facerec.library.groups_file import GroupsFile, open_groups
+from facerec.words.phrasing import one_line
 
 FACE_FIELDS = ["face", "name", "known", "similarity", "score", "box", "sighting_id"]  # of each face, in both files
 VIDEO_FACE_FIELDS = {"first_time", "last_time", "frames_seen"}  # a video's track also says when it was on screen
@@ -128,7 +129,7 @@ def _identified(gallery, folder: Path, path: Path, key: str, top_k: int, group: 
         if group:
             entry.update(kept_unknown([(n, match, match.embedding) for n, match in enumerate(matches)]))
     except (FaceRecError, OSError) as error:  # not a photo, no face, gone meanwhile: one line, and on to the next
-        entry["problem"] = " ".join(str(error).split())[:300]
+        entry["problem"] = one_line(error)
     return entry
 
 

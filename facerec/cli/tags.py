@@ -33,6 +33,7 @@ from facerec.formats.face_tags import (
     require_library,
     write_regions,
 )
+from facerec.words.phrasing import one_line
 
 
 def register(command: CommandAdder, sub, common: argparse.ArgumentParser) -> None:
@@ -69,18 +70,14 @@ def _photos(path: Path) -> list[tuple[Path, str]]:
     return [(file, str(file.relative_to(path))) for file in sorted(found)]
 
 
-def _problem(error: Exception) -> str:
-    return " ".join(str(error).split())[:300]
-
-
 def _read(args, photos: list[tuple[Path, str]]) -> int:
     rows, data = [], []
     for path, shown in photos:
         try:
             regions = read_regions(path)
         except (FaceRecError, OSError) as error:
-            rows.append([shown, "", "", "", _problem(error)])
-            data.append({"photo": shown, "regions": [], "problem": _problem(error)})
+            rows.append([shown, "", "", "", one_line(error)])
+            data.append({"photo": shown, "regions": [], "problem": one_line(error)})
             continue
         for region in regions:
             rows.append([shown, region.name, region.kind, " ".join(f"{v:.3f}" for v in region.box), ""])
@@ -117,7 +114,7 @@ def _enrolled_regions(args, gallery, path: Path, known: set[str]) -> list[tuple[
             return []
         photo, faces = gallery.services().photos.detect(photo_bytes(path))
     except (FaceRecError, OSError) as error:
-        return [(None, f"not read: {_problem(error)}")]
+        return [(None, f"not read: {one_line(error)}")]
     height, width = photo.shape[:2]
     chosen = {id(region): face_in_region(region, [face.box for face in faces], width, height) for region in regions}
     taken = [index for index in chosen.values() if index is not None]
@@ -146,7 +143,7 @@ def _enrolled(args, gallery, photo, index: int, name: str, known: set[str]) -> s
         gallery.add_photo(name, photo, face_index=index, allow_low_quality=args.allow_low_quality)
         return "added"
     except FaceRecError as error:
-        return f"refused: {_problem(error)}"
+        return f"refused: {one_line(error)}"
 
 
 def _write(args, gallery, photos: list[tuple[Path, str]]) -> int:
@@ -161,7 +158,7 @@ def _write(args, gallery, photos: list[tuple[Path, str]]) -> int:
                          for m in gallery.identify(photo, remember=False) if m.name is not None]
                 report = write_regions(path, faces, width, height, into_photo=args.into_photos) if faces else None
             except (FaceRecError, OSError) as error:
-                rows.append([shown, "", "", _problem(error)])
+                rows.append([shown, "", "", one_line(error)])
                 bar.update(1)
                 continue
             if report is not None:

@@ -25,6 +25,7 @@ from pathlib import Path
 
 from facerec.errors import InvalidArgument
 from facerec.faces.boxes import overlap
+from facerec.words.phrasing import one_line
 
 MAX_PHOTO_BYTES = 64 << 20  # as `facerec identify DIR/` reads a library's photos
 MAX_SIDECAR_BYTES = 4 << 20  # an XMP sidecar of a photo is a few kB; this is far above any real one
@@ -90,7 +91,7 @@ def _metadata(path: Path, limit: int):
     try:
         return exifmwg.ImageMetadata(_bounded(path, limit))
     except exifmwg.ExifMwgBaseError as error:
-        raise InvalidArgument(f"the face tags of {path.name} cannot be read ({' '.join(str(error).split())[:160]})") \
+        raise InvalidArgument(f"the face tags of {path.name} cannot be read ({one_line(error, 160)})") \
             from None
 
 
@@ -180,7 +181,7 @@ def write_regions(photo: Path, faces: list[Region], width: int, height: int, int
             metadata.save()
         except exifmwg.ExifMwgBaseError as error:
             raise InvalidArgument(f"the face tags of {target.name} cannot be written "
-                                  f"({' '.join(str(error).split())[:160]})") from None
+                                  f"({one_line(error, 160)})") from None
     return WriteReport(target, added, kept)
 
 

@@ -25,11 +25,10 @@ DECIDE_SECONDS = 1.0  # ... or this long after it started, with at least one vie
 
 @dataclass(frozen=True)
 class Decision:
-    """One track decided: its `match` (name or None, score, the stranger rate behind it), and when."""
+    """One track decided: its `match` (name or None, score, the stranger rate behind it)."""
 
     track: Track
     match: FaceMatch
-    at: float  # seconds on the camera's clock
 
 
 class CameraFaces:
@@ -53,7 +52,7 @@ class CameraFaces:
         decisions = []
         if due:
             rule, _default = self._videos.rule()
-            decisions = [Decision(t, m, at) for t, m in zip(due, self._videos.decide(due, rule, top_k=1))]
+            decisions = [Decision(t, m) for t, m in zip(due, self._videos.decide(due, rule, top_k=1))]
             self._decided.update(t.id for t in due)
         self._decided.difference_update(t.id for t in ended)  # bounded: only the tracks on screen
         return decisions, ended

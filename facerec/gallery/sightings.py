@@ -45,6 +45,7 @@ from facerec.gallery.results import FaceMatch
 from facerec.storage import utcnow
 from facerec.storage.failures import DatabaseFailure
 from facerec.storage.sightings import SightingRows
+from facerec.words.phrasing import one_line
 
 IDENTIFIED, CONFIRMED, CORRECTED = "identified", "confirmed", "corrected"
 SAME_PHOTO_COSINE = 0.995  # a face this close to a kept sighting of the same person is that photo again
@@ -128,7 +129,7 @@ class SightingsMemory:
             for match, _embedding, _crop in named:
                 match.sighting_id = None
             log.warning("facerec: an identification was answered but not kept as a sighting (%s)",
-                        " ".join(str(error).split())[:200])
+                        one_line(error, 200))
 
     def _paced_out(self, tx, identity_id: int) -> bool:
         """Whether this person already has `per_hour` automatic sightings from the last hour."""

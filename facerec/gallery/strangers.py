@@ -41,6 +41,7 @@ from facerec.gallery.results import FaceMatch
 from facerec.gallery.sightings import SAME_PHOTO_COSINE, kept_face
 from facerec.storage import utcnow
 from facerec.storage.failures import DatabaseFailure
+from facerec.words.phrasing import one_line
 
 MIN_FACE_WIDTH = 40.0
 QUEUED_PHOTOS = 256  # photos whose unknown faces wait to be kept (~40 kB a face): bounded memory under a burst
@@ -144,7 +145,7 @@ class StrangersMemory:
                     kept += 1
         except (StorageFull, DatabaseFailure) as error:  # best effort: the answer matters more than its memory
             log.warning("facerec: unknown faces were answered but not kept for suggestions (%s)",
-                        " ".join(str(error).split())[:200])
+                        one_line(error, 200))
             return 0
         return kept
 

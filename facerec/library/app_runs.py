@@ -27,7 +27,7 @@ import time
 from pathlib import Path
 
 from facerec.errors import Busy, InvalidArgument
-from facerec.library.files import library_files
+from facerec.library.files import library_files, replacing
 from facerec.library.groups_file import GroupsFile
 from facerec.settings import Settings
 
@@ -121,6 +121,5 @@ class LibraryRuns:
             return {}
 
     def _write(self, state: dict) -> None:
-        temporary = self._status_path.with_suffix(".tmp")
-        temporary.write_text(json.dumps(state))
-        temporary.replace(self._status_path)
+        with replacing(self._status_path) as handle:
+            json.dump(state, handle)

@@ -30,6 +30,7 @@ from facerec.faces.boxes import overlap
 from facerec.faces.image import decode_photo
 from facerec.library.files import is_video, photo_bytes, replacing
 from facerec.names import clean_name, name_key
+from facerec.words.phrasing import one_line
 
 STATE_VERSION = 1
 KEEP_DAYS = 30  # an unknown face's embedding is kept this long by a grouped run, as the strangers memory keeps one
@@ -83,11 +84,7 @@ class GroupsFile:
 
     def group(self, number: int) -> dict:
         """One group, whatever its state (UnknownLibraryGroup when the run has none by that number)."""
-        group = self.read()["groups"].get(str(int(number)))
-        if group is None:
-            raise UnknownLibraryGroup(f"{self.path.name} has no group {number} (`facerec identify DIR/ --group "
-                                      f"--out {self.out.name}` lists them)")
-        return group
+        return self._of(self.read(), number)
 
     def dismiss(self, number: int) -> None:
         """Hide the group from the outputs of later runs and from the page; its faces stay where they are."""
@@ -100,15 +97,15 @@ class GroupsFile:
         """Enroll `name` from the group's most typical faces (`new_person`), or add them to the enrolled `name`;
         one {"photo", "outcome"} per face tried. The group is marked named when a face was taken."""
         name = clean_name(name)
-        group = self.group(number)
+        state = self.read()
+        group = self._of(state, number)
         enrolled = [p.name for p in gallery.people(name) if name_key(p.name) == name_key(name)]
         if new_person and enrolled:
             raise NameTaken(f"{enrolled[0]} is enrolled already: add the group to them instead", enrolled[0])
         if not new_person and not enrolled:
             raise UnknownIdentity(f"nobody named {name} is enrolled: name the group to enroll them")
         name = enrolled[0] if enrolled else name
-        folder = Path(self.read().get("folder") or ".")
-        outcomes = _taken_faces(gallery, folder, group, name, new_person)
+        outcomes = _taken_faces(gallery, _folder(state), group, name, new_person)
         if any(o["outcome"] in ("enrolled", "added") for o in outcomes):
             with self.locked():
                 state = self.read()
@@ -120,14 +117,25 @@ class GroupsFile:
     def pictures(self, number: int, limit: int = SHOWN_FACES) -> list[tuple[dict, bytes | None]]:
         """The group's most typical faces, each with a small JPEG cut from its photo (None: a video's face, or a
         photo that is gone or changed)."""
-        folder = Path(self.read().get("folder") or ".").resolve()
-        return [(face, _crop(folder, face)) for face in self.group(number)["faces"][:limit]]
+        state = self.read()
+        return [(face, _crop(_folder(state), face)) for face in self._of(state, number)["faces"][:limit]]
+
+    def covers(self, numbers: list[int]) -> dict[int, bytes | None]:
+        """The most typical face's picture of each group in `numbers` (a page of the list), the file read once."""
+        state = self.read()
+        return {number: _crop(_folder(state), self._of(state, number)["faces"][0]) for number in numbers}
 
     def _of(self, state: dict, number: int) -> dict:
         group = state["groups"].get(str(int(number)))
         if group is None:
-            raise UnknownLibraryGroup(f"{self.path.name} has no group {number}")
+            raise UnknownLibraryGroup(f"{self.path.name} has no group {number} (`facerec identify DIR/ --group "
+                                      f"--out {self.out.name}` lists them)")
         return group
+
+
+def _folder(state: dict) -> Path:
+    """The library's folder, as the run that wrote `state` named it."""
+    return Path(state.get("folder") or ".").resolve()
 
 
 def open_groups(groups: dict) -> list[tuple[int, dict]]:
@@ -189,5 +197,5 @@ def _taken_faces(gallery, folder: Path, group: dict, name: str, new_person: bool
                 gallery.add_photo(name, photo, face_index=index)
                 outcomes.append({"photo": face["photo"], "outcome": "added"})
         except (FaceRecError, OSError) as error:
-            outcomes.append({"photo": face["photo"], "outcome": "refused: " + " ".join(str(error).split())[:300]})
+            outcomes.append({"photo": face["photo"], "outcome": "refused: " + one_line(error)})
     return outcomes

@@ -13,6 +13,7 @@ from facerec.errors import UnusableFile
 from facerec.openset.cohort import Cohort, RawCosine, Scorer, cohort_path
 from facerec.openset.threshold_policy import ScoreCalibration, ThresholdPolicy
 from facerec.settings import Settings
+from facerec.words.phrasing import one_line
 
 
 def load_policy(card_path: Path, fpir: float, pinned_threshold: float | None,
@@ -29,7 +30,7 @@ def load_policy(card_path: Path, fpir: float, pinned_threshold: float | None,
     except FileNotFoundError:
         card, problem = {}, "is missing"
     except (OSError, ValueError) as error:
-        card, problem = {}, f"cannot be read ({' '.join(str(error).split())[:120]})"
+        card, problem = {}, f"cannot be read ({one_line(error, 120)})"
     if problem is None and not _gives_a_threshold(card):
         problem = "has no calibration, far_curve or thresholds.far_1e-3.cosine value"
     if problem is not None:

@@ -40,6 +40,7 @@ from facerec.storage.schema import Face, Identity, Setting
 from facerec.storage.sightings import SightingsTable
 from facerec.storage.strangers import StrangersTable
 from facerec.storage.unit_of_work import UnitOfWork
+from facerec.words.phrasing import one_line
 
 
 class Store:
@@ -57,7 +58,7 @@ class Store:
             raise
         except SQLAlchemyError as error:
             self.dispose()
-            reason = " ".join(str(getattr(error, "orig", None) or error).split())[:200]
+            reason = one_line(getattr(error, "orig", None) or error, 200)
             raise UnusableFile(f"cannot open the gallery database {self.backend.describe()} ({reason}); "
                                f"{self.backend.advice}. Nothing was changed.") from None
         for engine in {self.write_engine, self.backend.sightings_engine}:

@@ -14,7 +14,7 @@ from facerec.errors import InvalidArgument
 from facerec.library.app_runs import LibraryRuns
 from facerec.ui.actions import expose
 from facerec.ui.context import AppContext
-from facerec.ui.text import markdown_text, page_number
+from facerec.ui.text import markdown_text, number_picked, page_number
 from facerec.ui.views import FACES_CSS, face_tiles
 from facerec.words.phrasing import plural
 
@@ -90,8 +90,8 @@ class LibraryPanel:
         else:
             line += (f", {start + 1}-{start + len(found)} shown. Pick one to see its faces." if len(found) < len(groups)
                      else ". Pick one to see its faces.")
-        firsts = [self._library.groups.pictures(n, limit=1)[0][1] for n, _g in found]
-        return {self._overview: face_tiles(list(zip(firsts, captions))),
+        covers = self._library.groups.covers([n for n, _g in found])
+        return {self._overview: face_tiles([(covers[n], caption) for (n, _g), caption in zip(found, captions)]),
                 self._choice: gr.update(choices=captions, value=None), self._faces: "", self._status: line}
 
     def opened(self, picked):
@@ -149,9 +149,4 @@ def _caption(number: int, group: dict) -> str:
 
 
 def _number_of(picked) -> int:
-    if not picked:
-        raise InvalidArgument("pick a group first (press Show groups)")
-    try:
-        return int(str(picked).split()[1])
-    except (IndexError, ValueError):
-        raise InvalidArgument("pick a group from the list (press Show groups)") from None
+    return number_picked(picked, "group", "Show groups")

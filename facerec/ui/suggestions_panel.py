@@ -9,11 +9,10 @@ from __future__ import annotations
 
 import gradio as gr
 
-from facerec.errors import InvalidArgument
 from facerec.words.phrasing import plural
 from facerec.ui.actions import expose
 from facerec.ui.context import AppContext
-from facerec.ui.text import markdown_text, page_number
+from facerec.ui.text import markdown_text, number_picked, page_number
 from facerec.ui.views import FACES_CSS, face_tiles
 
 PAGE_SIZE = 20  # suggestions a page shows: 20 faces as tiles, each a small data: image
@@ -107,9 +106,4 @@ def _caption(suggestion) -> str:
 
 
 def _id_of(picked) -> int:
-    if not picked:
-        raise InvalidArgument("pick a suggestion first (press Show suggestions)")
-    try:
-        return int(str(picked).split()[1])
-    except (IndexError, ValueError):
-        raise InvalidArgument("pick a suggestion from the list (press Show suggestions)") from None
+    return number_picked(picked, "suggestion", "Show suggestions")

@@ -44,3 +44,14 @@ def page_number(number) -> int:
         return max(1, int(number or 1))
     except (TypeError, ValueError, OverflowError):
         raise InvalidArgument("Page must be a whole number") from None
+
+
+def number_picked(picked, what: str, button: str) -> int:
+    """The number a list's caption starts with ("suggestion 7 · ...", "group 7 · ..."), which the actions read;
+    one line naming `what` to pick and the `button` that lists them when nothing, or not a caption, was picked."""
+    if not picked:
+        raise InvalidArgument(f"pick a {what} first (press {button})")
+    try:
+        return int(str(picked).split()[1])
+    except (IndexError, ValueError):
+        raise InvalidArgument(f"pick a {what} from the list (press {button})") from None

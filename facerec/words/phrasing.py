@@ -25,6 +25,12 @@ def sentence(text: str) -> str:
     return text if text[-1] in ".?!" else text + "."
 
 
+def one_line(text: object, limit: int = 300) -> str:
+    """A message on one line, whitespace collapsed, at most `limit` characters: what a file's row in a library
+    run's outputs, a camera's or a sink's status, or a refused face's outcome says of an error."""
+    return " ".join(str(text).split())[:limit]
+
+
 def sentences(*parts: str) -> str:
     """Several sentences on one line: each made a sentence (`sentence`), empty parts left out."""
     return " ".join(sentence(part) for part in parts if part and str(part).strip())

@@ -25,6 +25,7 @@ import numpy as np
 from facerec.errors import UnusableFile
 from facerec.words.quality import quality_reason, quality_sentence
 from facerec.faces.quality.features import TEMPLATE_EYE_DISTANCE, QualityFeatures, effective_eye_distance
+from facerec.words.phrasing import one_line
 
 FEATURES = ("size", "yaw", "sharpness", "geometric_stability", "detail_stability")
 LEGACY_FEATURES = ("size", "yaw", "sharpness", "stability")  # calibration files made before #64 row 2
@@ -91,7 +92,7 @@ class QualityModel:
                        tuple(data.get("features", LEGACY_FEATURES)))
         except (OSError, ValueError, KeyError, TypeError) as error:
             raise UnusableFile(f"the enrollment-quality calibration {path} cannot be read "
-                               f"({' '.join(str(error).split())[:120]}); run scripts/calibrate_quality.py") from None
+                               f"({one_line(error, 120)}); run scripts/calibrate_quality.py") from None
 
     def to_dict(self) -> dict:
         return {"features": list(self.features), "means": self.means.tolist(), "scales": self.scales.tolist(),

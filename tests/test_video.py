@@ -93,6 +93,28 @@ def test_a_face_replaced_by_another_in_the_same_place_is_two_tracks(gallery, por
     assert overlap(first.boxes[-1], second.boxes[0]) > MIN_OVERLAP
 
 
+
+def test_a_track_started_by_a_split_keeps_its_frames_own_times(gallery, portrait_square, tmp_path):
+    """A camera joined mid-stream gives frames whose times are not index / fps. The track a split starts took its
+    first time from index / fps (the camera then had to look its position up by the nearest frame); every time a
+    track keeps is now the time of the frame it was seen in, split or not."""
+    from dataclasses import replace
+
+    video = clip(tmp_path / "cut.mp4", [Path2D(portrait_square(ALAN, 2), (0.5, 0.5), (0.5, 0.5), frames=(0, 24)),
+                                         Path2D(portrait_square(COLIN, 1), (0.5, 0.5), (0.5, 0.5), frames=(25, 49))],
+                 frames=50)
+    joined_at = 1000.0  # the stream's position when the camera was joined
+    videos = parts_of(gallery).videos
+    with VideoFile(video) as opened:
+        follower = videos.follower(opened.info.fps, opened.info.scale)
+        times = {}
+        for frame in opened.frames(videos._every):
+            times[frame.index] = joined_at + frame.time
+            follower.see(replace(frame, time=times[frame.index]))
+    tracks = [t for t in follower.tracks() if t.pooled is not None]
+    assert len(tracks) == 2, [t.frames for t in tracks]
+    for track in tracks:
+        assert track.times == [times[index] for index in track.frames]
 def test_a_stranger_stepping_where_a_face_left_moments_ago_never_joins_its_track(gallery, portrait_square, tmp_path):
     """Barack Obama leaves just after his once-a-second check; 0.4 s later a stranger appears in his very place.
     His lost track is still open (a face may be missed for a moment) and its predicted box overlaps the stranger's,

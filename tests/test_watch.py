@@ -75,6 +75,7 @@ def test_one_arrival_per_visit_to_every_sink(portraits_clip, home, tmp_path):
     obama = events[0]
     assert obama["known"] and obama["score"] >= obama["score_threshold"] and obama["expected_fpir"] == 0.01
     assert events[2]["score"] < events[2]["score_threshold"] and "face_jpeg_base64" not in obama  # no --crops
+    assert 0 <= obama["stream_seconds"] <= 4 and 6 <= events[2]["stream_seconds"] <= SECONDS  # where each was seen
     assert [(p["event"], p["name"]) for p in hook.posts] == [(e["event"], e["name"]) for e in events]
     assert hook.bad_signatures == 0
     sensors = [json.loads(p) for t, p, _r in broker.messages if t.startswith("homeassistant/binary_sensor/")]

@@ -148,6 +148,8 @@ class CameraSource:
                     self.streaming_since, self._first_time, before = utc_now(), None, 0
                 if self._first_time is None and frame.time is not None:  # an RTSP stream's first frame may have none
                     self._first_time = frame.time - before / self.fps
+                untimed = frame.time is None or self._first_time is None  # placed by its count at the nominal rate
+                position = before / self.fps if untimed else frame.time - self._first_time
                 before += 1
                 flowed = True
                 if self.is_file and frame.time is not None:  # a file plays at its own pace, as a camera would
@@ -155,7 +157,7 @@ class CameraSource:
                     ahead = (frame.time - first) - (time.monotonic() - started)
                     if ahead > 0:
                         self._stopped.wait(ahead)
-                self._hand_over(frame)
+                self._hand_over(frame, position)
         except (av.error.FFmpegError, OSError, IndexError, UnicodeDecodeError) as error:
             self.problem = self._clean(str(error)) or type(error).__name__
         finally:
@@ -165,8 +167,7 @@ class CameraSource:
                 handle.close()
         return flowed
 
-    def _hand_over(self, frame) -> None:
-        position = None if frame.time is None or self._first_time is None else frame.time - self._first_time
+    def _hand_over(self, frame, position: float) -> None:
         with self._ready:
             self.received += 1
             if self._pending is not None:

@@ -141,11 +141,9 @@ class CameraWatcher:
             visits.ended(track.id)
 
     def _position_at(self, at: float) -> float | None:
-        """The stream position of the frame recognised nearest to camera time `at` (a track's first frame)."""
-        if not self._positions:
-            return None
-        nearest = min(self._positions, key=lambda key: abs(key - at))
-        return self._positions[nearest] if abs(nearest - at) < 0.5 else None
+        """The stream position of the frame recognised at camera time `at` (a track's first frame: every time a
+        track keeps is a frame's own), or None when that frame is no longer remembered."""
+        return self._positions.get(at)
 
     def _emit(self, events: list[Event]) -> None:
         for event in events:

@@ -143,15 +143,15 @@ class FaceFollower:
     def _split(self, track: Track, frame: int, face: DetectedFace) -> Track | None:
         """End `track` before this frame, whose face is not its own, and start another with it (None: past
         `MAX_TRACKS`, the face is not followed)."""
-        track.frames.pop(), track.times.pop()
-        box = track.boxes.pop()
+        track.frames.pop()
+        time, box = track.times.pop(), track.boxes.pop()
         self.motions.pop(track.id, None)
         self.ended.append(self.active.pop(track.id))
         new = self._start()
         if new is None:
             self.counts.untracked += 1
             return None
-        new.saw(frame, frame / self.fps, box)
+        new.saw(frame, time, box)  # the frame's own time (a camera's stream position), not index / fps
         self.motions[new.id] = Motion(np.asarray(face.box, np.float64), frame)
         return new
 

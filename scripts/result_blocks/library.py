@@ -35,3 +35,28 @@ def library_grouping_block() -> str:
              f"{big['second_run_seconds']:.0f} s, {big['photos_per_second']:.1f} photos a second, peak "
              f"{big['peak_resident_mb']} MB; {big['groups_shown']:,} groups shown.")
     return text + f" Measured on: {cpu_text(result)}, model {model_text(result)}, {result['provenance']['date'][:10]}."
+
+
+def library_missed_groups_block() -> str:
+    result = load("library_missed_groups")
+    if not result:
+        return ("(not measured yet: `python benchmarks/library_missed_groups.py --data ../shared/data --out "
+                "benchmarks/results/library_missed_groups.json`)")
+    rows = [f"| groups also marked: pooled score at least | enrolled people's groups marked (of "
+            f"{result['enrolled_groups']}) | their faces left in a group shown | strangers' groups hidden (of "
+            f"{result['strangers_groups']}) | strangers with 3+ photos who keep a group (of "
+            f"{result['strangers_with_3_photos']}) |", "|---|---|---|---|---|",
+            f"| none (shipped) | 0 | {result['enrolled_faces']} | 0 | {result['strangers_keeping_a_group_uncut']} |"]
+    rows += [f"| {cut['cut']:.1f} | {cut['enrolled_groups_marked']} | {cut['enrolled_faces_left']} | "
+             f"{cut['strangers_groups_hidden']} | {cut['strangers_keeping_a_group']} |" for cut in result["cuts"]]
+    scores = result["enrolled_groups_pooled_scores"]
+    text = (f"The {result['enrolled_faces']} faces are {result['enrolled_groups']} groups, each mostly one enrolled "
+            f"person's photos that identify missed. Pooled as a track is and searched, "
+            f"{result['enrolled_groups'] - result['enrolled_groups_nearest_their_own_person']} of them have another "
+            f"enrolled person as their best candidate, not their own; their pooled scores run from {scores[0]:.2f} "
+            f"down to {scores[-1]:.2f}, while the best of the {result['strangers_groups']} strangers' groups reach "
+            f"{', '.join(f'{s:.2f}' for s in result['strangers_groups_top_scores'][:5])}. Marking every group above a "
+            "cut on that score as an enrolled person's missed photos too (not shown), beside the shipped marking:\n\n" + "\n".join(rows))
+    return text + (f"\n\n`python benchmarks/library_missed_groups.py --data ../shared/data --out "
+                   f"benchmarks/results/library_missed_groups.json`, on the library above. Measured on: "
+                   f"{cpu_text(result)}, model {model_text(result)}, {result['provenance']['date'][:10]}.")

@@ -20,13 +20,13 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # the tables that facerec itself prints (open set) are made by its own code
 
-from result_blocks import accuracy, cameras, gallery, house, library, open_set, packs, scale, testing, training, video  # noqa: E402
+from result_blocks import accuracy, cameras, feedback, gallery, house, library, open_set, packs, scale, testing, training, video  # noqa: E402
 
 PAGES = {ROOT / "README.md": ("growth", "accuracy", "packs_headline", "speed_line"),
          ROOT / "docs" / "results.md": ("probe_quality", "peer_open_set", "cpus", "accuracy", "peer", "speed", "sightings", "quality_agreement", "enrollment_quality",
                                         "rest", "scale", "faiss_million", "yardstick", "flood", "identify_profile", "reindex_online",
                                         "replay_learning", "suggestions", "strangers_memory", "library_grouping", "library_missed_groups", "scores", "rerank",
-                                        "score_cost", "video_hamilton", "video_open_set", "video_request", "video_page", "video_bombs", "hardening_round5", "public_domain", "packs", "claims"),
+                                        "score_cost", "video_hamilton", "video_open_set", "video_request", "video_page", "video_bombs", "hardening_round5", "public_domain", "packs", "claims", "claim_rates"),
          ROOT / "docs" / "deployment.md": ("replicas", "engines", "pgvector_million", "pgvector_choices"),
          ROOT / "docs" / "model.md": ("gpu_stage", "gpu_stage_v10", "calibration", "cohort_sweep", "recipe_diagnostic", "asymmetric_flip", "data_slope", "utkface",
                                       "train_speed",
@@ -37,7 +37,7 @@ PAGES = {ROOT / "README.md": ("growth", "accuracy", "packs_headline", "speed_lin
          ROOT / "docs" / "architecture.md": ("house",),
          ROOT / "docs" / "how-the-threshold-works.md": ("calibration", "open_set", "open_set_photos", "lookalike")}
 BLOCKS: dict[str, Callable[[], str]] = {name.removesuffix("_block"): function
-                                        for module in (accuracy, cameras, open_set, gallery, house, library, packs, scale, testing, training, video)
+                                        for module in (accuracy, cameras, feedback, open_set, gallery, house, library, packs, scale, testing, training, video)
                                         for name, function in vars(module).items() if name.endswith("_block")}
 
 

@@ -151,7 +151,7 @@ class FaceFollower:
         if new is None:
             self.counts.untracked += 1
             return None
-        new.saw(frame, time, box)  # the frame's own time (a camera's stream position), not index / fps
+        new.saw(frame, time, box)  # the frame's own time (a camera's frames: its clock), not index / fps
         self.motions[new.id] = Motion(np.asarray(face.box, np.float64), frame)
         return new
 

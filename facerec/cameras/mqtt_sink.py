@@ -73,7 +73,7 @@ class MqttSink(Sink):
         cameras = self._present.setdefault(person, set())
         (cameras.add if event.kind == "arrived" else cameras.discard)(event.camera)
         self._publish(f"{PREFIX}/person/{slug(person)}/state", "ON" if cameras else "OFF", retain=True)
-        attributes = {key: value for key, value in event.to_dict().items() if key != "face_jpeg_base64"}
+        attributes = event.to_dict(with_face=False)
         self._publish(f"{PREFIX}/person/{slug(person)}/attributes", json.dumps(attributes, ensure_ascii=False),
                       retain=True)
 

@@ -63,7 +63,6 @@ class CameraSource:
         self.received = self.taken = self.dropped = self.reconnects = 0
         self.fps = 0.0
         self.streaming_since: str | None = None  # when the first frame of the current connection came (UTC)
-        self._first_time: float | None = None  # that frame's time on the stream's own clock
         self._pending = None  # the newest decoded frame not yet taken (an av.VideoFrame), with when it came
         self._ready = threading.Condition()
         self._stopped = threading.Event()
@@ -84,10 +83,10 @@ class CameraSource:
         """A file played to its end (without `loop`), or stopped."""
         return self.state in ("ended", "stopped")
 
-    def take(self, timeout: float = 1.0) -> tuple[np.ndarray, float, float | None] | None:
+    def take(self, timeout: float = 1.0) -> tuple[np.ndarray, float, float] | None:
         """The newest frame (RGB uint8, at most MAX_SIDE), when it arrived (time.monotonic()) and where it is in the
-        stream (seconds since the connection's first frame, by the stream's own clock; None when it has none), or
-        None when no frame came within `timeout`."""
+        stream (seconds since the connection's first frame, by the stream's own clock, or by its count at the
+        nominal rate while the stream gives no time), or None when no frame came within `timeout`."""
         with self._ready:
             if self._pending is None:
                 self._ready.wait(timeout)
@@ -140,21 +139,20 @@ class CameraSource:
             self.fps = float(rate) if rate else self.fps or 15.0
             self.problem = None
             self.state = "streaming"
-            started, first = time.monotonic(), None
+            started, origin, count = time.monotonic(), None, 0  # origin: the first frame's time on the stream's clock
             for frame in container.decode(stream):
                 if self._stopped.is_set():
                     break
                 if not flowed:
-                    self.streaming_since, self._first_time, before = utc_now(), None, 0
-                if self._first_time is None and frame.time is not None:  # an RTSP stream's first frame may have none
-                    self._first_time = frame.time - before / self.fps
-                untimed = frame.time is None or self._first_time is None  # placed by its count at the nominal rate
-                position = before / self.fps if untimed else frame.time - self._first_time
-                before += 1
+                    self.streaming_since = utc_now()
+                if origin is None and frame.time is not None:  # an RTSP stream's first frame may have none
+                    origin = frame.time - count / self.fps
+                untimed = frame.time is None or origin is None  # placed by its count at the nominal rate
+                position = count / self.fps if untimed else frame.time - origin
+                count += 1
                 flowed = True
-                if self.is_file and frame.time is not None:  # a file plays at its own pace, as a camera would
-                    first = frame.time if first is None else first
-                    ahead = (frame.time - first) - (time.monotonic() - started)
+                if self.is_file and not untimed:  # a file plays at its own pace, as a camera would
+                    ahead = position - (time.monotonic() - started)
                     if ahead > 0:
                         self._stopped.wait(ahead)
                 self._hand_over(frame, position)

@@ -52,7 +52,9 @@ class Event:
     first_seen: str | None = None  # an arrival: when the face it was decided on was first on a frame (UTC)
     stream_seconds: float | None = None  # ... and where that frame is in the stream (since its connection's first)
 
-    def to_dict(self) -> dict:
+    def to_dict(self, with_face: bool = True) -> dict:
+        """The event as sinks send it; `with_face` False leaves out the face (the page's recent events, the
+        retained attributes on MQTT)."""
         import base64
 
         data = {"event": self.kind, "camera": self.camera, "visit": self.visit,
@@ -66,7 +68,7 @@ class Event:
             data["stream_seconds"] = round(self.stream_seconds, 3)
         if self.seconds is not None:
             data["seconds"] = round(self.seconds, 1)
-        if self.crop_jpeg is not None:
+        if self.crop_jpeg is not None and with_face:
             data["face_jpeg_base64"] = base64.b64encode(self.crop_jpeg).decode("ascii")
         return data
 

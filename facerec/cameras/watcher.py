@@ -47,7 +47,7 @@ class CameraWatcher:
         self.first_frame_at = self.last_frame_at = 0.0  # time.monotonic() of the first and last frames recognised
         self.visits: Visits | None = None
         self._started = time.monotonic()
-        self._positions: dict[float, float | None] = {}  # camera clock -> stream position, of recent frames
+        self._positions: dict[float, float] = {}  # camera clock -> stream position, of recent frames
         self._stopped = threading.Event()
         self._thread = threading.Thread(target=self._run, name=f"watch {name}", daemon=True)
 
@@ -98,7 +98,8 @@ class CameraWatcher:
             now = time.monotonic() - started
             if taken is not None:
                 pixels, arrived, position = taken
-                self._positions[arrived - started] = position
+                at = arrived - started  # the frame's time on the camera's clock: its tracks keep it
+                self._positions[at] = position
                 while len(self._positions) > POSITIONS:
                     self._positions.pop(next(iter(self._positions)))
                 if faces is None:
@@ -106,7 +107,7 @@ class CameraWatcher:
                     self.visits = Visits(self.name, faces.same_face(), self._leave_after)
                 busy = time.monotonic()
                 self.first_frame_at, self.last_frame_at = self.first_frame_at or busy, busy
-                self._see(faces, pixels, arrived - started)
+                self._see(faces, pixels, at)
                 self.busy_seconds += time.monotonic() - busy
                 self.processed += 1
                 next_at = max(next_at + self.interval, now)  # a fixed grid; behind it, the next frame at once
@@ -132,7 +133,7 @@ class CameraWatcher:
             crop = encode_crop(track.best_crop) if wanted and track.best_crop is not None else None
             since_first = max(0.0, time.monotonic() - (self._started + track.times[0]))
             event = visits.decided(track.id, match, track.pooled, at, crop, utc_now(time.time() - since_first),
-                                   self._position_at(track.times[0]))
+                                   self._positions.get(track.times[0]))  # its first frame's (None: forgotten)
             if event is not None:  # from the arrival of the track's first frame to the event
                 self.latencies.append(since_first)
                 self._emit([event])
@@ -140,15 +141,9 @@ class CameraWatcher:
         for track in ended:
             visits.ended(track.id)
 
-    def _position_at(self, at: float) -> float | None:
-        """The stream position of the frame recognised at camera time `at` (a track's first frame: every time a
-        track keeps is a frame's own), or None when that frame is no longer remembered."""
-        return self._positions.get(at)
-
     def _emit(self, events: list[Event]) -> None:
         for event in events:
-            shown = {key: value for key, value in event.to_dict().items() if key != "face_jpeg_base64"}
-            self.recent.appendleft(shown)
+            self.recent.appendleft(event.to_dict(with_face=False))
             for sink in self.sinks:
                 sink.put(event)
 

@@ -26,10 +26,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from claims import SEED, label, largest, named, opened  # noqa: E402
+from claims import SEED, held_out_people, label, named, opened, stranger_targets  # noqa: E402
 
-from facerec.datasets.folders import held_out, list_identities  # noqa: E402
-from facerec.errors import FaceRecError  # noqa: E402
 from facerec.gallery.composition import parts_of  # noqa: E402
 from facerec.provenance import write_result  # noqa: E402
 from facerec.settings import Settings  # noqa: E402
@@ -39,21 +37,14 @@ RATES = (0.01, 0.02, 0.05, 0.1, 0.2)  # one comparison's false-accept rate the c
 
 def claims_to_check(gallery, enrolled: dict, strangers: dict) -> tuple[list, list]:
     """([(photo, X)] the first missed photo of each enrolled person; [(photo, look-alike X, random X)] strangers')."""
-    people = sorted(person.name for person in gallery.people())
+    people = {person.name for person in gallery.people()}
     missed = []
     for name, photos in enrolled.items():
         if name in people:
             first = next((photo for photo in photos[1:] if named(gallery, photo) != name), None)
             if first is not None:
                 missed.append((first, name))
-    rng, theirs = random.Random(SEED), []
-    for photos in strangers.values():  # as benchmarks/claims.py draws them
-        try:
-            best = largest(gallery.identify(photos[0], remember=False)).candidates[0].name
-        except (FaceRecError, IndexError):
-            continue
-        theirs.append((photos[0], best, rng.choice(people)))
-    return missed, theirs
+    return missed, stranger_targets(gallery, strangers, random.Random(SEED))  # as benchmarks/claims.py draws them
 
 
 def learned(gallery, photo, name: str) -> tuple[bool, str | None]:
@@ -91,11 +82,7 @@ def main() -> None:
     parser.add_argument("--out", required=True)
     args = parser.parse_args()
     started = time.perf_counter()
-    celeba = list_identities(Path(args.data) / "celeba112")
-    held = sorted(held_out(celeba, "single").selection)
-    random.Random(SEED).shuffle(held)
-    enrolled = {name: celeba[name] for name in sorted(held[: len(held) // 2])}
-    strangers = {name: celeba[name] for name in sorted(held[len(held) // 2:])}
+    enrolled, strangers = held_out_people(Path(args.data))
     rows = []
     with tempfile.TemporaryDirectory(prefix="facerec-claim-rates-") as folder:
         with opened(Path(folder), True, enrolled) as gallery:

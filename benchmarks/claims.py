@@ -120,18 +120,27 @@ def corrections(gallery: Gallery, enrolled: dict[str, list[Path]], strangers: di
             "non_mated_searches": len(stranger_photos), "fpir_after": round(false_after / len(stranger_photos), 4)}
 
 
-def stranger_claims(gallery: Gallery, strangers: dict[str, list[Path]], rng: random.Random) -> dict:
+def stranger_targets(gallery: Gallery, strangers: dict[str, list[Path]], rng: random.Random) -> list[tuple]:
+    """Each stranger's first photo with the two people it is claimed to be: (photo, the enrolled person it scores
+    highest against, a random enrolled person drawn from `rng`)."""
     people = sorted(person.name for person in gallery.people())
-    refused = {"look_alike": 0, "random": 0}
-    tries = 0
+    targets = []
     for photos in strangers.values():
         try:
             best = largest(gallery.identify(photos[0], remember=False)).candidates[0].name
         except (FaceRecError, IndexError):
             continue
-        tries += 1
-        for kind, target in (("look_alike", best), ("random", rng.choice(people))):
-            learning = label(gallery, photos[0], target)
+        targets.append((photos[0], best, rng.choice(people)))
+    return targets
+
+
+def stranger_claims(gallery: Gallery, strangers: dict[str, list[Path]], rng: random.Random) -> dict:
+    refused = {"look_alike": 0, "random": 0}
+    targets = stranger_targets(gallery, strangers, rng)
+    tries = len(targets)
+    for photo, best, anyone in targets:
+        for kind, target in (("look_alike", best), ("random", anyone)):
+            learning = label(gallery, photo, target)
             if learning is None or learning["learned_face_id"] is None:
                 refused[kind] += 1
             else:  # undo, so the next claim meets the gallery as it was
@@ -193,6 +202,15 @@ def morph_chain(gallery: Gallery, lfw: dict[str, list[Path]], person: str, stran
             "stranger_photos_named_as_person": answers.count(name), "stranger_photos": len(answers)}
 
 
+def held_out_people(data: Path) -> tuple[dict[str, list[Path]], dict[str, list[Path]]]:
+    """(enrolled, strangers): the held-out celeba112 identities, shuffled by SEED and halved; each with its photos."""
+    celeba = list_identities(data / "celeba112")
+    held = sorted(held_out(celeba, "single").selection)
+    random.Random(SEED).shuffle(held)
+    return ({name: celeba[name] for name in sorted(held[: len(held) // 2])},
+            {name: celeba[name] for name in sorted(held[len(held) // 2:])})
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--data", default="../shared/data")
@@ -202,12 +220,8 @@ def main() -> None:
     global MODEL
     MODEL = pack_file(args.pack) if args.pack else None
     started = time.perf_counter()
-    celeba = list_identities(Path(args.data) / "celeba112")
+    enrolled, strangers = held_out_people(Path(args.data))
     lfw = list_identities(Path(args.data) / "lfw")
-    held = sorted(held_out(celeba, "single").selection)
-    random.Random(SEED).shuffle(held)
-    enrolled = {name: celeba[name] for name in sorted(held[: len(held) // 2])}
-    strangers = {name: celeba[name] for name in sorted(held[len(held) // 2:])}
     arms = {}
     with tempfile.TemporaryDirectory(prefix="facerec-claims-") as folder:
         for corroborate in (True, False):

@@ -36,7 +36,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from facerec.cli.library_groups import kept_embedding  # noqa: E402
 from facerec.datasets.folders import held_out, list_identities  # noqa: E402
+from facerec.library.groups_file import open_groups  # noqa: E402
 from facerec.provenance import write_result  # noqa: E402
 from facerec.settings import Settings  # noqa: E402
 
@@ -89,8 +91,7 @@ def grouping(data: Path, scratch: Path) -> dict:
     out = scratch / "out" / "who"
     done, wall, peak = facerec("identify", str(library), "--group", "--out", str(out), "--json", home=home)
     state = json.loads(out.with_name("who.groups.json").read_text())
-    shown = {number: group for number, group in state["groups"].items()
-             if group["status"] == "open" and not group["resembles"] and group["photos"] >= 2}
+    shown = dict(open_groups(state["groups"]))  # as the page and `facerec library` show them
     owners = {number: Counter(face["photo"].split("/")[0] for face in group["faces"]) for number, group in shown.items()}
     pure = sum(len(counts) == 1 for counts in owners.values())
     in_library = Counter(path.parent.name for path in library.rglob("*.jpg"))
@@ -115,8 +116,6 @@ def grouping(data: Path, scratch: Path) -> dict:
 def _with_cohort_test(out: Path, home: Path, people: list[str], enrolled: set[str], in_library: Counter) -> dict:
     """The same faces grouped again with the suggestions' second test (each pair's cohort z-score at least MIN_Z),
     the control for leaving it out: groups shown, one person, strangers with a group."""
-    import base64
-
     import numpy as np
 
     from facerec.algorithms.grouping import MIN_Z, assign_groups
@@ -127,8 +126,7 @@ def _with_cohort_test(out: Path, home: Path, people: list[str], enrolled: set[st
     faces = [(entry["key"], entry["photo"].split("/")[0], face) for entry in
              map(json.loads, out.with_name("who.progress.jsonl").read_text().splitlines())
              for face in entry.get("unknown", [])]
-    embeddings = np.stack([np.frombuffer(base64.b64decode(f["embedding"]), np.float16).astype(np.float32)
-                           for _k, _o, f in faces])
+    embeddings = np.stack([kept_embedding(f) for _k, _o, f in faces])
     embeddings /= np.linalg.norm(embeddings, axis=1, keepdims=True)
     with Gallery.open(home=home) as gallery:
         from facerec.gallery.composition import parts_of

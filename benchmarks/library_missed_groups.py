@@ -17,7 +17,6 @@ Measurement only: nothing is chosen here.
 from __future__ import annotations
 
 import argparse
-import base64
 import json
 import os
 import sys
@@ -33,7 +32,9 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from library_grouping import grouping  # noqa: E402
 
+from facerec.cli.library_groups import kept_embedding  # noqa: E402
 from facerec.datasets.folders import held_out, list_identities  # noqa: E402
+from facerec.library.groups_file import open_groups  # noqa: E402
 from facerec.provenance import write_result  # noqa: E402
 from facerec.settings import Settings  # noqa: E402
 
@@ -51,14 +52,12 @@ def pooled_groups(scratch: Path) -> tuple[list[dict], set[str]]:
     embeddings = {}
     for entry in map(json.loads, (out / "who.progress.jsonl").read_text().splitlines()):
         for face in entry.get("unknown", []):
-            vector = np.frombuffer(base64.b64decode(face["embedding"]), np.float16).astype(np.float32)
+            vector = kept_embedding(face)
             embeddings[f"{entry['key']}#{face['face']}"] = vector / np.linalg.norm(vector)
     groups = []
     with Gallery.open(home=scratch / "home") as gallery:
         searching, enrolled = parts_of(gallery).searching, {person.name for person in gallery.people()}
-        for group in state["groups"].values():
-            if group["status"] != "open" or group["resembles"] or group["photos"] < 2:
-                continue  # as library_grouping counts: shown = open, not marked, faces from 2 photos or more
+        for _number, group in open_groups(state["groups"]):  # the groups shown, as library_grouping counts them
             pooled = np.mean([embeddings[face["key"]] for face in group["faces"]], axis=0)
             pooled /= np.linalg.norm(pooled)
             best = (searching.search(pooled[None], top_k=1)[0] or [None])[0]

@@ -65,6 +65,11 @@ def unknown_faces(numbered: list[tuple[int, object, np.ndarray | None]]) -> list
     return kept
 
 
+def kept_embedding(face: dict) -> np.ndarray:
+    """An unknown face's embedding as `unknown_faces` keeps it (float16, base64), as float32 (not re-normalised)."""
+    return np.frombuffer(base64.b64decode(face["embedding"]), np.float16).astype(np.float32)
+
+
 def still_kept(entry: dict) -> bool:
     """Whether an answer kept serves a grouped run as it is: a file that could not be used (nothing to group), or
     one whose unknown faces were kept, not longer ago than KEEP_DAYS."""
@@ -105,7 +110,7 @@ def _grouped(gallery, folder: Path, out: Path, entries: list[dict]) -> tuple[dic
     for entry in entries:
         for face in entry.get("unknown", []):
             keys.append(f"{entry['key']}#{face['face']}")
-            vectors.append(np.frombuffer(base64.b64decode(face["embedding"]), np.float16).astype(np.float32))
+            vectors.append(kept_embedding(face))
             nearest.append((face["nearest"], face["nearest_similarity"]))
     if len(keys) > MAX_FACES:
         raise InvalidArgument(f"{len(keys):,} unknown faces are more than the {MAX_FACES:,} a library run groups; "

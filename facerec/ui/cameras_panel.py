@@ -42,19 +42,22 @@ class CamerasPanel:
         rows = ["| camera | address | state | frames recognised | dropped | reconnects | present |",
                 "|---|---|---|---|---|---|---|"]
         for camera in status["cameras"]:
-            rows.append("| " + " | ".join(markdown_text(str(value)) for value in (
-                camera["camera"], camera["url"], camera["state"] + (f": {camera['problem']}" if camera.get("problem")
-                                                                     else ""),
-                f"{camera['frames_processed']:,}", f"{camera['frames_dropped']:,}", camera["reconnects"],
-                ", ".join(camera["present"]) or "nobody")) + " |")
+            rows.append(_row(camera["camera"], camera["url"],
+                             camera["state"] + (f": {camera['problem']}" if camera.get("problem") else ""),
+                             f"{camera['frames_processed']:,}", f"{camera['frames_dropped']:,}", camera["reconnects"],
+                             ", ".join(camera["present"]) or "nobody"))
         events = sorted((e for camera in status["cameras"] for e in camera["recent_events"]),
                         key=lambda e: e["at"], reverse=True)[:40]
         lines = ["| when (UTC) | camera | event | who | score |", "|---|---|---|---|---|"]
-        lines += ["| " + " | ".join(markdown_text(str(value)) for value in (
-            e["at"][:19].replace("T", " "), e["camera"], e["event"], e["name"],
-            "" if e.get("score") is None else f"{e['score']:.2f}")) + " |" for e in events]
+        lines += [_row(e["at"][:19].replace("T", " "), e["camera"], e["event"], e["name"],
+                       "" if e.get("score") is None else f"{e['score']:.2f}") for e in events]
         written = time.strftime("%H:%M:%S", time.localtime(status["written_at"]))
         state = "watching" if status["running"] else "not running"
         return {self._cameras: "\n".join(rows), self._events: "\n".join(lines) if events else "No event yet.",
                 self._status: f"facerec watch is {state} (last word at {written}); {len(status['cameras'])} "
                               "camera(s)."}
+
+
+def _row(*values) -> str:
+    """One Markdown table row; every value escaped (a camera's name and a person's are the operator's words)."""
+    return "| " + " | ".join(markdown_text(str(value)) for value in values) + " |"
